@@ -1,0 +1,251 @@
+"""Command line of the experiment runner."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import platform
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from ._context import RunContext, to_jsonable, write_json
+from ._registry import BENCHES, EXPERIMENTS, discover
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = Path("results")
+BENCH_DOC = ROOT / "docs" / "benchmarks.md"
+_VERSIONED = ("jax", "jaxlib", "equinox", "optax", "diffrax", "flax", "numpy", "scipy")
+
+
+def versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for pkg in _VERSIONED:
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            pass
+    try:
+        import jaxkit
+
+        out["jaxkit"] = jaxkit.__version__
+    except Exception:  # pragma: no cover
+        pass
+    return out
+
+
+def _unknown(kind: str, name: str, valid: list[str]) -> int:
+    listing = ", ".join(valid) if valid else "(none registered)"
+    print(f"error: unknown {kind} {name!r}; valid {kind}s: {listing}", file=sys.stderr)
+    return 2
+
+
+def cmd_list(_: argparse.Namespace) -> int:
+    if not EXPERIMENTS:
+        print("No experiments registered.")
+    else:
+        print("| experiment | reproduces | presets |\n|---|---|---|")
+        for name in sorted(EXPERIMENTS):
+            e = EXPERIMENTS[name]
+            print(f"| {name} | {e.reproduces} | {', '.join(e.presets)} |")
+    if BENCHES:
+        print("\n| bench | compares |\n|---|---|")
+        for name in sorted(BENCHES):
+            print(f"| {name} | {BENCHES[name].description} |")
+    else:
+        print("No benchmarks registered.")
+    return 0
+
+
+def run_one(name: str, preset: str, seed: int, out: Path | None, resume: bool) -> dict[str, Any]:
+    exp = EXPERIMENTS[name]
+    out_dir = Path(out) if out is not None else RESULTS / name
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ctx = RunContext(
+        name=name, preset=preset, config=copy.deepcopy(exp.presets[preset]), seed=seed, out_dir=out_dir, resume=resume
+    )
+    t0 = time.perf_counter()
+    metrics = exp.run(ctx)
+    wall = time.perf_counter() - t0
+    record = {
+        "experiment": name,
+        "reproduces": exp.reproduces,
+        "preset": preset,
+        "seed": seed,
+        "config": exp.presets[preset],
+        "versions": versions(),
+        "wall_time_s": wall,
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "anchors": [{"path": a.path, "value": a.value, "source": a.source} for a in exp.anchors],
+        "metrics": metrics,
+    }
+    write_json(out_dir / "metrics.json", record)
+    if not (out_dir / "summary.md").exists():
+        (out_dir / "summary.md").write_text(f"# {name}\n\nPreset `{preset}`, seed {seed}, {wall:.1f} s.\n")
+    print(f"[{name}] done in {wall:.1f} s -> {out_dir / 'metrics.json'}")
+    return record
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    names = sorted(EXPERIMENTS) if args.name == "all" else [args.name]
+    if args.name != "all" and args.name not in EXPERIMENTS:
+        return _unknown("experiment", args.name, sorted(EXPERIMENTS))
+    if not names:
+        print("No experiments registered; nothing to run.")
+        return 0
+    for name in names:
+        presets = list(EXPERIMENTS[name].presets)
+        if args.preset not in presets:
+            print(f"error: experiment {name!r} has no preset {args.preset!r}; valid presets: {', '.join(presets)}",
+                  file=sys.stderr)
+            return 2
+    failed = []
+    for name in names:
+        out = Path(args.out) / name if (args.out and len(names) > 1) else (Path(args.out) if args.out else None)
+        try:
+            run_one(name, args.preset, args.seed, out, args.resume)
+        except Exception as e:  # keep going in `run all`, report at the end
+            if len(names) == 1:
+                raise
+            import traceback
+
+            traceback.print_exc()
+            failed.append(f"{name}: {type(e).__name__}: {e}")
+    if failed:
+        print("Failed experiments:\n  " + "\n  ".join(failed), file=sys.stderr)
+        return 1
+    return 0
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def markdown_table(rows: list[dict]) -> str:
+    if not rows:
+        return "(no rows)\n"
+    cols: list[str] = []
+    for r in rows:
+        for k in r:
+            if k not in cols:
+                cols.append(k)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for r in rows:
+        lines.append("| " + " | ".join(_fmt(r.get(c, "")) for c in cols) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_bench_section(name: str, text: str, doc: Path = BENCH_DOC) -> None:
+    """Replace (or append) the section between ``<!-- bench:NAME:start -->`` and ``<!-- bench:NAME:end -->``."""
+    start, end = f"<!-- bench:{name}:start -->", f"<!-- bench:{name}:end -->"
+    body = doc.read_text() if doc.exists() else "# Benchmarks\n"
+    block = f"{start}\n{text.rstrip()}\n{end}"
+    if start in body and end in body:
+        pre, rest = body.split(start, 1)
+        _, post = rest.split(end, 1)
+        body = pre + block + post
+    else:
+        body = body.rstrip() + "\n\n" + block + "\n"
+    doc.parent.mkdir(parents=True, exist_ok=True)
+    doc.write_text(body)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    if args.name != "all" and args.name not in BENCHES:
+        return _unknown("bench", args.name, sorted(BENCHES))
+    names = sorted(BENCHES) if args.name == "all" else [args.name]
+    if not names:
+        print("No benchmarks registered.")
+        return 0
+    for name in names:
+        b = BENCHES[name]
+        ctx = RunContext(name=f"bench-{name}", preset="bench", config={}, seed=args.seed,
+                         out_dir=RESULTS / f"bench_{name}", extra={"write_docs": not args.no_docs})
+        ctx.out_dir.mkdir(parents=True, exist_ok=True)
+        rows = b.run(ctx)
+        table = markdown_table(rows)
+        print(f"\n## bench {name}: {b.description}\n\n{table}")
+        write_json(ctx.out_dir / "bench.json", {"bench": name, "versions": versions(), "rows": rows})
+        if not args.no_docs:
+            stamp = time.strftime("%Y-%m-%d")
+            note = ctx.extra.get("note", "")
+            write_bench_section(
+                name,
+                f"## {name}\n\n{b.description}\n\nMeasured {stamp} with `python -m experiments bench {name}` "
+                f"({platform.machine()}, {ctx.extra.get('device', 'CPU')}).\n\n{table}\n{note}",
+            )
+    return 0
+
+
+def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if isinstance(d, dict):
+        for k, v in d.items():
+            out.update(_flatten(v, f"{prefix}/{k}" if prefix else str(k)))
+    else:
+        out[prefix] = d
+    return out
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    root = Path(args.results)
+    files = sorted(root.glob("*/metrics.json")) if root.exists() else []
+    lines = ["# jaxkit results report", ""]
+    if not files:
+        lines.append(f"No results found under `{root}/*/metrics.json`. Run `python -m experiments run all`.")
+    else:
+        lines += ["| experiment | preset | seed | metric | ours | anchor | source |", "|---|---|---|---|---|---|---|"]
+        for f in files:
+            try:
+                rec = json.loads(f.read_text())
+            except json.JSONDecodeError as e:
+                lines.append(f"| {f.parent.name} | | | (unreadable metrics.json: {e}) | | | |")
+                continue
+            flat = _flatten(rec.get("metrics", {}))
+            anchors = rec.get("anchors", [])
+            shown = set()
+            for a in anchors:
+                ours = flat.get(a["path"], "n/a")
+                shown.add(a["path"])
+                lines.append(f"| {rec.get('experiment', f.parent.name)} | {rec.get('preset', '')} | "
+                             f"{rec.get('seed', '')} | {a['path']} | {_fmt(ours)} | {_fmt(a['value'])} | {a['source']} |")
+            if not anchors:
+                for k, v in list(flat.items())[:20]:
+                    if isinstance(v, int | float) and k not in shown:
+                        lines.append(f"| {rec.get('experiment', f.parent.name)} | {rec.get('preset', '')} | "
+                                     f"{rec.get('seed', '')} | {k} | {_fmt(v)} | | |")
+    text = "\n".join(lines) + "\n"
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "REPORT.md").write_text(text)
+    print(text)
+    print(f"wrote {root / 'REPORT.md'}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments", description=__doc__)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("list", help="list experiments and benchmarks")
+    p_run = sub.add_parser("run", help="run an experiment (or all)")
+    p_run.add_argument("name")
+    p_run.add_argument("--preset", default="quick")
+    p_run.add_argument("--seed", type=int, default=0)
+    p_run.add_argument("--out", default=None)
+    p_run.add_argument("--resume", action="store_true")
+    p_bench = sub.add_parser("bench", help="run a side-by-side benchmark (or all)")
+    p_bench.add_argument("name")
+    p_bench.add_argument("--seed", type=int, default=0)
+    p_bench.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
+    p_report = sub.add_parser("report", help="collect results/*/metrics.json into results/REPORT.md")
+    p_report.add_argument("--results", default=str(RESULTS))
+    args = parser.parse_args(argv)
+    discover()
+    return {"list": cmd_list, "run": cmd_run, "bench": cmd_bench, "report": cmd_report}[args.cmd](args)
+
+
+__all__ = ["main", "markdown_table", "to_jsonable", "versions", "write_bench_section"]

@@ -1,0 +1,42 @@
+"""Shared jaxtyping aliases. Import from here so shape names stay consistent across the package."""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+import jax
+import numpy as np
+from jaxtyping import Array, ArrayLike, Bool, Complex, Float, Int, PRNGKeyArray, PyTree
+
+PRNGKey: TypeAlias = PRNGKeyArray
+Params: TypeAlias = PyTree[Any]
+Batch: TypeAlias = PyTree[Any]
+Scalar: TypeAlias = Float[Array, ""]
+RealArray: TypeAlias = Float[Array, "..."]
+Field1D: TypeAlias = Float[Array, "channels x"]
+Field2D: TypeAlias = Float[Array, "channels x y"]
+BatchedField: TypeAlias = Float[Array, "batch channels *grid"]
+Rotation: TypeAlias = Float[Array, "*batch 3 3"]
+Vector3: TypeAlias = Float[Array, "*batch 3"]
+ArrayOrNumpy: TypeAlias = jax.Array | np.ndarray
+
+__all__ = [
+    "Array",
+    "ArrayLike",
+    "ArrayOrNumpy",
+    "Batch",
+    "BatchedField",
+    "Bool",
+    "Complex",
+    "Field1D",
+    "Field2D",
+    "Float",
+    "Int",
+    "PRNGKey",
+    "Params",
+    "PyTree",
+    "RealArray",
+    "Rotation",
+    "Scalar",
+    "Vector3",
+]
