@@ -96,9 +96,11 @@ def fit(
     Args:
         data: ``data(step)`` returns the batch for that global step (e.g. :class:`ArrayLoader`).
         eval_fn: ``eval_fn(model) -> dict`` of floats, called every ``eval_every`` steps and at the end.
-        checkpoint_dir / checkpoint_every / resume: atomic checkpoints of params, optimizer state, PRNG key,
-            step (= data position) and history; ``resume=True`` continues from the newest one if present.
-        patience / monitor / mode: stop when ``eval_fn``'s ``monitor`` has not improved for ``patience`` evals.
+        checkpoint_dir: folder for atomic checkpoints of params, optimizer state, PRNG key, step (= data
+            position) and history, written every ``checkpoint_every`` steps and at the end.
+        resume: continue from the newest checkpoint in ``checkpoint_dir`` if there is one.
+        patience: stop when ``eval_fn``'s ``monitor`` metric has not improved (``mode`` "min" or "max") for
+            ``patience`` consecutive evaluations.
         mesh: data-parallel mesh (:func:`jaxkit.train.data_mesh`); batches are split over it, params replicated.
         callback: ``callback(step, record)`` after each logged step (for custom logging).
     """
