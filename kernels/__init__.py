@@ -1,3 +1,18 @@
 """Pallas kernels. Each ``kernels/<name>.py`` exposes ``<name>(...)`` (dispatcher: Pallas on GPU/TPU, the XLA
 reference on CPU, ``interpret=True`` forces the Pallas body through the interpreter), ``<name>_reference(...)``,
-and a ``jax.custom_vjp`` whose backward pass is itself a kernel. ``kernels`` imports nothing from ``jaxkit``."""
+and a ``jax.custom_vjp`` whose backward pass is itself a kernel. ``kernels`` imports nothing from ``jaxkit``.
+
+- :func:`kernels.spectral_mix.spectral_mix`: ``out[b,o,k] = Σ_i x[b,i,k] w[i,o,k]`` (FNO/RNO mode mixing).
+- :func:`kernels.linear_scan.linear_scan`: ``h_t = a_t ⊙ h_{t-1} + b_t`` (diagonal SSM recurrence).
+"""
+
+from .linear_scan import linear_scan, linear_scan_reference
+from .spectral_mix import spectral_mix, spectral_mix_planes, spectral_mix_reference
+
+__all__ = [
+    "linear_scan",
+    "linear_scan_reference",
+    "spectral_mix",
+    "spectral_mix_planes",
+    "spectral_mix_reference",
+]
