@@ -1,7 +1,8 @@
 """SigmaDock-style docking (in progress): rigid-fragment decomposition of ligands.
 
 Done: :mod:`jaxkit.docking.fragments` (torsional bonds, minimal valid cut sets, dummy atoms, local frames,
-reassembly). Not yet built: pocket structures/featurisation, the equivariant score model, SE(3)^N diffusion
+reassembly) and :mod:`jaxkit.docking.structures` (ligand/protein reading, pocket extraction). Not yet built:
+featurisation, the equivariant score model, SE(3)^N diffusion
 training/sampling and evaluation (see the docking issue).
 """
 
@@ -20,8 +21,15 @@ from .fragments import (
     reassemble,
     torsional_bonds,
 )
+from .structures import ORGANIC_ELEMENTS, Pocket, StructureError, extract_pocket, load_ligand, load_protein
 
 __all__ = [
+    "ORGANIC_ELEMENTS",
+    "Pocket",
+    "StructureError",
+    "extract_pocket",
+    "load_ligand",
+    "load_protein",
     "Fragmentation",
     "FragmentationError",
     "conformer_positions",
