@@ -1,0 +1,143 @@
+"""Gaussian diffusion on R^n: forward marginals, exact conditional scores, denoising losses.
+
+Every function accepts either a :class:`~jaxkit.diffusion.schedules.DiscreteSchedule` with an integer step index
+``t`` (DDPM: ``x_t = sqrt(abar_t) x_0 + sqrt(1 - abar_t) eps``) or a continuous schedule
+(:class:`VPSchedule`, :class:`CosineVPSchedule`, :class:`VESchedule`) with a float time ``t in [0, 1]``
+(``x_t = alpha(t) x_0 + sigma(t) eps``). Functions act on one sample of any shape; batch with ``jax.vmap``.
+
+Scores (Vincent 2011; Song et al. 2021): ``grad log q(x_t | x_0) = -(x_t - alpha x_0)/sigma^2 = -eps/sigma``.
+The denoising score-matching loss is normalised the usual way, ``lambda(t) = sigma(t)^2``, i.e.
+``|| sigma s_theta(x_t, t) + eps ||^2`` (which equals the eps-prediction loss with ``eps_theta = -sigma s_theta``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, ArrayLike, PRNGKeyArray
+
+from jaxkit.diffusion.schedules import DiscreteSchedule
+
+__all__ = [
+    "conditional_score",
+    "dsm_loss",
+    "eps_loss",
+    "eps_to_score",
+    "gaussian_marginal_score",
+    "marginal_coefs",
+    "predict_x0",
+    "q_posterior",
+    "q_sample",
+    "score_to_eps",
+]
+
+
+def marginal_coefs(schedule: Any, t: ArrayLike) -> tuple[Array, Array]:
+    """``(alpha_t, sigma_t)`` with ``x_t | x_0 ~ N(alpha_t x_0, sigma_t^2 I)`` for a discrete index or a time."""
+    if isinstance(schedule, DiscreteSchedule):
+        ab = schedule.alpha_bars[jnp.asarray(t, dtype=jnp.int32)]
+        return jnp.sqrt(ab), jnp.sqrt(1.0 - ab)
+    return schedule.alpha(t), schedule.sigma(t)
+
+
+def q_sample(schedule: Any, x0: ArrayLike, t: ArrayLike, noise: ArrayLike) -> Array:
+    """Forward marginal sample ``x_t = alpha_t x_0 + sigma_t noise`` (``noise ~ N(0, I)`` supplied by the caller)."""
+    x0, noise = jnp.asarray(x0), jnp.asarray(noise)
+    if x0.shape != noise.shape:
+        raise ValueError(f"noise: expected the shape of x0 {x0.shape}, received {noise.shape}")
+    a, s = marginal_coefs(schedule, t)
+    return a * x0 + s * noise
+
+
+def conditional_score(schedule: Any, x_t: ArrayLike, x0: ArrayLike, t: ArrayLike) -> Array:
+    """Exact ``grad_{x_t} log q(x_t | x_0) = -(x_t - alpha_t x_0) / sigma_t^2``."""
+    x_t, x0 = jnp.asarray(x_t), jnp.asarray(x0)
+    if x0.shape != x_t.shape:
+        raise ValueError(f"x0: expected the shape of x_t {x_t.shape}, received {x0.shape}")
+    a, s = marginal_coefs(schedule, t)
+    return -(x_t - a * x0) / s**2
+
+
+def gaussian_marginal_score(schedule: Any, x_t: ArrayLike, t: ArrayLike, mean: ArrayLike, std: ArrayLike) -> Array:
+    """Exact marginal score when the data are ``N(mean, std^2 I)``: ``-(x_t - alpha mean)/(alpha^2 std^2 + sigma^2)``.
+
+    A closed-form target for testing samplers (the reverse process must return ``N(mean, std^2 I)``).
+    """
+    a, s = marginal_coefs(schedule, t)
+    return -(jnp.asarray(x_t) - a * jnp.asarray(mean)) / (a**2 * jnp.asarray(std) ** 2 + s**2)
+
+
+def eps_to_score(schedule: Any, eps: ArrayLike, t: ArrayLike) -> Array:
+    """``score = -eps / sigma_t``."""
+    return -jnp.asarray(eps) / marginal_coefs(schedule, t)[1]
+
+
+def score_to_eps(schedule: Any, score: ArrayLike, t: ArrayLike) -> Array:
+    """``eps = -sigma_t score``."""
+    return -jnp.asarray(score) * marginal_coefs(schedule, t)[1]
+
+
+def predict_x0(schedule: Any, x_t: ArrayLike, t: ArrayLike, eps: ArrayLike) -> Array:
+    """``x0_hat = (x_t - sigma_t eps) / alpha_t``."""
+    a, s = marginal_coefs(schedule, t)
+    return (jnp.asarray(x_t) - s * jnp.asarray(eps)) / a
+
+
+def q_posterior(schedule: DiscreteSchedule, x0: ArrayLike, x_t: ArrayLike, t: ArrayLike) -> tuple[Array, Array]:
+    """DDPM posterior ``q(x_{t-1} | x_t, x_0) = N(mean, var)`` (Ho et al. 2020, eq. 7); returns ``(mean, var)``."""
+    if not isinstance(schedule, DiscreteSchedule):
+        raise TypeError(f"schedule: expected a DiscreteSchedule, received {type(schedule).__name__}")
+    t = jnp.asarray(t, dtype=jnp.int32)
+    ab, ab_prev, beta = schedule.alpha_bars[t], schedule.alpha_bars_prev[t], schedule.betas[t]
+    c0 = jnp.sqrt(ab_prev) * beta / (1.0 - ab)
+    ct = jnp.sqrt(1.0 - beta) * (1.0 - ab_prev) / (1.0 - ab)
+    return c0 * jnp.asarray(x0) + ct * jnp.asarray(x_t), schedule.posterior_variance[t]
+
+
+def eps_loss(
+    eps_fn: Callable[[Array, Array], Array],
+    schedule: DiscreteSchedule,
+    x0: ArrayLike,
+    key: PRNGKeyArray,
+    t: ArrayLike | None = None,
+) -> Array:
+    """DDPM "simple" loss for one sample: ``mean (eps_fn(x_t, t) - eps)^2`` with ``t ~ U{0..T-1}`` unless given.
+
+    ``eps_fn(x_t, t_index)`` receives an int32 scalar index. Batch with ``jax.vmap`` over ``(x0, key)``.
+    """
+    x0 = jnp.asarray(x0)
+    k_t, k_e = jax.random.split(key)
+    if t is None:
+        t = jax.random.randint(k_t, (), 0, schedule.num_steps)
+    t = jnp.asarray(t, dtype=jnp.int32)
+    eps = jax.random.normal(k_e, x0.shape, x0.dtype)
+    x_t = q_sample(schedule, x0, t, eps)
+    return jnp.mean((eps_fn(x_t, t) - eps) ** 2)
+
+
+def dsm_loss(
+    score_fn: Callable[[Array, Array], Array],
+    schedule: Any,
+    x0: ArrayLike,
+    key: PRNGKeyArray,
+    t: ArrayLike | None = None,
+    t_min: float = 1e-3,
+) -> Array:
+    """Denoising score matching for one sample, normalised: ``mean (sigma_t score_fn(x_t, t) + eps)^2``.
+
+    Continuous schedules draw ``t ~ U(t_min, 1)`` unless ``t`` is given; a discrete schedule draws an index.
+    """
+    x0 = jnp.asarray(x0)
+    k_t, k_e = jax.random.split(key)
+    if t is None:
+        if isinstance(schedule, DiscreteSchedule):
+            t = jax.random.randint(k_t, (), 0, schedule.num_steps)
+        else:
+            t = jax.random.uniform(k_t, (), minval=t_min, maxval=1.0)
+    eps = jax.random.normal(k_e, x0.shape, x0.dtype)
+    x_t = q_sample(schedule, x0, t, eps)
+    sigma = marginal_coefs(schedule, t)[1]
+    return jnp.mean((sigma * score_fn(x_t, t) + eps) ** 2)
