@@ -1,0 +1,30 @@
+"""PDE solvers that regenerate the FNO and Laplace-neural-operator benchmark datasets offline.
+
+Modules: :mod:`~jaxkit.pde.grf` (Gaussian random fields), :mod:`~jaxkit.pde.burgers`, :mod:`~jaxkit.pde.darcy`,
+:mod:`~jaxkit.pde.navier_stokes`, :mod:`~jaxkit.pde.lno` (Laplace-neural-operator problems) and
+:mod:`~jaxkit.pde.datasets` (``make_dataset``, ``DATASETS``, disk cache).
+
+    from jaxkit.pde import make_dataset, DATASETS
+    ds = make_dataset("burgers", n_train=100, n_test=20, resolution=256, seed=0)
+    ds.x_train.shape  # (100, 1, 256), channels first, float32
+"""
+
+from . import burgers, darcy, grf
+from .datasets import DATASETS, DatasetSpec, PDEDataset, allowed_resolutions, make_dataset, register_dataset
+from .grf import grf_neumann, grf_periodic, neumann_spectrum, periodic_spectrum
+
+__all__ = [
+    "DATASETS",
+    "DatasetSpec",
+    "PDEDataset",
+    "allowed_resolutions",
+    "burgers",
+    "darcy",
+    "grf",
+    "grf_neumann",
+    "grf_periodic",
+    "make_dataset",
+    "neumann_spectrum",
+    "periodic_spectrum",
+    "register_dataset",
+]

@@ -1,0 +1,370 @@
+"""Operator-learning datasets regenerated from their published definitions, cached to disk.
+
+``make_dataset(name, *, n_train, n_test, resolution, seed, cache_dir=None, **options)`` returns a
+:class:`PDEDataset` of float32 NumPy arrays, **channels first**: ``x_train (n_train, c_in, *grid)``,
+``y_train (n_train, c_out, *grid)`` (same for test), the 1-D coordinates of each grid axis, and metadata.
+
+Sampling: sample ``i`` of split ``s`` (train = 0, test = 1) is drawn from the key
+``fold_in(fold_in(PRNGKey(seed), s), i)``, so the same seed gives the same samples whatever ``n_train``,
+``n_test``, the chunk size or the resolution. Every dataset is solved on a fixed fine grid and *subsampled* to
+``resolution``: the same seed at resolution ``r`` and ``2r`` gives the same underlying samples (zero-shot
+super-resolution evaluation). ``DATASETS`` lists the names with the allowed resolutions.
+
+Generation runs in chunks (progress bar) into preallocated arrays; with ``cache_dir`` the arrays are written
+chunk by chunk to ``.npy`` memory maps (bounded memory: 10,000 Navier–Stokes trajectories never sit in RAM) and
+returned memory-mapped read-only. A cache entry is a folder named by a hash of every generator parameter; a
+``meta.json`` with CRC32 checksums is written last, so an interrupted or damaged entry is detected, reported with
+a warning and regenerated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import warnings
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._validate import check_choice, check_int
+
+_CACHE_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class PDEDataset:
+    """Arrays (float32, channels first), grid coordinates and metadata of one generated dataset."""
+
+    name: str
+    x_train: np.ndarray
+    y_train: np.ndarray
+    x_test: np.ndarray
+    y_test: np.ndarray
+    grid: tuple[np.ndarray, ...]
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return (f"PDEDataset({self.name!r}, x_train={self.x_train.shape}, y_train={self.y_train.shape}, "
+                f"x_test={self.x_test.shape}, y_test={self.y_test.shape})")
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """How to generate one named dataset.
+
+    ``sampler(params, resolution)`` returns a function ``keys (b, 2) -> (x (b, c_in, *grid), y (b, c_out, *grid))``
+    (jit-compiled, at the requested resolution); ``resolutions(params)`` lists the allowed resolutions;
+    ``grid(params, resolution)`` the 1-D coordinates.
+    """
+
+    name: str
+    description: str
+    defaults: dict[str, Any]
+    resolutions: Callable[[dict[str, Any]], list[int]]
+    default_resolution: Callable[[dict[str, Any]], int]
+    sampler: Callable[[dict[str, Any], int], Callable[[jax.Array], tuple[jax.Array, jax.Array]]]
+    grid: Callable[[dict[str, Any], int], tuple[np.ndarray, ...]]
+    chunk_size: int = 32
+    validate: Callable[[dict[str, Any]], None] | None = None
+
+
+SPECS: dict[str, DatasetSpec] = {}
+DATASETS: dict[str, str] = {}
+
+
+def register_dataset(spec: DatasetSpec) -> DatasetSpec:
+    SPECS[spec.name] = spec
+    DATASETS[spec.name] = spec.description
+    return spec
+
+
+def allowed_resolutions(name: str, **options: Any) -> list[int]:
+    """Resolutions allowed for ``name`` (with generator ``options`` such as ``fine_resolution``)."""
+    spec = _spec(name)
+    return spec.resolutions(_params(spec, options))
+
+
+def _spec(name: str) -> DatasetSpec:
+    if not isinstance(name, str) or name not in SPECS:
+        raise ValueError(f"name: expected one of {sorted(SPECS)}, received {name!r}")
+    return SPECS[name]
+
+
+def _params(spec: DatasetSpec, options: dict[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(options) - set(spec.defaults))
+    if unknown:
+        raise ValueError(f"{spec.name}: unknown option(s) {unknown}; valid options: {sorted(spec.defaults)}")
+    params = dict(spec.defaults)
+    params.update(options)
+    if spec.validate is not None:
+        spec.validate(params)
+    return params
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+def _cache_key(meta: dict[str, Any]) -> str:
+    keyed = {k: meta[k] for k in ("name", "params", "resolution", "seed", "n_train", "n_test", "jaxkit_version")}
+    keyed["format"] = _CACHE_FORMAT
+    blob = json.dumps(keyed, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _crc32(path: Path) -> int:
+    crc = 0
+    with open(path, "rb") as f:
+        while True:
+            block = f.read(1 << 24)
+            if not block:
+                return crc
+            crc = zlib.crc32(block, crc)
+
+
+_ARRAYS = ("x_train", "y_train", "x_test", "y_test")
+
+
+def _load_cache(folder: Path, meta: dict[str, Any]) -> PDEDataset | None:
+    """Return the cached dataset, ``None`` if absent; warn and return ``None`` if damaged."""
+    meta_path = folder / "meta.json"
+    if not folder.exists():
+        return None
+    try:
+        stored = json.loads(meta_path.read_text())
+        arrays = {}
+        for k in _ARRAYS:
+            path = folder / f"{k}.npy"
+            if _crc32(path) != stored["checksums"][k]:
+                raise ValueError(f"checksum mismatch in {path.name}")
+            arr = np.load(path, mmap_mode="r")
+            if list(arr.shape) != stored["shapes"][k] or arr.dtype != np.float32:
+                raise ValueError(f"{path.name} has shape {arr.shape}, dtype {arr.dtype}")
+            arrays[k] = arr
+        grid = tuple(np.asarray(g, dtype=np.float64) for g in stored["grid"])
+        for k in ("name", "params", "resolution", "seed"):
+            if json.dumps(stored["metadata"][k], sort_keys=True, default=str) != json.dumps(
+                    meta[k], sort_keys=True, default=str):
+                raise ValueError(f"metadata field {k!r} differs")
+    except Exception as e:  # damaged or partial entry
+        warnings.warn(f"PDE dataset cache entry {folder} is damaged or incomplete ({type(e).__name__}: {e}); "
+                      "regenerating it", RuntimeWarning, stacklevel=3)
+        return None
+    return PDEDataset(meta["name"], arrays["x_train"], arrays["y_train"], arrays["x_test"], arrays["y_test"],
+                      grid, stored["metadata"])
+
+
+def _generate_split(
+    fn: Callable, key: jax.Array, n: int, chunk: int, out_x: np.ndarray, out_y: np.ndarray, desc: str,
+    progress: bool,
+) -> None:
+    from tqdm.auto import tqdm
+
+    starts = range(0, n, chunk)
+    bar = tqdm(starts, desc=desc, total=len(starts), leave=False, disable=not progress)
+    fold = jax.jit(jax.vmap(jax.random.fold_in, in_axes=(None, 0)))
+    for s in bar:
+        stop = min(s + chunk, n)
+        idx = jnp.arange(s, s + chunk, dtype=jnp.uint32)  # padded to a fixed chunk: one compilation
+        keys = fold(key, idx)
+        x, y = fn(keys)
+        out_x[s:stop] = np.asarray(x[: stop - s], dtype=np.float32)
+        out_y[s:stop] = np.asarray(y[: stop - s], dtype=np.float32)
+
+
+def make_dataset(
+    name: str, *, n_train: int, n_test: int, resolution: int | None = None, seed: int = 0,
+    cache_dir: str | os.PathLike | None = None, chunk_size: int | None = None, progress: bool = True,
+    **options: Any,
+) -> PDEDataset:
+    """Generate (or load from ``cache_dir``) the dataset ``name``.
+
+    Args:
+        name: one of :data:`DATASETS`.
+        n_train, n_test: number of samples (``n_test`` may be 0).
+        resolution: grid size after subsampling; see :func:`allowed_resolutions` (``None``: the fine grid).
+        seed: integer seed (same seed → identical arrays).
+        cache_dir: folder for cached files (``None``: keep in memory only).
+        chunk_size: samples solved per jit call (memory bound); default per dataset.
+        progress: show a progress bar.
+        **options: generator parameters overriding the published defaults, e.g. ``fine_resolution`` for a cheaper
+            fine solve (documented per dataset in :data:`DATASETS`).
+
+    Returns:
+        :class:`PDEDataset` (arrays memory-mapped read-only when ``cache_dir`` is given).
+    """
+    spec = _spec(name)
+    check_int("n_train", n_train, minimum=1)
+    check_int("n_test", n_test, minimum=0)
+    check_int("seed", seed, minimum=0)
+    params = _params(spec, options)
+    allowed = spec.resolutions(params)
+    if resolution is None:
+        resolution = spec.default_resolution(params)
+    check_int("resolution", resolution, minimum=1)
+    check_choice("resolution", resolution, allowed)
+    chunk = spec.chunk_size if chunk_size is None else chunk_size
+    check_int("chunk_size", chunk, minimum=1)
+    meta: dict[str, Any] = {
+        "name": name, "params": params, "resolution": resolution, "seed": seed, "n_train": n_train,
+        "n_test": n_test, "jaxkit_version": _version(), "description": spec.description,
+    }
+    folder = None
+    if cache_dir is not None:
+        folder = Path(cache_dir) / f"{name}-r{resolution}-s{seed}-{_cache_key(meta)}"
+        cached = _load_cache(folder, meta)
+        if cached is not None:
+            return cached
+        if folder.exists():
+            shutil.rmtree(folder)
+    fn = spec.sampler(params, resolution)
+    root = jax.random.PRNGKey(seed)
+    # Shapes from one abstract evaluation (no compute).
+    xs, ys = jax.eval_shape(fn, jax.ShapeDtypeStruct((chunk, *root.shape), root.dtype))
+    shapes = {"x_train": (n_train, *xs.shape[1:]), "y_train": (n_train, *ys.shape[1:]),
+              "x_test": (n_test, *xs.shape[1:]), "y_test": (n_test, *ys.shape[1:])}
+    tmp = None
+    if folder is not None:
+        tmp = folder.with_name(folder.name + f".tmp{os.getpid()}")
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir(parents=True)
+        arrays = {k: np.lib.format.open_memmap(tmp / f"{k}.npy", mode="w+", dtype=np.float32, shape=s)
+                  for k, s in shapes.items()}
+    else:
+        arrays = {k: np.empty(s, np.float32) for k, s in shapes.items()}
+    for split, (kx, ky, n) in enumerate((("x_train", "y_train", n_train), ("x_test", "y_test", n_test))):
+        if n:
+            _generate_split(fn, jax.random.fold_in(root, split), n, chunk, arrays[kx], arrays[ky],
+                            f"{name}:{kx[2:]}", progress)
+    grid = tuple(np.asarray(g, dtype=np.float64) for g in spec.grid(params, resolution))
+    meta["grid_shape"] = [len(g) for g in grid]
+    if folder is None:
+        return PDEDataset(name, arrays["x_train"], arrays["y_train"], arrays["x_test"], arrays["y_test"], grid, meta)
+    for arr in arrays.values():
+        arr.flush()
+    del arrays
+    stored = {
+        "metadata": meta, "shapes": {k: list(s) for k, s in shapes.items()},
+        "checksums": {k: _crc32(tmp / f"{k}.npy") for k in _ARRAYS},
+        "grid": [g.tolist() for g in grid],
+    }
+    (tmp / "meta.json").write_text(json.dumps(stored, default=str))
+    os.replace(tmp, folder)
+    loaded = _load_cache(folder, meta)
+    if loaded is None:  # pragma: no cover - just written
+        raise RuntimeError(f"could not read back the cache entry just written at {folder}")
+    return loaded
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Registered datasets
+# --------------------------------------------------------------------------------------------------------------
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _check_fine(name: str, minimum: int = 4, even: bool = False):
+    def validate(p: dict[str, Any]) -> None:
+        check_int("fine_resolution", p["fine_resolution"], minimum=minimum)
+        if even and p["fine_resolution"] % 2:
+            raise ValueError(f"fine_resolution: {name} needs an even grid, received {p['fine_resolution']}")
+    return validate
+
+
+# ---- Burgers ----
+
+def _burgers_sampler(p: dict[str, Any], r: int):
+    from . import burgers, grf
+
+    n = p["fine_resolution"]
+    step = n // r
+
+    def one(key):
+        u0 = grf.grf_periodic(key, (n,), alpha=p["alpha"], tau=p["tau"], sigma=p["sigma"])
+        u1 = burgers.solve(u0, nu=p["nu"], t_final=p["t_final"], n_steps=p["n_steps"])
+        return u0[None, ::step], u1[None, ::step]
+
+    return jax.jit(jax.vmap(one))
+
+
+def _burgers_validate(p: dict[str, Any]) -> None:
+    _check_fine("burgers", even=True)(p)
+    for k in ("nu", "t_final", "alpha", "tau", "sigma"):
+        if not (isinstance(p[k], int | float) and p[k] > 0):
+            raise ValueError(f"{k}: expected a number > 0, received {p[k]!r}")
+
+
+register_dataset(DatasetSpec(
+    name="burgers",
+    description="1-D viscous Burgers, u0 ~ N(0, 625(-Δ+25I)^-2), ν=0.1, map u0 -> u(t=1) (FNO, Li et al. 2021). "
+                "Periodic grid x_j = j/r. Fine grid 8192 (option fine_resolution); resolutions: divisors of the "
+                "fine grid (8192 -> 4096, 2048, 1024, 512, 256, ...). 1 input / 1 output channel.",
+    defaults={"fine_resolution": 8192, "nu": 0.1, "t_final": 1.0, "n_steps": None, "alpha": 2.0, "tau": 5.0,
+              "sigma": 25.0},
+    resolutions=lambda p: [d for d in _divisors(p["fine_resolution"]) if d >= 2],
+    default_resolution=lambda p: p["fine_resolution"],
+    sampler=_burgers_sampler,
+    grid=lambda p, r: (np.arange(r) / r,),
+    chunk_size=64,
+    validate=_burgers_validate,
+))
+
+
+# ---- Darcy ----
+
+def _darcy_sampler(p: dict[str, Any], r: int):
+    from . import darcy, grf
+
+    n = p["fine_resolution"]
+    step = (n - 1) // (r - 1)
+
+    def one(key):
+        g = grf.grf_neumann(key, (n, n), alpha=p["alpha"], tau=p["tau"], sigma=p["tau"] ** (p["alpha"] - 1))
+        a = darcy.coefficient_from_grf(g, high=p["high"], low=p["low"])
+        u = darcy.solve(a, f=p["f"])
+        return a[None, ::step, ::step], u[None, ::step, ::step]
+
+    return jax.jit(jax.vmap(one))
+
+
+def _darcy_resolutions(p: dict[str, Any]) -> list[int]:
+    n = p["fine_resolution"]
+    return [(n - 1) // k + 1 for k in _divisors(n - 1)]
+
+
+def _darcy_validate(p: dict[str, Any]) -> None:
+    _check_fine("darcy", minimum=3)(p)
+    if not (p["low"] > 0 and p["high"] > 0):
+        raise ValueError(f"low/high: expected positive coefficient values, received {p['low']!r}, {p['high']!r}")
+
+
+register_dataset(DatasetSpec(
+    name="darcy",
+    description="2-D Darcy flow -∇·(a∇u)=1 on the unit square, u=0 on the boundary, a = 12/3 thresholded "
+                "GRF(α=2, τ=3), map a -> u (FNO). Node grid linspace(0, 1, r). Fine grid 421 (option "
+                "fine_resolution, e.g. 141 for quick runs); resolutions (fine-1)/k+1: 421 -> 211, 141, 106, 85, "
+                "71, 61, 43, 36, 31, 29, 22, 21, ... 1 input / 1 output channel.",
+    defaults={"fine_resolution": 421, "alpha": 2.0, "tau": 3.0, "high": 12.0, "low": 3.0, "f": 1.0},
+    resolutions=_darcy_resolutions,
+    default_resolution=lambda p: p["fine_resolution"],
+    sampler=_darcy_sampler,
+    grid=lambda p, r: (np.linspace(0.0, 1.0, r), np.linspace(0.0, 1.0, r)),
+    chunk_size=16,
+    validate=_darcy_validate,
+))
+
+
+__all__ = ["DATASETS", "SPECS", "DatasetSpec", "PDEDataset", "allowed_resolutions", "make_dataset",
+           "register_dataset"]
