@@ -3,7 +3,7 @@
 Done: :mod:`jaxkit.docking.fragments` (torsional bonds, minimal valid cut sets, dummy atoms, local frames,
 reassembly), :mod:`jaxkit.docking.structures` (ligand/protein reading, pocket extraction),
 :mod:`jaxkit.docking.featurize` (padded complex graphs) and :mod:`jaxkit.docking.score_model` (EGNN pseudo-forces
-pooled into per-fragment translation/rotation scores). Not yet built: the equivariant score model, SE(3)^N diffusion
+pooled into per-fragment translation/rotation scores). Not yet built: SE(3)^N diffusion
 training/sampling and evaluation (see the docking issue).
 """
 
