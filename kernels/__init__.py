@@ -4,15 +4,7 @@ and a ``jax.custom_vjp`` whose backward pass is itself a kernel. ``kernels`` imp
 
 - :func:`kernels.spectral_mix.spectral_mix`: ``out[b,o,k] = Σ_i x[b,i,k] w[i,o,k]`` (FNO/RNO mode mixing).
 - :func:`kernels.linear_scan.linear_scan`: ``h_t = a_t ⊙ h_{t-1} + b_t`` (diagonal SSM recurrence).
+
+Import from the modules (``from kernels.spectral_mix import spectral_mix``): the package does not re-export the
+functions, so ``kernels.spectral_mix`` stays the module.
 """
-
-from .linear_scan import linear_scan, linear_scan_reference
-from .spectral_mix import spectral_mix, spectral_mix_planes, spectral_mix_reference
-
-__all__ = [
-    "linear_scan",
-    "linear_scan_reference",
-    "spectral_mix",
-    "spectral_mix_planes",
-    "spectral_mix_reference",
-]

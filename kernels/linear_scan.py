@@ -159,7 +159,7 @@ def _scan_fwd_kernel(*refs, n: int, reverse: bool, block_t: int):
                 r[t, :] = v.astype(r.dtype)
         return h
 
-    h = tuple(r[...].astype(acc) for r in h0_refs)
+    h = tuple(r[0, :].astype(acc) for r in h0_refs)
     _time_loop(t_len, block_t, reverse, chunk, h)
 
 
@@ -173,7 +173,7 @@ def _scan_bwd_kernel(*refs, n: int, reverse: bool, block_t: int):
     db_refs, da_refs = refs[4 * n : 5 * n], refs[5 * n :]
     t_len = a_refs[0].shape[0]
     acc = db_refs[0].dtype
-    h0 = tuple(r[...].astype(acc) for r in h0_refs)
+    h0 = tuple(r[0, :].astype(acc) for r in h0_refs)
     step = 1 if reverse else -1  # time index of the *previous* forward state is t - (+1 fwd / -1 reverse)
 
     def chunk(times, carry):
@@ -227,7 +227,7 @@ def _blocks(t_len: int, d: int, n: int, cfg: _Cfg) -> tuple[int, int]:
 
 def _specs(bd: int, t_len: int, n_arrays: int, n_states: int):
     seq = pl.BlockSpec((None, t_len, bd), lambda i, j: (i, 0, j))
-    st = pl.BlockSpec((None, bd), lambda i, j: (i, j))
+    st = pl.BlockSpec((None, 1, bd), lambda i, j: (i, 0, j))  # states travel as (B, 1, D) (TPU tiling rule)
     return seq, st
 
 
@@ -236,7 +236,7 @@ def _scan_fwd_call(a: Planes, b: Planes, h0: Planes, cfg: _Cfg) -> Planes:
     bsz, t_len, d = b[0].shape
     bt, bd = _blocks(t_len, d, n, cfg)
     a, b = (tuple(pad_axis(x, 2, bd) for x in p) for p in (a, b))
-    h0 = tuple(pad_axis(x, 1, bd) for x in h0)
+    h0 = tuple(pad_axis(x, 1, bd)[:, None, :] for x in h0)
     dp = cdiv(d, bd) * bd
     seq, st = _specs(bd, t_len, 2, 1)
     dtype = jnp.result_type(*a, *b, *h0)
@@ -259,7 +259,7 @@ def _scan_bwd_call(a: Planes, h: Planes, g: Planes, h0: Planes, cfg: _Cfg) -> tu
     bsz, t_len, d = a[0].shape
     bt, bd = _blocks(t_len, d, n, cfg)
     a, h, g = (tuple(pad_axis(x, 2, bd) for x in p) for p in (a, h, g))
-    h0 = tuple(pad_axis(x, 1, bd) for x in h0)
+    h0 = tuple(pad_axis(x, 1, bd)[:, None, :] for x in h0)
     dp = cdiv(d, bd) * bd
     seq, st = _specs(bd, t_len, 3, 1)
     dtype = jnp.result_type(*a, *h, *g, *h0)
