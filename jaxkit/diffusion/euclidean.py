@@ -61,7 +61,9 @@ def conditional_score(schedule: Any, x_t: ArrayLike, x0: ArrayLike, t: ArrayLike
     return -(x_t - a * x0) / s**2
 
 
-def gaussian_marginal_score(schedule: Any, x_t: ArrayLike, t: ArrayLike, mean: ArrayLike, std: ArrayLike) -> Array:
+def gaussian_marginal_score(
+    schedule: Any, x_t: ArrayLike, t: ArrayLike, mean: ArrayLike, std: ArrayLike
+) -> Array:
     """Exact marginal score when the data are ``N(mean, std^2 I)``: ``-(x_t - alpha mean)/(alpha^2 std^2 + sigma^2)``.
 
     A closed-form target for testing samplers (the reverse process must return ``N(mean, std^2 I)``).
@@ -86,7 +88,9 @@ def predict_x0(schedule: Any, x_t: ArrayLike, t: ArrayLike, eps: ArrayLike) -> A
     return (jnp.asarray(x_t) - s * jnp.asarray(eps)) / a
 
 
-def q_posterior(schedule: DiscreteSchedule, x0: ArrayLike, x_t: ArrayLike, t: ArrayLike) -> tuple[Array, Array]:
+def q_posterior(
+    schedule: DiscreteSchedule, x0: ArrayLike, x_t: ArrayLike, t: ArrayLike
+) -> tuple[Array, Array]:
     """DDPM posterior ``q(x_{t-1} | x_t, x_0) = N(mean, var)`` (Ho et al. 2020, eq. 7); returns ``(mean, var)``."""
     if not isinstance(schedule, DiscreteSchedule):
         raise TypeError(f"schedule: expected a DiscreteSchedule, received {type(schedule).__name__}")

@@ -24,16 +24,23 @@ from collections.abc import Callable
 from typing import Any
 
 import diffrax
-import lineax
 import jax
 import jax.numpy as jnp
+import lineax
 import numpy as np
 from jaxtyping import Array, ArrayLike, PRNGKeyArray
 
 from jaxkit._validate import check_choice, check_int
 from jaxkit.diffusion.schedules import DiscreteSchedule
 
-__all__ = ["ddim_sample", "ddim_timesteps", "ddpm_sample", "probability_flow_sample", "reverse_sde_sample", "time_grid"]
+__all__ = [
+    "ddim_sample",
+    "ddim_timesteps",
+    "ddpm_sample",
+    "probability_flow_sample",
+    "reverse_sde_sample",
+    "time_grid",
+]
 
 
 def _time_arg(t_index: Array, num_steps: int, time_input: str) -> Array:
@@ -51,7 +58,9 @@ def ddim_timesteps(total_steps: int, num_steps: int) -> np.ndarray:
     """Descending, distinct step indices ``T-1 .. 0`` (``num_steps`` of them, evenly spaced)."""
     check_int("num_steps", num_steps, minimum=1)
     if num_steps > total_steps:
-        raise ValueError(f"num_steps: expected at most the schedule length {total_steps}, received {num_steps}")
+        raise ValueError(
+            f"num_steps: expected at most the schedule length {total_steps}, received {num_steps}"
+        )
     ts = np.round(np.linspace(total_steps - 1, 0, num_steps)).astype(np.int32)
     return ts
 
@@ -134,7 +143,9 @@ def ddim_sample(
     return x0
 
 
-def time_grid(num_steps: int, t_min: float = 1e-3, t_max: float = 1.0, kind: str = "uniform", rho: float = 3.0) -> Array:
+def time_grid(
+    num_steps: int, t_min: float = 1e-3, t_max: float = 1.0, kind: str = "uniform", rho: float = 3.0
+) -> Array:
     """Descending integration times ``t_max -> t_min`` (``num_steps + 1`` points): uniform or EDM (``rho``)."""
     from jaxkit.diffusion.schedules import edm_grid
 
@@ -170,7 +181,9 @@ def reverse_sde_sample(
         return -(schedule.drift_coef(t) * x - schedule.diffusion(t) ** 2 * score_fn(x, t))
 
     def diffusion(s: Array, x: Array, args: Any) -> Any:
-        return lineax.DiagonalLinearOperator(jnp.broadcast_to(schedule.diffusion(-s), x.shape).astype(x.dtype))
+        return lineax.DiagonalLinearOperator(
+            jnp.broadcast_to(schedule.diffusion(-s), x.shape).astype(x.dtype)
+        )
 
     bm = diffrax.UnsafeBrownianPath(shape=x_T.shape, key=key)
     terms = diffrax.MultiTerm(diffrax.ODETerm(drift), diffrax.ControlTerm(diffusion, bm))

@@ -65,7 +65,9 @@ def linear_beta_schedule(num_steps: int, beta_start: float = 1e-4, beta_end: flo
     return np.linspace(beta_start, beta_end, num_steps, dtype=np.float64)
 
 
-def quadratic_beta_schedule(num_steps: int = 50, beta_start: float = 1e-4, beta_end: float = 0.5) -> np.ndarray:
+def quadratic_beta_schedule(
+    num_steps: int = 50, beta_start: float = 1e-4, beta_end: float = 0.5
+) -> np.ndarray:
     """CSDI "quad" betas (float64 NumPy): ``linspace(sqrt(beta_start), sqrt(beta_end), num_steps)**2``."""
     check_int("num_steps", num_steps, minimum=1)
     check_range("beta_start", beta_start, 0.0, 1.0, closed=False)
@@ -130,7 +132,11 @@ def discrete_schedule(kind: str = "linear", num_steps: int = 1000, **kwargs: flo
     ``discrete_schedule("quadratic", 50, beta_start=1e-4, beta_end=0.5)`` is CSDI's default.
     """
     check_choice("kind", kind, ("linear", "quadratic", "cosine"))
-    fn = {"linear": linear_beta_schedule, "quadratic": quadratic_beta_schedule, "cosine": cosine_beta_schedule}
+    fn = {
+        "linear": linear_beta_schedule,
+        "quadratic": quadratic_beta_schedule,
+        "cosine": cosine_beta_schedule,
+    }
     return DiscreteSchedule.from_betas(fn[kind](num_steps, **kwargs))
 
 
@@ -269,7 +275,11 @@ def edm_grid(num_steps: int, lo: float, hi: float, rho: float = 7.0) -> jax.Arra
 
 
 def edm_sigma_grid(
-    num_steps: int, sigma_min: float = 0.002, sigma_max: float = 80.0, rho: float = 7.0, append_zero: bool = True
+    num_steps: int,
+    sigma_min: float = 0.002,
+    sigma_max: float = 80.0,
+    rho: float = 7.0,
+    append_zero: bool = True,
 ) -> jax.Array:
     """EDM noise levels ``sigma_max -> sigma_min`` (plus a final 0 if ``append_zero``)."""
     g = edm_grid(num_steps, sigma_min, sigma_max, rho)
