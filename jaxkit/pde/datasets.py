@@ -366,5 +366,63 @@ register_dataset(DatasetSpec(
 ))
 
 
+# ---- Navier–Stokes (FNO) ----
+
+def _ns_sampler(p: dict[str, Any], r: int):
+    from . import grf, navier_stokes
+
+    n = p["fine_resolution"]
+    step = n // r
+    t_final = p["t_final"]
+    sigma = p["sigma"]
+
+    def one(key):
+        w0 = grf.grf_periodic(key, (n, n), alpha=p["alpha"], tau=p["tau"], sigma=sigma)
+        w = navier_stokes.solve(w0, nu=p["nu"], t_final=float(t_final), dt=p["dt"],
+                                forcing=navier_stokes.fno_forcing(n), record_steps=int(t_final))
+        w = w[:, ::step, ::step]
+        return w[: p["n_in"]], w[p["n_in"]:]
+
+    return jax.jit(jax.vmap(one))
+
+
+def _ns_validate(p: dict[str, Any]) -> None:
+    _check_fine("navier_stokes", even=True)(p)
+    check_int("t_final", p["t_final"], minimum=2)
+    check_int("n_in", p["n_in"], minimum=1)
+    if p["n_in"] >= p["t_final"]:
+        raise ValueError(f"n_in: expected fewer input steps than t_final={p['t_final']}, received {p['n_in']}")
+    for k in ("nu", "dt", "alpha", "tau", "sigma"):
+        if not (isinstance(p[k], int | float) and p[k] > 0):
+            raise ValueError(f"{k}: expected a number > 0, received {p[k]!r}")
+
+
+def _register_ns(nu_text: str, nu: float, t_final: int) -> None:
+    import math
+
+    register_dataset(DatasetSpec(
+        name=f"navier_stokes_{nu_text}",
+        description=(
+            f"2-D Navier–Stokes vorticity on the unit torus, ν={nu_text}, forcing 0.1(sin 2π(x+y)+cos 2π(x+y)), "
+            f"w0 ~ GRF(α=2.5, τ=7) (FNO). Snapshots at t = 1..{t_final}: input = first n_in=10 steps as "
+            f"channels (t=1..10), target = the next {t_final - 10} (t=11..{t_final}), as in FNO-2D. Periodic "
+            "grid x_j = j/r. Fine grid 256 with dt=1e-4 (options fine_resolution, dt; e.g. 64 and 1e-3 for "
+            "quick runs); resolutions: divisors of the fine grid (default 64)."),
+        defaults={"fine_resolution": 256, "dt": 1e-4, "nu": nu, "t_final": t_final, "n_in": 10, "alpha": 2.5,
+                  "tau": 7.0, "sigma": math.sqrt(2.0) * 7.0**1.5},
+        resolutions=lambda p: [d for d in _divisors(p["fine_resolution"]) if d >= 4],
+        default_resolution=lambda p: min(64, p["fine_resolution"]),
+        sampler=_ns_sampler,
+        grid=lambda p, r: (np.arange(r) / r, np.arange(r) / r),
+        chunk_size=8,
+        validate=_ns_validate,
+    ))
+
+
+_register_ns("1e-3", 1e-3, 50)
+_register_ns("1e-4", 1e-4, 30)
+_register_ns("1e-5", 1e-5, 20)
+
+
 __all__ = ["DATASETS", "SPECS", "DatasetSpec", "PDEDataset", "allowed_resolutions", "make_dataset",
            "register_dataset"]
