@@ -1,0 +1,427 @@
+"""Spectral layers of FNO and RNO: functional cores plus thin Equinox containers (one sample; batch with vmap).
+
+* :func:`spectral_conv` — FNO's Fourier layer (Li et al., ICLR 2021): ``y = F⁻¹[ P_K(W(k) û(k)) ]`` with complex
+  per-mode weights ``W(k)`` on the lowest modes ``K`` (``|q_a| < m_a`` on every axis; ``q_last = 0..m-1`` on the
+  ``rfft`` axis) and zero elsewhere.
+* :func:`riesz_spectral_conv` — the Riesz layer of RNO (ICLR 2026). A *global* branch applies the directional
+  mixer to the kept modes, ``W(k) (α₀ + Σ_j w_j m_j(k)) û(k)`` with ``m_j = -i k_j/|k|`` (first order) or the
+  second-order multipliers ``-k_a k_b/|k|²``; ``α₀, w_j`` are learnable per input channel (or per mode and channel
+  with ``per_mode``). A *local* branch carries the Riesz channels over the *full* band (all modes, no truncation)
+  and mixes them pointwise, ``Σ_j L_j (R_j u)``: directional, derivative-like detail that the truncated global
+  branch cannot represent. ``branch="mix"`` (default) sums both; ``"global"`` and ``"local"`` are the ablations.
+
+The per-mode channel contraction ``out[o,k] = Σ_i x[i,k] W[i,o,k]`` goes through :func:`mode_mix`, which uses
+``kernels.spectral_mix`` when that kernel exists (Pallas on GPU/TPU, the XLA einsum on CPU), else a local einsum.
+Complex weights are stored as real/imaginary planes (``weight_re``, ``weight_im``) so that every parameter is real.
+Both layers are resolution-consistent: the kept wavenumbers are fixed integers ``q``, independent of the grid size,
+so a band-limited input sampled at ``n`` and ``2n`` gives the same output on the common points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._typing import Array, ArrayLike, Float, PRNGKey
+from .._validate import check_choice, check_int
+from .spectral import riesz_multipliers, riesz_pairs
+
+try:  # the Pallas kernel of issue 5 (dispatches to the XLA einsum on CPU)
+    from kernels.spectral_mix import spectral_mix as _kernel_spectral_mix
+except Exception:  # pragma: no cover - kernel not present
+    _kernel_spectral_mix = None
+
+__all__ = [
+    "InstanceNorm",
+    "Pointwise",
+    "RieszSpectralConv",
+    "SpectralConv",
+    "instance_norm",
+    "kept_riesz_multipliers",
+    "mode_mix",
+    "pointwise",
+    "riesz_spectral_conv",
+    "spectral_conv",
+]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# functional cores
+# ----------------------------------------------------------------------------------------------------------------
+def mode_mix(x: Array, w: Array) -> Array:
+    """``out[o, k] = Σ_i x[i, k] w[i, o, k]`` for complex ``x`` ``(I, *modes)`` and ``w`` ``(I, O, *modes)``.
+
+    One sample (the batch axis of ``kernels.spectral_mix`` is 1 here; under ``jax.vmap`` it becomes the batch).
+    """
+    if _kernel_spectral_mix is not None:
+        return _kernel_spectral_mix(x[None], w)[0]
+    return jnp.einsum("i...,io...->o...", x, w)
+
+
+def _complex(re: Array, im: Array) -> Array:
+    return jax.lax.complex(re, im)
+
+
+def _check_resolution(grid: Sequence[int], modes: Sequence[int], name: str = "u") -> None:
+    if len(grid) != len(modes):
+        raise ValueError(
+            f"{name}: expected {len(modes)} spatial axes (one per entry of modes={tuple(modes)}), "
+            f"received {len(grid)} (spatial shape {tuple(grid)})"
+        )
+    for a, (n, m) in enumerate(zip(grid, modes)):
+        if n < 2 * m:
+            raise ValueError(
+                f"{name}: spatial axis {a} has {n} points, below twice the number of modes ({m}); a resolution "
+                f">= {2 * m} is needed to hold the kept modes"
+            )
+
+
+def _gather_modes(uh: Array, modes: Sequence[int]) -> Array:
+    """Kept block of an ``rfftn`` spectrum ``(C, *spec)``: ``q = 0..m-1, -m..-1`` on leading axes, ``0..m-1`` last."""
+    d = len(modes)
+    out = uh[..., : modes[-1]]
+    for a in range(d - 1):
+        ax = 1 + a
+        m = modes[a]
+        lo = jax.lax.slice_in_dim(out, 0, m, axis=ax)
+        hi = jax.lax.slice_in_dim(out, out.shape[ax] - m, out.shape[ax], axis=ax)
+        out = jnp.concatenate([lo, hi], axis=ax)
+    return out
+
+
+def _scatter_modes(kept: Array, grid: Sequence[int], modes: Sequence[int]) -> Array:
+    """Inverse of :func:`_gather_modes`: zero-filled ``rfftn`` spectrum ``(C, *spec)`` holding ``kept``."""
+    d = len(modes)
+    out = kept
+    for a in range(d - 1):
+        ax = 1 + a
+        m, n = modes[a], grid[a]
+        lo = jax.lax.slice_in_dim(out, 0, m, axis=ax)
+        hi = jax.lax.slice_in_dim(out, m, 2 * m, axis=ax)
+        zshape = list(out.shape)
+        zshape[ax] = n - 2 * m
+        out = jnp.concatenate([lo, jnp.zeros(zshape, out.dtype), hi], axis=ax)
+    pad = [(0, 0)] * out.ndim
+    pad[-1] = (0, grid[-1] // 2 + 1 - modes[-1])
+    return jnp.pad(out, pad)
+
+
+def _kept_q(modes: Sequence[int]) -> list[np.ndarray]:
+    qs = []
+    for a, m in enumerate(modes):
+        if a == len(modes) - 1:
+            qs.append(np.arange(m))
+        else:
+            qs.append(np.concatenate([np.arange(m), np.arange(-m, 0)]))
+    return qs
+
+
+def kept_riesz_multipliers(
+    modes: Sequence[int], order: int = 1, lengths: float | Sequence[float] | None = None
+) -> np.ndarray:
+    """Riesz multipliers evaluated on the kept modes of a layer (grid-independent): ``(n_dirs, *kept)`` complex.
+
+    ``n_dirs = d`` for ``order=1`` (``-i k_j/|k|``) and ``d(d+1)/2`` for ``order=2`` (``-k_a k_b/|k|²``).
+    """
+    d = len(modes)
+    if lengths is None:
+        ls = (1.0,) * d
+    elif np.isscalar(lengths):
+        ls = (float(lengths),) * d  # type: ignore[arg-type]
+    else:
+        ls = tuple(float(v) for v in lengths)  # type: ignore[union-attr]
+    qs = _kept_q(modes)
+    ks = np.meshgrid(*[2 * np.pi * q / length for q, length in zip(qs, ls)], indexing="ij")
+    knorm = np.sqrt(sum(k**2 for k in ks))
+    safe = np.where(knorm == 0, 1.0, knorm)
+    if order == 1:
+        ms = [np.where(knorm == 0, 0.0, -1j * k / safe) for k in ks]
+    elif order == 2:
+        ms = [np.where(knorm == 0, 0.0, -ks[a] * ks[b] / safe**2) + 0j for a, b in riesz_pairs(d)]
+    else:
+        raise ValueError(f"order: expected 1 or 2, received {order}")
+    return np.stack(ms).astype(np.complex128)
+
+
+def _rfftn(u: Array) -> Array:
+    axes = tuple(range(1, u.ndim))
+    return jnp.fft.rfftn(u, axes=axes)
+
+
+def _irfftn(uh: Array, grid: Sequence[int]) -> Array:
+    axes = tuple(range(1, uh.ndim))
+    return jnp.fft.irfftn(uh, s=tuple(grid), axes=axes)
+
+
+def spectral_conv(
+    u: Float[Array, "cin *grid"], weight_re: Float[Array, "cin cout *kept"], weight_im: Float[Array, "cin cout *kept"]
+) -> Float[Array, "cout *grid"]:
+    """FNO Fourier layer on one sample ``u`` ``(I, *grid)``; weights ``(I, O, 2m_1, ..., 2m_{d-1}, m_d)``."""
+    modes = _modes_from_kept(weight_re.shape[2:])
+    grid = u.shape[1:]
+    _check_resolution(grid, modes)
+    uh = _rfftn(u)
+    kept = _gather_modes(uh, modes)
+    w = _complex(weight_re, weight_im)
+    mixed = mode_mix(kept, w)
+    return _irfftn(_scatter_modes(mixed, grid, modes), grid).astype(u.dtype)
+
+
+def _modes_from_kept(kept: Sequence[int]) -> tuple[int, ...]:
+    kept = tuple(int(k) for k in kept)
+    return tuple(k // 2 for k in kept[:-1]) + (kept[-1],)
+
+
+def riesz_spectral_conv(
+    u: Float[Array, "cin *grid"],
+    weight_re: Float[Array, "cin cout *kept"] | None,
+    weight_im: Float[Array, "cin cout *kept"] | None,
+    alpha: Float[Array, "..."] | None,
+    w_dir: Float[Array, "..."] | None,
+    local_weight: Float[Array, "dirs cout cin"] | None,
+    *,
+    modes: Sequence[int],
+    order: int = 1,
+    lengths: float | Sequence[float] | None = None,
+) -> Float[Array, "cout *grid"]:
+    """RNO Riesz layer on one sample ``u`` ``(I, *grid)``.
+
+    Global branch (if ``weight_re`` is given): ``W(k) (α₀ + Σ_j w_j m_j(k)) û(k)`` on the kept modes, with
+    ``alpha`` of shape ``(I,)`` or ``(I, *kept)`` and ``w_dir`` of shape ``(n_dirs, I)`` or ``(n_dirs, I, *kept)``.
+    Local branch (if ``local_weight`` ``(n_dirs, O, I)`` is given): ``Σ_j L_j R_j u`` over the full band.
+    """
+    modes = tuple(int(m) for m in modes)
+    grid = u.shape[1:]
+    _check_resolution(grid, modes)
+    uh = _rfftn(u)
+    c_in = u.shape[0]
+    out_h = None
+    if weight_re is not None:
+        kept = _gather_modes(uh, modes)  # (I, *kept)
+        mk = jnp.asarray(kept_riesz_multipliers(modes, order, lengths), dtype=kept.dtype)  # (J, *kept)
+        d = len(modes)
+        a = alpha if alpha.ndim > 1 else alpha.reshape((c_in,) + (1,) * d)
+        wd = w_dir if w_dir.ndim > 2 else w_dir.reshape(w_dir.shape + (1,) * d)
+        factor = a + jnp.sum(wd * mk[:, None], axis=0)  # (I, *kept), complex
+        x = factor * kept
+        w = _complex(weight_re, weight_im)
+        mixed = mode_mix(x, w)
+        out_h = _scatter_modes(mixed, grid, modes)
+    if local_weight is not None:
+        mult = jnp.asarray(riesz_multipliers(grid, order, lengths, real=True), dtype=uh.dtype)  # (J, *spec)
+        # Σ_j m_j(k) (L_j û)(k): mix channels per direction (real weights), then apply the multiplier
+        lw = local_weight.astype(uh.real.dtype)
+        planes = jnp.stack([uh.real, uh.imag])  # real matmuls on the planes (cheaper than a complex einsum)
+        lp = jnp.einsum("joi,pi...->pjo...", lw, planes)
+        lh = jax.lax.complex(lp[0], lp[1])
+        local_h = jnp.sum(mult[:, None] * lh, axis=0)
+        out_h = local_h if out_h is None else out_h + local_h
+    if out_h is None:
+        raise ValueError("riesz_spectral_conv: at least one of the global or local branches must be given")
+    return _irfftn(out_h, grid).astype(u.dtype)
+
+
+def pointwise(u: Float[Array, "cin *grid"], weight: Float[Array, "cout cin"], bias: Float[Array, "cout"] | None) -> Float[Array, "cout *grid"]:
+    """1×1 convolution (pointwise channel map) ``W u + b``."""
+    y = jnp.einsum("oi,i...->o...", weight, u)
+    if bias is not None:
+        y = y + bias.reshape((-1,) + (1,) * (u.ndim - 1))
+    return y
+
+
+def instance_norm(
+    u: Float[Array, "c *grid"], scale: Float[Array, "c"], shift: Float[Array, "c"], eps: float = 1e-5
+) -> Float[Array, "c *grid"]:
+    """Per-channel normalisation over the spatial axes (a grid mean, hence resolution-consistent), then affine."""
+    axes = tuple(range(1, u.ndim))
+    mean = jnp.mean(u, axis=axes, keepdims=True)
+    var = jnp.mean((u - mean) ** 2, axis=axes, keepdims=True)
+    shp = (-1,) + (1,) * (u.ndim - 1)
+    return (u - mean) * jax.lax.rsqrt(var + eps) * scale.reshape(shp) + shift.reshape(shp)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# validation helpers for the Equinox containers
+# ----------------------------------------------------------------------------------------------------------------
+def _as_modes(modes: int | Sequence[int], n_dims: int | None = None) -> tuple[int, ...]:
+    if isinstance(modes, int | np.integer) and not isinstance(modes, bool):
+        if n_dims is None:
+            n_dims = 1
+        out = (int(modes),) * n_dims
+    else:
+        out = tuple(modes)  # type: ignore[arg-type]
+        if n_dims is not None and len(out) != n_dims:
+            raise ValueError(f"modes: expected {n_dims} entries (one per spatial axis), received {out}")
+    if not 1 <= len(out) <= 3:
+        raise ValueError(f"modes: expected 1 to 3 spatial axes, received {out}")
+    for m in out:
+        check_int("modes", m, minimum=1)
+    return tuple(int(m) for m in out)
+
+
+def _check_input(name: str, u: Any, channels: int, n_dims: int, modes: Sequence[int]) -> Array:
+    dtype = jnp.result_type(u)
+    if jnp.issubdtype(dtype, jnp.complexfloating):
+        raise TypeError(f"{name}: expected a real array, received dtype {dtype}")
+    if not jnp.issubdtype(dtype, jnp.floating):
+        raise TypeError(f"{name}: expected a real floating-point array, received dtype {dtype}")
+    shape = tuple(np.shape(u))
+    if len(shape) != n_dims + 1:
+        raise ValueError(
+            f"{name}: expected shape (channels, *grid) with {n_dims} spatial axes ({n_dims + 1} dimensions; one "
+            f"sample — batch with jax.vmap), received shape {shape}"
+        )
+    if shape[0] != channels:
+        raise ValueError(f"{name}: expected {channels} input channels (axis 0), received {shape[0]} (shape {shape})")
+    _check_resolution(shape[1:], modes, name)
+    return jnp.asarray(u)
+
+
+def _init_spectral(key: PRNGKey, c_in: int, c_out: int, modes: tuple[int, ...]) -> tuple[Array, Array]:
+    """FNO initialisation: ``scale · U[0, 1)`` on real and imaginary parts, ``scale = 1/(c_in c_out)``."""
+    kept = tuple(2 * m for m in modes[:-1]) + (modes[-1],)
+    k1, k2 = jax.random.split(key)
+    scale = 1.0 / (c_in * c_out)
+    shape = (c_in, c_out, *kept)
+    return scale * jax.random.uniform(k1, shape), scale * jax.random.uniform(k2, shape)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Equinox containers
+# ----------------------------------------------------------------------------------------------------------------
+class SpectralConv(eqx.Module):
+    """FNO Fourier layer (Li et al. 2021): complex weights on the lowest ``modes`` of each axis, n-D."""
+
+    weight_re: Array
+    weight_im: Array
+    in_channels: int = eqx.field(static=True)
+    out_channels: int = eqx.field(static=True)
+    modes: tuple[int, ...] = eqx.field(static=True)
+
+    def __init__(self, in_channels: int, out_channels: int, modes: int | Sequence[int], *, key: PRNGKey):
+        check_int("in_channels", in_channels, minimum=1)
+        check_int("out_channels", out_channels, minimum=1)
+        self.modes = _as_modes(modes)
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.weight_re, self.weight_im = _init_spectral(key, in_channels, out_channels, self.modes)
+
+    def __call__(self, u: ArrayLike) -> Float[Array, "cout *grid"]:
+        u = _check_input("u", u, self.in_channels, len(self.modes), self.modes)
+        return spectral_conv(u, self.weight_re, self.weight_im)
+
+
+class RieszSpectralConv(eqx.Module):
+    """RNO Riesz layer: directional mixer ``W(k)(α₀ + Σ_j w_j m_j(k))`` on kept modes + full-band Riesz channels.
+
+    Options: ``order`` 1 or 2 (multipliers ``-i k_j/|k|`` or ``-k_a k_b/|k|²``), ``per_mode`` directional weights,
+    ``branch`` ``"mix"`` | ``"global"`` | ``"local"`` (the paper's ablations), ``lengths`` of the periodic domain.
+    Initialisation: ``α₀ = 1``, ``w_j = 0`` (the global branch starts as an FNO layer), ``L_j ~ U(±1/√(I·J))``.
+    """
+
+    weight_re: Array | None
+    weight_im: Array | None
+    alpha: Array | None
+    w_dir: Array | None
+    local_weight: Array | None
+    in_channels: int = eqx.field(static=True)
+    out_channels: int = eqx.field(static=True)
+    modes: tuple[int, ...] = eqx.field(static=True)
+    order: int = eqx.field(static=True)
+    per_mode: bool = eqx.field(static=True)
+    branch: str = eqx.field(static=True)
+    lengths: tuple[float, ...] | None = eqx.field(static=True)
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        modes: int | Sequence[int],
+        *,
+        order: int = 1,
+        per_mode: bool = False,
+        branch: str = "mix",
+        lengths: float | Sequence[float] | None = None,
+        key: PRNGKey,
+    ):
+        check_int("in_channels", in_channels, minimum=1)
+        check_int("out_channels", out_channels, minimum=1)
+        check_choice("order", order, (1, 2))
+        check_choice("branch", branch, ("mix", "global", "local"))
+        self.modes = _as_modes(modes)
+        d = len(self.modes)
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.order, self.per_mode, self.branch = order, bool(per_mode), branch
+        if lengths is None or np.isscalar(lengths):
+            self.lengths = None if lengths is None else (float(lengths),) * d  # type: ignore[arg-type]
+        else:
+            self.lengths = tuple(float(v) for v in lengths)  # type: ignore[union-attr]
+            if len(self.lengths) != d:
+                raise ValueError(f"lengths: expected {d} entries, received {self.lengths}")
+        n_dirs = d if order == 1 else d * (d + 1) // 2
+        k_spec, k_loc = jax.random.split(key)
+        kept = tuple(2 * m for m in self.modes[:-1]) + (self.modes[-1],)
+        if branch in ("mix", "global"):
+            self.weight_re, self.weight_im = _init_spectral(k_spec, in_channels, out_channels, self.modes)
+            a_shape = (in_channels, *kept) if per_mode else (in_channels,)
+            self.alpha = jnp.ones(a_shape)
+            self.w_dir = jnp.zeros((n_dirs, *a_shape))
+        else:
+            self.weight_re = self.weight_im = self.alpha = self.w_dir = None
+        if branch in ("mix", "local"):
+            bound = 1.0 / np.sqrt(in_channels * n_dirs)
+            self.local_weight = jax.random.uniform(
+                k_loc, (n_dirs, out_channels, in_channels), minval=-bound, maxval=bound
+            )
+        else:
+            self.local_weight = None
+
+    def __call__(self, u: ArrayLike) -> Float[Array, "cout *grid"]:
+        u = _check_input("u", u, self.in_channels, len(self.modes), self.modes)
+        return riesz_spectral_conv(
+            u,
+            self.weight_re,
+            self.weight_im,
+            self.alpha,
+            self.w_dir,
+            self.local_weight,
+            modes=self.modes,
+            order=self.order,
+            lengths=self.lengths,
+        )
+
+
+class Pointwise(eqx.Module):
+    """1×1 convolution with PyTorch's default initialisation ``U(±1/√c_in)``."""
+
+    weight: Array
+    bias: Array
+
+    def __init__(self, in_channels: int, out_channels: int, *, key: PRNGKey):
+        check_int("in_channels", in_channels, minimum=1)
+        check_int("out_channels", out_channels, minimum=1)
+        k1, k2 = jax.random.split(key)
+        bound = 1.0 / np.sqrt(in_channels)
+        self.weight = jax.random.uniform(k1, (out_channels, in_channels), minval=-bound, maxval=bound)
+        self.bias = jax.random.uniform(k2, (out_channels,), minval=-bound, maxval=bound)
+
+    def __call__(self, u: Float[Array, "cin *grid"]) -> Float[Array, "cout *grid"]:
+        return pointwise(u, self.weight, self.bias)
+
+
+class InstanceNorm(eqx.Module):
+    """Per-channel normalisation over the grid with a learnable affine map."""
+
+    scale: Array
+    shift: Array
+
+    def __init__(self, channels: int):
+        self.scale = jnp.ones((channels,))
+        self.shift = jnp.zeros((channels,))
+
+    def __call__(self, u: Float[Array, "c *grid"]) -> Float[Array, "c *grid"]:
+        return instance_norm(u, self.scale, self.shift)

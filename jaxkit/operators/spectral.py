@@ -1,0 +1,228 @@
+"""Fourier-side building blocks: wavenumber grids, Riesz multipliers, Riesz transforms, spectral derivatives.
+
+Conventions (periodic grids ``x_j = j L / n``; angular wavenumbers ``k = 2π q / L`` with integer ``q``):
+
+* First-order Riesz transform: ``(R_j u)^(k) = m_j(k) û(k)`` with ``m_j(k) = -i k_j / |k|`` and ``m_j(0) = 0``
+  (Stein 1970; the sign convention of the RNO paper, ICLR 2026). Then ``Σ_j R_j² = -I`` on zero-mean fields and,
+  because ``-i k_j/|k| · |k| = -(i k_j)``, the derivative identity carries a minus sign:
+  ``∂_j u = -R_j (-Δ)^{1/2} u``. (The RNO issue text writes ``∂_j = R_j(-Δ)^{1/2}``; that drops the sign.)
+  A plane wave maps as ``R_j cos(k·x) = (k_j/|k|) sin(k·x)``.
+* Second-order Riesz transforms: ``R_a R_b`` with multiplier ``-k_a k_b / |k|²`` for the pairs ``a <= b`` in
+  row-major order (``riesz_pairs``), so ``d(d+1)/2`` components.
+* Nyquist: on an even-length axis the mode ``q = -n/2`` is its own Hermitian partner, so an odd multiplier in
+  ``k_j`` (``m_j``, odd-order derivatives) cannot keep a real field real there; those entries are set to zero.
+  Identities such as ``Σ_j R_j² = -I`` therefore hold exactly for fields without Nyquist content.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import jax.numpy as jnp
+import numpy as np
+
+from .._typing import Array, Float
+from .._validate import check_float, check_int, check_positive, check_real
+
+__all__ = [
+    "fractional_laplacian",
+    "riesz_multipliers",
+    "riesz_pairs",
+    "riesz_transform",
+    "spectral_derivative",
+    "wavenumber_grid",
+    "wavenumbers",
+]
+
+
+def wavenumbers(n: int, length: float = 1.0, *, real: bool = False, nyquist_zero: bool = False) -> np.ndarray:
+    """Angular wavenumbers ``2π q / L`` of an ``n``-point periodic grid, in FFT order.
+
+    ``real=True`` gives the ``rfft`` half (``q = 0..n//2``). ``nyquist_zero=True`` zeroes the unpaired Nyquist
+    entry of an even ``n`` (what an odd multiplier must do to keep real fields real).
+    """
+    check_int("n", n, minimum=1)
+    check_positive("length", length)
+    q = np.fft.rfftfreq(n, 1.0 / n) if real else np.fft.fftfreq(n, 1.0 / n)
+    k = 2.0 * np.pi * q / float(length)
+    if nyquist_zero and n % 2 == 0:
+        k = np.where(np.abs(q) == n // 2, 0.0, k)
+    return k
+
+
+def _lengths(lengths: float | Sequence[float] | None, d: int) -> tuple[float, ...]:
+    if lengths is None:
+        return (1.0,) * d
+    if np.isscalar(lengths):
+        check_positive("lengths", lengths)
+        return (float(lengths),) * d
+    out = tuple(float(v) for v in lengths)  # type: ignore[union-attr]
+    if len(out) != d:
+        raise ValueError(f"lengths: expected {d} domain lengths (one per transformed axis), received {len(out)}")
+    for v in out:
+        check_positive("lengths", v)
+    return out
+
+
+def wavenumber_grid(
+    shape: Sequence[int], lengths: float | Sequence[float] | None = None, *, real: bool = True
+) -> tuple[np.ndarray, ...]:
+    """Broadcastable angular wavenumber arrays ``(k_1, ..., k_d)`` for an ``rfftn`` (``real=True``) or ``fftn``.
+
+    With ``real=True`` the last axis holds the ``n_d//2 + 1`` non-negative modes, as ``jnp.fft.rfftn`` returns them.
+    """
+    shape = tuple(int(s) for s in shape)
+    if not shape:
+        raise ValueError("shape: expected at least one axis, received ()")
+    for s in shape:
+        check_int("shape", s, minimum=1)
+    ls = _lengths(lengths, len(shape))
+    ks = []
+    for a, (n, length) in enumerate(zip(shape, ls)):
+        last = a == len(shape) - 1
+        k = wavenumbers(n, length, real=real and last)
+        view = [1] * len(shape)
+        view[a] = k.size
+        ks.append(k.reshape(view))
+    return tuple(ks)
+
+
+def _nyquist_mask(shape: Sequence[int], axis: int, real: bool) -> np.ndarray:
+    """Boolean array (broadcastable to the spectrum) that is True on the unpaired Nyquist plane of ``axis``."""
+    n = shape[axis]
+    last = axis == len(shape) - 1
+    q = np.fft.rfftfreq(n, 1.0 / n) if (real and last) else np.fft.fftfreq(n, 1.0 / n)
+    mask = (np.abs(q) == n // 2) & (n % 2 == 0)
+    view = [1] * len(shape)
+    view[axis] = q.size
+    return mask.reshape(view)
+
+
+def riesz_pairs(d: int) -> list[tuple[int, int]]:
+    """Index pairs ``(a, b)``, ``a <= b``, of the second-order Riesz components, in the order they are stacked."""
+    return [(a, b) for a in range(d) for b in range(a, d)]
+
+
+def riesz_multipliers(
+    shape: Sequence[int],
+    order: int = 1,
+    lengths: float | Sequence[float] | None = None,
+    *,
+    real: bool = True,
+) -> np.ndarray:
+    """Fourier multipliers of the Riesz transforms on a periodic grid of ``shape``.
+
+    ``order=1``: complex array ``(d, *spectrum)`` with ``m_j = -i k_j/|k|``, zero at ``k = 0`` and on the
+    Nyquist plane of axis ``j`` (see module docstring). ``order=2``: ``(d(d+1)/2, *spectrum)`` with
+    ``m_a m_b = -k_a k_b / |k|²`` for the pairs of :func:`riesz_pairs` (an even multiplier: no Nyquist fix needed).
+    ``spectrum`` is the ``rfftn`` shape when ``real=True`` else the ``fftn`` shape. Returned as NumPy (static).
+    """
+    check_int("order", order, minimum=1)
+    if order not in (1, 2):
+        raise ValueError(f"order: expected 1 or 2, received {order}")
+    shape = tuple(int(s) for s in shape)
+    ks = np.broadcast_arrays(*wavenumber_grid(shape, lengths, real=real))
+    knorm = np.sqrt(sum(k**2 for k in ks))
+    safe = np.where(knorm == 0, 1.0, knorm)
+    d = len(shape)
+    if order == 1:
+        ms = []
+        for j in range(d):
+            m = np.where(knorm == 0, 0.0, -1j * ks[j] / safe)
+            m = np.where(_nyquist_mask(shape, j, real), 0.0, m)
+            ms.append(m.astype(np.complex128))
+        return np.stack(ms)
+    out = [np.where(knorm == 0, 0.0, -ks[a] * ks[b] / safe**2).astype(np.complex128) for a, b in riesz_pairs(d)]
+    return np.stack(out)
+
+
+def _resolve_axes(ndim: int, axes: int | Sequence[int] | None) -> tuple[int, ...]:
+    if axes is None:
+        return tuple(range(ndim))
+    axs = (axes,) if isinstance(axes, int | np.integer) else tuple(axes)
+    out = []
+    for a in axs:
+        if isinstance(a, bool) or not isinstance(a, int | np.integer):
+            raise TypeError(f"axes: expected integers, received {a!r}")
+        if not -ndim <= a < ndim:
+            raise ValueError(f"axes: axis {a} is out of range for an array with {ndim} dimensions")
+        out.append(int(a) % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"axes: expected distinct axes, received {axs}")
+    if not 1 <= len(out) <= 3:
+        raise ValueError(f"axes: expected 1 to 3 spatial axes, received {len(out)}")
+    return tuple(sorted(out))
+
+
+def _complex_dtype(x: Array):
+    return jnp.complex128 if x.dtype == jnp.float64 else jnp.complex64
+
+
+def _apply_multiplier(u: Array, mult: np.ndarray, axes: tuple[int, ...]) -> Array:
+    """``irfftn(mult * rfftn(u))`` over ``axes``; ``mult`` has shape ``(c, *spectrum)``; returns ``(c, *u.shape)``."""
+    shape = [u.shape[a] for a in axes]
+    uh = jnp.fft.rfftn(u, axes=axes)
+    # place the multiplier's spectral axes at `axes` of u (other axes broadcast)
+    view = [1] * u.ndim
+    for a, s in zip(axes, mult.shape[1:]):
+        view[a] = s
+    m = jnp.asarray(mult.reshape((mult.shape[0], *view)), dtype=_complex_dtype(u))
+    out = jnp.fft.irfftn(m * uh[None], s=shape, axes=tuple(a + 1 for a in axes))
+    return out.astype(u.dtype)
+
+
+def _check_field(u: Array) -> None:
+    check_real("u", u)
+    check_float("u", u)
+
+
+def riesz_transform(
+    u: Float[Array, "..."],
+    axes: int | Sequence[int] | None = None,
+    order: int = 1,
+    lengths: float | Sequence[float] | None = None,
+) -> Float[Array, "components ..."]:
+    """Riesz transforms of a real periodic field over ``axes`` (default: all axes; 1 to 3 of them).
+
+    Returns the components stacked on a new leading axis: ``d`` of them for ``order=1`` (``R_1 u, ..., R_d u``),
+    ``d(d+1)/2`` for ``order=2`` (``R_a R_b u`` for :func:`riesz_pairs`). Axes not in ``axes`` are batch axes.
+    """
+    u = jnp.asarray(u)
+    _check_field(u)
+    if u.ndim == 0:
+        raise ValueError("u: expected a field with at least one axis, received a scalar")
+    axs = _resolve_axes(u.ndim, axes)
+    shape = [u.shape[a] for a in axs]
+    mult = riesz_multipliers(shape, order, lengths, real=True)
+    return _apply_multiplier(u, mult, axs)
+
+
+def spectral_derivative(u: Float[Array, "..."], axis: int = -1, order: int = 1, length: float = 1.0) -> Float[Array, "..."]:
+    """``∂^order u / ∂x_axis^order`` of a periodic real field by the multiplier ``(i k)^order`` (Nyquist zeroed
+    for odd orders)."""
+    u = jnp.asarray(u)
+    _check_field(u)
+    check_int("order", order, minimum=0)
+    check_positive("length", length)
+    (ax,) = _resolve_axes(u.ndim, axis)
+    n = u.shape[ax]
+    k = wavenumbers(n, length, real=True, nyquist_zero=order % 2 == 1)
+    mult = ((1j * k) ** order)[None]
+    return _apply_multiplier(u, mult, (ax,))[0]
+
+
+def fractional_laplacian(
+    u: Float[Array, "..."],
+    s: float = 0.5,
+    axes: int | Sequence[int] | None = None,
+    lengths: float | Sequence[float] | None = None,
+) -> Float[Array, "..."]:
+    """``(-Δ)^s u`` on a periodic grid: multiplier ``|k|^{2s}`` (zero at ``k = 0``)."""
+    u = jnp.asarray(u)
+    _check_field(u)
+    axs = _resolve_axes(u.ndim, axes)
+    shape = [u.shape[a] for a in axs]
+    ks = np.broadcast_arrays(*wavenumber_grid(shape, lengths, real=True))
+    knorm = np.sqrt(sum(k**2 for k in ks))
+    mult = np.where(knorm == 0, 0.0, np.abs(knorm) ** (2 * float(s)))[None].astype(np.complex128)
+    return _apply_multiplier(u, mult, axs)[0]
