@@ -1,0 +1,1 @@
+"""SSM expressivity probes: gate classes, fixed-width arithmetic, formal languages, LTLf, constructions, probes."""

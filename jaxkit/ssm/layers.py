@@ -1,0 +1,243 @@
+"""SSM layers with the gate classes of the expressivity literature.
+
+One layer family: ``h_t = A(x_t) h_{t-1} + B(x_t)`` (``h_0 = 0``), ``y_t = x_t + MLP([h_t, x_t])``, stacked with
+residual connections. The gate class fixes what ``A`` may be (Alsmann, Noori & Lange 2026; Merrill et al. 2024;
+Sarrof et al. 2024; Grazzi et al. 2025):
+
+====================  ==============================================================  ===================
+variant               transition ``A(x)``                                             like
+====================  ==============================================================  ===================
+``time_invariant``    complex diagonal ``σ(ν) e^{iπ tanh θ}``, independent of ``x``   S4D / LRU
+``selective_nonneg``  real diagonal ``σ(W x + c) ∈ [0, 1]``                           Mamba
+``selective_signed``  real diagonal ``tanh(W x + c) ∈ [-1, 1]``                       Grazzi et al. 2025
+``selective_complex`` complex diagonal ``σ(W_r x + c_r) e^{iπ tanh(W_θ x + c_θ)}``    complex Mamba / RG-LRU
+``dense``             ``Π_j (I - β_j k_j k_jᵀ)``, ``β_j = 2σ(·) ∈ [0, 2]``, ``|k_j| = 1``  DeltaNet (Grazzi)
+====================  ==============================================================  ===================
+
+``B(x) = W_b x + c_b`` (complex for the complex variants) depends on the input in every variant. Diagonal variants
+evaluate in parallel with the linear-scan kernel (``kernels.linear_scan``, an XLA associative scan on CPU); the
+``dense`` variant uses its own associative scan over ``(A, b)`` pairs. ``mode="recurrent"`` is the step-by-step
+``lax.scan``; with a :mod:`~jaxkit.ssm.precision` format every gate, input, state update and activation is rounded.
+A layer acts on one sequence ``(T, d)``; batch with ``jax.vmap``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxkit._validate import check_choice, check_int, check_ndim
+
+from .precision import quantize
+
+VARIANTS = ("time_invariant", "selective_nonneg", "selective_signed", "selective_complex", "dense")
+COMPLEX_VARIANTS = ("time_invariant", "selective_complex")
+MODES = ("parallel", "recurrent")
+
+try:  # the shared linear-scan kernel (Pallas on GPU/TPU, XLA reference on CPU)
+    from kernels.linear_scan import linear_scan as _kernel_linear_scan
+except Exception:  # pragma: no cover - kernel not available yet
+    _kernel_linear_scan = None
+
+
+def _assoc_linear_scan(a: jax.Array, b: jax.Array) -> jax.Array:
+    def combine(left, right):
+        a1, b1 = left
+        a2, b2 = right
+        return a2 * a1, a2 * b1 + b2
+
+    return jax.lax.associative_scan(combine, (a, b), axis=0)[1]
+
+
+def diagonal_scan(a: jax.Array, b: jax.Array, *, mode: str = "parallel", precision: Any = None) -> jax.Array:
+    """All states of ``h_t = a_t ⊙ h_{t-1} + b_t`` (``h_0 = 0``) for ``a, b`` of shape ``(T, N)``.
+
+    ``mode="parallel"`` uses the linear-scan kernel when present; ``"recurrent"`` a sequential ``lax.scan`` in which
+    each update is rounded to ``precision`` (one rounding per fused multiply-add).
+    """
+    check_choice("mode", mode, MODES)
+    if mode == "parallel" and precision is None:
+        if _kernel_linear_scan is not None:
+            return _kernel_linear_scan(a, b)
+        return _assoc_linear_scan(a, b)
+    a = quantize(a, precision)
+    b = quantize(b, precision)
+
+    def step(h, ab):
+        h = quantize(ab[0] * h + ab[1], precision)
+        return h, h
+
+    return jax.lax.scan(step, jnp.zeros(a.shape[1:], jnp.result_type(a, b)), (a, b))[1]
+
+
+def householder_product(k: jax.Array, beta: jax.Array) -> jax.Array:
+    """``H_n ⋯ H_1`` with ``H_j = I - β_j k_j k_jᵀ`` for unit ``k`` of shape ``(n, N)`` and ``β`` of shape ``(n,)``.
+
+    With ``β ∈ [0, 2]`` every eigenvalue lies in ``[-1, 1]`` (Grazzi et al. 2025); ``β = 2`` is a reflection.
+    """
+    n_state = k.shape[-1]
+    eye = jnp.eye(n_state, dtype=k.dtype)
+
+    def body(acc, kb):
+        kj, bj = kb
+        return (eye - bj * jnp.outer(kj, kj)) @ acc, None
+
+    return jax.lax.scan(body, eye, (k, beta))[0]
+
+
+def dense_scan(A: jax.Array, b: jax.Array, *, mode: str = "parallel", precision: Any = None) -> jax.Array:
+    """All states of ``h_t = A_t h_{t-1} + b_t`` (``h_0 = 0``), ``A`` of shape ``(T, N, N)``, ``b`` ``(T, N)``."""
+    check_choice("mode", mode, MODES)
+    if mode == "parallel" and precision is None:
+
+        def combine(left, right):
+            a1, b1 = left
+            a2, b2 = right
+            return a2 @ a1, jnp.einsum("...ij,...j->...i", a2, b1) + b2
+
+        return jax.lax.associative_scan(combine, (A, b), axis=0)[1]
+    A = quantize(A, precision)
+    b = quantize(b, precision)
+
+    def step(h, ab):
+        h = quantize(ab[0] @ h + ab[1], precision)
+        return h, h
+
+    return jax.lax.scan(step, jnp.zeros(b.shape[1:], b.dtype), (A, b))[1]
+
+
+def _n_gate(variant: str, d_state: int, n_householder: int) -> int:
+    if variant in COMPLEX_VARIANTS:
+        return 2 * d_state
+    if variant == "dense":
+        return n_householder * (d_state + 1)
+    return d_state
+
+
+class SSMLayer(eqx.Module):
+    """One gated SSM layer with an MLP readout and a residual connection (acts on ``(T, d_model)``)."""
+
+    variant: str = eqx.field(static=True)
+    d_model: int = eqx.field(static=True)
+    d_state: int = eqx.field(static=True)
+    n_householder: int = eqx.field(static=True)
+    gate_w: jax.Array | None
+    gate_b: jax.Array
+    in_w: jax.Array
+    in_b: jax.Array
+    w1: jax.Array
+    b1: jax.Array
+    w2: jax.Array
+    b2: jax.Array
+
+    def __init__(self, variant: str, d_model: int, d_state: int, *, key: Any, d_hidden: int | None = None,
+                 n_householder: int = 1):
+        check_choice("variant", variant, VARIANTS)
+        check_int("d_model", d_model, minimum=1)
+        check_int("d_state", d_state, minimum=1)
+        check_int("n_householder", n_householder, minimum=1)
+        d_hidden = 2 * d_model if d_hidden is None else d_hidden
+        check_int("d_hidden", d_hidden, minimum=1)
+        self.variant, self.d_model, self.d_state, self.n_householder = variant, d_model, d_state, n_householder
+        kg, kb, k1, k2, kp = jax.random.split(key, 5)
+        g = _n_gate(variant, d_state, n_householder)
+        s = 2 * d_state if variant in COMPLEX_VARIANTS else d_state
+        scale = 1.0 / np.sqrt(d_model)
+        if variant == "time_invariant":  # LRU-style ring init: |a| in [0.9, 0.999], small phases
+            r = jax.random.uniform(kp, (d_state,), minval=0.9, maxval=0.999)
+            ph = jax.random.uniform(jax.random.fold_in(kp, 1), (d_state,), minval=-0.2, maxval=0.2)
+            self.gate_w = None
+            self.gate_b = jnp.concatenate([jnp.log(r / (1 - r)), jnp.arctanh(ph)])
+        else:
+            self.gate_w = scale * jax.random.normal(kg, (g, d_model))
+            if variant == "selective_complex":
+                bias = jnp.concatenate([jnp.full((d_state,), 2.0), jnp.zeros((d_state,))])
+            elif variant == "dense":
+                bias = jnp.zeros((g,))
+            else:
+                bias = jnp.full((g,), 2.0 if variant == "selective_nonneg" else 1.0)
+            self.gate_b = bias
+        self.in_w = scale * jax.random.normal(kb, (s, d_model))
+        self.in_b = jnp.zeros((s,))
+        f = s + d_model
+        self.w1 = jax.random.normal(k1, (d_hidden, f)) / np.sqrt(f)
+        self.b1 = jnp.zeros((d_hidden,))
+        self.w2 = jax.random.normal(k2, (d_model, d_hidden)) / np.sqrt(d_hidden)
+        self.b2 = jnp.zeros((d_model,))
+
+    def transitions(self, u: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """``(A, b)`` for inputs ``u`` of shape ``(T, d)``: ``A`` is ``(T, N)`` (diagonal) or ``(T, N, N)``."""
+        n = self.d_state
+        z = jnp.broadcast_to(self.gate_b, (u.shape[0], self.gate_b.shape[0]))
+        if self.gate_w is not None:
+            z = z + u @ self.gate_w.T
+        bin_ = u @ self.in_w.T + self.in_b
+        v = self.variant
+        if v in COMPLEX_VARIANTS:
+            a = jax.nn.sigmoid(z[:, :n]) * jnp.exp(1j * jnp.pi * jnp.tanh(z[:, n:]))
+            return a, jax.lax.complex(bin_[:, :n], bin_[:, n:])
+        if v == "selective_nonneg":
+            return jax.nn.sigmoid(z), bin_
+        if v == "selective_signed":
+            return jnp.tanh(z), bin_
+        m = self.n_householder
+        k = z[:, : m * n].reshape(-1, m, n)
+        k = k / jnp.sqrt(jnp.sum(k**2, axis=-1, keepdims=True) + 1e-12)
+        beta = 2.0 * jax.nn.sigmoid(z[:, m * n :])
+        return jax.vmap(householder_product)(k, beta), bin_
+
+    def states(self, u: jax.Array, *, mode: str = "parallel", precision: Any = None) -> jax.Array:
+        """All hidden states ``(T, N)`` (complex for the complex variants)."""
+        a, b = self.transitions(u)
+        if self.variant == "dense":
+            return dense_scan(a, b, mode=mode, precision=precision)
+        return diagonal_scan(a, b, mode=mode, precision=precision)
+
+    def __call__(self, u: jax.Array, *, mode: str = "parallel", precision: Any = None) -> jax.Array:
+        h = self.states(u, mode=mode, precision=precision)
+        feats = jnp.concatenate([h.real, h.imag], -1) if jnp.iscomplexobj(h) else h
+        z = jnp.concatenate([feats, u], -1)
+        hid = quantize(jax.nn.relu(z @ self.w1.T + self.b1), precision)
+        return quantize(u + hid @ self.w2.T + self.b2, precision)
+
+
+class SSMModel(eqx.Module):
+    """Token embedding, a residual stack of :class:`SSMLayer`, and a linear head: ``(T,)`` ints -> ``(T, C)``."""
+
+    embed: jax.Array
+    layers: tuple
+    head_w: jax.Array
+    head_b: jax.Array
+
+    def __init__(self, variant: str, vocab: int, n_classes: int, *, key: Any, d_model: int = 32, d_state: int = 16,
+                 n_layers: int = 2, d_hidden: int | None = None, n_householder: int = 1):
+        check_choice("variant", variant, VARIANTS)
+        check_int("vocab", vocab, minimum=1)
+        check_int("n_classes", n_classes, minimum=1)
+        check_int("n_layers", n_layers, minimum=1)
+        ke, kh, *kl = jax.random.split(key, n_layers + 2)
+        self.embed = jax.random.normal(ke, (vocab, d_model))
+        self.layers = tuple(SSMLayer(variant, d_model, d_state, key=k, d_hidden=d_hidden,
+                                     n_householder=n_householder) for k in kl)
+        self.head_w = jax.random.normal(kh, (n_classes, d_model)) / np.sqrt(d_model)
+        self.head_b = jnp.zeros((n_classes,))
+
+    @property
+    def variant(self) -> str:
+        return self.layers[0].variant
+
+    def __call__(self, tokens: jax.Array, *, mode: str = "parallel", precision: Any = None) -> jax.Array:
+        check_ndim("tokens", tokens, 1, what="one sequence (T,); vmap for batches")
+        check_choice("mode", mode, MODES)
+        x = quantize(self.embed[tokens], precision)
+        for layer in self.layers:
+            x = layer(x, mode=mode, precision=precision)
+        return x @ self.head_w.T + self.head_b
+
+
+__all__ = ["COMPLEX_VARIANTS", "MODES", "VARIANTS", "SSMLayer", "SSMModel", "dense_scan", "diagonal_scan",
+           "householder_product"]
