@@ -7,15 +7,9 @@ from rdkit import Chem
 from rdkit.Chem import AllChem
 
 from jaxkit.docking import conformer_positions
+from jaxkit.docking.baselines import contact_score, random_placement
 from jaxkit.docking.datasets import posebusters_complexes, posebusters_data_dir
-from jaxkit.docking.evaluate import (
-    contact_score,
-    posebusters_valid,
-    random_placement,
-    success_rate,
-    symmetric_rmsd,
-    with_positions,
-)
+from jaxkit.docking.evaluate import posebusters_valid, success_rate, symmetric_rmsd, with_positions
 
 
 def test_symmetric_rmsd_matches_brute_force_over_automorphisms():

@@ -1,0 +1,123 @@
+"""Docking baselines run through the same evaluation as the model.
+
+- ``contact_score``: a simple pocket-complementarity score (lower is better) — clash penalty
+  ``10·max(0, 3.2 − d)²`` plus a Gaussian attraction ``−exp(−(d − 4)²/2)`` over ligand–pocket pairs.
+- ``random_placement``: one ETKDG conformer rigidly placed at random orientations near the pocket centre, best of
+  ``k`` by ``contact_score``.
+- ``vina_dock``: AutoDock Vina (the ``vina`` package) with the ligand prepared by ``meeko`` and the receptor
+  (standard amino acids only; cofactors and other hetero groups are dropped because meeko would fetch their
+  templates online) by meeko's ``mk_prepare_receptor.py``; a cubic box around the pocket centre.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, ArrayLike, Float
+from rdkit import Chem
+from rdkit.Chem import AllChem
+
+from .fragments import conformer_positions
+
+
+def contact_score(ligand: Float[ArrayLike, "n 3"], pocket: Float[ArrayLike, "m 3"]) -> Float[Array, ""]:
+    """Clash + attraction score of ligand positions ``(n, 3)`` against pocket atoms ``(m, 3)``; lower is better."""
+    ligand, pocket = jnp.asarray(ligand), jnp.asarray(pocket)
+    d = jnp.sqrt(jnp.sum((ligand[:, None, :] - pocket[None, :, :]) ** 2, -1) + 1e-12)
+    return jnp.sum(10.0 * jnp.maximum(0.0, 3.2 - d) ** 2 - jnp.exp(-0.5 * (d - 4.0) ** 2))
+
+
+def _random_rotations(key: jax.Array, k: int) -> jax.Array:
+    q = jax.random.normal(key, (k, 4))
+    q = q / jnp.linalg.norm(q, axis=-1, keepdims=True)
+    w, x, y, z = q.T
+    return jnp.stack(
+        [
+            jnp.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+            jnp.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+            jnp.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        -2,
+    )
+
+
+def random_placement(
+    mol: Chem.Mol, pocket_positions: np.ndarray, centre: np.ndarray, *, k: int, seed: int, spread: float = 1.0
+) -> tuple[np.ndarray, float]:
+    """Best of ``k`` random rigid placements of one ETKDG conformer (heavy atoms) by :func:`contact_score`.
+
+    Returns (positions ``(n_heavy, 3)``, score).
+    """
+    heavy = Chem.RemoveHs(mol)
+    molh = Chem.AddHs(heavy)
+    params = AllChem.ETKDGv3()
+    params.randomSeed = int(seed)
+    if AllChem.EmbedMolecule(molh, params) != 0:
+        raise ValueError(f"ETKDG failed to embed {Chem.MolToSmiles(heavy)}")
+    x = conformer_positions(Chem.RemoveHs(molh))
+    x = x - x.mean(0)
+    key = jax.random.key(seed)
+    k1, k2 = jax.random.split(key)
+    rots = _random_rotations(k1, k)
+    shifts = jnp.asarray(centre) + spread * jax.random.normal(k2, (k, 3))
+    poses = jnp.einsum("kij,nj->kni", rots, jnp.asarray(x)) + shifts[:, None, :]
+    scores = jax.vmap(contact_score, in_axes=(0, None))(poses, jnp.asarray(pocket_positions))
+    best = int(jnp.argmin(scores))
+    return np.asarray(poses[best], dtype=np.float64), float(scores[best])
+
+
+def vina_dock(
+    protein_pdb: str | Path,
+    mol: Chem.Mol,
+    centre: np.ndarray,
+    *,
+    box_size: float = 22.0,
+    exhaustiveness: int = 8,
+    seed: int = 0,
+    workdir: str | Path | None = None,
+) -> tuple[Chem.Mol, float]:
+    """Dock ``mol`` (an ETKDG conformer is generated, so the input pose is not used) with AutoDock Vina.
+
+    Returns (top-ranked pose as an RDKit molecule with hydrogens removed, Vina score in kcal/mol).
+    """
+    import biotite.structure as struc
+    import biotite.structure.io.pdb as pdb
+    from meeko import MoleculePreparation, PDBQTMolecule, PDBQTWriterLegacy, RDKitMolCreate
+    from vina import Vina
+
+    work = Path(workdir or tempfile.mkdtemp(prefix="jaxkit_vina_"))
+    work.mkdir(parents=True, exist_ok=True)
+    atoms = pdb.PDBFile.read(str(protein_pdb)).get_structure(model=1)
+    atoms = atoms[struc.filter_amino_acids(atoms)]
+    f = pdb.PDBFile()
+    f.set_structure(atoms)
+    f.write(str(work / "receptor.pdb"))
+    script = Path(sys.executable).parent / "mk_prepare_receptor.py"
+    cmd = [str(script) if script.exists() else "mk_prepare_receptor.py", "--read_pdb", str(work / "receptor.pdb"),
+           "-o", str(work / "receptor"), "-p", "-a"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0 or not (work / "receptor.pdbqt").exists():
+        raise RuntimeError(f"receptor preparation for {protein_pdb} failed: {proc.stderr[-2000:]}")
+    lig = Chem.AddHs(Chem.RemoveHs(mol))
+    params = AllChem.ETKDGv3()
+    params.randomSeed = int(seed)
+    if AllChem.EmbedMolecule(lig, params) != 0:
+        raise ValueError(f"ETKDG failed to embed {Chem.MolToSmiles(Chem.RemoveHs(mol))}")
+    setup = MoleculePreparation().prepare(lig)[0]
+    pdbqt, ok, err = PDBQTWriterLegacy.write_string(setup)
+    if not ok:
+        raise RuntimeError(f"meeko could not write the ligand PDBQT: {err}")
+    v = Vina(sf_name="vina", verbosity=0, cpu=1, seed=int(seed))
+    v.set_receptor(str(work / "receptor.pdbqt"))
+    v.set_ligand_from_string(pdbqt)
+    v.compute_vina_maps(center=[float(c) for c in centre], box_size=[box_size] * 3)
+    v.dock(exhaustiveness=int(exhaustiveness), n_poses=1)
+    energy = float(v.energies(n_poses=1)[0][0])
+    pose = RDKitMolCreate.from_pdbqt_mol(PDBQTMolecule(v.poses(n_poses=1), skip_typing=True))[0]
+    return Chem.RemoveHs(pose), energy
