@@ -1,0 +1,297 @@
+"""Closed-form and algorithmic theory for saddle-to-saddle dynamics.
+
+Two-layer linear nets (Saxe, McClelland & Ganguli 2014; Zhang, Saxe & Latham, ICLR 2026). With whitened inputs,
+loss ``L = 1/(2P) Σ ||y − W2 W1 x||² = ½||Σ_yx − W2 W1||² + const`` and gradient flow ``τ dW/dt = −∇L``
+(``τ = 1/η``), a balanced start aligned with Σ_yx = U diag(s) Vᵀ decouples into modes ``u_i = u_iᵀ W2 W1 v_i``:
+
+    τ du/dt = 2u(s − u),    u(t) = s e^{2st/τ} / (e^{2st/τ} − 1 + s/u0),    t_half = (τ / 2s) ln(s/u0 − 1).
+
+Modes are learned in decreasing s; after k modes the loss sits on the plateau ``½ Σ_{i>k} s_i²``; dividing u0 by
+``c`` delays mode i by ``(τ/2s_i) ln c`` (approximately, exactly ``(τ/2s)[ln(c s/u0 − 1) − ln(s/u0 − 1)]``).
+Depth-N linear nets: ``τ du/dt = N u^{2−2/N} (s − u)`` (balanced layers, ``u = a^N``).
+
+Diagonal linear nets ``β = u ⊙ v`` (Pesme & Flammarion, NeurIPS 2023): as α → 0 the flow, in accelerated time
+``t̃ = t / ln(1/α)``, jumps between saddles given by a LARS-like algorithm (:func:`diagonal_jumps`) and ends at the
+minimum-ℓ1 interpolator.
+
+Embedding construction: a critical point of the width-(H−1) net becomes one of the width-H net by adding a silent
+unit (all weights zero) or by splitting a unit (copy its input weights; share its output weights in proportions
+λ, 1−λ) (Fukumizu & Amari 2000; Zhang, Saxe & Latham 2026). Check saddles with
+:func:`jaxkit.dynamics.saddle_check`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import diffrax
+import jax
+import jax.numpy as jnp
+import numpy as np
+from scipy import integrate, optimize
+
+from jaxkit._typing import Array, ArrayLike, Float
+from jaxkit._validate import check_choice, check_int, check_positive, check_range
+
+__all__ = [
+    "DiagonalJumps",
+    "deep_linear_half_time",
+    "deep_linear_mode",
+    "diagonal_jumps",
+    "embed_unit",
+    "learning_order",
+    "linear_fixed_point",
+    "min_l1_interpolator",
+    "plateau_losses",
+    "plateau_shift",
+    "saxe_half_time",
+    "saxe_mode",
+]
+
+
+def _pos(name: str, x: Any) -> np.ndarray:
+    arr = np.asarray(x, dtype=float)
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"{name}: expected finite values > 0, received {arr.tolist()}")
+    return arr
+
+
+# --------------------------------------------------------------------------------------------------- two-layer Saxe
+def saxe_mode(t: ArrayLike, s: ArrayLike, u0: ArrayLike, tau: float = 1.0) -> Array:
+    """Mode strength ``u(t) = s e^{2st/τ} / (e^{2st/τ} − 1 + s/u0)`` (broadcasts over t, s, u0)."""
+    _pos("s", s)
+    _pos("u0", u0)
+    check_positive("tau", tau)
+    t, s, u0 = jnp.asarray(t), jnp.asarray(s), jnp.asarray(u0)
+    # numerically stable form: s / (1 + (s/u0 − 1) e^{−2st/τ})
+    return s / (1.0 + (s / u0 - 1.0) * jnp.exp(-2.0 * s * t / tau))
+
+
+def saxe_half_time(s: ArrayLike, u0: ArrayLike, tau: float = 1.0) -> Array:
+    """Time at which mode ``s`` reaches ``s/2``: ``(τ/2s) ln(s/u0 − 1)`` (requires u0 < s/2)."""
+    s_, u0_ = _pos("s", s), _pos("u0", u0)
+    if np.any(u0_ >= s_ / 2):
+        raise ValueError(f"u0: expected initial strengths below s/2 = {(s_ / 2).tolist()}, received {u0_.tolist()}")
+    check_positive("tau", tau)
+    s, u0 = jnp.asarray(s), jnp.asarray(u0)
+    return tau / (2 * s) * jnp.log(s / u0 - 1.0)
+
+
+def plateau_losses(s: ArrayLike) -> Array:
+    """Loss levels ``½ Σ_{i>k} s_i²`` for k = 0 … r (s sorted decreasingly first); the last entry is 0."""
+    s = np.sort(np.abs(np.asarray(s, dtype=float)))[::-1]
+    tails = np.concatenate([np.cumsum((s**2)[::-1])[::-1], [0.0]])
+    return jnp.asarray(0.5 * tails)
+
+
+def plateau_shift(s: ArrayLike, factor: float = 10.0, tau: float = 1.0) -> Array:
+    """Delay of mode s when the init scale is divided by ``factor``: ``(τ/2s) ln(factor)``."""
+    check_positive("factor", factor)
+    check_positive("tau", tau)
+    return tau / (2 * jnp.asarray(_pos("s", s))) * np.log(factor)
+
+
+def learning_order(strengths: ArrayLike) -> np.ndarray:
+    """Predicted order in which modes/components are learned: indices by decreasing strength (singular value of
+    Σ_yx for linear nets, eigenvalue of the input covariance for linear attention)."""
+    return np.argsort(-np.asarray(strengths, dtype=float), kind="stable")
+
+
+# ------------------------------------------------------------------------------------------------------ deep linear
+def deep_linear_mode(
+    t: Float[Array, " T"] | np.ndarray, s: ArrayLike, u0: ArrayLike, depth: int, tau: float = 1.0
+) -> Array:
+    """Solve the depth-N mode ODE ``τ du/dt = N u^{2−2/N}(s − u)`` at times ``t`` (diffrax, Kvaerno5).
+
+    Returns an array of shape ``(len(t), *broadcast(s, u0).shape)``.
+    """
+    check_int("depth", depth, minimum=2)
+    check_positive("tau", tau)
+    s_, u0_ = np.broadcast_arrays(_pos("s", s), _pos("u0", u0))
+    t = jnp.asarray(t)
+    if t.ndim != 1:
+        raise ValueError(f"t: expected a 1D array of times, received shape {t.shape}")
+    n = float(depth)
+
+    def vf(_t, u, args):
+        return n * jnp.abs(u) ** (2.0 - 2.0 / n) * (args - u) / tau
+
+    sol = diffrax.diffeqsolve(
+        diffrax.ODETerm(vf),
+        diffrax.Kvaerno5(),
+        t0=t[0],
+        t1=t[-1],
+        dt0=None,
+        y0=jnp.asarray(u0_),
+        args=jnp.asarray(s_),
+        saveat=diffrax.SaveAt(ts=t),
+        stepsize_controller=diffrax.PIDController(rtol=1e-9, atol=1e-12),
+        max_steps=200_000,
+    )
+    return sol.ys
+
+
+def deep_linear_half_time(s: float, u0: float, depth: int, tau: float = 1.0) -> float:
+    """``t_half = (τ/N) ∫_{u0}^{s/2} du / (u^{2−2/N}(s − u))`` by quadrature (equals :func:`saxe_half_time` at N=2)."""
+    check_int("depth", depth, minimum=2)
+    check_positive("s", s)
+    check_positive("u0", u0)
+    if u0 >= s / 2:
+        raise ValueError(f"u0: expected a value below s/2 = {s / 2}, received {u0}")
+    n = float(depth)
+    # substitute u = e^z for accuracy over many decades
+    val, _ = integrate.quad(lambda z: np.exp(z) / (np.exp(z) ** (2 - 2 / n) * (s - np.exp(z))), np.log(u0),
+                            np.log(s / 2), limit=200, epsabs=0, epsrel=1e-11)
+    return tau / n * val
+
+
+# ---------------------------------------------------------------------------------------------------- fixed points
+def linear_fixed_point(sigma_yx: Float[Array, "d_out d_in"], modes: Any, hidden: int) -> dict[str, Array]:
+    """Critical point of the two-layer linear net that has learned exactly the SVD modes ``modes`` of Σ_yx.
+
+    ``W1 = [diag(√s_S) V_Sᵀ; 0]``, ``W2 = [U_S diag(√s_S), 0]`` (the width-|S| solution embedded into width
+    ``hidden`` with silent units). Its loss is ``½ Σ_{i∉S} s_i²``; it is a saddle when an unlearned mode with
+    s > 0 exists and ``hidden > |S|``.
+    """
+    sigma_yx = jnp.asarray(sigma_yx)
+    if sigma_yx.ndim != 2:
+        raise ValueError(f"sigma_yx: expected a matrix (d_out, d_in), received shape {sigma_yx.shape}")
+    modes = [int(m) for m in np.atleast_1d(np.asarray(modes, dtype=int))] if np.size(modes) else []
+    check_int("hidden", hidden, minimum=1)
+    r = min(sigma_yx.shape)
+    if len(modes) > hidden:
+        raise ValueError(f"hidden: width {hidden} is smaller than the number of modes to represent ({len(modes)})")
+    if any(m < 0 or m >= r for m in modes) or len(set(modes)) != len(modes):
+        raise ValueError(f"modes: expected distinct mode indices in [0, {r}), received {modes}")
+    u, s, vt = jnp.linalg.svd(sigma_yx, full_matrices=False)
+    d_out, d_in = sigma_yx.shape
+    w1 = jnp.zeros((hidden, d_in), sigma_yx.dtype)
+    w2 = jnp.zeros((d_out, hidden), sigma_yx.dtype)
+    for j, m in enumerate(modes):
+        w1 = w1.at[j].set(jnp.sqrt(s[m]) * vt[m])
+        w2 = w2.at[:, j].set(jnp.sqrt(s[m]) * u[:, m])
+    return {"W1": w1, "W2": w2}
+
+
+def embed_unit(
+    params: dict[str, Any],
+    unit_spec: dict[str, tuple[int, str]],
+    method: str = "zero",
+    unit: int = 0,
+    fraction: float = 0.5,
+) -> dict[str, Any]:
+    """Embed a width-(H−1) params dict into width H (one extra hidden unit appended last).
+
+    ``method="zero"``: the new unit has all weights zero (a silent unit). ``method="split"``: the new unit copies
+    the input weights of ``unit``; the output weights of ``unit`` are shared as ``fraction`` (old) and
+    ``1 − fraction`` (new). Both maps send critical points to critical points with the same loss.
+    ``unit_spec`` is ``{name: (axis, "in"|"out")}`` (see ``jaxkit.dynamics.NETWORKS[...].unit_spec``).
+    """
+    check_choice("method", method, ("zero", "split"))
+    check_range("fraction", fraction, 0.0, 1.0)
+    missing = [k for k in unit_spec if k not in params]
+    if missing:
+        raise ValueError(f"unit_spec: names {missing} are not in params (keys {sorted(params)})")
+    out = dict(params)
+    for name, (axis, role) in unit_spec.items():
+        check_choice(f"unit_spec[{name!r}] role", role, ("in", "out"))
+        p = jnp.asarray(params[name])
+        width = p.shape[axis]
+        if method == "zero":
+            new = jnp.zeros_like(jnp.take(p, jnp.array([0]), axis=axis))
+            out[name] = jnp.concatenate([p, new], axis=axis)
+            continue
+        if not 0 <= unit < width:
+            raise ValueError(f"unit: expected an index in [0, {width}), received {unit}")
+        col = jnp.take(p, jnp.array([unit]), axis=axis)
+        if role == "in":
+            out[name] = jnp.concatenate([p, col], axis=axis)
+        else:
+            scaled = jnp.moveaxis(p, axis, 0).at[unit].multiply(fraction)
+            out[name] = jnp.concatenate([jnp.moveaxis(scaled, 0, axis), (1.0 - fraction) * col], axis=axis)
+    return out
+
+
+# -------------------------------------------------------------------------------------------------- diagonal nets
+class DiagonalJumps(NamedTuple):
+    """Output of :func:`diagonal_jumps`: accelerated jump times ``t̃_k`` (k = 1…K), the saddles ``β_k`` visited
+    after each jump (``saddles[0] = 0``), their losses, the dual variable ``s`` at each jump and the coordinate
+    that activates at each jump."""
+
+    times: np.ndarray
+    saddles: np.ndarray
+    losses: np.ndarray
+    duals: np.ndarray
+    coords: np.ndarray
+
+
+def _sq_loss(X: np.ndarray, y: np.ndarray, beta: np.ndarray) -> float:
+    return float(0.5 * np.mean((y - X @ beta) ** 2))
+
+
+def diagonal_jumps(
+    X: Float[Array, "n d"] | np.ndarray, y: Float[Array, " n"] | np.ndarray, max_jumps: int = 100, tol: float = 1e-10
+) -> DiagonalJumps:
+    """Pesme & Flammarion (2023) saddle-jump algorithm for ``L(β) = 1/(2n)||y − Xβ||²``.
+
+    Start at β = 0, s = 0, t̃ = 0 and repeat while ∇L(β) ≠ 0:
+    (1) Δ = inf{δ > 0 : some |s_i − δ ∇_i L(β)| = 1} over coordinates with |s_i| < 1;
+    (2) t̃ ← t̃ + Δ, s ← s − Δ ∇L(β) (the hitting coordinate is set to exactly ±1);
+    (3) β ← argmin L(β) s.t. β_i ≥ 0 if s_i = 1, β_i ≤ 0 if s_i = −1, β_i = 0 otherwise.
+    Times are in units ``t / ln(1/α)`` for the flow of ``β = u ⊙ v`` from ``u = √2α, v = 0``
+    (:func:`jaxkit.dynamics.init_diagonal`).
+    """
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:
+        raise ValueError(f"X, y: expected shapes (n, d) and (n,), received {X.shape} and {y.shape}")
+    n, d = X.shape
+    beta = np.zeros(d)
+    s = np.zeros(d)
+    t = 0.0
+    times, saddles, losses, duals, coords = [], [beta.copy()], [_sq_loss(X, y, beta)], [], []
+    for _ in range(max_jumps):
+        g = -X.T @ (y - X @ beta) / n
+        if np.max(np.abs(g)) < tol:
+            break
+        pushing_out = ((s >= 1 - 1e-12) & (g < 0)) | ((s <= -1 + 1e-12) & (g > 0))
+        valid = (np.abs(g) > tol) & ~pushing_out
+        with np.errstate(divide="ignore", invalid="ignore"):
+            target = np.where(-g > 0, 1.0, -1.0)
+            delta = np.where(valid, (target - s) / (-g), np.inf)
+        i = int(np.argmin(delta))
+        dlt = float(delta[i])
+        if not np.isfinite(dlt):
+            break
+        t += dlt
+        s = s - dlt * g
+        s[i] = target[i]
+        s = np.clip(s, -1.0, 1.0)
+        at_plus, at_minus = s >= 1 - 1e-12, s <= -1 + 1e-12
+        lb = np.where(at_plus, 0.0, np.where(at_minus, -np.inf, 0.0))
+        ub = np.where(at_plus, np.inf, np.where(at_minus, 0.0, 0.0))
+        act = at_plus | at_minus
+        beta = np.zeros(d)
+        if act.any():
+            res = optimize.lsq_linear(X[:, act], y, bounds=(lb[act], ub[act]), method="bvls", tol=1e-14,
+                                      lsmr_tol=None)
+            beta[act] = res.x
+        times.append(t)
+        saddles.append(beta.copy())
+        losses.append(_sq_loss(X, y, beta))
+        duals.append(s.copy())
+        coords.append(i)
+    return DiagonalJumps(np.array(times), np.array(saddles), np.array(losses), np.array(duals), np.array(coords))
+
+
+def min_l1_interpolator(X: Float[Array, "n d"] | np.ndarray, y: Float[Array, " n"] | np.ndarray) -> np.ndarray:
+    """``argmin ||β||₁ s.t. Xβ = y`` by linear programming (scipy ``linprog``, β = p − m with p, m ≥ 0)."""
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:
+        raise ValueError(f"X, y: expected shapes (n, d) and (n,), received {X.shape} and {y.shape}")
+    d = X.shape[1]
+    res = optimize.linprog(np.ones(2 * d), A_eq=np.hstack([X, -X]), b_eq=y, bounds=(0, None), method="highs")
+    if not res.success:
+        raise ValueError(f"X, y: no interpolating solution found ({res.message})")
+    return res.x[:d] - res.x[d:]
