@@ -10,18 +10,21 @@ Conventions (periodic grids ``x_j = j L / n``; angular wavenumbers ``k = 2π q /
 * Second-order Riesz transforms: ``R_a R_b`` with multiplier ``-k_a k_b / |k|²`` for the pairs ``a <= b`` in
   row-major order (``riesz_pairs``), so ``d(d+1)/2`` components.
 * Nyquist: on an even-length axis the mode ``q = -n/2`` is its own Hermitian partner, so an odd multiplier in
-  ``k_j`` (``m_j``, odd-order derivatives) cannot keep a real field real there; those entries are set to zero.
+  ``k_j`` (``m_j``, ``m_a m_b`` with ``a != b``, odd-order derivatives) cannot keep a real field real there; those
+  entries are set to zero.
   Identities such as ``Σ_j R_j² = -I`` therefore hold exactly for fields without Nyquist content.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._typing import Array, Float
+from .._typing import Array, ArrayLike, Float
 from .._validate import check_float, check_int, check_positive, check_real
 
 __all__ = [
@@ -114,7 +117,8 @@ def riesz_multipliers(
 
     ``order=1``: complex array ``(d, *spectrum)`` with ``m_j = -i k_j/|k|``, zero at ``k = 0`` and on the
     Nyquist plane of axis ``j`` (see module docstring). ``order=2``: ``(d(d+1)/2, *spectrum)`` with
-    ``m_a m_b = -k_a k_b / |k|²`` for the pairs of :func:`riesz_pairs` (an even multiplier: no Nyquist fix needed).
+    ``m_a m_b = -k_a k_b / |k|²`` for the pairs of :func:`riesz_pairs` (the mixed ``a != b`` entries are odd in
+    ``k_a`` and ``k_b`` and are zeroed on both Nyquist planes; the diagonal ones are even and kept).
     ``spectrum`` is the ``rfftn`` shape when ``real=True`` else the ``fftn`` shape. Returned as NumPy (static).
     """
     check_int("order", order, minimum=1)
@@ -132,13 +136,18 @@ def riesz_multipliers(
             m = np.where(_nyquist_mask(shape, j, real), 0.0, m)
             ms.append(m.astype(np.complex128))
         return np.stack(ms)
-    out = [np.where(knorm == 0, 0.0, -ks[a] * ks[b] / safe**2).astype(np.complex128) for a, b in riesz_pairs(d)]
+    out = []
+    for a, b in riesz_pairs(d):
+        m = np.where(knorm == 0, 0.0, -ks[a] * ks[b] / safe**2)
+        if a != b:  # odd in k_a and in k_b: zero on both Nyquist planes
+            m = np.where(_nyquist_mask(shape, a, real) | _nyquist_mask(shape, b, real), 0.0, m)
+        out.append(m.astype(np.complex128))
     return np.stack(out)
 
 
 def _resolve_axes(ndim: int, axes: int | Sequence[int] | None) -> tuple[int, ...]:
     if axes is None:
-        return tuple(range(ndim))
+        axes = tuple(range(ndim))
     axs = (axes,) if isinstance(axes, int | np.integer) else tuple(axes)
     out = []
     for a in axs:
@@ -160,13 +169,18 @@ def _complex_dtype(x: Array):
 
 def _apply_multiplier(u: Array, mult: np.ndarray, axes: tuple[int, ...]) -> Array:
     """``irfftn(mult * rfftn(u))`` over ``axes``; ``mult`` has shape ``(c, *spectrum)``; returns ``(c, *u.shape)``."""
+    return _apply_multiplier_jit(u, jnp.asarray(mult, dtype=_complex_dtype(u)), axes)
+
+
+@functools.partial(jax.jit, static_argnums=2)
+def _apply_multiplier_jit(u: Array, mult: Array, axes: tuple[int, ...]) -> Array:
     shape = [u.shape[a] for a in axes]
     uh = jnp.fft.rfftn(u, axes=axes)
     # place the multiplier's spectral axes at `axes` of u (other axes broadcast)
     view = [1] * u.ndim
     for a, s in zip(axes, mult.shape[1:]):
         view[a] = s
-    m = jnp.asarray(mult.reshape((mult.shape[0], *view)), dtype=_complex_dtype(u))
+    m = mult.reshape((mult.shape[0], *view))
     out = jnp.fft.irfftn(m * uh[None], s=shape, axes=tuple(a + 1 for a in axes))
     return out.astype(u.dtype)
 
@@ -177,7 +191,7 @@ def _check_field(u: Array) -> None:
 
 
 def riesz_transform(
-    u: Float[Array, "..."],
+    u: ArrayLike,
     axes: int | Sequence[int] | None = None,
     order: int = 1,
     lengths: float | Sequence[float] | None = None,
@@ -197,7 +211,7 @@ def riesz_transform(
     return _apply_multiplier(u, mult, axs)
 
 
-def spectral_derivative(u: Float[Array, "..."], axis: int = -1, order: int = 1, length: float = 1.0) -> Float[Array, "..."]:
+def spectral_derivative(u: ArrayLike, axis: int = -1, order: int = 1, length: float = 1.0) -> Float[Array, "..."]:
     """``∂^order u / ∂x_axis^order`` of a periodic real field by the multiplier ``(i k)^order`` (Nyquist zeroed
     for odd orders)."""
     u = jnp.asarray(u)
@@ -212,7 +226,7 @@ def spectral_derivative(u: Float[Array, "..."], axis: int = -1, order: int = 1, 
 
 
 def fractional_laplacian(
-    u: Float[Array, "..."],
+    u: ArrayLike,
     s: float = 0.5,
     axes: int | Sequence[int] | None = None,
     lengths: float | Sequence[float] | None = None,
