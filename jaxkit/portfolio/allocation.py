@@ -1,0 +1,197 @@
+r"""Portfolio allocation rules: tangency, long-only max-Sharpe and mean-variance, minimum variance, equal weight,
+inverse volatility.
+
+The long-only problems are convex QPs in standard form
+
+.. math:: \min_x \tfrac12 x^\top H x + c^\top x \quad\text{s.t.}\quad A x = b,\ x \ge 0,
+
+solved by a Mehrotra predictor–corrector primal–dual interior-point method (Nocedal & Wright 2006, §16.6) written
+in ``jax.lax`` so it jits and vmaps over rebalance dates. Max-Sharpe uses the Cornuejols–Tütüncü (2006) change of
+variables :math:`y = \kappa w`: :math:`\min y^\top\Sigma y` s.t. :math:`(\mu - r_f)^\top y = 1,\ y\ge 0`, then
+:math:`w = y/\mathbf 1^\top y` (the same problem PyPortfolioOpt hands to cvxpy).
+
+All public functions check concrete inputs and are also traceable (checks that need values are skipped under
+``jit``/``vmap``).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float
+
+from jaxkit._validate import check_int, check_positive, is_tracer
+from jaxkit.portfolio._checks import check_covariance, check_vector
+
+__all__ = [
+    "equal_weight",
+    "inverse_volatility",
+    "max_sharpe",
+    "mean_variance",
+    "min_variance",
+    "solve_qp_nonneg",
+    "tangency",
+]
+
+
+def _max_step(v, dv):
+    ratio = jnp.where(dv < 0, -v / jnp.where(dv < 0, dv, -1.0), jnp.inf)
+    return jnp.minimum(1.0, jnp.min(ratio))
+
+
+@functools.partial(jax.jit, static_argnames=("max_iter",))
+def solve_qp_nonneg(
+    H: Float[Array, "n n"],
+    c: Float[Array, " n"],
+    A: Float[Array, "m n"],
+    b: Float[Array, " m"],
+    *,
+    max_iter: int = 60,
+) -> Float[Array, " n"]:
+    r"""Solve :math:`\min \tfrac12 x^\top H x + c^\top x` s.t. :math:`Ax=b,\ x\ge0` (H PSD) by a primal–dual
+    interior-point method with Mehrotra's predictor–corrector; stops when the duality measure and residuals fall
+    below :math:`10^{-2}\sqrt{\epsilon}` (scaled problem) or after ``max_iter`` iterations."""
+    n, m = H.shape[0], A.shape[0]
+    dtype = H.dtype
+    eps = jnp.finfo(dtype).eps
+    tol = 1e-2 * jnp.sqrt(eps)
+    scale = jnp.maximum(jnp.max(jnp.abs(jnp.diag(H))), jnp.max(jnp.abs(c)))
+    scale = jnp.where(scale > 0, scale, 1.0)
+    H, c = H / scale, c / scale
+    anorm = jnp.maximum(jnp.max(jnp.abs(A), axis=1), jnp.finfo(dtype).tiny)
+    A, b = A / anorm[:, None], b / anorm
+
+    def factor(x, s):
+        # Schur complement of the KKT system: (H + S/X) dx - A^T dl = r1, A dx = r2, with H + S/X SPD.
+        L = jnp.linalg.cholesky(H + jnp.diag(s / x))
+        HAt = jax.scipy.linalg.cho_solve((L, True), A.T)
+        return L, HAt, jnp.linalg.inv(A @ HAt)
+
+    def solve_newton(fac, x, s, rd, rp, rc):
+        L, HAt, schur_inv = fac
+        r1, r2 = -rd - rc / x, -rp
+        Hr1 = jax.scipy.linalg.cho_solve((L, True), r1)
+        dl = schur_inv @ (r2 - A @ Hr1)
+        dx = Hr1 + HAt @ dl
+        ds = -(rc + s * dx) / x
+        return dx, dl, ds
+
+    def residuals(x, lam, s):
+        return H @ x + c - A.T @ lam - s, A @ x - b
+
+    def cond(state):
+        it, x, lam, s = state
+        rd, rp = residuals(x, lam, s)
+        err = jnp.maximum(jnp.dot(x, s) / n, jnp.maximum(jnp.max(jnp.abs(rd)), jnp.max(jnp.abs(rp))))
+        return (it < max_iter) & (err > tol) & jnp.all(jnp.isfinite(x))
+
+    def body(state):
+        it, x, lam, s = state
+        rd, rp = residuals(x, lam, s)
+        mu = jnp.dot(x, s) / n
+        fac = factor(x, s)
+        dxa, dla, dsa = solve_newton(fac, x, s, rd, rp, x * s)
+        apa, ada = _max_step(x, dxa), _max_step(s, dsa)
+        mu_aff = jnp.dot(x + apa * dxa, s + ada * dsa) / n
+        sigma = (mu_aff / mu) ** 3
+        dx, dl, ds = solve_newton(fac, x, s, rd, rp, x * s + dxa * dsa - sigma * mu)
+        ap = 0.99 * _max_step(x, dx)
+        ad = 0.99 * _max_step(s, ds)
+        new = (it + 1, x + ap * dx, lam + ad * dl, s + ad * ds)
+        ok = jnp.all(jnp.isfinite(new[1])) & jnp.all(jnp.isfinite(new[3]))
+        return jax.tree.map(lambda a, o: jnp.where(ok, a, o), new, (it + max_iter, x, lam, s))
+
+    init = (jnp.asarray(0), jnp.ones(n, dtype), jnp.zeros(m, dtype), jnp.ones(n, dtype))
+    _, x, _, _ = jax.lax.while_loop(cond, body, init)
+    return jnp.maximum(x, 0.0)
+
+
+def _normalise(w):
+    w = jnp.maximum(w, 0.0)
+    return w / jnp.sum(w)
+
+
+def _check_mean_cov(mean: Any, cov: Any) -> None:
+    check_covariance("cov", cov)
+    check_vector("mean", mean, np.shape(cov)[0])
+
+
+def _dtype(*xs):
+    d = jnp.result_type(*xs)
+    return d if jnp.issubdtype(d, jnp.floating) else jnp.result_type(float)
+
+
+def min_variance(cov: Any, *, max_iter: int = 60) -> Float[Array, " n"]:
+    r"""Long-only minimum variance: :math:`\min w^\top\Sigma w` s.t. :math:`\mathbf 1^\top w = 1,\ w\ge 0`."""
+    check_covariance("cov", cov)
+    check_int("max_iter", max_iter, minimum=1)
+    S = jnp.asarray(cov, _dtype(cov))
+    n = S.shape[0]
+    x = solve_qp_nonneg(
+        S, jnp.zeros(n, S.dtype), jnp.ones((1, n), S.dtype), jnp.ones(1, S.dtype), max_iter=max_iter
+    )
+    return _normalise(x)
+
+
+def mean_variance(
+    mean: Any, cov: Any, risk_aversion: float = 1.0, *, max_iter: int = 60
+) -> Float[Array, " n"]:
+    r"""Long-only quadratic utility :math:`\max w^\top\mu - \tfrac\delta2 w^\top\Sigma w` s.t.
+    :math:`\mathbf 1^\top w = 1,\ w\ge0` (PyPortfolioOpt's ``max_quadratic_utility``)."""
+    _check_mean_cov(mean, cov)
+    if not is_tracer(risk_aversion):
+        check_positive("risk_aversion", risk_aversion)
+    dt = _dtype(mean, cov)
+    mu, S = jnp.asarray(mean, dt), jnp.asarray(cov, dt)
+    n = S.shape[0]
+    x = solve_qp_nonneg(risk_aversion * S, -mu, jnp.ones((1, n), dt), jnp.ones(1, dt), max_iter=max_iter)
+    return _normalise(x)
+
+
+def max_sharpe(mean: Any, cov: Any, risk_free_rate: float = 0.0, *, max_iter: int = 60) -> Float[Array, " n"]:
+    r"""Long-only maximum Sharpe ratio :math:`\max (w^\top\mu - r_f)/\sqrt{w^\top\Sigma w}`, :math:`w\ge0`,
+    :math:`\mathbf 1^\top w=1`.
+
+    Needs one asset with :math:`\mu_i > r_f` (``ValueError`` otherwise, on concrete input). Under tracing, a
+    date where no asset beats :math:`r_f` falls back to the long-only minimum variance portfolio.
+    """
+    _check_mean_cov(mean, cov)
+    dt = _dtype(mean, cov)
+    mu, S = jnp.asarray(mean, dt), jnp.asarray(cov, dt)
+    excess = mu - risk_free_rate
+    if not is_tracer(excess) and not bool(jnp.max(excess) > 0):
+        raise ValueError(
+            f"mean: at least one expected return must exceed risk_free_rate={risk_free_rate}, "
+            f"max is {float(jnp.max(mu)):.4g}"
+        )
+    n = S.shape[0]
+    row = jnp.where(
+        jnp.max(excess) > 0, excess, jnp.ones(n, dt)
+    )  # fallback: min variance (one QP either way)
+    y = solve_qp_nonneg(S, jnp.zeros(n, dt), row[None, :], jnp.ones(1, dt), max_iter=max_iter)
+    return _normalise(y)
+
+
+def tangency(mean: Any, cov: Any, risk_free_rate: float = 0.0) -> Float[Array, " n"]:
+    r"""Unconstrained tangency portfolio :math:`w \propto \Sigma^{-1}(\mu - r_f)`, normalised to sum to one."""
+    _check_mean_cov(mean, cov)
+    dt = _dtype(mean, cov)
+    z = jnp.linalg.solve(jnp.asarray(cov, dt), jnp.asarray(mean, dt) - risk_free_rate)
+    return z / jnp.sum(z)
+
+
+def equal_weight(n: int) -> Float[Array, " n"]:
+    """The 1/N portfolio."""
+    check_int("n", n, minimum=1)
+    return jnp.full((n,), 1.0 / n)
+
+
+def inverse_volatility(cov: Any) -> Float[Array, " n"]:
+    r"""Weights :math:`w_i \propto 1/\sigma_i`."""
+    check_covariance("cov", cov)
+    inv = 1.0 / jnp.sqrt(jnp.diag(jnp.asarray(cov, _dtype(cov))))
+    return inv / jnp.sum(inv)

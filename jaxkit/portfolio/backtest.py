@@ -1,0 +1,183 @@
+r"""Walk-forward backtest engine: periodic rebalancing, weight drift between rebalances, proportional costs.
+
+Timing convention (no look-ahead). ``asset_returns[t]`` is the simple return from close ``t-1`` to close ``t``.
+On day ``t`` the held weights :math:`w_{t-1}` earn :math:`r^p_t = w_{t-1}^\top r_t` (any remainder is cash at 0%)
+and drift to :math:`\tilde w_t = w_{t-1}\odot(1+r_t)/(1+r^p_t)`. If ``t`` is a rebalance date the strategy,
+seeing prices up to and including close ``t`` only, sets a target :math:`w^*_t`; trading at the close costs
+``cost`` × turnover :math:`\tau_t = \sum_i|w^*_{t,i} - \tilde w_{t,i}|` of wealth, so the day's net return is
+:math:`(1+r^p_t)(1-c\,\tau_t) - 1`, and :math:`w_t = w^*_t`. Before the first rebalance the book is all cash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+from jaxtyping import Array, Bool, Float
+
+from jaxkit._validate import check_finite, check_ndim
+
+__all__ = [
+    "BacktestResult",
+    "check_prices",
+    "rebalance_indices",
+    "run_backtest",
+    "simulate",
+    "walk_forward",
+]
+
+
+@dataclass(frozen=True)
+class BacktestResult:
+    """Daily net portfolio returns, held weights (after each close), and per-rebalance turnover and targets."""
+
+    dates: np.ndarray
+    returns: np.ndarray
+    weights: np.ndarray
+    rebalance_index: np.ndarray
+    targets: np.ndarray
+    turnover: np.ndarray
+    costs: np.ndarray
+
+    @property
+    def wealth(self) -> np.ndarray:
+        return np.cumprod(1.0 + self.returns)
+
+
+@jax.jit
+def simulate(
+    asset_returns: Float[Array, "t n"],
+    targets: Float[Array, "t n"],
+    rebalance: Bool[Array, " t"],
+    cost: float | Float[Array, ""],
+) -> tuple[Float[Array, " t"], Float[Array, "t n"], Float[Array, " t"]]:
+    """Traceable core: returns ``(net portfolio returns, weights after each close, turnover per day)``."""
+
+    def step(w, inp):
+        r, target, reb = inp
+        rp = jnp.dot(w, r)
+        drifted = w * (1 + r) / (1 + rp)
+        tau = jnp.where(reb, jnp.sum(jnp.abs(target - drifted)), 0.0)
+        net = (1 + rp) * (1 - cost * tau) - 1
+        w_new = jnp.where(reb, target, drifted)
+        return w_new, (net, w_new, tau)
+
+    w0 = jnp.zeros(asset_returns.shape[1], asset_returns.dtype)
+    _, (net, weights, tau) = jax.lax.scan(step, w0, (asset_returns, targets, rebalance))
+    return net, weights, tau
+
+
+def check_prices(prices: Any, dates: Any = None, *, name: str = "prices") -> None:
+    """(time, assets) prices: finite, strictly positive; ``dates`` strictly increasing and of matching length."""
+    check_ndim(name, prices, 2, what="a (time, assets) price matrix")
+    arr = np.asarray(prices, dtype=np.float64)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        t, i = np.argwhere(bad)[0]
+        raise ValueError(
+            f"{name}: expected finite prices, found {int(bad.sum())} NaN/inf entries (first at row {t}, "
+            f"column {i})"
+        )
+    if np.any(arr <= 0):
+        raise ValueError(
+            f"{name}: expected strictly positive prices, found {int(np.sum(arr <= 0))} entries <= 0"
+        )
+    if dates is not None:
+        d = pd.DatetimeIndex(dates)
+        if len(d) != arr.shape[0]:
+            raise ValueError(f"dates: expected {arr.shape[0]} dates to match {name}, received {len(d)}")
+        if not d.is_monotonic_increasing or d.has_duplicates:
+            pos = int(np.argmax(np.diff(d.asi8) <= 0)) + 1
+            raise ValueError(
+                f"dates: expected strictly increasing dates, out of order at position {pos} ({d[pos]})"
+            )
+
+
+def rebalance_indices(dates: Any, freq: str = "M", *, start: int = 0) -> np.ndarray:
+    """Indices of the last trading day of each period (``"M"`` month, ``"Q"`` quarter, ``"W"`` week, ``"D"``
+    day, or an integer-string step such as ``"21"``) at or after ``start``."""
+    d = pd.DatetimeIndex(dates)
+    if freq == "D":
+        idx = np.arange(len(d))
+    elif freq.isdigit():
+        idx = np.arange(start, len(d), int(freq))
+    else:
+        if freq == "M":
+            key = d.year * 12 + d.month
+        elif freq == "Q":
+            key = d.year * 4 + (d.month - 1) // 3
+        elif freq == "W":
+            iso = d.isocalendar()
+            key = np.asarray(iso.year) * 53 + np.asarray(iso.week)
+        else:
+            raise ValueError(f"freq: expected 'D', 'W', 'M', 'Q' or a step like '21', received {freq!r}")
+        key = np.asarray(key)
+        last = np.flatnonzero(np.r_[key[1:] != key[:-1], True])
+        idx = last
+    return idx[idx >= start]
+
+
+def run_backtest(
+    prices: Any,
+    rebalance_index: Any,
+    target_weights: Any,
+    *,
+    cost: float = 0.0,
+    dates: Any = None,
+) -> BacktestResult:
+    """Simulate given decisions: ``target_weights[j]`` is set at the close of day ``rebalance_index[j]``."""
+    check_prices(prices, dates)
+    p = np.asarray(prices, dtype=np.float64)
+    idx = np.asarray(rebalance_index, dtype=int)
+    w = np.asarray(target_weights, dtype=np.float64)
+    check_ndim("target_weights", w, 2)
+    if w.shape != (idx.shape[0], p.shape[1]):
+        raise ValueError(f"target_weights: expected shape ({idx.shape[0]}, {p.shape[1]}), received {w.shape}")
+    check_finite("target_weights", w)
+    if idx.size and (np.any(np.diff(idx) <= 0) or idx[0] < 0 or idx[-1] >= p.shape[0]):
+        raise ValueError("rebalance_index: expected strictly increasing indices inside the price history")
+    if cost < 0:
+        raise ValueError(f"cost: expected a proportional cost >= 0, received {cost}")
+    r = np.zeros_like(p)
+    r[1:] = p[1:] / p[:-1] - 1
+    targets = np.zeros_like(p)
+    targets[idx] = w
+    mask = np.zeros(p.shape[0], bool)
+    mask[idx] = True
+    net, held, tau = simulate(jnp.asarray(r), jnp.asarray(targets), jnp.asarray(mask), cost)
+    net, held, tau = (np.asarray(a, dtype=np.float64) for a in (net, held, tau))
+    d = np.asarray(pd.DatetimeIndex(dates)) if dates is not None else np.arange(p.shape[0])
+    return BacktestResult(d, net, held, idx, w, tau[idx], cost * tau)
+
+
+def walk_forward(
+    prices: Any,
+    strategy: Callable[[np.ndarray, np.ndarray], Any],
+    *,
+    dates: Any,
+    freq: str = "M",
+    start: int = 252,
+    cost: float = 0.0,
+) -> BacktestResult:
+    """Call ``strategy(past_prices, past_dates) -> weights`` at every rebalance date ``t >= start`` with copies of
+    rows ``0..t`` only (so no decision can see later prices), then :func:`run_backtest`. Wrap ``strategy`` with
+    ``progress`` yourself for long runs."""
+    check_prices(prices, dates)
+    p = np.asarray(prices, dtype=np.float64)
+    d = np.asarray(pd.DatetimeIndex(dates))
+    idx = rebalance_indices(d, freq, start=start)
+    ws = []
+    for t in idx:
+        w = np.asarray(strategy(p[: t + 1].copy(), d[: t + 1].copy()), dtype=np.float64)
+        if w.shape != (p.shape[1],):
+            raise ValueError(
+                f"strategy: expected weights of shape ({p.shape[1]},), received {w.shape} at t={t}"
+            )
+        ws.append(w)
+    w = np.stack(ws) if ws else np.zeros((0, p.shape[1]))
+    return run_backtest(p, idx, w, cost=cost, dates=d)

@@ -1,0 +1,208 @@
+r"""Black–Litterman posterior returns (Black & Litterman 1992; He & Litterman 1999; Idzorek 2005) and the
+precision form used by STABLE (ICLR 2026).
+
+Classic form, with prior :math:`\mu_0, \Sigma`, views :math:`P\mu = Q + \varepsilon`, :math:`\varepsilon\sim
+N(0,\Omega)` and confidence scalar :math:`\tau`:
+
+.. math::
+    \mu_{BL} = \mu_0 + \tau\Sigma P^\top (\tau P\Sigma P^\top + \Omega)^{-1}(Q - P\mu_0), \qquad
+    \Sigma_{BL} = \Sigma + \tau\Sigma - \tau\Sigma P^\top(\tau P\Sigma P^\top + \Omega)^{-1} P\tau\Sigma .
+
+:math:`\Sigma_{BL}` is the *predictive* covariance of returns (He & Litterman 2002), as PyPortfolioOpt's
+``bl_cov``. Precision form (STABLE): with prior precision :math:`\Phi = \Sigma_0^{-1}` and view precision
+:math:`\Omega = \Sigma_v^{-1}`,
+
+.. math:: \mu = (\Phi+\Omega)^{-1}(\Phi\mu_0 + \Omega\mu_v), \qquad \Sigma = (\Phi+\Omega)^{-1},
+
+computed without inverting either matrix as :math:`\mu = \mu_0 + \Sigma_0(\Sigma_0+\Sigma_v)^{-1}(\mu_v-\mu_0)`,
+:math:`\Sigma = \Sigma_0(\Sigma_0+\Sigma_v)^{-1}\Sigma_v` (so a rank-deficient sample view covariance is fine).
+It equals the classic form with ``tau=1, P=I, Q=mu_v, omega=Sigma_v`` (posterior covariance of the mean).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float
+
+from jaxkit._validate import check_finite, check_ndim, check_positive
+from jaxkit.portfolio._checks import check_covariance, check_vector
+
+__all__ = [
+    "black_litterman",
+    "black_litterman_core",
+    "he_litterman_omega",
+    "idzorek_omega",
+    "market_implied_prior_returns",
+    "market_implied_risk_aversion",
+    "precision_black_litterman",
+    "precision_black_litterman_core",
+]
+
+
+def market_implied_prior_returns(
+    market_weights: Any, cov: Any, risk_aversion: float, risk_free_rate: float = 0.0
+) -> Float[Array, " n"]:
+    r"""Equilibrium (reverse-optimised) prior :math:`\Pi = \delta\Sigma w_{mkt} + r_f`; weights are normalised."""
+    check_covariance("cov", cov)
+    check_vector("market_weights", market_weights, np.shape(cov)[0])
+    check_positive("risk_aversion", risk_aversion)
+    w = jnp.asarray(market_weights)
+    w = w / jnp.sum(w)
+    return risk_aversion * (jnp.asarray(cov) @ w) + risk_free_rate
+
+
+def market_implied_risk_aversion(
+    market_returns: Any, frequency: int = 252, risk_free_rate: float = 0.0
+) -> Float[Array, ""]:
+    r"""Market price of risk :math:`\delta = (E[r] f - r_f) / (\mathrm{Var}[r] f)` from periodic market returns."""
+    check_ndim("market_returns", market_returns, 1)
+    check_finite("market_returns", market_returns)
+    r = jnp.asarray(market_returns)
+    return (jnp.mean(r) * frequency - risk_free_rate) / (jnp.var(r, ddof=1) * frequency)
+
+
+def he_litterman_omega(cov: Any, P: Any, tau: float) -> Float[Array, "k k"]:
+    r"""He–Litterman view uncertainty :math:`\Omega = \mathrm{diag}(\tau P\Sigma P^\top)`."""
+    S, P = jnp.asarray(cov), jnp.asarray(P)
+    return jnp.diag(jnp.diag(tau * P @ S @ P.T))
+
+
+def idzorek_omega(confidences: Any, cov: Any, P: Any, tau: float) -> Float[Array, "k k"]:
+    r"""Idzorek (2005) Ω from percentage confidences :math:`c_k\in[0,1]`, Walters' closed form:
+    :math:`\Omega_{kk} = \tau\,\frac{1-c_k}{c_k}\,P_k\Sigma P_k^\top` (``1e6`` for zero confidence, like
+    PyPortfolioOpt)."""
+    c = np.asarray(confidences, dtype=np.float64).reshape(-1)
+    if np.any(~np.isfinite(c)) or np.any(c < 0) or np.any(c > 1):
+        raise ValueError(f"confidences: expected values in [0, 1], received {c.tolist()}")
+    S, P = jnp.asarray(cov), jnp.asarray(P)
+    var = jnp.einsum("ki,ij,kj->k", P, S, P)
+    cj = jnp.asarray(c, dtype=var.dtype)
+    alpha = jnp.where(cj > 0, (1 - cj) / jnp.where(cj > 0, cj, 1.0), 0.0)
+    return jnp.diag(jnp.where(cj > 0, tau * alpha * var, 1e6))
+
+
+@jax.jit
+def _bl_core(mu0, S, P, Q, omega, tau):
+    tSP = tau * S @ P.T
+    A = P @ tSP + omega
+    mean = mu0 + tSP @ jnp.linalg.solve(A, Q - P @ mu0)
+    M = tau * S - tSP @ jnp.linalg.solve(A, tSP.T)
+    cov = S + M
+    return mean, 0.5 * (cov + cov.T)
+
+
+def black_litterman(
+    prior_mean: Any,
+    prior_cov: Any,
+    P: Any,
+    Q: Any,
+    *,
+    tau: float = 0.05,
+    omega: str | Any = "he-litterman",
+    confidences: Any = None,
+) -> tuple[Float[Array, " n"], Float[Array, "n n"]]:
+    """Classic Black–Litterman posterior mean and predictive covariance.
+
+    Args:
+        prior_mean: (n,) prior expected returns (e.g. :func:`market_implied_prior_returns`).
+        prior_cov: (n, n) PSD covariance of returns.
+        P: (k, n) pick matrix (rows of absolute views are unit vectors, relative views e.g. ``[1, -1, 0]``).
+        Q: (k,) view returns.
+        tau: scalar uncertainty of the prior mean, in (0, 1].
+        omega: ``"he-litterman"``, ``"idzorek"`` (needs ``confidences``) or a (k, k) PSD array.
+        confidences: (k,) Idzorek confidences in [0, 1].
+    Returns:
+        ``(mean, cov)``; ``cov`` is Σ + M as in He & Litterman (2002) and PyPortfolioOpt's ``bl_cov``.
+    """
+    check_covariance("prior_cov", prior_cov)
+    n = np.shape(prior_cov)[0]
+    check_vector("prior_mean", prior_mean, n)
+    check_ndim("P", P, 2, what="a (k, n) pick matrix")
+    if np.shape(P)[1] != n:
+        raise ValueError(f"P: expected shape (k, {n}) for {n} assets, received shape {np.shape(P)}")
+    k = np.shape(P)[0]
+    check_finite("P", P)
+    check_ndim("Q", Q, 1, what="a (k,) vector of view returns")
+    if np.shape(Q)[0] != k:
+        raise ValueError(f"Q: expected shape ({k},) to match P's {k} views, received shape {np.shape(Q)}")
+    check_finite("Q", Q)
+    if not (0 < float(tau) <= 1):
+        raise ValueError(f"tau: expected a value in (0, 1], received {tau!r}")
+    if isinstance(omega, str):
+        if omega == "he-litterman":
+            om = he_litterman_omega(prior_cov, P, tau)
+        elif omega == "idzorek":
+            if confidences is None:
+                raise ValueError("confidences: required (k values in [0, 1]) when omega='idzorek'")
+            if np.size(confidences) != k:
+                raise ValueError(f"confidences: expected {k} values, received shape {np.shape(confidences)}")
+            om = idzorek_omega(confidences, prior_cov, P, tau)
+        else:
+            raise ValueError(
+                f"omega: expected 'he-litterman', 'idzorek' or a (k, k) array, received {omega!r}"
+            )
+    else:
+        check_covariance("omega", omega, k)
+        om = jnp.asarray(omega)
+    dtype = jnp.result_type(prior_mean, prior_cov, P, Q, om)
+    if not jnp.issubdtype(dtype, jnp.floating):
+        dtype = jnp.result_type(float)
+    arr = [jnp.asarray(a, dtype) for a in (prior_mean, prior_cov, P, Q, om)]
+    return _bl_core(*arr, jnp.asarray(tau, dtype))
+
+
+@jax.jit
+def _precision_core(mu0, S0, muv, Sv):
+    A = S0 + Sv
+    mean = mu0 + S0 @ jnp.linalg.solve(A, muv - mu0)
+    cov = S0 @ jnp.linalg.solve(A, Sv)
+    return mean, 0.5 * (cov + cov.T)
+
+
+def precision_black_litterman(
+    prior_mean: Any, prior_cov: Any, view_mean: Any, view_cov: Any, *, predictive: bool = False
+) -> tuple[Float[Array, " n"], Float[Array, "n n"]]:
+    r"""Precision-form Black–Litterman (STABLE): :math:`\Sigma = (\Phi+\Omega)^{-1}`,
+    :math:`\mu = \Sigma(\Phi\mu_0 + \Omega\mu_v)` with :math:`\Phi=\Sigma_0^{-1}`, :math:`\Omega=\Sigma_v^{-1}`.
+
+    ``predictive=True`` returns :math:`\Sigma_0 + \Sigma` (the covariance of returns rather than of the mean).
+    Works on a batch of dates through :func:`jax.vmap` of :func:`precision_black_litterman_core`.
+    """
+    check_covariance("prior_cov", prior_cov)
+    n = np.shape(prior_cov)[0]
+    check_vector("prior_mean", prior_mean, n)
+    check_vector("view_mean", view_mean, n)
+    check_covariance("view_cov", view_cov, n)
+    dtype = jnp.result_type(prior_mean, prior_cov, view_mean, view_cov)
+    mean, cov = _precision_core(
+        *(jnp.asarray(a, dtype) for a in (prior_mean, prior_cov, view_mean, view_cov))
+    )
+    if predictive:
+        cov = cov + jnp.asarray(prior_cov, dtype)
+    return mean, cov
+
+
+def precision_black_litterman_core(
+    prior_mean: Float[Array, " n"],
+    prior_cov: Float[Array, "n n"],
+    view_mean: Float[Array, " n"],
+    view_cov: Float[Array, "n n"],
+) -> tuple[Float[Array, " n"], Float[Array, "n n"]]:
+    """Unchecked, traceable precision-form posterior (for ``jit``/``vmap`` over dates)."""
+    return _precision_core(prior_mean, prior_cov, view_mean, view_cov)
+
+
+def black_litterman_core(
+    prior_mean: Float[Array, " n"],
+    prior_cov: Float[Array, "n n"],
+    P: Float[Array, "k n"],
+    Q: Float[Array, " k"],
+    omega: Float[Array, "k k"],
+    tau: float | Float[Array, ""],
+) -> tuple[Float[Array, " n"], Float[Array, "n n"]]:
+    """Unchecked, traceable classic posterior with an explicit Ω (for ``jit``/``vmap`` over dates)."""
+    return _bl_core(prior_mean, prior_cov, P, Q, omega, jnp.asarray(tau, prior_cov.dtype))
