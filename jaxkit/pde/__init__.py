@@ -9,7 +9,7 @@ Modules: :mod:`~jaxkit.pde.grf` (Gaussian random fields), :mod:`~jaxkit.pde.burg
     ds.x_train.shape  # (100, 1, 256), channels first, float32
 """
 
-from . import burgers, darcy, grf, navier_stokes
+from . import burgers, darcy, grf, lno, navier_stokes
 from .datasets import DATASETS, DatasetSpec, PDEDataset, allowed_resolutions, make_dataset, register_dataset
 from .grf import grf_neumann, grf_periodic, neumann_spectrum, periodic_spectrum
 
@@ -23,6 +23,7 @@ __all__ = [
     "grf",
     "grf_neumann",
     "grf_periodic",
+    "lno",
     "make_dataset",
     "navier_stokes",
     "neumann_spectrum",

@@ -215,6 +215,7 @@ def make_dataset(
     check_choice("resolution", resolution, allowed)
     chunk = spec.chunk_size if chunk_size is None else chunk_size
     check_int("chunk_size", chunk, minimum=1)
+    chunk = min(chunk, max(n_train, n_test))
     meta: dict[str, Any] = {
         "name": name, "params": params, "resolution": resolution, "seed": seed, "n_train": n_train,
         "n_test": n_test, "jaxkit_version": _version(), "description": spec.description,
@@ -422,6 +423,198 @@ def _register_ns(nu_text: str, nu: float, t_final: int) -> None:
 _register_ns("1e-3", 1e-3, 50)
 _register_ns("1e-4", 1e-4, 30)
 _register_ns("1e-5", 1e-5, 20)
+
+
+# ---- Laplace-neural-operator problems (Cao, Goswami & Karniadakis 2023); definitions in jaxkit.pde.lno ----
+
+def _amplitude(key, p):
+    return jax.random.uniform(key, (), jnp.float32, p["amp_min"], p["amp_max"])
+
+
+def _node_resolutions(p: dict[str, Any], key: str = "fine_resolution") -> list[int]:
+    n = p[key]
+    return [(n - 1) // k + 1 for k in _divisors(n - 1)]
+
+
+def _check_amp(p: dict[str, Any]) -> None:
+    if not (p["amp_max"] >= p["amp_min"]):
+        raise ValueError(f"amp_min/amp_max: expected amp_min <= amp_max, received {p['amp_min']}, {p['amp_max']}")
+
+
+def _duffing_sampler(p: dict[str, Any], r: int):
+    from . import lno
+
+    n = p["fine_resolution"]
+    step = n // r
+    ts = jnp.arange(n, dtype=jnp.float32) * p["dt"]
+
+    def one(key):
+        amp = _amplitude(key, p)
+        forcing = lambda t: amp * jnp.sin(p["omega"] * t)
+        x = lno.duffing(forcing, ts, c=p["c"], m=p["m"], k=p["k"], k3=p["k3"])
+        return forcing(ts)[None, ::step], x[None, ::step]
+
+    return jax.jit(jax.vmap(one))
+
+
+def _duffing_validate(p: dict[str, Any]) -> None:
+    _check_fine("duffing", minimum=2)(p)
+    _check_amp(p)
+    if not p["c"] >= 0:
+        raise ValueError(f"c: expected a damping >= 0, received {p['c']!r}")
+
+
+register_dataset(DatasetSpec(
+    name="duffing",
+    description="Duffing oscillator x'' + c x' + x + x^3 = A sin(5t), zero initial state, c=0.5 (option c=0), "
+                "A ~ U[0.05, 10]; map f(t) -> x(t) on t_j = 0.01 j, 2048 points (LNO, Cao et al. 2023). "
+                "Resolutions: divisors of 2048. 1 input / 1 output channel; grid = (t,).",
+    defaults={"fine_resolution": 2048, "dt": 0.01, "c": 0.5, "m": 1.0, "k": 1.0, "k3": 1.0, "omega": 5.0,
+              "amp_min": 0.05, "amp_max": 10.0},
+    resolutions=lambda p: [d for d in _divisors(p["fine_resolution"]) if d >= 2],
+    default_resolution=lambda p: p["fine_resolution"],
+    sampler=_duffing_sampler,
+    grid=lambda p, r: (np.arange(p["fine_resolution"])[:: p["fine_resolution"] // r] * p["dt"],),
+    chunk_size=64,
+    validate=_duffing_validate,
+))
+
+
+def _space_time_sampler(kind: str):
+    def sampler(p: dict[str, Any], r: int):
+        from . import lno
+
+        n = p["fine_resolution"]
+        step = (n - 1) // (r - 1)
+        x = jnp.linspace(0.0, p["length"], n, dtype=jnp.float32)
+        ts = jnp.linspace(0.0, p["t_final"], p["n_t"], dtype=jnp.float32)
+
+        def one(key):
+            amp = _amplitude(key, p)
+            if kind == "reaction_diffusion":
+                ref = p["refine"]
+                xf = jnp.linspace(0.0, p["length"], (n - 1) * ref + 1, dtype=jnp.float32)
+                f, u, f_fn = lno.reaction_diffusion_manufactured(amp, xf, ts, d=p["d"], k=p["k"], decay=p["decay"])
+                if p["solver"] == "mol":  # method of lines from u(x, 0); unstable for large A (see lno docs)
+                    u = lno.reaction_diffusion(f_fn, xf, ts, d=p["d"], k=p["k"], u0=u[:, 0])
+                f, u = f[::ref], u[::ref]
+            else:
+                forcing = lambda xx, t: amp * jnp.sin(jnp.pi * xx / p["length"]) * jnp.sin(p["omega"] * t)
+                f = forcing(x[:, None], ts[None, :])
+                if kind == "beam":
+                    u = lno.beam(forcing, x, ts, ei=p["ei"], rho_a=p["rho_a"])
+                else:
+                    u = lno.diffusion(forcing, x, ts, d=p["d"])
+            return f[None, ::step], u[None, ::step]
+
+        return jax.jit(jax.vmap(one))
+
+    return sampler
+
+
+def _space_time_validate(p: dict[str, Any]) -> None:
+    _check_fine("lno", minimum=5)(p)
+    _check_amp(p)
+    check_int("n_t", p["n_t"], minimum=2)
+
+
+_ST_GRID = lambda p, r: (np.linspace(0.0, p["length"], p["fine_resolution"])[:: (p["fine_resolution"] - 1) // (r - 1)],
+                         np.linspace(0.0, p["t_final"], p["n_t"]))
+
+register_dataset(DatasetSpec(
+    name="beam",
+    description="Euler-Bernoulli beam u_tt + u_xxxx = A sin(πx) sin(5t), simply supported on [0, 1], zero "
+                "initial state, A ~ U[0.05, 10]; map f(x,t) -> u(x,t), 41 nodes × 41 times on [0, 2] (LNO "
+                "problem; details our documented choice, see jaxkit.pde.lno). Resolutions (spatial nodes): "
+                "(41-1)/k+1 = 41, 21, 11, 9, 6, 5, 3, 2. Channels 1/1; grid = (x, t).",
+    defaults={"fine_resolution": 41, "n_t": 41, "length": 1.0, "t_final": 2.0, "ei": 1.0, "rho_a": 1.0,
+              "omega": 5.0, "amp_min": 0.05, "amp_max": 10.0},
+    resolutions=_node_resolutions,
+    default_resolution=lambda p: p["fine_resolution"],
+    sampler=_space_time_sampler("beam"),
+    grid=_ST_GRID,
+    chunk_size=64,
+    validate=_space_time_validate,
+))
+
+register_dataset(DatasetSpec(
+    name="diffusion",
+    description="Diffusion u_t = u_xx + A sin(πx) sin(5t) on [0, 1], u=0 at both ends, zero initial state, "
+                "A ~ U[0.05, 10]; map f(x,t) -> u(x,t), 41 nodes × 21 times on [0, 1] (LNO problem; details our "
+                "documented choice). Resolutions (spatial nodes): 41, 21, 11, 9, 6, 5, 3, 2. Channels 1/1; "
+                "grid = (x, t).",
+    defaults={"fine_resolution": 41, "n_t": 21, "length": 1.0, "t_final": 1.0, "d": 1.0, "omega": 5.0,
+              "amp_min": 0.05, "amp_max": 10.0},
+    resolutions=_node_resolutions,
+    default_resolution=lambda p: p["fine_resolution"],
+    sampler=_space_time_sampler("diffusion"),
+    grid=_ST_GRID,
+    chunk_size=64,
+    validate=_space_time_validate,
+))
+
+register_dataset(DatasetSpec(
+    name="reaction_diffusion",
+    description="LNO reaction-diffusion u_t = D u_xx + k u^2 - f(x,t), D = 1-0.95/π², k = 1, x in [0, 2] "
+                "(40 nodes), t in [0, 1] (20 times), u = 0 at the ends; the published family "
+                "u = A sin(πx) e^{-0.05t} with A ~ U[0.05, 10], stored in closed form as published (option "
+                "solver='mol': method of lines from u(x,0) on a 4x refined grid). Map f -> u. Resolutions (spatial nodes): 40, 14, 4, 2. Channels 1/1; "
+                "grid = (x, t).",
+    defaults={"fine_resolution": 40, "n_t": 20, "length": 2.0, "t_final": 1.0, "d": 1.0 - 0.95 / np.pi**2,
+              "k": 1.0, "decay": 0.05, "refine": 4, "solver": "exact", "amp_min": 0.05, "amp_max": 10.0},
+    resolutions=_node_resolutions,
+    default_resolution=lambda p: p["fine_resolution"],
+    sampler=_space_time_sampler("reaction_diffusion"),
+    grid=_ST_GRID,
+    chunk_size=64,
+    validate=_space_time_validate,
+))
+
+
+def _brusselator_sampler(p: dict[str, Any], r: int):
+    from . import lno
+
+    n = p["fine_resolution"]
+    step = (n - 1) // (r - 1)
+    ts = jnp.linspace(0.0, p["t_final"], p["n_t"], dtype=jnp.float32)
+
+    def one(key):
+        ka, kw = jax.random.split(key)
+        amp = _amplitude(ka, p)
+        omega = jax.random.uniform(kw, (), jnp.float32, p["omega_min"], p["omega_max"])
+        forcing = lambda t: amp * jnp.sin(omega * t)
+        uv = lno.brusselator(forcing, n, ts, a=p["a"], b=p["b"], du=p["du"], dv=p["dv"],
+                             perturbation=p["perturbation"])
+        u = uv[0][:, ::step, ::step]
+        f = jnp.broadcast_to(forcing(ts)[:, None, None], u.shape)
+        return f[None], u[None]
+
+    return jax.jit(jax.vmap(one))
+
+
+def _brusselator_validate(p: dict[str, Any]) -> None:
+    _check_fine("brusselator", minimum=3)(p)
+    _check_amp(p)
+    check_int("n_t", p["n_t"], minimum=2)
+
+
+register_dataset(DatasetSpec(
+    name="brusselator",
+    description="Forced Brusselator (a=1, b=3, D_u=D_v=0.01, zero-flux) on the unit square, forcing "
+                "f(t) = A sin(ωt) added to the u equation, A ~ U[0, 1], ω ~ U[0.5, 2]; map f(t) (tiled over "
+                "space) -> u(t, x, y), 39 times on [0, 19] × 28×28 nodes (LNO grid; dynamics our documented "
+                "choice). Resolutions (spatial nodes): 28, 10, 4, 2. Channels 1/1; grid = (t, x, y).",
+    defaults={"fine_resolution": 28, "n_t": 39, "t_final": 19.0, "a": 1.0, "b": 3.0, "du": 0.01, "dv": 0.01,
+              "perturbation": 0.1, "amp_min": 0.0, "amp_max": 1.0, "omega_min": 0.5, "omega_max": 2.0},
+    resolutions=_node_resolutions,
+    default_resolution=lambda p: p["fine_resolution"],
+    sampler=_brusselator_sampler,
+    grid=lambda p, r: (np.linspace(0.0, p["t_final"], p["n_t"]),
+                       np.linspace(0.0, 1.0, p["fine_resolution"])[:: (p["fine_resolution"] - 1) // (r - 1)],
+                       np.linspace(0.0, 1.0, p["fine_resolution"])[:: (p["fine_resolution"] - 1) // (r - 1)]),
+    chunk_size=16,
+    validate=_brusselator_validate,
+))
 
 
 __all__ = ["DATASETS", "SPECS", "DatasetSpec", "PDEDataset", "allowed_resolutions", "make_dataset",
