@@ -21,8 +21,31 @@ kind="uniform"|"edm")``. The same ``q_sample``, ``conditional_score``, ``gaussia
 ``dsm_loss(score_fn, sched, x0, key)`` (normalised ``|sigma s + eps|^2``) accept continuous schedules with a float
 ``t``. ``reverse_sde_sample(score_fn, sched, x_T, key, ts)`` (Euler–Maruyama, diffrax) and
 ``probability_flow_sample(score_fn, sched, x_T, ts)`` (Heun, diffrax) integrate from ``ts[0]`` down to ``ts[-1]``.
+
+SO(3) and SE(3)^N API (used by ``jaxkit.docking``)::
+
+    from jaxkit.diffusion import igso3, so3            # modules (so3 here = diffusion on SO(3))
+    igso3.sample(key, eps, shape, mean=None)           # (*shape, 3, 3) rotations; eps in [1e-3, 5], may be an array
+    igso3.sample_vector / sample_angle                 # rotation vectors / angles
+    igso3.log_density(omega, eps), angle_density, cdf, cdf_reference (NumPy float64), dlog_density
+    igso3.score(R, eps, mean=None) -> (..., 3)         # body frame: grad_R log p = R hat(s)
+    igso3.score_vector(v, eps) = v/|v| dlogf/domega;  igso3.score_norm(eps) = sqrt(E (dlogf/domega)^2)
+    so3.perturb(key, R0, sigma) -> (R_t, v);  so3.conditional_score(R_t, R0, sigma);  so3.dsm_loss(...)
+    so3.brownian_motion(key, R0, total_time, num_steps)
+    so3.reverse_sde_sample(score_fn, ve_sched, R_T, key, ts);  so3.probability_flow_sample(score_fn, ve_sched, R_T, ts)
+
+    sd = SE3Diffusion(rot=VESchedule(0.1, 1.5), trans=VPSchedule(0.1, 20.0))   # N rigid bodies
+    f = sd.forward_marginal(key, R0, x0, t)   # R0 (N,3,3), x0 (N,3): R_t, x_t, rot_score, trans_score, z, sigmas
+    loss, parts = sd.dsm_loss(score_fn, R0, x0, key)   # score_fn(R, x, t) -> (s_rot (N,3), s_trans (N,3))
+    R, x = sd.prior_sample(key, N)                     # Haar rotations, N(0, sigma_tr(1)^2) translations
+    R, x = sd.reverse_sde_sample(score_fn, R, x, key, time_grid(30, 1e-3, 1.0, kind="edm", rho=3))
+    R, x = sd.probability_flow_sample(score_fn, R, x, ts)
+    normalize(x, center, scale=2.7) / denormalize      # SigmaDock coordinate convention
+
+Geometry (rotations, quaternions, Kabsch) lives in ``jaxkit.geometry``. Time grids are descending (``t_max -> t_min``).
 """
 
+from jaxkit.diffusion import igso3, so3
 from jaxkit.diffusion.euclidean import (
     conditional_score,
     dsm_loss,
@@ -56,8 +79,14 @@ from jaxkit.diffusion.schedules import (
     linear_beta_schedule,
     quadratic_beta_schedule,
 )
+from jaxkit.diffusion.se3 import SE3Diffusion, denormalize, normalize
 
 __all__ = [
+    "SE3Diffusion",
+    "denormalize",
+    "igso3",
+    "normalize",
+    "so3",
     "CosineVPSchedule",
     "DiscreteSchedule",
     "VESchedule",

@@ -363,7 +363,7 @@ def _row_quantile(F: Array, wmax: Array, i: Array, u: Array) -> Array:
     lo = jnp.zeros(u.shape, jnp.int32)
     hi = jnp.full(u.shape, N_OMEGA - 1, jnp.int32)
 
-    def body(_: int, c: tuple[Array, Array]) -> tuple[Array, Array]:
+    def body(_: Any, c: tuple[Array, Array]) -> tuple[Array, Array]:
         lo, hi = c
         mid = (lo + hi) // 2
         go_right = F[i, mid] <= u

@@ -53,7 +53,7 @@ def is_rotation(R: ArrayLike, atol: float = 1e-4) -> np.ndarray:
     R = np.asarray(R, dtype=np.float64)
     _check_last("R", R, (3, 3))
     orth = np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)).max(axis=(-1, -2)) <= atol
-    return orth & (np.abs(np.linalg.det(R) - 1.0) <= atol) & np.all(np.isfinite(R), axis=(-1, -2))
+    return np.asarray(orth & (np.abs(np.linalg.det(R) - 1.0) <= atol) & np.all(np.isfinite(R), axis=(-1, -2)))
 
 
 def check_rotation(name: str, R: Any, atol: float = 1e-4) -> None:
