@@ -51,7 +51,9 @@ def _solver(solver: Any) -> Any:
     if isinstance(solver, str):
         table = {"kvaerno5": diffrax.Kvaerno5, "tsit5": diffrax.Tsit5, "dopri5": diffrax.Dopri5}
         if solver not in table:
-            raise ValueError(f"solver: expected one of {sorted(table)} or a diffrax solver, received {solver!r}")
+            raise ValueError(
+                f"solver: expected one of {sorted(table)} or a diffrax solver, received {solver!r}"
+            )
         return table[solver]()
     if not isinstance(solver, diffrax.AbstractSolver):
         raise TypeError(f"solver: expected a name or a diffrax solver, received {type(solver).__name__}")
@@ -162,7 +164,7 @@ _jit_flow = jax.jit(_flow_core, static_argnums=(0, 3, 4, 5, 6, 7, 8))
 def gradient_flow_batch(
     loss_fn: Callable[[Any], Any],
     init_fn: Callable[[PRNGKey, Any], Any],
-    keys: PRNGKey,
+    keys: Array,
     scales: Float[Array, " S"] | np.ndarray,
     ts: Float[Array, " T"] | np.ndarray,
     *,

@@ -100,11 +100,15 @@ def active_heads(params: dict[str, Any], tol: float = 0.1) -> Array:
     if "W" in params:
         strength = jnp.abs(params["v"]) * jnp.linalg.norm(params["W"], axis=(1, 2))
     else:
-        strength = jnp.abs(params["v"]) * jnp.linalg.norm(params["k"], axis=1) * jnp.linalg.norm(params["q"], axis=1)
+        strength = (
+            jnp.abs(params["v"]) * jnp.linalg.norm(params["k"], axis=1) * jnp.linalg.norm(params["q"], axis=1)
+        )
     return jnp.sum(strength > tol)
 
 
-def crossing_time(ts: Float[Array, " T"] | np.ndarray, values: Any, level: float, direction: str = "up") -> float:
+def crossing_time(
+    ts: Float[Array, " T"] | np.ndarray, values: Any, level: float, direction: str = "up"
+) -> float:
     """First time ``values`` crosses ``level`` (linear interpolation between saves); NaN if it never does."""
     check_choice("direction", direction, ("up", "down"))
     ts = np.asarray(ts, dtype=float)
@@ -134,7 +138,7 @@ class Plateau(NamedTuple):
 def plateaus(
     ts: Float[Array, " T"] | np.ndarray,
     loss: Any,
-    slope_tol: float = 0.05,
+    slope_tol: float = 0.1,
     min_duration: float = 0.02,
     log_time: bool = False,
     log_loss: bool = True,
@@ -144,8 +148,9 @@ def plateaus(
 
     The loss (its log, ``log(loss + floor·max loss)``, if ``log_loss``, so that small late drops count as much as
     early large ones) is normalised to ``ℓ ∈ [0, 1]`` by its range and time to ``[0, 1]`` by the span (on a log
-    axis if ``log_time``). A sample interval is flat when ``|Δℓ/Δt| < slope_tol``; maximal runs of flat intervals at
-    least ``min_duration`` long (normalised) are plateaus. The level is the loss where ``|Δℓ/Δt|`` is smallest.
+    axis if ``log_time``). A sample interval is flat when ``|Δℓ/Δt| < slope_tol · max|Δℓ/Δt|`` (slow compared with
+    the fastest drop); maximal runs of flat intervals at least ``min_duration`` long (normalised) are plateaus. The
+    level is the loss where ``|Δℓ/Δt|`` is smallest (the closest approach to the saddle).
     """
     check_positive("slope_tol", slope_tol)
     check_positive("min_duration", min_duration, strict=False)
@@ -153,7 +158,9 @@ def plateaus(
     ts = np.asarray(ts, dtype=float)
     loss = np.asarray(loss, dtype=float)
     if ts.ndim != 1 or ts.shape != loss.shape or ts.size < 3:
-        raise ValueError(f"ts, loss: expected equal 1D shapes with >= 3 points, received {ts.shape}, {loss.shape}")
+        raise ValueError(
+            f"ts, loss: expected equal 1D shapes with >= 3 points, received {ts.shape}, {loss.shape}"
+        )
     if not np.all(np.isfinite(loss)):
         raise ValueError("loss: expected finite values, received NaN/inf")
     if log_time:
@@ -173,7 +180,7 @@ def plateaus(
     work = np.log(loss + floor * loss.max()) if log_loss else loss
     ln = (work - work.min()) / (work.max() - work.min())
     slope = np.abs(np.diff(ln) / np.maximum(np.diff(tn), 1e-300))
-    flat = slope < slope_tol
+    flat = slope < slope_tol * slope.max()
     out: list[Plateau] = []
     i = 0
     while i < flat.size:

@@ -56,6 +56,7 @@ __all__ = [
 ]
 
 SCHEMES = ("random", "balanced", "orthogonal", "aligned")
+Scale = float | Float[Array, ""]  # a Python number, or a traced scalar under vmap over init scales
 
 
 class Network(NamedTuple):
@@ -83,7 +84,7 @@ def _orthonormal(key: PRNGKey, n: int, m: int) -> Array:
 def init_deep_linear(
     key: PRNGKey,
     dims: tuple[int, ...] | list[int],
-    scale: float,
+    scale: Scale,
     scheme: str = "balanced",
     target: Float[Array, "d_out d_in"] | None = None,
 ) -> dict[str, Any]:
@@ -105,13 +106,17 @@ def init_deep_linear(
     a = scale ** (1.0 / n_layers)
     keys = jax.random.split(key, n_layers + 1)
     if scheme == "random":
-        layers = [a * jax.random.normal(keys[i], (dims[i + 1], dims[i])) / np.sqrt(dims[i]) for i in range(n_layers)]
+        layers = [
+            a * jax.random.normal(keys[i], (dims[i + 1], dims[i])) / np.sqrt(dims[i]) for i in range(n_layers)
+        ]
         return {"layers": layers}
     widths = dims[1:-1]
     r = min(dims)
     if scheme == "aligned":
         if target is None:
-            raise ValueError("target: scheme='aligned' needs the input-output correlation matrix Σ_yx, received None")
+            raise ValueError(
+                "target: scheme='aligned' needs the input-output correlation matrix Σ_yx, received None"
+            )
         target = jnp.asarray(target)
         if target.shape != (dims[-1], dims[0]):
             raise ValueError(f"target: expected shape ({dims[-1]}, {dims[0]}), received {target.shape}")
@@ -136,7 +141,7 @@ def init_linear(
     d_in: int,
     hidden: int,
     d_out: int,
-    scale: float,
+    scale: Scale,
     scheme: str = "balanced",
     target: Float[Array, "d_out d_in"] | None = None,
 ) -> dict[str, Any]:
@@ -154,7 +159,7 @@ def linear_apply(params: dict[str, Any], x: Float[Array, " d_in"]) -> Float[Arra
 
 
 # ------------------------------------------------------------------------------------------------------------- relu
-def init_relu_scalar(key: PRNGKey, hidden: int, scale: float, scheme: str = "random") -> dict[str, Any]:
+def init_relu_scalar(key: PRNGKey, hidden: int, scale: Scale, scheme: str = "random") -> dict[str, Any]:
     """Scalar-input ReLU net ``f(x) = Σ_h a_h relu(w_h x + b_h) + c``.
 
     ``random``: w, b, a iid N(0, scale); ``balanced``: |a_h| = ||(w_h, b_h)|| = sqrt(scale) with random signs and
@@ -179,7 +184,7 @@ def relu_scalar_apply(params: dict[str, Any], x: Float[Array, ""]) -> Float[Arra
     return jnp.dot(params["a"], jax.nn.relu(params["w"] * x + params["b"])) + params["c"]
 
 
-def init_relu(key: PRNGKey, d_in: int, hidden: int, d_out: int, scale: float) -> dict[str, Any]:
+def init_relu(key: PRNGKey, d_in: int, hidden: int, d_out: int, scale: Scale) -> dict[str, Any]:
     """Vector-input ReLU net ``f(x) = A relu(W x + b)``: W (hidden, d_in), b (hidden,), A (d_out, hidden), iid N(0,
     scale²/fan_in)."""
     for n, v in (("d_in", d_in), ("hidden", hidden), ("d_out", d_out)):
@@ -199,7 +204,7 @@ def relu_apply(params: dict[str, Any], x: Float[Array, " d_in"]) -> Float[Array,
 
 
 # -------------------------------------------------------------------------------------------------------------- cnn
-def init_cnn(key: PRNGKey, kernels: int, kernel_size: int, channels: int, scale: float) -> dict[str, Any]:
+def init_cnn(key: PRNGKey, kernels: int, kernel_size: int, channels: int, scale: Scale) -> dict[str, Any]:
     """1D CNN with ``kernels`` kernels of length ``kernel_size`` and a 1×1 readout to ``channels`` outputs.
 
     Params ``{"w": (kernels, kernel_size), "a": (channels, kernels)}``, iid N(0, scale/ fan_in) per layer so the
@@ -222,7 +227,9 @@ def _circular_patches(x: Float[Array, " n"], kernel_size: int) -> Float[Array, "
     return x[idx]
 
 
-def cnn_apply(params: dict[str, Any], x: Float[Array, " n"], activation: str = "linear") -> Float[Array, "c n"]:
+def cnn_apply(
+    params: dict[str, Any], x: Float[Array, " n"], activation: str = "linear"
+) -> Float[Array, "c n"]:
     """``f_c(x)_i = Σ_k a_{ck} σ((w_k ⋆ x)_i)`` with circular cross-correlation; σ = identity or ReLU."""
     patches = _circular_patches(x, params["w"].shape[1])  # (n, k)
     h = patches @ params["w"].T  # (n, K)
@@ -234,7 +241,7 @@ def cnn_apply(params: dict[str, Any], x: Float[Array, " n"], activation: str = "
 
 
 # -------------------------------------------------------------------------------------------------------- attention
-def init_attention_separate(key: PRNGKey, dim: int, heads: int, scale: float) -> dict[str, Any]:
+def init_attention_separate(key: PRNGKey, dim: int, heads: int, scale: Scale) -> dict[str, Any]:
     """Linear attention with separate rank-one key and query per head: ``{"v": (H,), "k": (H, D), "q": (H, D)}``.
 
     Each factor has entries N(0, scale^(2/3)/D) so the head's product ``v q kᵀ`` is O(scale).
@@ -251,7 +258,7 @@ def init_attention_separate(key: PRNGKey, dim: int, heads: int, scale: float) ->
     }
 
 
-def init_attention_merged(key: PRNGKey, dim: int, heads: int, scale: float) -> dict[str, Any]:
+def init_attention_merged(key: PRNGKey, dim: int, heads: int, scale: Scale) -> dict[str, Any]:
     """Linear attention with a merged key-query matrix per head: ``{"v": (H,), "W": (H, D, D)}``, product O(scale)."""
     check_int("dim", dim, minimum=1)
     check_int("heads", heads, minimum=1)
@@ -292,14 +299,17 @@ def attention_merged_apply(params: dict[str, Any], x: Any) -> Float[Array, ""]:
 
 
 # ------------------------------------------------------------------------------------------------ quadratic/diagonal
-def init_quadratic(key: PRNGKey, d_in: int, hidden: int, scale: float) -> dict[str, Any]:
+def init_quadratic(key: PRNGKey, d_in: int, hidden: int, scale: Scale) -> dict[str, Any]:
     """Quadratic-activation net ``f(x) = Σ_h a_h (w_h · x)²``; entries of W N(0, scale^(2/3)/d_in), a N(0, scale^(2/3))."""
     check_int("d_in", d_in, minimum=1)
     check_int("hidden", hidden, minimum=1)
     _check_scale(scale)
     s = scale ** (1.0 / 3.0)
     k1, k2 = jax.random.split(key)
-    return {"W": s * jax.random.normal(k1, (hidden, d_in)) / np.sqrt(d_in), "a": s * jax.random.normal(k2, (hidden,))}
+    return {
+        "W": s * jax.random.normal(k1, (hidden, d_in)) / np.sqrt(d_in),
+        "a": s * jax.random.normal(k2, (hidden,)),
+    }
 
 
 def quadratic_apply(params: dict[str, Any], x: Float[Array, " d_in"]) -> Float[Array, ""]:
@@ -307,7 +317,7 @@ def quadratic_apply(params: dict[str, Any], x: Float[Array, " d_in"]) -> Float[A
     return jnp.dot(params["a"], (params["W"] @ x) ** 2)
 
 
-def init_diagonal(d: int, scale: float) -> dict[str, Any]:
+def init_diagonal(d: int, scale: Scale) -> dict[str, Any]:
     """Diagonal linear net ``β = u ⊙ v`` started at ``u = √2 α 1, v = 0`` (α = ``scale``), as in Pesme &
     Flammarion (2023): then ``β(t) = α² sinh(2 r(t))`` with ``r(t) = −∫₀ᵗ ∇L(β)``."""
     check_int("d", d, minimum=1)
@@ -332,7 +342,9 @@ def mse_loss(apply: Callable[..., Any], params: Any, inputs: Any, targets: Any) 
         )
     pred = jax.vmap(lambda x: apply(params, x))(inputs)
     if pred.shape != jnp.shape(targets):
-        raise ValueError(f"targets: expected shape {pred.shape} (the network output), received {jnp.shape(targets)}")
+        raise ValueError(
+            f"targets: expected shape {pred.shape} (the network output), received {jnp.shape(targets)}"
+        )
     err = (pred - targets).reshape(pred.shape[0], -1)
     return 0.5 * jnp.mean(jnp.sum(err**2, axis=1))
 
@@ -343,7 +355,9 @@ NETWORKS: dict[str, Network] = {
     "relu": Network(relu_apply, {"W": (0, "in"), "b": (0, "in"), "A": (1, "out")}),
     "cnn_linear": Network(cnn_apply, {"w": (0, "in"), "a": (1, "out")}),
     "cnn_relu": Network(lambda p, x: cnn_apply(p, x, "relu"), {"w": (0, "in"), "a": (1, "out")}),
-    "attention_separate": Network(attention_separate_apply, {"v": (0, "out"), "k": (0, "in"), "q": (0, "in")}),
+    "attention_separate": Network(
+        attention_separate_apply, {"v": (0, "out"), "k": (0, "in"), "q": (0, "in")}
+    ),
     "attention_merged": Network(attention_merged_apply, {"v": (0, "out"), "W": (0, "in")}),
     "quadratic": Network(quadratic_apply, {"W": (0, "in"), "a": (0, "out")}),
 }

@@ -25,7 +25,6 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import diffrax
-import jax
 import jax.numpy as jnp
 import numpy as np
 from scipy import integrate, optimize
@@ -71,7 +70,9 @@ def saxe_half_time(s: ArrayLike, u0: ArrayLike, tau: float = 1.0) -> Array:
     """Time at which mode ``s`` reaches ``s/2``: ``(τ/2s) ln(s/u0 − 1)`` (requires u0 < s/2)."""
     s_, u0_ = _pos("s", s), _pos("u0", u0)
     if np.any(u0_ >= s_ / 2):
-        raise ValueError(f"u0: expected initial strengths below s/2 = {(s_ / 2).tolist()}, received {u0_.tolist()}")
+        raise ValueError(
+            f"u0: expected initial strengths below s/2 = {(s_ / 2).tolist()}, received {u0_.tolist()}"
+        )
     check_positive("tau", tau)
     s, u0 = jnp.asarray(s), jnp.asarray(u0)
     return tau / (2 * s) * jnp.log(s / u0 - 1.0)
@@ -101,7 +102,7 @@ def learning_order(strengths: ArrayLike) -> np.ndarray:
 def deep_linear_mode(
     t: Float[Array, " T"] | np.ndarray, s: ArrayLike, u0: ArrayLike, depth: int, tau: float = 1.0
 ) -> Array:
-    """Solve the depth-N mode ODE ``τ du/dt = N u^{2−2/N}(s − u)`` at times ``t`` (diffrax, Kvaerno5).
+    """Solve the depth-N mode ODE ``τ du/dt = N u^{2−2/N}(s − u)`` at times ``t`` (diffrax, Tsit5, tight tolerances).
 
     Returns an array of shape ``(len(t), *broadcast(s, u0).shape)``.
     """
@@ -118,7 +119,7 @@ def deep_linear_mode(
 
     sol = diffrax.diffeqsolve(
         diffrax.ODETerm(vf),
-        diffrax.Kvaerno5(),
+        diffrax.Tsit5(),
         t0=t[0],
         t1=t[-1],
         dt0=None,
@@ -140,8 +141,14 @@ def deep_linear_half_time(s: float, u0: float, depth: int, tau: float = 1.0) -> 
         raise ValueError(f"u0: expected a value below s/2 = {s / 2}, received {u0}")
     n = float(depth)
     # substitute u = e^z for accuracy over many decades
-    val, _ = integrate.quad(lambda z: np.exp(z) / (np.exp(z) ** (2 - 2 / n) * (s - np.exp(z))), np.log(u0),
-                            np.log(s / 2), limit=200, epsabs=0, epsrel=1e-11)
+    val, _ = integrate.quad(
+        lambda z: np.exp(z) / (np.exp(z) ** (2 - 2 / n) * (s - np.exp(z))),
+        np.log(u0),
+        np.log(s / 2),
+        limit=200,
+        epsabs=0,
+        epsrel=1e-11,
+    )
     return tau / n * val
 
 
@@ -160,7 +167,9 @@ def linear_fixed_point(sigma_yx: Float[Array, "d_out d_in"], modes: Any, hidden:
     check_int("hidden", hidden, minimum=1)
     r = min(sigma_yx.shape)
     if len(modes) > hidden:
-        raise ValueError(f"hidden: width {hidden} is smaller than the number of modes to represent ({len(modes)})")
+        raise ValueError(
+            f"hidden: width {hidden} is smaller than the number of modes to represent ({len(modes)})"
+        )
     if any(m < 0 or m >= r for m in modes) or len(set(modes)) != len(modes):
         raise ValueError(f"modes: expected distinct mode indices in [0, {r}), received {modes}")
     u, s, vt = jnp.linalg.svd(sigma_yx, full_matrices=False)
@@ -230,7 +239,10 @@ def _sq_loss(X: np.ndarray, y: np.ndarray, beta: np.ndarray) -> float:
 
 
 def diagonal_jumps(
-    X: Float[Array, "n d"] | np.ndarray, y: Float[Array, " n"] | np.ndarray, max_jumps: int = 100, tol: float = 1e-10
+    X: Float[Array, "n d"] | np.ndarray,
+    y: Float[Array, " n"] | np.ndarray,
+    max_jumps: int = 100,
+    tol: float = 1e-10,
 ) -> DiagonalJumps:
     """Pesme & Flammarion (2023) saddle-jump algorithm for ``L(β) = 1/(2n)||y − Xβ||²``.
 
@@ -273,18 +285,23 @@ def diagonal_jumps(
         act = at_plus | at_minus
         beta = np.zeros(d)
         if act.any():
-            res = optimize.lsq_linear(X[:, act], y, bounds=(lb[act], ub[act]), method="bvls", tol=1e-14,
-                                      lsmr_tol=None)
+            res = optimize.lsq_linear(
+                X[:, act], y, bounds=(lb[act], ub[act]), method="bvls", tol=1e-14, lsmr_tol=None
+            )
             beta[act] = res.x
         times.append(t)
         saddles.append(beta.copy())
         losses.append(_sq_loss(X, y, beta))
         duals.append(s.copy())
         coords.append(i)
-    return DiagonalJumps(np.array(times), np.array(saddles), np.array(losses), np.array(duals), np.array(coords))
+    return DiagonalJumps(
+        np.array(times), np.array(saddles), np.array(losses), np.array(duals), np.array(coords)
+    )
 
 
-def min_l1_interpolator(X: Float[Array, "n d"] | np.ndarray, y: Float[Array, " n"] | np.ndarray) -> np.ndarray:
+def min_l1_interpolator(
+    X: Float[Array, "n d"] | np.ndarray, y: Float[Array, " n"] | np.ndarray
+) -> np.ndarray:
     """``argmin ||β||₁ s.t. Xβ = y`` by linear programming (scipy ``linprog``, β = p − m with p, m ≥ 0)."""
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
