@@ -212,14 +212,19 @@ class _Cfg(NamedTuple):
     block_d: int | None
 
 
-def _blocks(t_len: int, d: int, n: int, cfg: _Cfg) -> tuple[int, int]:
+def _blocks(t_len: int, d: int, n: int, cfg: _Cfg, bsz: int = 1) -> tuple[int, int]:
     plat = backend()
     if cfg.interpret or plat == "cpu":
         dt, dd = 8, min(next_pow2(d), 128)
     elif plat == "tpu":
         dt, dd = 8, (d if d % 128 else 128)
-    else:  # GPU: one warp-width-or-more of channels per program, 8-step chunks of independent loads
-        dt, dd = 8, pow2_block(d, 256 // n, 32)
+    else:
+        # GPU: the scan is latency bound per program, so bandwidth comes from bytes in flight. One or two warps of
+        # channels per program (many programs), and chunks long enough that all programs together have ~4 MiB
+        # of loads outstanding: block_t ~ 4 MiB / (channels * bytes per step), clamped to [8, 64].
+        dd = pow2_block(d, 64, 32)
+        per_step = bsz * d * 8 * n  # a and b planes, float32
+        dt = min(64, max(8, next_pow2(cdiv(4 << 20, per_step))))
     bt = cfg.block_t or dt
     bd = cfg.block_d or dd
     return min(bt, t_len), min(bd, next_pow2(d))
@@ -234,7 +239,7 @@ def _specs(bd: int, t_len: int, n_arrays: int, n_states: int):
 def _scan_fwd_call(a: Planes, b: Planes, h0: Planes, cfg: _Cfg) -> Planes:
     n = len(a)
     bsz, t_len, d = b[0].shape
-    bt, bd = _blocks(t_len, d, n, cfg)
+    bt, bd = _blocks(t_len, d, n, cfg, bsz)
     a, b = (tuple(pad_axis(x, 2, bd) for x in p) for p in (a, b))
     h0 = tuple(pad_axis(x, 1, bd)[:, None, :] for x in h0)
     dp = cdiv(d, bd) * bd
@@ -257,7 +262,7 @@ def _scan_fwd_call(a: Planes, b: Planes, h0: Planes, cfg: _Cfg) -> Planes:
 def _scan_bwd_call(a: Planes, h: Planes, g: Planes, h0: Planes, cfg: _Cfg) -> tuple[Planes, Planes]:
     n = len(a)
     bsz, t_len, d = a[0].shape
-    bt, bd = _blocks(t_len, d, n, cfg)
+    bt, bd = _blocks(t_len, d, n, cfg, bsz)
     a, h, g = (tuple(pad_axis(x, 2, bd) for x in p) for p in (a, h, g))
     h0 = tuple(pad_axis(x, 1, bd)[:, None, :] for x in h0)
     dp = cdiv(d, bd) * bd
@@ -279,7 +284,7 @@ def _scan_bwd_call(a: Planes, h: Planes, g: Planes, h0: Planes, cfg: _Cfg) -> tu
 
 
 def _warps(bd: int) -> int:
-    return max(1, min(8, bd // 64))
+    return max(1, min(8, bd // 32))
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(3,))

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# One-command GPU check of the Pallas kernels (issue 5). Run from anywhere on a machine with an NVIDIA GPU and a
+# CUDA-enabled jax (jax 0.10.2 + jax-cuda plugin) in the active Python environment:
+#     bash kernels/gpu_check.sh
+# 1. compiled (Triton) correctness of forward + VJP of both kernels vs their XLA references (shapes the blocks do
+#    not divide; ~1 min), 2. the timing bench (`python -m experiments bench kernels`, ~3-5 min on an H200), which
+#    rewrites the `kernels` section of docs/benchmarks.md. If $OUT is set, the results are copied there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${PYTHON:-python}"
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+export XLA_PYTHON_CLIENT_PREALLOCATE=false
+"$PY" - <<'PYEOF'
+import jax, sys
+print("jax", jax.__version__, "backend", jax.default_backend(), jax.devices())
+if jax.default_backend() != "gpu":
+    sys.exit("gpu_check.sh: no GPU backend in this Python environment (need a CUDA-enabled jaxlib)")
+PYEOF
+nvidia-smi --query-gpu=name,memory.total,clocks.max.memory --format=csv 2>/dev/null || true
+status=0
+timeout 300 "$PY" -m experiments.bench_kernels --check || status=$?
+timeout 420 "$PY" -m experiments bench kernels || status=$?
+if [ -n "${OUT:-}" ]; then
+    mkdir -p "$OUT"
+    cp docs/benchmarks.md "$OUT/" 2>/dev/null || true
+    cp results/bench_kernels/bench.json "$OUT/" 2>/dev/null || true
+fi
+exit $status
