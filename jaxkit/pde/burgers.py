@@ -77,8 +77,15 @@ def solve(
     h = float(t_final) / n_steps
     dtype = jnp.asarray(u0).dtype
     cdtype = jnp.complex128 if dtype == jnp.float64 else jnp.complex64
-    e, e2, q, f1, f2, f3, g = (jnp.asarray(c, cdtype if np.iscomplexobj(c) else dtype)
-                               for c in _etdrk4_coefficients(n, float(nu), float(length), h))
+    coefs = tuple(jnp.asarray(c, cdtype if np.iscomplexobj(c) else dtype)
+                  for c in _etdrk4_coefficients(n, float(nu), float(length), h))
+    return _solve_core(jnp.asarray(u0), coefs, int(n_steps))
+
+
+@jax.jit(static_argnums=(2,))
+def _solve_core(u0, coefs, n_steps):
+    e, e2, q, f1, f2, f3, g = coefs
+    n = u0.shape[0]
 
     def nonlin(v):
         u = jnp.fft.irfft(v, n=n)
@@ -95,9 +102,9 @@ def solve(
         v = e * v + nv * f1 + 2 * (na + nb) * f2 + nc * f3
         return v, None
 
-    v0 = jnp.fft.rfft(jnp.asarray(u0)).astype(cdtype)
+    v0 = jnp.fft.rfft(u0).astype(g.dtype)
     v, _ = jax.lax.scan(step, v0, None, length=n_steps)
-    return jnp.fft.irfft(v, n=n).astype(dtype)
+    return jnp.fft.irfft(v, n=n).astype(u0.dtype)
 
 
 def cole_hopf_solution(

@@ -96,9 +96,9 @@ def _laplacian_inverse(r, h: float):
 
 
 def solve(
-    a: Float[_In, "n n"], *, f: float | Float[_In, "n n"] = 1.0, tol: float | None = None,
+    a: Float[_In, "n1 n2"], *, f: float | int | Float[_In, "n3 n4"] = 1.0, tol: float | None = None,
     maxiter: int = 500,
-) -> Float[Array, "n n"]:
+) -> Float[Array, "n1 n2"]:
     """Solve ``-∇·(a∇u) = f``, ``u|∂Ω = 0`` on the ``n×n`` node grid of the unit square (one sample).
 
     Args:
@@ -118,12 +118,18 @@ def solve(
     if tol is None:
         tol = 1e-12 if dtype == jnp.float64 else 1e-6
     check_positive("tol", tol)
-    h = 1.0 / (n - 1)
     m = n - 2
     if np.ndim(f) == 0:
         b = jnp.full((m, m), f, dtype)
     else:
         b = jnp.asarray(f, dtype)[1:-1, 1:-1]
+    return _solve_core(a, b, float(tol), int(maxiter))
+
+
+@jax.jit(static_argnums=(2, 3))
+def _solve_core(a, b, tol, maxiter):
+    n = a.shape[0]
+    h = 1.0 / (n - 1)
     abar = jnp.mean(a)
 
     def matvec(u):
@@ -133,10 +139,10 @@ def solve(
         return _laplacian_inverse(r, h) / abar
 
     u, _ = jax.scipy.sparse.linalg.cg(matvec, b, tol=tol, atol=0.0, maxiter=maxiter, M=precond)
-    return jnp.pad(u, 1).astype(dtype)
+    return jnp.pad(u, 1).astype(a.dtype)
 
 
-def assemble(a: Float[_In, "n n"], f: float | Float[_In, "n n"] = 1.0):
+def assemble(a: Float[_In, "n1 n2"], f: float | int | Float[_In, "n3 n4"] = 1.0):
     """The same finite-difference system as a SciPy CSR matrix ``A`` and right-hand side ``b`` (interior, row-major)."""
     import scipy.sparse as sp
 
@@ -164,7 +170,7 @@ def assemble(a: Float[_In, "n n"], f: float | Float[_In, "n n"] = 1.0):
     return mat, b
 
 
-def reference_solve(a: Float[_In, "n n"], f: float | Float[_In, "n n"] = 1.0) -> np.ndarray:
+def reference_solve(a: Float[_In, "n1 n2"], f: float | int | Float[_In, "n3 n4"] = 1.0) -> np.ndarray:
     """Host reference: :func:`assemble` + ``scipy.sparse.linalg.spsolve`` (float64 NumPy, all ``n×n`` nodes)."""
     import scipy.sparse.linalg as spla
 

@@ -64,9 +64,9 @@ def velocity(w: Float[_In, "n n"]) -> Float[Array, "2 n n"]:
 
 
 def solve(
-    w0: Float[_In, "n n"], *, nu: float, t_final: float, dt: float, forcing: Float[_In, "n n"] | None = None,
+    w0: Float[_In, "n1 n2"], *, nu: float, t_final: float, dt: float, forcing: Float[_In, "n3 n4"] | None = None,
     record_steps: int = 1,
-) -> Float[Array, "record n n"]:
+) -> Float[Array, "record n1 n2"]:
     """Integrate the vorticity equation from ``w0`` (one sample) and record ``record_steps`` snapshots.
 
     Args:
@@ -101,8 +101,15 @@ def solve(
     total = int(np.ceil(float(t_final) / float(dt) - 1e-9))
     per_record = max(1, int(np.ceil(total / record_steps)))
     h = float(t_final) / (per_record * record_steps)
-    ikx, iky, lap, inv_lap, dealias = _spectral_operators(n, dtype)
-    f_h = jnp.zeros_like(lap, dtype=ikx.dtype) if forcing is None else jnp.fft.rfft2(jnp.asarray(forcing, dtype))
+    ops = _spectral_operators(n, dtype)
+    f_h = jnp.zeros_like(ops[2], dtype=ops[0].dtype) if forcing is None else jnp.fft.rfft2(jnp.asarray(forcing, dtype))
+    return _solve_core(w0, f_h, ops, jnp.asarray(nu, dtype), jnp.asarray(h, dtype), per_record, int(record_steps))
+
+
+@jax.jit(static_argnums=(5, 6))
+def _solve_core(w0, f_h, ops, nu, h, per_record, record_steps):
+    ikx, iky, lap, inv_lap, dealias = ops
+    n = w0.shape[0]
     num = 1.0 - 0.5 * h * nu * lap
     den = 1.0 + 0.5 * h * nu * lap
 
@@ -117,7 +124,7 @@ def solve(
 
     def record(w_h, _):
         w_h, _ = jax.lax.scan(step, w_h, None, length=per_record)
-        return w_h, jnp.fft.irfft2(w_h, s=(n, n)).astype(dtype)
+        return w_h, jnp.fft.irfft2(w_h, s=(n, n)).astype(w0.dtype)
 
     _, snaps = jax.lax.scan(record, jnp.fft.rfft2(w0), None, length=record_steps)
     return snaps
