@@ -78,7 +78,7 @@ def _flow_core(
 
     def cond(t, y, args, **kwargs):
         g = grad_fn(y)
-        return optax.global_norm(g) < grad_tol
+        return optax.tree.norm(g) < grad_tol
 
     event = diffrax.Event(cond) if grad_tol > 0 else None
     sol = diffrax.diffeqsolve(

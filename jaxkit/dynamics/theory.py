@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import diffrax
+import jax
 import jax.numpy as jnp
 import numpy as np
 from scipy import integrate, optimize
@@ -112,19 +113,24 @@ def deep_linear_mode(
     t = jnp.asarray(t)
     if t.ndim != 1:
         raise ValueError(f"t: expected a 1D array of times, received shape {t.shape}")
-    n = float(depth)
+    return _deep_mode_solve(t, jnp.asarray(s_, t.dtype), jnp.asarray(u0_, t.dtype), float(depth), float(tau))
 
-    def vf(_t, u, args):
-        return n * jnp.abs(u) ** (2.0 - 2.0 / n) * (args - u) / tau
 
+def _deep_mode_vf(_t, u, args):
+    s, n, tau = args
+    return n * jnp.abs(u) ** (2.0 - 2.0 / n) * (s - u) / tau
+
+
+@jax.jit
+def _deep_mode_solve(t, s, u0, n, tau):
     sol = diffrax.diffeqsolve(
-        diffrax.ODETerm(vf),
+        diffrax.ODETerm(_deep_mode_vf),
         diffrax.Tsit5(),
         t0=t[0],
         t1=t[-1],
         dt0=None,
-        y0=jnp.asarray(u0_),
-        args=jnp.asarray(s_),
+        y0=u0,
+        args=(s, n, tau),
         saveat=diffrax.SaveAt(ts=t),
         stepsize_controller=diffrax.PIDController(rtol=1e-9, atol=1e-12),
         max_steps=200_000,

@@ -116,10 +116,10 @@ def test_plateau_is_saddle_and_embedding(linear_runs):
         g_max = float(jnp.max(_grad_norms(loss, all_params)))
         for k in range(1, 3):  # plateaus between learned modes
             lo, hi = np.searchsorted(ts, half[k - 1]), np.searchsorted(ts, half[k])
-            seg = jax.tree.map(lambda a: jnp.asarray(a[0, lo:hi]), linear_runs["params"])
+            seg = jax.tree.map(lambda a, lo=lo, hi=hi: a[lo:hi], all_params)
             j = lo + int(np.argmin(np.asarray(_grad_norms(loss, seg))))
             # "small gradient" relative to the fastest part of the trajectory
-            chk = dyn.saddle_check(loss, jax.tree.map(lambda a: a[j], all_params), grad_tol=0.1 * g_max)
+            chk = dyn.saddle_check(loss, jax.tree.map(lambda a, j=j: a[j], all_params), grad_tol=0.1 * g_max)
             print("plateau", k, chk)
             assert chk.is_saddle
             # embedding construction: width-k critical point + silent units
@@ -176,7 +176,9 @@ def test_deep_linear_mode_ode():
         assert abs(dyn.crossing_time(np.asarray(ts), modes[:, 0], s_[0] / 2) / th - 1) < 0.01
         # depth-2 ODE and quadrature agree with the closed form
         t2 = jnp.linspace(0.0, 5.0, 11)
-        assert np.allclose(dyn.deep_linear_mode(t2, s_, u0, 2), dyn.saxe_mode(t2[:, None], s_[None], u0), rtol=1e-6)
+        assert np.allclose(
+            dyn.deep_linear_mode(t2, s_, u0, 2), dyn.saxe_mode(t2[:, None], s_[None], u0), rtol=1e-6
+        )
         assert abs(dyn.deep_linear_half_time(2.0, 1e-3, 2) / float(dyn.saxe_half_time(2.0, 1e-3)) - 1) < 1e-8
 
 
@@ -212,8 +214,8 @@ def test_embedding_preserves_function(seed, frac, method):
     for name, params, xs in cases:
         net = dyn.NETWORKS[name]
         big = dyn.embed_unit(params, net.unit_spec, method, unit=1, fraction=frac)
-        f0 = jax.vmap(lambda x: net.apply(params, x))(xs)
-        f1 = jax.vmap(lambda x: net.apply(big, x))(xs)
+        f0 = jax.vmap(net.apply, in_axes=(None, 0))(params, xs)
+        f1 = jax.vmap(net.apply, in_axes=(None, 0))(big, xs)
         assert np.allclose(f0, f1, atol=1e-5)
         for name_, (axis, _) in net.unit_spec.items():
             assert big[name_].shape[axis] == params[name_].shape[axis] + 1
@@ -243,6 +245,12 @@ def test_bad_configuration_errors():
     with pytest.raises(ValueError, match="ts"):
         dyn.gradient_flow(lambda q: jnp.sum(q["W1"] ** 2), p, jnp.array([1.0, 0.5]))
     with pytest.raises(ValueError, match="scales"):
-        dyn.gradient_flow_batch(lambda q: 0.0, lambda k, s: p, jax.random.split(key, 1), jnp.array([1e-3, -1.0]), jnp.linspace(0, 1, 3))
+        dyn.gradient_flow_batch(
+            lambda q: 0.0,
+            lambda k, s: p,
+            jax.random.split(key, 1),
+            jnp.array([1e-3, -1.0]),
+            jnp.linspace(0, 1, 3),
+        )
     with pytest.raises(ValueError, match="lr"):
         dyn.gradient_descent(lambda q: jnp.sum(q["W1"] ** 2), p, 0.0, 10)
