@@ -261,18 +261,23 @@ def spectral_mix(
     """Per-mode channel mixing ``out[b,o,k] = Σ_i x[b,i,k] w[i,o,k]``.
 
     Args:
-        x: ``(B, I, *modes)``, real floating or complex.
+        x: ``(B, I, *modes)`` (or one sample ``(I, *modes)``), real floating or complex.
         w: ``(I, O, *modes)``, real floating or complex (same mode axes as ``x``).
         interpret: ``None`` dispatches (Pallas on GPU/TPU, XLA einsum on CPU); ``True`` runs the Pallas body in the
             interpreter; ``False`` forces the compiled kernel (GPU/TPU).
         block_b, block_o, block_k: tile sizes over batch, output channels and (flattened) modes; defaults per backend.
 
     Returns:
-        ``(B, O, *modes)`` with dtype ``result_type(x, w)``. Differentiable (``jax.custom_vjp`` with Pallas
+        ``(B, O, *modes)`` (``(O, *modes)`` for one sample) with dtype ``result_type(x, w)``. Differentiable (``jax.custom_vjp`` with Pallas
         backward kernels for ``dx`` and ``dw``); composes with ``jit``/``vmap``/``grad`` and ``shard_map``.
     """
     x = as_array(x, "x", _FN)
     w = as_array(w, "w", _FN)
+    if (
+        x.ndim >= 2 and x.ndim == w.ndim - 1 and x.shape[0] == w.shape[0]
+    ):  # one sample (I, *modes): add and drop a batch axis
+        out = spectral_mix(x[None], w, interpret=interpret, block_b=block_b, block_o=block_o, block_k=block_k)
+        return out[0]
     _check_shapes(tuple(x.shape), tuple(w.shape))
     pallas, interp = use_pallas(interpret, _FN)
     cfg = _check_blocks(block_b, block_o, block_k, interp)

@@ -151,6 +151,10 @@ def test_cpu_dispatch_uses_xla_reference():
     assert "pallas_call" not in str(jax.make_jaxpr(spectral_mix)(x, w))
     assert "pallas_call" in str(jax.make_jaxpr(functools.partial(spectral_mix, interpret=True))(x, w))
     np.testing.assert_array_equal(np.asarray(spectral_mix(x, w)), np.asarray(spectral_mix_reference(x, w)))
+    # one sample (I, *modes) -> (O, *modes)
+    np.testing.assert_array_equal(
+        np.asarray(spectral_mix(x[1], w)), np.asarray(spectral_mix_reference(x, w)[1])
+    )
     with pytest.raises(ValueError, match="GPU or TPU"):
         spectral_mix(x, w, interpret=False)
 
