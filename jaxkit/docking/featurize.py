@@ -56,14 +56,22 @@ def build_complex_graph(
     *,
     n_max: int | None = None,
     f_max: int | None = None,
+    ligand_slots: int | None = None,
 ) -> ComplexGraph:
-    """Assemble a :class:`ComplexGraph` (coordinates are kept in Å, not centred; the model is equivariant)."""
+    """Assemble a :class:`ComplexGraph` (coordinates are kept in Å, not centred; the model is equivariant).
+
+    ``ligand_slots`` fixes where the pocket starts (ligand atoms in ``[0, n_lig)``, padding up to
+    ``ligand_slots``, pocket atoms from ``ligand_slots``), so that complexes of different sizes stack.
+    """
     mol: Chem.Mol = frag.mol
     n_lig, n_poc = frag.n_atoms, pocket.n_atoms
     lig = np.asarray(ligand_positions, dtype=np.float64)
     if lig.shape != (n_lig, 3):
         raise ValueError(f"ligand_positions: expected shape ({n_lig}, 3), received {lig.shape}")
-    n = n_lig + n_poc
+    off = n_lig if ligand_slots is None else int(ligand_slots)
+    if off < n_lig:
+        raise ValueError(f"ligand_slots: expected at least the {n_lig} ligand atoms, received {off}")
+    n = off + n_poc
     n_max = n if n_max is None else n_max
     f_max = frag.n_fragments if f_max is None else f_max
     if n_max < n:
@@ -79,10 +87,10 @@ def build_complex_graph(
         feats[i, 2 * k + 1] = float(a.GetFormalCharge())
     for j, el in enumerate(pocket.elements):
         sym = el.capitalize() if len(el) > 1 else el
-        feats[n_lig + j, k + _element_index(sym)] = 1.0
+        feats[off + j, k + _element_index(sym)] = 1.0
     pos = np.zeros((n_max, 3))
     pos[:n_lig] = lig
-    pos[n_lig:n] = pocket.positions
+    pos[off:n] = pocket.positions
     pair = np.zeros((n_max, n_max, 3), np.float32)
     for b in mol.GetBonds():
         i, j = b.GetBeginAtomIdx(), b.GetEndAtomIdx()
@@ -94,7 +102,8 @@ def build_complex_graph(
     is_lig = np.zeros(n_max, np.float32)
     is_lig[:n_lig] = 1.0
     mask = np.zeros(n_max, np.float32)
-    mask[:n] = 1.0
+    mask[:n_lig] = 1.0
+    mask[off:n] = 1.0
     pair[..., 2] = (is_lig[:, None] * (1 - is_lig[None, :]) + (1 - is_lig[:, None]) * is_lig[None, :]) * (
         mask[:, None] * mask[None, :]
     )
