@@ -164,6 +164,19 @@ def _load_cache(folder: Path, meta: dict[str, Any]) -> PDEDataset | None:
                       grid, stored["metadata"])
 
 
+_SAMPLERS: dict[str, Callable] = {}
+
+
+def _cached_sampler(spec: DatasetSpec, params: dict[str, Any], resolution: int) -> Callable:
+    """One jitted sampler per (dataset, parameters, resolution): repeated calls reuse the compiled code."""
+    key = json.dumps([spec.name, params, resolution], sort_keys=True, default=str)
+    if key not in _SAMPLERS:
+        if len(_SAMPLERS) > 32:
+            _SAMPLERS.clear()
+        _SAMPLERS[key] = spec.sampler(params, resolution)
+    return _SAMPLERS[key]
+
+
 def _generate_split(
     fn: Callable, key: jax.Array, n: int, chunk: int, out_x: np.ndarray, out_y: np.ndarray, desc: str,
     progress: bool,
@@ -215,7 +228,7 @@ def make_dataset(
     check_choice("resolution", resolution, allowed)
     chunk = spec.chunk_size if chunk_size is None else chunk_size
     check_int("chunk_size", chunk, minimum=1)
-    chunk = min(chunk, max(n_train, n_test))
+    chunk = min(chunk, 1 << (max(n_train, n_test) - 1).bit_length())  # power of two: few distinct shapes
     meta: dict[str, Any] = {
         "name": name, "params": params, "resolution": resolution, "seed": seed, "n_train": n_train,
         "n_test": n_test, "jaxkit_version": _version(), "description": spec.description,
@@ -228,7 +241,7 @@ def make_dataset(
             return cached
         if folder.exists():
             shutil.rmtree(folder)
-    fn = spec.sampler(params, resolution)
+    fn = _cached_sampler(spec, params, resolution)
     root = jax.random.PRNGKey(seed)
     # Shapes from one abstract evaluation (no compute).
     xs, ys = jax.eval_shape(fn, jax.ShapeDtypeStruct((chunk, *root.shape), root.dtype))
@@ -516,6 +529,8 @@ def _space_time_validate(p: dict[str, Any]) -> None:
     _check_fine("lno", minimum=5)(p)
     _check_amp(p)
     check_int("n_t", p["n_t"], minimum=2)
+    if "solver" in p:
+        check_choice("solver", p["solver"], ("exact", "mol"))
 
 
 _ST_GRID = lambda p, r: (np.linspace(0.0, p["length"], p["fine_resolution"])[:: (p["fine_resolution"] - 1) // (r - 1)],
