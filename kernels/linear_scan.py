@@ -368,7 +368,7 @@ def linear_scan(
         b: input, shape ``(T, D)`` or ``(B, T, D)``.
         h0: optional initial state, ``(D,)`` or ``(B, D)``; zero if omitted.
         reverse: scan from the end (``h_t = a_t ⊙ h_{t+1} + b_t``, ``h_T = h0``).
-        interpret: ``None`` dispatches (Pallas on GPU/TPU, XLA ``associative_scan`` on CPU); ``True`` runs the
+        interpret: ``None`` dispatches (Pallas on GPU/TPU, XLA ``lax.scan`` on CPU); ``True`` runs the
             Pallas body in the interpreter; ``False`` forces the compiled kernel (GPU/TPU).
         block_t: time steps per chunk (loads issued together); block_d: channels per program.
 
@@ -387,7 +387,8 @@ def linear_scan(
         check_block(block_d, "block_d", _FN, interp),
     )
     if not pallas:
-        out = _reference_3d(a, b, h0, reverse=reverse, method="associative")
+        # lax.scan: on CPU it is 3-8x faster than lax.associative_scan (forward and backward) at SSM sizes.
+        out = _reference_3d(a, b, h0, reverse=reverse, method="sequential")
     else:
         is_complex = jnp.issubdtype(dtype, jnp.complexfloating)
         if h0 is None:
