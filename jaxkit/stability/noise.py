@@ -9,7 +9,7 @@ where ``y`` is a ``ρ``-correlated copy of ``x`` that perturbs **all input coord
 
 * ``domain="gaussian"``: ``y = ρ x + sqrt(1-ρ²) σ z`` with ``z ~ N(0, I)`` (Ornstein–Uhlenbeck noise). With
   ``x ~ N(0, I)`` and ``σ = 1`` this is the Gaussian noise stability (``ρ ∈ [-1, 1]``); ``noise_scale=None``
-  uses ``σ`` = the per-sample RMS of ``x`` (for embeddings, which are not unit-variance).
+  uses ``σ`` = the per-sample RMS of ``x`` (for embeddings, which are not unit-variance; differentiable).
 * ``domain="boolean"``: ``x ∈ {-1, +1}ⁿ``; each coordinate is kept with probability ``(1+ρ)/2`` and flipped
   otherwise, so ``E[x_i y_i] = ρ`` (``ρ ∈ [-1, 1]``).
 * ``domain="tokens"``: ``x ∈ {0..V-1}ⁿ``; each token is kept with probability ``ρ`` and otherwise resampled
@@ -66,6 +66,8 @@ def _check_common(x: Any, rho: Any, n_samples: Any, domain: str, vocab_size: Any
             f"x: expected a batch of at least 2 input points with shape (N, ...), received shape {shape}"
         )
     if domain == "tokens":
+        if vocab_size is None:
+            raise ValueError("vocab_size: domain='tokens' needs the vocabulary size, received None")
         check_int("vocab_size", vocab_size, minimum=2)
         if not jnp.issubdtype(jnp.result_type(x), jnp.integer):
             raise TypeError(
@@ -90,7 +92,7 @@ def correlated_copy(
     if domain == "gaussian":
         z = jax.random.normal(key, x.shape, x.dtype)
         if noise_scale is None:
-            scale = jax.lax.stop_gradient(jnp.sqrt(jnp.mean(x**2)))
+            scale = jnp.sqrt(jnp.mean(x**2))
         else:
             scale = noise_scale
         return rho * x + jnp.sqrt(jnp.maximum(1.0 - rho**2, 0.0)) * scale * z
@@ -105,22 +107,32 @@ def correlated_copy(
     raise ValueError(f"domain: expected one of {list(DOMAINS)}, received {domain!r}")
 
 
+def _noisy_copies(x, key, rho, n_samples, domain, vocab_size, noise_scale):
+    """``n_samples`` correlated copies of every point: shape ``(N, n_samples, ...)``, drawn in one call."""
+    shape = (x.shape[0], n_samples) + x.shape[1:]
+    xb = x[:, None]
+    if domain == "gaussian":
+        z = jax.random.normal(key, shape, x.dtype)
+        axes = tuple(range(2, len(shape)))
+        scale = jnp.sqrt(jnp.mean(xb**2, axis=axes, keepdims=True)) if noise_scale is None else noise_scale
+        return rho * xb + jnp.sqrt(jnp.maximum(1.0 - rho**2, 0.0)) * scale * z
+    if domain == "boolean":
+        keep = jax.random.uniform(key, shape) < (1.0 + rho) / 2.0
+        return jnp.where(keep, xb, -xb)
+    k1, k2 = jax.random.split(key)
+    keep = jax.random.uniform(k1, shape) < rho
+    fresh = jax.random.randint(k2, shape, 0, vocab_size, dtype=x.dtype)
+    return jnp.where(keep, xb, fresh)
+
+
 def _stability_core(f, x, key, rho, n_samples, domain, vocab_size, noise_scale):
     n = x.shape[0]
-    keys = jax.random.split(key, (n, n_samples))
-
-    def per_point(xi, ki):
-        fx = _flat_out(f(xi))
-
-        def one(k):
-            fy = _flat_out(
-                f(correlated_copy(xi, k, rho, domain=domain, vocab_size=vocab_size, noise_scale=noise_scale))
-            )
-            return jnp.vdot(fx, fy)
-
-        return jnp.mean(jax.vmap(one)(ki)), jnp.vdot(fx, fx)
-
-    prods, sq = jax.vmap(per_point)(x, keys)
+    y = _noisy_copies(x, key, rho, n_samples, domain, vocab_size, noise_scale)
+    fx = jax.vmap(lambda v: _flat_out(f(v)))(x)
+    fy = jax.vmap(lambda v: _flat_out(f(v)))(y.reshape((n * n_samples,) + x.shape[1:]))
+    fy = fy.reshape(n, n_samples, -1)
+    prods = jnp.mean(jnp.einsum("nso,no->ns", fy, fx), axis=1)
+    sq = jnp.sum(fx * fx, axis=1)
     value = jnp.mean(prods)
     stderr = jnp.std(prods, ddof=1) / jnp.sqrt(n)
     return StabilityEstimate(value, stderr, jnp.mean(sq))
@@ -152,7 +164,7 @@ def noise_stability(
         n_samples: noisy copies per point (>= 2).
         domain: ``"gaussian"``, ``"boolean"`` or ``"tokens"``.
         vocab_size: vocabulary size (``domain="tokens"`` only).
-        noise_scale: Gaussian noise scale ``σ``; ``None`` = per-sample RMS of ``x`` (stop-gradient).
+        noise_scale: Gaussian noise scale ``σ``; ``None`` = per-sample RMS of ``x``.
 
     Returns:
         :class:`StabilityEstimate` ``(value, stderr, second_moment)``.
@@ -248,6 +260,8 @@ def average_sensitivity(
     if len(shape) != 2 or shape[0] < 2:
         raise ValueError(f"x: expected shape (N >= 2, L) of token/Boolean sequences, received shape {shape}")
     if domain == "tokens":
+        if vocab_size is None:
+            raise ValueError("vocab_size: domain='tokens' needs the vocabulary size, received None")
         check_int("vocab_size", vocab_size, minimum=2)
     x = jnp.asarray(x)
     import equinox as eqx

@@ -87,17 +87,17 @@ def relu_correlation_map(c: Any) -> jax.Array:
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(48)
 
 
-def _ndtr(x: np.ndarray) -> np.ndarray:
+def _ndtr(x: Any) -> Any:
     from scipy.special import ndtr
 
     return ndtr(x)
 
 
-def _npdf(x: np.ndarray) -> np.ndarray:
+def _npdf(x: Any) -> Any:
     return np.exp(-0.5 * x**2) / np.sqrt(2 * np.pi)
 
 
-def bivariate_normal_cdf(h: Any, k: Any, r: Any) -> np.ndarray:
+def bivariate_normal_cdf(h: Any, k: Any, r: Any) -> Any:
     """``Φ₂(h, k; r) = P[U ≤ h, V ≤ k]`` for standard normals with correlation ``r`` (float64, numpy).
 
     Plackett's identity with ``t = sin φ``: ``Φ(h)Φ(k) + (2π)⁻¹ ∫₀^{arcsin r} exp(-(h² - 2hk sin φ + k²) /
@@ -114,7 +114,7 @@ def bivariate_normal_cdf(h: Any, k: Any, r: Any) -> np.ndarray:
     return _ndtr(h) * _ndtr(k) + integral / (2 * np.pi)
 
 
-def relu_gaussian_moments(mu1: Any, mu2: Any, s1: Any, s2: Any, r: Any) -> np.ndarray:
+def relu_gaussian_moments(mu1: Any, mu2: Any, s1: Any, s2: Any, r: Any) -> Any:
     """``E[relu(u) relu(v)]`` for jointly Gaussian ``(u, v)`` with means ``mu``, std ``s`` and correlation ``r``.
 
     Truncated bivariate-normal moments (Rosenbaum 1961), with ``α = μ₁/σ₁``, ``β = μ₂/σ₂``, ``q = sqrt(1-r²)``:
@@ -134,9 +134,7 @@ def relu_gaussian_moments(mu1: Any, mu2: Any, s1: Any, s2: Any, r: Any) -> np.nd
     return t1 + t2 + t3 + t4
 
 
-def relu_layer_moments(
-    w: Any, mean: Any, k: Any, c: Any, bias: Any = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def relu_layer_moments(w: Any, mean: Any, k: Any, c: Any, bias: Any = None) -> tuple[Any, Any, Any]:
     """Propagate ``(μ, K, C)`` of an exchangeable pair ``(h, h')`` through ``h ↦ relu(W h + b)``.
 
     ``μ = E h``, ``K = E[h hᵀ]``, ``C = E[h h'ᵀ]`` (float64). The pre-activations ``(a, b) = (Wh + b, Wh' + b)``
@@ -159,7 +157,7 @@ def relu_layer_moments(
     return mean_out, k_out, c_out
 
 
-def _check_weights(weights: Sequence[Any], readout: Any, biases: Any) -> list[np.ndarray]:
+def _check_weights(weights: Sequence[Any], readout: Any, biases: Any) -> list[Any]:
     if len(weights) == 0:
         raise ValueError(
             "weights: expected at least one hidden-layer weight matrix, received an empty sequence"
@@ -214,7 +212,7 @@ def relu_mlp_stability(
 # ------------------------------------------------------------------------------------------- attention layers
 
 
-def _log_mgf_terms(lam: np.ndarray, rho: float, beta: np.ndarray, sign: float) -> np.ndarray:
+def _log_mgf_terms(lam: Any, rho: float, beta: Any, sign: float) -> tuple[Any, Any]:
     """log Σ_{s,s'} E exp(sign·β G_{ss'}) up to the count weights; returns (diag, offdiag) log-MGFs."""
     s2 = 1.0 - rho**2
     b = beta[:, None]
@@ -226,7 +224,7 @@ def _log_mgf_terms(lam: np.ndarray, rho: float, beta: np.ndarray, sign: float) -
     return diag, off
 
 
-def _expected_max_bound(lam: np.ndarray, rho: float, seq_len: int, sign: float) -> float:
+def _expected_max_bound(lam: Any, rho: float, seq_len: int, sign: float) -> float:
     """Upper bound on E max_{s,s'} sign·G_{ss'} via the soft-max (log-sum-exp) inequality, optimised over β."""
     lam_max = float(np.max(np.abs(lam))) if lam.size else 0.0
     if lam_max == 0.0:
@@ -242,7 +240,7 @@ def _expected_max_bound(lam: np.ndarray, rho: float, seq_len: int, sign: float) 
     return float(np.min(vals[np.isfinite(vals)]))
 
 
-def _expected_max_quadratic(lam: np.ndarray, seq_len: int) -> float:
+def _expected_max_quadratic(lam: Any, seq_len: int) -> float:
     """Upper bound on ``E max_s x_sᵀ P x_s`` over ``seq_len`` i.i.d. ``N(0, I)`` tokens (eigenvalues ``lam`` of
     ``P ⪰ 0``): ``inf_β β⁻¹ (log T - ½ Σ_k log(1 - 2βλ_k))``."""
     lam_max = float(np.max(lam)) if lam.size else 0.0

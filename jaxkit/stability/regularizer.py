@@ -3,8 +3,8 @@
 Haris, Zhang & Yoshida (ICLR 2026, arXiv:2602.08287) regularize transformers towards high noise stability. The
 paper's exact penalty could not be retrieved offline, so this is our documented choice. For a model split at its
 embeddings, ``f = from_embeddings``, and embeddings ``e`` of a batch, draw the ``ρ``-correlated copy
-``ẽ = ρ e + sqrt(1-ρ²) σ z`` (``z ~ N(0, I)``, ``σ`` = per-sequence RMS of ``e``, held constant under
-differentiation) and penalize the *noise sensitivity*
+``ẽ = ρ e + sqrt(1-ρ²) σ z`` (``z ~ N(0, I)``, ``σ`` = per-sequence RMS of ``e``, so the
+noise scales with the embeddings and shrinking them does not help) and penalize the *noise sensitivity*
 
 .. math::  R_\\rho = \\tfrac12\\,\\mathrm{mean}\\,\\|f(e) - f(\\tilde e)\\|^2 ,
 

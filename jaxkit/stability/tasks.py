@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -75,7 +77,7 @@ def sample_windows(
     return stream[idx], stream[idx + 1]
 
 
-def fixed_windows(stream: np.ndarray, n_windows: int, context: int) -> tuple[np.ndarray, np.ndarray]:
+def fixed_windows(stream: Any, n_windows: int, context: int) -> tuple[np.ndarray, np.ndarray]:
     """``n_windows`` evenly spaced, non-random windows (a fixed validation set)."""
     check_int("n_windows", n_windows, minimum=1)
     last = len(stream) - context - 1
