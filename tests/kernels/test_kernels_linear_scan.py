@@ -153,7 +153,7 @@ def test_jit_vmap_grad_compose_with_broadcast_a():
 _lin3 = jax.jit(jax.vmap(functools.partial(linear_scan, interpret=True, block_t=4, block_d=4), (None, 0, 0)))
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=5, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), alpha=st.floats(-5.0, 5.0))
 def test_property_linear_in_inputs_and_state(seed, alpha):
     """h is linear in (b, h0) for fixed a."""
@@ -215,10 +215,12 @@ def test_compiled_paths_lower(monkeypatch, platform):
     """Without an accelerator we can still lower the compiled-kernel path for CUDA (Triton) and TPU (Mosaic)."""
     monkeypatch.setattr(common, "backend", lambda: platform)
     monkeypatch.setattr(ls_mod, "backend", lambda: platform)
-    a = jnp.full((2, 37, 256), 0.5, jnp.complex64)
+    a = jax.ShapeDtypeStruct((8, 19, 4096), jnp.complex64)  # traced only; the GPU default block_t is 8 here
 
     def f(a):
         return jnp.sum(jnp.abs(linear_scan(a, a, a[:, 0], reverse=True, interpret=False)) ** 2)
+
+    assert ls_mod._blocks(19, 4096, 2, ls_mod._Cfg(True, False, None, None), 8)[0] == 8
 
     lowered = (
         jax.jit(jax.grad(f)).trace(a).lower(lowering_platforms=("cuda" if platform == "gpu" else "tpu",))

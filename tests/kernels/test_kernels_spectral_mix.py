@@ -184,7 +184,7 @@ def test_bad_block_and_flag_raise():
         spectral_mix([[1.0]], w)
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=5, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), scale=st.floats(0.1, 10.0))
 def test_property_linear_in_x_and_matches_numpy(seed, scale):
     kx1 = kx2 = kw = np.random.default_rng(seed)
@@ -208,8 +208,8 @@ def test_compiled_paths_lower(monkeypatch, platform):
     """Without an accelerator we can still lower the compiled-kernel path for CUDA (Triton) and TPU (Mosaic)."""
     monkeypatch.setattr(common, "backend", lambda: platform)
     monkeypatch.setattr(sm_mod, "backend", lambda: platform)
-    x = jnp.ones((4, 6, 24), jnp.complex64)
-    w = jnp.ones((6, 5, 24), jnp.complex64)
+    x = jax.ShapeDtypeStruct((20, 32, 144), jnp.complex64)  # traced only
+    w = jax.ShapeDtypeStruct((32, 32, 144), jnp.complex64)
 
     def f(x, w):
         return jnp.sum(jnp.abs(spectral_mix(x, w, interpret=False)) ** 2)
