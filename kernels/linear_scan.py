@@ -212,7 +212,7 @@ class _Cfg(NamedTuple):
     block_d: int | None
 
 
-def _blocks(t_len: int, d: int, n: int, cfg: _Cfg, bsz: int = 1) -> tuple[int, int]:
+def _blocks(t_len: int, d: int, n: int, cfg: _Cfg, bsz: int = 1, loads: int = 2) -> tuple[int, int]:
     plat = backend()
     if cfg.interpret or plat == "cpu":
         dt, dd = 8, min(next_pow2(d), 128)
@@ -221,10 +221,12 @@ def _blocks(t_len: int, d: int, n: int, cfg: _Cfg, bsz: int = 1) -> tuple[int, i
     else:
         # GPU: the scan is latency bound per program, so bandwidth comes from bytes in flight. One or two warps of
         # channels per program (many programs), and chunks long enough that all programs together have ~4 MiB
-        # of loads outstanding: block_t ~ 4 MiB / (channels * bytes per step), clamped to [8, 64].
+        # of loads outstanding: block_t ~ 4 MiB / (channels * bytes per step), clamped to [8, 64] and to <= 128
+        # values held per thread (``loads`` arrays x n planes per step: 2n forward, 3n backward).
         dd = pow2_block(d, 64, 32)
-        per_step = bsz * d * 8 * n  # a and b planes, float32
-        dt = min(64, max(8, next_pow2(cdiv(4 << 20, per_step))))
+        per_step = bsz * d * 4 * loads * n
+        cap = max(8, 1 << ((128 // (loads * n)).bit_length() - 1))
+        dt = min(64, cap, max(8, next_pow2(cdiv(4 << 20, per_step))))
     bt = cfg.block_t or dt
     bd = cfg.block_d or dd
     return min(bt, t_len), min(bd, next_pow2(d))
@@ -262,7 +264,7 @@ def _scan_fwd_call(a: Planes, b: Planes, h0: Planes, cfg: _Cfg) -> Planes:
 def _scan_bwd_call(a: Planes, h: Planes, g: Planes, h0: Planes, cfg: _Cfg) -> tuple[Planes, Planes]:
     n = len(a)
     bsz, t_len, d = a[0].shape
-    bt, bd = _blocks(t_len, d, n, cfg, bsz)
+    bt, bd = _blocks(t_len, d, n, cfg, bsz, loads=3)
     a, h, g = (tuple(pad_axis(x, 2, bd) for x in p) for p in (a, h, g))
     h0 = tuple(pad_axis(x, 1, bd)[:, None, :] for x in h0)
     dp = cdiv(d, bd) * bd
