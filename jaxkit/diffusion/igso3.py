@@ -191,6 +191,11 @@ def _eval(xp: Any, omega: Any, eps: Any) -> tuple[Any, Any, Any]:
     return tuple(xp.where(use_series, x, y) for x, y in zip(a, b))
 
 
+@jax.jit
+def _eval_jnp(omega: Array, eps: Array) -> tuple[Array, Array, Array]:
+    return _eval(jnp, omega, eps)
+
+
 def _as_float(x: ArrayLike) -> Array:
     x = jnp.asarray(x)
     return x if jnp.issubdtype(x.dtype, jnp.floating) else x.astype(jnp.result_type(float))
@@ -200,7 +205,7 @@ def log_density(omega: ArrayLike, eps: ArrayLike) -> Array:
     """``log f(omega, eps)``: log-density of IGSO(3) w.r.t. the normalised Haar measure, at rotation angle omega."""
     check_eps("eps", eps)
     omega, eps = _as_float(omega), _as_float(eps)
-    return _eval(jnp, omega, eps)[0]
+    return _eval_jnp(omega, eps)[0]
 
 
 def angle_log_density(omega: ArrayLike, eps: ArrayLike) -> Array:
@@ -217,13 +222,13 @@ def angle_density(omega: ArrayLike, eps: ArrayLike) -> Array:
 def dlog_density(omega: ArrayLike, eps: ArrayLike) -> Array:
     """``d log f / d omega`` (analytic)."""
     check_eps("eps", eps)
-    return _eval(jnp, _as_float(omega), _as_float(eps))[1]
+    return _eval_jnp(_as_float(omega), _as_float(eps))[1]
 
 
 def score_coef(omega: ArrayLike, eps: ArrayLike) -> Array:
     """``(d log f / d omega) / omega``, finite at ``omega = 0`` (the score is ``v * score_coef(|v|)``)."""
     check_eps("eps", eps)
-    return _eval(jnp, _as_float(omega), _as_float(eps))[2]
+    return _eval_jnp(_as_float(omega), _as_float(eps))[2]
 
 
 def score_vector(v: ArrayLike, eps: ArrayLike) -> Array:
@@ -375,6 +380,7 @@ def _row_quantile(F: Array, wmax: Array, i: Array, u: Array) -> Array:
     return (lo + frac) * wmax[i] / (N_OMEGA - 1)
 
 
+@jax.jit
 def _quantile(u: Array, eps: Array) -> Array:
     t = _device_tables(jnp.dtype(u.dtype).name)
     i0, w = _eps_index(eps)
@@ -388,6 +394,11 @@ def cdf(omega: ArrayLike, eps: ArrayLike) -> Array:
     """CDF of the rotation angle from the tables (jit-able; linear in omega, geometric-in-eps blend)."""
     check_eps("eps", eps)
     omega, eps = jnp.broadcast_arrays(_as_float(omega), _as_float(eps))
+    return _cdf_impl(omega, eps.astype(omega.dtype))
+
+
+@jax.jit
+def _cdf_impl(omega: Array, eps: Array) -> Array:
     t = _device_tables(jnp.dtype(omega.dtype).name)
     i0, w = _eps_index(eps)
 
@@ -403,7 +414,11 @@ def cdf(omega: ArrayLike, eps: ArrayLike) -> Array:
 def score_norm(eps: ArrayLike) -> Array:
     """``sqrt(E[(d log f/d omega)^2])`` under IGSO(3)(eps) (interpolated in log-log from the table)."""
     check_eps("eps", eps)
-    eps = _as_float(eps)
+    return _score_norm_impl(_as_float(eps))
+
+
+@jax.jit
+def _score_norm_impl(eps: Array) -> Array:
     t = _device_tables(jnp.dtype(eps.dtype).name)
     i0, w = _eps_index(eps)
     ln = jnp.log(t["score_norm"])

@@ -104,6 +104,11 @@ def exp(v: ArrayLike) -> Array:
     _check_last("v", v, (3,))
     if not jnp.issubdtype(v.dtype, jnp.floating):
         v = v.astype(jnp.result_type(float))
+    return _exp(v)
+
+
+@jax.jit
+def _exp(v: Array) -> Array:
     th2 = jnp.sum(v * v, axis=-1)
     small = th2 < 1e-6
     th2s = jnp.where(small, 1.0, th2)
@@ -125,6 +130,11 @@ def angle(R: ArrayLike) -> Array:
     """Rotation angle in ``[0, pi]``, ``atan2(|vee(R - R^T)|/2, (tr R - 1)/2)``."""
     R = jnp.asarray(R)
     _check_last("R", R, (3, 3))
+    return _angle(R)
+
+
+@jax.jit
+def _angle(R: Array) -> Array:
     s, _ = _safe_norm(vee(R))
     c = 0.5 * (jnp.trace(R, axis1=-2, axis2=-1) - 1.0)
     return jnp.arctan2(s, c)
@@ -134,6 +144,11 @@ def log(R: ArrayLike) -> Array:
     """Rotation matrix to rotation vector ``(..., 3)`` with angle in ``[0, pi]``; stable near 0 and ``pi``."""
     R = jnp.asarray(R)
     _check_last("R", R, (3, 3))
+    return _log(R)
+
+
+@jax.jit
+def _log(R: Array) -> Array:
     w = vee(R)  # = sin(omega) * axis
     s, _ = _safe_norm(w)
     c = 0.5 * (jnp.trace(R, axis1=-2, axis2=-1) - 1.0)
@@ -182,6 +197,11 @@ def from_quaternion(q: ArrayLike) -> Array:
     """Unit quaternion ``(w, x, y, z)`` (normalised here) to rotation matrix."""
     q = jnp.asarray(q)
     _check_last("q", q, (4,))
+    return _from_quaternion(q)
+
+
+@jax.jit
+def _from_quaternion(q: Array) -> Array:
     q = q / jnp.linalg.norm(q, axis=-1, keepdims=True)
     w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     return jnp.stack(
@@ -198,6 +218,11 @@ def to_quaternion(R: ArrayLike) -> Array:
     """Rotation matrix to unit quaternion ``(w, x, y, z)`` with ``w >= 0`` (Shepperd's branch on the largest)."""
     R = jnp.asarray(R)
     _check_last("R", R, (3, 3))
+    return _to_quaternion(R)
+
+
+@jax.jit
+def _to_quaternion(R: Array) -> Array:
     m00, m11, m22 = R[..., 0, 0], R[..., 1, 1], R[..., 2, 2]
     tr = m00 + m11 + m22
     cands = jnp.stack(
