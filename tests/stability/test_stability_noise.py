@@ -116,7 +116,9 @@ def test_boolean_parity_and_sensitivity():
     est = noise_stability(parity, xb, rho=0.6, key=KEY, n_samples=2, domain="boolean")
     assert abs(float(est.value) - 0.6**3) < max(4 * float(est.stderr), 0.01)
     s, _ = average_sensitivity(parity, xb[:2000], key=KEY, n_samples=1, domain="boolean")
-    assert float(s) == pytest.approx(3.0, abs=1e-5)  # flipping any of the 3 relevant bits flips the parity, the others never do
+    assert float(s) == pytest.approx(
+        3.0, abs=1e-5
+    )  # flipping any of the 3 relevant bits flips the parity, the others never do
     s, se = average_sensitivity(majority, xb[:2000], key=KEY, n_samples=1, domain="boolean")
     assert abs(float(s) - 1.5) < 4 * float(se) + 1e-6  # Maj_3 has total influence 3/2
 
