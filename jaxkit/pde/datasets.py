@@ -60,8 +60,9 @@ class PDEDataset:
 class DatasetSpec:
     """How to generate one named dataset.
 
-    ``sampler(params, resolution)`` returns a function ``keys (b, 2) -> (x (b, c_in, *grid), y (b, c_out, *grid))``
-    (jit-compiled, at the requested resolution); ``resolutions(params)`` lists the allowed resolutions;
+    ``sampler(params, fine_resolution)`` returns a jit-compiled function ``keys (b, 2) -> (x (b, c_in, *grid),
+    y (b, c_out, *grid))`` on the fine grid; :meth:`subsample` takes every ``stride``-th point along ``sub_axes``
+    (one compilation serves every resolution); ``resolutions(params)`` lists the allowed resolutions;
     ``grid(params, resolution)`` the 1-D coordinates.
     """
 
@@ -74,6 +75,18 @@ class DatasetSpec:
     grid: Callable[[dict[str, Any], int], tuple[np.ndarray, ...]]
     chunk_size: int = 32
     validate: Callable[[dict[str, Any]], None] | None = None
+    sub_axes: tuple[int, ...] = (-1,)
+    nodal: bool = False  # node grid including both ends: stride (fine-1)/(r-1); else fine/r
+
+    def stride(self, params: dict[str, Any], resolution: int) -> int:
+        n = params["fine_resolution"]
+        return (n - 1) // (resolution - 1) if self.nodal else n // resolution
+
+    def subsample(self, arr: np.ndarray, params: dict[str, Any], resolution: int) -> np.ndarray:
+        idx = [slice(None)] * arr.ndim
+        for ax in self.sub_axes:
+            idx[ax] = slice(None, None, self.stride(params, resolution))
+        return arr[tuple(idx)]
 
 
 SPECS: dict[str, DatasetSpec] = {}
@@ -167,13 +180,13 @@ def _load_cache(folder: Path, meta: dict[str, Any]) -> PDEDataset | None:
 _SAMPLERS: dict[str, Callable] = {}
 
 
-def _cached_sampler(spec: DatasetSpec, params: dict[str, Any], resolution: int) -> Callable:
-    """One jitted sampler per (dataset, parameters, resolution): repeated calls reuse the compiled code."""
-    key = json.dumps([spec.name, params, resolution], sort_keys=True, default=str)
+def _cached_sampler(spec: DatasetSpec, params: dict[str, Any]) -> Callable:
+    """One jitted fine-grid sampler per (dataset, parameters): repeated calls reuse the compiled code."""
+    key = json.dumps([spec.name, params], sort_keys=True, default=str)
     if key not in _SAMPLERS:
         if len(_SAMPLERS) > 32:
             _SAMPLERS.clear()
-        _SAMPLERS[key] = spec.sampler(params, resolution)
+        _SAMPLERS[key] = spec.sampler(params, params["fine_resolution"])
     return _SAMPLERS[key]
 
 
@@ -241,10 +254,15 @@ def make_dataset(
             return cached
         if folder.exists():
             shutil.rmtree(folder)
-    fn = _cached_sampler(spec, params, resolution)
+    fine_fn = _cached_sampler(spec, params)
+
+    def fn(keys):
+        x, y = fine_fn(keys)
+        return (spec.subsample(np.asarray(x), params, resolution), spec.subsample(np.asarray(y), params, resolution))
     root = jax.random.PRNGKey(seed)
     # Shapes from one abstract evaluation (no compute).
-    xs, ys = jax.eval_shape(fn, jax.ShapeDtypeStruct((chunk, *root.shape), root.dtype))
+    xs, ys = jax.eval_shape(fine_fn, jax.ShapeDtypeStruct((chunk, *root.shape), root.dtype))
+    xs, ys = (spec.subsample(np.empty(a.shape, np.bool_), params, resolution) for a in (xs, ys))
     shapes = {"x_train": (n_train, *xs.shape[1:]), "y_train": (n_train, *ys.shape[1:]),
               "x_test": (n_test, *xs.shape[1:]), "y_test": (n_test, *ys.shape[1:])}
     tmp = None
@@ -333,6 +351,7 @@ register_dataset(DatasetSpec(
     grid=lambda p, r: (np.arange(r) / r,),
     chunk_size=64,
     validate=_burgers_validate,
+    sub_axes=(-1,),
 ))
 
 
@@ -377,6 +396,8 @@ register_dataset(DatasetSpec(
     grid=lambda p, r: (np.linspace(0.0, 1.0, r), np.linspace(0.0, 1.0, r)),
     chunk_size=16,
     validate=_darcy_validate,
+    sub_axes=(-2, -1),
+    nodal=True,
 ))
 
 
@@ -430,6 +451,7 @@ def _register_ns(nu_text: str, nu: float, t_final: int) -> None:
         grid=lambda p, r: (np.arange(r) / r, np.arange(r) / r),
         chunk_size=8,
         validate=_ns_validate,
+        sub_axes=(-2, -1),
     ))
 
 
@@ -490,6 +512,7 @@ register_dataset(DatasetSpec(
     grid=lambda p, r: (np.arange(p["fine_resolution"])[:: p["fine_resolution"] // r] * p["dt"],),
     chunk_size=64,
     validate=_duffing_validate,
+    sub_axes=(-1,),
 ))
 
 
@@ -550,6 +573,8 @@ register_dataset(DatasetSpec(
     grid=_ST_GRID,
     chunk_size=64,
     validate=_space_time_validate,
+    sub_axes=(-2,),
+    nodal=True,
 ))
 
 register_dataset(DatasetSpec(
@@ -566,6 +591,8 @@ register_dataset(DatasetSpec(
     grid=_ST_GRID,
     chunk_size=64,
     validate=_space_time_validate,
+    sub_axes=(-2,),
+    nodal=True,
 ))
 
 register_dataset(DatasetSpec(
@@ -583,6 +610,8 @@ register_dataset(DatasetSpec(
     grid=_ST_GRID,
     chunk_size=64,
     validate=_space_time_validate,
+    sub_axes=(-2,),
+    nodal=True,
 ))
 
 
@@ -629,6 +658,8 @@ register_dataset(DatasetSpec(
                        np.linspace(0.0, 1.0, p["fine_resolution"])[:: (p["fine_resolution"] - 1) // (r - 1)]),
     chunk_size=16,
     validate=_brusselator_validate,
+    sub_axes=(-2, -1),
+    nodal=True,
 ))
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from jaxkit.pde import DATASETS, allowed_resolutions, make_dataset
 
-SMALL = {"fine_resolution": 64}
+SMALL = {"fine_resolution": 64, "chunk_size": 4, "progress": False}
 
 
 def test_registry_lists_all_names():
@@ -17,9 +17,9 @@ def test_registry_lists_all_names():
 
 
 def test_burgers_same_seed_same_data_and_nested_resolutions():
-    a = make_dataset("burgers", n_train=3, n_test=2, resolution=32, seed=1, progress=False, **SMALL)
-    b = make_dataset("burgers", n_train=3, n_test=2, resolution=64, seed=1, progress=False, **SMALL)
-    c = make_dataset("burgers", n_train=3, n_test=2, resolution=32, seed=2, progress=False, **SMALL)
+    a = make_dataset("burgers", n_train=3, n_test=2, resolution=32, seed=1, **SMALL)
+    b = make_dataset("burgers", n_train=3, n_test=2, resolution=64, seed=1, **SMALL)
+    c = make_dataset("burgers", n_train=3, n_test=2, resolution=32, seed=2, **SMALL)
     assert a.x_train.shape == (3, 1, 32) and a.y_test.shape == (2, 1, 32) and a.x_train.dtype == np.float32
     np.testing.assert_array_equal(a.x_train, b.x_train[:, :, ::2])  # same underlying samples
     np.testing.assert_array_equal(a.y_test, b.y_test[:, :, ::2])
@@ -27,7 +27,7 @@ def test_burgers_same_seed_same_data_and_nested_resolutions():
     np.testing.assert_allclose(a.grid[0], np.arange(32) / 32)
     assert a.metadata["seed"] == 1 and a.metadata["params"]["nu"] == 0.1 and "jaxkit_version" in a.metadata
     # sample i does not depend on how many samples are drawn
-    d = make_dataset("burgers", n_train=2, n_test=1, resolution=32, seed=1, progress=False, **SMALL)
+    d = make_dataset("burgers", n_train=2, n_test=1, resolution=32, seed=1, **SMALL)
     np.testing.assert_array_equal(d.x_train, a.x_train[:2])
     assert not np.allclose(a.x_train[0], a.x_test[0])
 
