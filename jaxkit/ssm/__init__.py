@@ -1,1 +1,49 @@
-"""SSM expressivity probes: gate classes, fixed-width arithmetic, formal languages, LTLf, constructions, probes."""
+"""SSM expressivity probes: gate classes, fixed-width arithmetic, formal languages, LTLf, constructions, probes.
+
+Alsmann, Noori & Lange (ICLR 2026) characterise what state space models recognise through fragments of LTLf,
+depending on the gating mechanism and on fixed-width vs unbounded precision. This package is the probe kit:
+
+- :mod:`~jaxkit.ssm.layers`: one SSM layer family with the gate classes ``time_invariant``, ``selective_nonneg``,
+  ``selective_signed``, ``selective_complex``, ``dense``; :mod:`~jaxkit.ssm.transformer`: a causal baseline.
+- :mod:`~jaxkit.ssm.precision`: fixed-point / low-bit-float rounding of states and activations.
+- :mod:`~jaxkit.ssm.languages`: membership oracles and balanced samplers; :mod:`~jaxkit.ssm.ltlf`: LTLf.
+- :mod:`~jaxkit.ssm.constructions`: hand-set weights, verified exactly; :mod:`~jaxkit.ssm.probe`: training probes.
+"""
+
+from .constructions import CONSTRUCTIONS, Construction, construct, first_failure, predict, verify
+from .languages import DFA, TASKS, Batch, Task, dfa_task, get_task
+from .layers import (
+    COMPLEX_VARIANTS,
+    VARIANTS,
+    SSMLayer,
+    SSMModel,
+    dense_scan,
+    diagonal_scan,
+    householder_product,
+)
+from .ltlf import (
+    Formula,
+    LTLfSyntaxError,
+    accepts,
+    evaluate,
+    formula_task,
+    in_fragment,
+    is_pure_future,
+    is_pure_past,
+    parse,
+    prefix_labels,
+    random_formula,
+    to_string,
+)
+from .precision import FixedPoint, LowFloat, Native, parse_precision, quantize
+from .probe import MODELS, ProbeConfig, make_model, train_runs
+from .transformer import POSITIONAL, CausalTransformer
+
+__all__ = [
+    "COMPLEX_VARIANTS", "CONSTRUCTIONS", "DFA", "MODELS", "POSITIONAL", "TASKS", "VARIANTS", "Batch",
+    "CausalTransformer", "Construction", "FixedPoint", "Formula", "LTLfSyntaxError", "LowFloat", "Native",
+    "ProbeConfig", "SSMLayer", "SSMModel", "Task", "accepts", "construct", "dense_scan", "dfa_task",
+    "diagonal_scan", "evaluate", "first_failure", "formula_task", "get_task", "householder_product", "in_fragment",
+    "is_pure_future", "is_pure_past", "make_model", "parse", "parse_precision", "predict", "prefix_labels",
+    "quantize", "random_formula", "to_string", "train_runs", "verify",
+]
