@@ -148,8 +148,8 @@ def plateaus(
 
     The loss (its log, ``log(loss + floor·max loss)``, if ``log_loss``, so that small late drops count as much as
     early large ones) is normalised to ``ℓ ∈ [0, 1]`` by its range and time to ``[0, 1]`` by the span (on a log
-    axis if ``log_time``). A sample interval is flat when ``|Δℓ/Δt| < slope_tol · max|Δℓ/Δt|`` (slow compared with
-    the fastest drop); maximal runs of flat intervals at least ``min_duration`` long (normalised) are plateaus. The
+    axis if ``log_time``). A sample interval is flat when ``|Δℓ/Δt|`` is below ``slope_tol`` times its 98th percentile
+    (slow compared with the fast drops; the percentile ignores isolated jumps between two saves); maximal runs of flat intervals at least ``min_duration`` long (normalised) are plateaus. The
     level is the loss where ``|Δℓ/Δt|`` is smallest (the closest approach to the saddle).
     """
     check_positive("slope_tol", slope_tol)
@@ -180,7 +180,7 @@ def plateaus(
     work = np.log(loss + floor * loss.max()) if log_loss else loss
     ln = (work - work.min()) / (work.max() - work.min())
     slope = np.abs(np.diff(ln) / np.maximum(np.diff(tn), 1e-300))
-    flat = slope < slope_tol * slope.max()
+    flat = slope < slope_tol * np.percentile(slope, 98)
     out: list[Plateau] = []
     i = 0
     while i < flat.size:
