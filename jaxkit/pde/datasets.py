@@ -239,9 +239,11 @@ def make_dataset(
         resolution = spec.default_resolution(params)
     check_int("resolution", resolution, minimum=1)
     check_choice("resolution", resolution, allowed)
-    chunk = spec.chunk_size if chunk_size is None else chunk_size
-    check_int("chunk_size", chunk, minimum=1)
-    chunk = min(chunk, 1 << (max(n_train, n_test) - 1).bit_length())  # power of two: few distinct shapes
+    if chunk_size is None:  # power of two not above the split size: few distinct compiled shapes
+        chunk = min(spec.chunk_size, 1 << (max(n_train, n_test) - 1).bit_length())
+    else:
+        check_int("chunk_size", chunk_size, minimum=1)
+        chunk = chunk_size
     meta: dict[str, Any] = {
         "name": name, "params": params, "resolution": resolution, "seed": seed, "n_train": n_train,
         "n_test": n_test, "jaxkit_version": _version(), "description": spec.description,
