@@ -1,0 +1,56 @@
+"""Diffusion forecasters of multi-asset return paths (STABLE-style): offline market data with publication lags,
+a conditional CSDI-like denoiser with multi-level guidance, DDIM/ancestral sampling, baselines and metrics."""
+
+from jaxkit.forecast.baselines import garch_paths, historical_bootstrap, rolling_gaussian
+from jaxkit.forecast.data import (
+    SP500_TICKERS,
+    MarketData,
+    align_published,
+    build_market_data,
+    forecast_windows,
+    kalman_betas,
+    load_macro,
+    load_prices,
+    rolling_zscore,
+    stock_signals,
+    walk_forward_splits,
+)
+from jaxkit.forecast.denoiser import ConditionalDenoiser, ResidualLayer, step_embedding
+from jaxkit.forecast.metrics import coverage, crps, crps_sum, energy_distance, mse
+from jaxkit.forecast.model import (
+    DiffusionForecaster,
+    forecaster_loss,
+    make_forecaster,
+    sample_paths,
+    train_forecaster,
+)
+
+__all__ = [
+    "SP500_TICKERS",
+    "ConditionalDenoiser",
+    "DiffusionForecaster",
+    "MarketData",
+    "ResidualLayer",
+    "align_published",
+    "build_market_data",
+    "coverage",
+    "crps",
+    "crps_sum",
+    "energy_distance",
+    "forecast_windows",
+    "forecaster_loss",
+    "garch_paths",
+    "historical_bootstrap",
+    "kalman_betas",
+    "load_macro",
+    "load_prices",
+    "make_forecaster",
+    "mse",
+    "rolling_gaussian",
+    "rolling_zscore",
+    "sample_paths",
+    "stock_signals",
+    "step_embedding",
+    "train_forecaster",
+    "walk_forward_splits",
+]

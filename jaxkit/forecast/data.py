@@ -1,0 +1,435 @@
+r"""Offline market data for diffusion forecasters: S&P 500 stocks (skfolio), macro context (arch.data, statsmodels),
+publication-lag alignment, rolling normalisation, stock signals (momentum, volatility, Kalman-filtered macro
+betas), forecast windows and walk-forward splits.
+
+No look-ahead. Every macro series is stamped with the first date its value was *public* and joined to trading dates
+with an as-of (backward) merge:
+
+============================  =====================  ==============================================================
+series (source)               native frequency       available from
+============================  =====================  ==============================================================
+S&P 500 index, stock closes   daily (skfolio)        the same close ``t``
+WTI crude (arch ``wti``)      daily                  the next trading day (``t+1``)
+VIX (arch ``vix``, 2014–19)   daily                  the next trading day
+AAA/BAA yields (``default``)  monthly averages       first day of the following month
+core CPI (``core_cpi``)       monthly                the 20th of the following month (BLS release ~ mid-month)
+Fama–French (``frenchdata``)  monthly                first day of the second following month
+US macro (statsmodels)        quarterly (to 2009)    45 days after the quarter ends
+============================  =====================  ==============================================================
+
+Rolling normalisation uses trailing windows only, ``(x_t - mean_{t-w+1..t}) / std_{t-w+1..t}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+from jaxtyping import Array, Float
+
+from jaxkit._validate import check_int
+
+__all__ = [
+    "MarketData",
+    "SP500_TICKERS",
+    "align_published",
+    "build_market_data",
+    "forecast_windows",
+    "kalman_betas",
+    "load_macro",
+    "load_prices",
+    "rolling_zscore",
+    "stock_signals",
+    "walk_forward_splits",
+]
+
+SP500_TICKERS = (
+    "AAPL", "AMD", "BAC", "BBY", "CVX", "GE", "HD", "JNJ", "JPM", "KO",
+    "LLY", "MRK", "MSFT", "PEP", "PFE", "PG", "RRC", "UNH", "WMT", "XOM",
+)  # fmt: skip
+
+
+def _check_dates(dates: pd.DatetimeIndex, name: str = "dates") -> None:
+    if dates.has_duplicates or not dates.is_monotonic_increasing:
+        bad = int(np.argmax(np.diff(dates.asi8) <= 0)) + 1
+        raise ValueError(
+            f"{name}: expected strictly increasing dates, out of order at position {bad} ({dates[bad]})"
+        )
+
+
+def _check_frame(df: pd.DataFrame, name: str) -> None:
+    _check_dates(pd.DatetimeIndex(df.index), f"{name}.index")
+    bad = ~np.isfinite(df.to_numpy(dtype=np.float64))
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise ValueError(
+            f"{name}: expected finite values, found {int(bad.sum())} NaN/inf (first at {df.index[r].date()}, "
+            f"column {df.columns[c]!r})"
+        )
+
+
+def _skfolio_csv(name: str) -> pd.DataFrame:
+    """Read a CSV shipped in ``skfolio/datasets/data`` without importing skfolio (and scikit-learn): the same
+    files ``skfolio.datasets.load_sp500_dataset`` / ``load_sp500_index`` read."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("skfolio")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError(
+            "load_prices needs the 'skfolio' package (pip install skfolio) for its bundled data"
+        )
+    path = Path(spec.submodule_search_locations[0]) / "datasets" / "data" / name
+    df = pd.read_csv(path, sep=",", index_col=0)
+    df.index = pd.to_datetime(df.index)
+    return df
+
+
+def _arch_csv(folder: str, name: str) -> pd.DataFrame:
+    """Read a data set bundled with ``arch`` (``arch/data/<folder>/<name>``) the way ``arch.data.*.load`` does,
+    without importing ``arch`` itself (whose import pulls in scipy.stats and matplotlib)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("arch")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("load_macro needs the 'arch' package (pip install arch) for its bundled data")
+    data = pd.read_csv(Path(spec.submodule_search_locations[0]) / "data" / folder / name)
+    if "Date" in data:
+        data["Date"] = pd.to_datetime(data["Date"])
+        data = data.set_index("Date")
+    for col in data:
+        data[col] = pd.to_numeric(data[col], errors="coerce")
+    return data
+
+
+def load_prices(
+    tickers: Sequence[str] | None = None, start: str | None = None, end: str | None = None
+) -> tuple[pd.DataFrame, pd.Series]:
+    """Daily closes of S&P 500 stocks and the S&P 500 index shipped with ``skfolio`` (1990-01-02 .. 2022-12-28).
+
+    Returns ``(stocks, index)``. Raises ``ValueError`` for unknown tickers, NaN prices or unordered dates.
+    """
+    stocks = _skfolio_csv("sp500_dataset.csv.gz")
+    index = _skfolio_csv("sp500_index.csv.gz")["SP500"]
+    if tickers is not None:
+        tickers = list(tickers)
+        missing = [t for t in tickers if t not in stocks.columns]
+        if missing:
+            raise ValueError(f"tickers: unknown {missing}; available are {list(stocks.columns)}")
+        stocks = stocks[tickers]
+    stocks = stocks.loc[start:end]
+    index = index.loc[start:end]
+    _check_frame(stocks, "prices")
+    _check_frame(index.to_frame(), "index")
+    return stocks, index
+
+
+def align_published(
+    values: pd.Series | pd.DataFrame, available: Any, dates: Any, *, max_age_days: int | None = None
+) -> pd.DataFrame:
+    """As-of join: the value on trading date ``d`` is the latest one whose availability date is ``<= d``
+    (NaN if none, or if it became available more than ``max_age_days`` before ``d``)."""
+    vals = values.to_frame() if isinstance(values, pd.Series) else values
+    avail = pd.DatetimeIndex(available)
+    if len(avail) != len(vals):
+        raise ValueError(f"available: expected {len(vals)} dates, received {len(avail)}")
+    src = vals.reset_index(drop=True).assign(_avail=avail.values).sort_values("_avail")
+    src = src.drop_duplicates("_avail", keep="last")
+    tgt = pd.DataFrame({"_date": pd.DatetimeIndex(dates).values})
+    out = pd.merge_asof(tgt, src, left_on="_date", right_on="_avail", direction="backward")
+    if max_age_days is not None:
+        stale = (out["_date"] - out["_avail"]) > pd.Timedelta(days=max_age_days)
+        out.loc[stale, [c for c in out.columns if c not in ("_date", "_avail")]] = np.nan
+    return out.drop(columns=["_avail"]).set_index("_date").rename_axis("Date")
+
+
+def _month_start_plus(index: pd.DatetimeIndex, months: int, day: int = 1) -> pd.DatetimeIndex:
+    first = index.to_period("M").to_timestamp()
+    return pd.DatetimeIndex([d + pd.DateOffset(months=months, days=day - 1) for d in first])
+
+
+def load_macro(dates: Any, *, include_vix: bool = False, include_quarterly: bool = False) -> pd.DataFrame:
+    """Macro context on ``dates`` (publication-lag aligned, see the module table; NaN before a series starts).
+
+    Columns: ``credit_spread`` (BAA - AAA), ``core_cpi_yoy``, ``oil_ret_21`` and ``oil_ret_1`` (WTI 21-day and
+    1-day log returns), ``ff_mkt``,
+    ``ff_smb``, ``ff_hml``, ``ff_rf`` (last published monthly Fama–French factors, %); ``vix`` with
+    ``include_vix``; ``unemp``, ``tbilrate``, ``infl`` (statsmodels quarterly, ends 2009) with
+    ``include_quarterly``.
+    """
+    dates = pd.DatetimeIndex(dates)
+    _check_dates(dates)
+    cols = []
+    yields = _arch_csv("default", "default.csv.gz")
+    cols.append(
+        align_published(
+            (yields["BAA"] - yields["AAA"]).rename("credit_spread"), _month_start_plus(yields.index, 1), dates
+        )
+    )
+    cpi = _arch_csv("core_cpi", "core-cpi.csv.gz")["CPILFESL"]
+    yoy = (np.log(cpi) - np.log(cpi.shift(12))).rename("core_cpi_yoy").dropna()
+    cols.append(align_published(yoy, _month_start_plus(yoy.index, 1, day=20), dates))
+    wti = _arch_csv("wti", "wti.csv.gz")["DCOILWTICO"].dropna()
+    wti = wti[wti > 0]
+    lw = np.log(wti)
+    oil = pd.concat(
+        [(lw - lw.shift(21)).rename("oil_ret_21"), (lw - lw.shift(1)).rename("oil_ret_1")], axis=1
+    )
+    oil = oil.dropna()
+    cols.append(align_published(oil, oil.index + pd.Timedelta(days=1), dates))
+    ff = _arch_csv("frenchdata", "frenchdata.csv.gz")
+    ym = np.asarray(ff.index.asi8)  # stored as YYYYMM nanoseconds
+    month = pd.DatetimeIndex(pd.to_datetime({"year": ym // 100, "month": ym % 100, "day": 1}))
+    ff = ff.set_axis(month).rename(
+        columns={"Mkt-RF": "ff_mkt", "SMB": "ff_smb", "HML": "ff_hml", "RF": "ff_rf"}
+    )
+    cols.append(align_published(ff, _month_start_plus(month, 2), dates))
+    if include_vix:
+        vix = _arch_csv("vix", "vix.csv.gz")["vix"]
+        # NaN outside the shipped window (2014-01-03 .. 2019-01-03)
+        cols.append(align_published(vix, vix.index + pd.Timedelta(days=1), dates, max_age_days=7))
+    if include_quarterly:
+        import statsmodels.api as sm
+
+        md = sm.datasets.macrodata.load_pandas().data
+        qend = pd.PeriodIndex.from_fields(
+            year=md["year"].astype(int), quarter=md["quarter"].astype(int), freq="Q"
+        )
+        avail = qend.to_timestamp(how="end").normalize() + pd.Timedelta(days=45)
+        cols.append(align_published(md[["unemp", "tbilrate", "infl"]], avail, dates, max_age_days=100))
+    out = pd.concat(cols, axis=1)
+    out.index = dates
+    return out
+
+
+def rolling_zscore(df: pd.DataFrame, window: int = 252, min_periods: int | None = None) -> pd.DataFrame:
+    """Trailing z-score ``(x_t - mean) / std`` over the last ``window`` rows up to and including ``t`` (0 where
+    the window is constant, NaN until ``min_periods`` rows exist)."""
+    check_int("window", window, minimum=2)
+    mp = window // 2 if min_periods is None else min_periods
+    roll = df.rolling(window, min_periods=mp)
+    sd = roll.std()
+    z = (df - roll.mean()) / sd.where(sd > 1e-12, 1.0)
+    return z.where(sd > 1e-12, 0.0).where(sd.notna())  # a constant window has z = 0
+
+
+@jax.jit
+def _kalman_one(y, X, q, r, p0):
+    k = X.shape[1]
+
+    def step(carry, inp):
+        b, P = carry
+        yt, xt = inp
+        P = P + q * jnp.eye(k, dtype=X.dtype)
+        s = xt @ P @ xt + r
+        gain = P @ xt / s
+        b = b + gain * (yt - xt @ b)
+        P = P - jnp.outer(gain, xt @ P)
+        return (b, 0.5 * (P + P.T)), b
+
+    init = (jnp.zeros(k, X.dtype), p0 * jnp.eye(k, dtype=X.dtype))
+    _, betas = jax.lax.scan(step, init, (y, X))
+    return betas
+
+
+def kalman_betas(
+    y: Any, X: Any, *, q: float = 1e-4, r: float = 1.0, p0: float = 1e4
+) -> Float[Array, "t n k"]:
+    r"""Time-varying regression betas by a Kalman *filter* (uses data up to ``t`` only).
+
+    State :math:`\beta_t = \beta_{t-1} + \eta_t`, :math:`\eta\sim N(0, qI)`; observation
+    :math:`y_{t,i} = x_t^\top\beta_{t,i} + e`, :math:`e\sim N(0, r)`; diffuse start :math:`\beta_0 \sim
+    N(0, p_0 I)`. With ``q = 0`` the last filtered beta is recursive least squares (= OLS as ``p0`` grows).
+
+    Args:
+        y: (T, N) responses (e.g. standardised stock returns). X: (T, K) regressors shared by all stocks.
+    Returns:
+        (T, N, K) filtered betas.
+    """
+    y, X = np.asarray(y), np.asarray(X)
+    if y.ndim != 2 or X.ndim != 2 or y.shape[0] != X.shape[0]:
+        raise ValueError(
+            f"y, X: expected (T, N) and (T, K) with the same T, received {y.shape} and {X.shape}"
+        )
+    if not (np.all(np.isfinite(y)) and np.all(np.isfinite(X))):
+        raise ValueError("y, X: expected finite values (fill or drop NaN rows first)")
+    yj, Xj = jnp.asarray(y), jnp.asarray(X)
+    f = jax.vmap(_kalman_one, in_axes=(1, None, None, None, None), out_axes=1)
+    return f(yj, Xj, q, r, p0)
+
+
+def stock_signals(
+    log_returns: pd.DataFrame, market: pd.Series, oil: pd.Series, *, kalman_q: float = 1e-4
+) -> dict[str, pd.DataFrame]:
+    """Per-stock signals on each date from information up to that close: 21/63/252-day momentum, 21-day realised
+    volatility, and Kalman-filtered betas on the market and on oil (returns standardised by a trailing 252-day
+    volatility before filtering)."""
+    lr = log_returns
+    out = {
+        "mom_21": lr.rolling(21).sum(),
+        "mom_63": lr.rolling(63).sum(),
+        "mom_252": lr.rolling(252).sum(),
+        "vol_21": lr.rolling(21).std() * np.sqrt(252),
+    }
+    scale = lr.rolling(252, min_periods=21).std().bfill()  # trailing; bfill only fills the first 20 rows
+    y = (lr / scale).fillna(0.0).clip(-10, 10)
+    mscale = market.rolling(252, min_periods=21).std().bfill()
+    oscale = oil.rolling(252, min_periods=21).std().bfill()
+    X = np.stack(
+        [
+            np.ones(len(lr)),
+            (market / mscale).fillna(0.0).clip(-10, 10).to_numpy(),
+            (oil / oscale).fillna(0.0).clip(-10, 10).to_numpy(),
+        ],
+        axis=1,
+    )
+    b = np.asarray(kalman_betas(y.to_numpy(), X, q=kalman_q))
+    out["beta_mkt"] = pd.DataFrame(b[:, :, 1], index=lr.index, columns=lr.columns)
+    out["beta_oil"] = pd.DataFrame(b[:, :, 2], index=lr.index, columns=lr.columns)
+    return out
+
+
+@dataclass(frozen=True)
+class MarketData:
+    """Aligned arrays on a grid of dates (daily or week-ends).
+
+    ``log_returns[t]`` is the log return from the previous grid date to ``t``; ``macro[t]`` and ``signals[t]``
+    use information available at the close of ``t`` (rolling z-scores). ``prices`` are closes on the grid.
+    """
+
+    dates: np.ndarray
+    tickers: tuple[str, ...]
+    prices: np.ndarray  # (T, N)
+    log_returns: np.ndarray  # (T, N)
+    macro: np.ndarray  # (T, M)
+    signals: np.ndarray  # (T, N, F)
+    macro_names: tuple[str, ...]
+    signal_names: tuple[str, ...]
+
+    @property
+    def n_assets(self) -> int:
+        return self.prices.shape[1]
+
+
+def build_market_data(
+    start: str = "1990-01-01",
+    end: str = "2018-10-31",
+    *,
+    tickers: Sequence[str] | None = None,
+    freq: str = "D",
+    norm_window: int = 252,
+    include_vix: bool = False,
+) -> MarketData:
+    """Prices, log returns, normalised macro context and stock signals on a daily (``"D"``) or weekly (``"W"``,
+    last trading day of each week) grid. The default ``end`` is the last month every macro series covers.
+
+    Rows before every feature is defined (the first ~1.5 years: 252-day momentum, then the 252-day z-score) are
+    dropped; VIX (2014–2019 only) is filled with 0 (its mean) outside its window when ``include_vix``.
+    """
+    if freq not in ("D", "W"):
+        raise ValueError(f"freq: expected 'D' or 'W', received {freq!r}")
+    stocks, index = load_prices(tickers, None, end)
+    dates = stocks.index
+    lr = np.log(stocks).diff()
+    mkt = np.log(index).diff()
+    macro = load_macro(dates, include_vix=include_vix)
+    oil = macro.pop("oil_ret_1").fillna(0.0)
+    macro["mkt_ret_21"] = mkt.rolling(21).sum()
+    macro["mkt_vol_21"] = mkt.rolling(21).std() * np.sqrt(252)
+    macro["mkt_vol_63"] = mkt.rolling(63).std() * np.sqrt(252)
+    sig = stock_signals(lr, mkt, oil)
+    zmacro = rolling_zscore(macro, norm_window).clip(-5, 5)
+    if include_vix:
+        zmacro["vix"] = zmacro["vix"].fillna(0.0)
+    zsig = {k: rolling_zscore(v, norm_window).clip(-5, 5) for k, v in sig.items()}
+    sig_arr = np.stack([zsig[k].to_numpy() for k in zsig], axis=-1)
+    ok = (
+        np.isfinite(zmacro.to_numpy()).all(1)
+        & np.isfinite(sig_arr).all((1, 2))
+        & np.isfinite(lr.to_numpy()).all(1)
+    )
+    ok &= np.asarray(dates >= pd.Timestamp(start))
+    first = int(np.argmax(ok))
+    if not ok[first:].all():
+        bad = first + int(np.argmin(ok[first:]))
+        raise ValueError(f"build_market_data: features undefined inside the window at {dates[bad].date()}")
+    sel = np.arange(first, len(dates))
+    logret = lr.to_numpy()
+    if freq == "W":
+        from jaxkit.portfolio import rebalance_indices
+
+        grid = rebalance_indices(dates[sel], "W") + first
+        cum = np.nancumsum(np.nan_to_num(logret), axis=0)
+        wk = np.diff(cum[grid], axis=0)
+        grid = grid[1:]
+        logret_grid = wk
+    else:
+        grid = sel
+        logret_grid = logret[grid]
+    return MarketData(
+        dates=np.asarray(dates[grid]),
+        tickers=tuple(stocks.columns),
+        prices=stocks.to_numpy()[grid],
+        log_returns=logret_grid,
+        macro=zmacro.to_numpy()[grid],
+        signals=sig_arr[grid],
+        macro_names=tuple(zmacro.columns),
+        signal_names=tuple(zsig),
+    )
+
+
+def forecast_windows(data: MarketData, index: Any, *, history: int, horizon: int) -> dict[str, np.ndarray]:
+    """Conditioning and targets for decision dates ``index`` (grid positions ``t``):
+
+    ``history`` (B, L, N) returns ``t-L+1..t``; ``target`` (B, H, N) returns ``t+1..t+H`` (NaN past the data end);
+    ``macro`` (B, M) and ``signals`` (B, N, F) at ``t``.
+    """
+    check_int("history", history, minimum=1)
+    check_int("horizon", horizon, minimum=1)
+    idx = np.asarray(index, dtype=int)
+    T = data.log_returns.shape[0]
+    if idx.size and (idx.min() < history - 1 or idx.max() >= T):
+        raise ValueError(
+            f"index: expected positions in [{history - 1}, {T - 1}], received {idx.min()}..{idx.max()}"
+        )
+    padded = np.concatenate([data.log_returns, np.full((horizon, data.n_assets), np.nan)], axis=0)
+    hist = np.stack([data.log_returns[t - history + 1 : t + 1] for t in idx]) if idx.size else None
+    tgt = np.stack([padded[t + 1 : t + 1 + horizon] for t in idx]) if idx.size else None
+    return {"history": hist, "target": tgt, "macro": data.macro[idx], "signals": data.signals[idx]}
+
+
+def walk_forward_splits(
+    dates: Any,
+    test_years: Sequence[int],
+    *,
+    horizon: int,
+    history: int,
+    train_years: int | None = None,
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Expanding (or ``train_years``-long rolling) yearly splits of decision positions.
+
+    For test year ``y`` the training positions ``t`` have their whole target window ``t+1..t+horizon`` strictly
+    before the first test date (purged), and start after ``history`` rows; test positions are the dates in ``y``.
+    """
+    d = pd.DatetimeIndex(dates)
+    _check_dates(d)
+    out = []
+    for y in test_years:
+        test = np.flatnonzero(d.year == y)
+        if test.size == 0:
+            raise ValueError(f"test_years: no dates in {y} (data spans {d[0].date()} .. {d[-1].date()})")
+        last_train = test[0] - 1 - horizon
+        lo = history - 1
+        if train_years is not None:
+            lo = max(lo, int(np.searchsorted(d, pd.Timestamp(year=y - train_years, month=1, day=1))))
+        train = np.arange(lo, last_train + 1)
+        if train.size == 0:
+            raise ValueError(f"test_years: no training dates before {y}")
+        out.append((train, test))
+    return out
