@@ -15,8 +15,9 @@ import numpy as np
 
 from experiments import Bench, Experiment, register, register_bench
 
-_ALL = ["burgers", "darcy", "navier_stokes_1e-3", "navier_stokes_1e-4", "navier_stokes_1e-5", "duffing", "beam",
-        "diffusion", "reaction_diffusion", "brusselator"]
+_ALL = ["burgers", "darcy", "navier_stokes_1e-3", "navier_stokes_1e-4", "navier_stokes_1e-5", "navier_stokes_re40",
+        "navier_stokes_re500", "navier_stokes_re5000", "duffing", "beam", "diffusion", "reaction_diffusion",
+        "brusselator"]
 
 _QUICK_NS = {"fine_resolution": 64, "dt": 5e-4}  # dt = 1e-3 at 64² blows up for ν = 1e-5 (FNO scheme)
 QUICK = {
@@ -27,6 +28,9 @@ QUICK = {
         "navier_stokes_1e-3": {"n_train": 2, "n_test": 2, "resolution": 64, "options": _QUICK_NS},
         "navier_stokes_1e-4": {"n_train": 2, "n_test": 2, "resolution": 64, "options": _QUICK_NS},
         "navier_stokes_1e-5": {"n_train": 2, "n_test": 2, "resolution": 64, "options": _QUICK_NS},
+        "navier_stokes_re40": {"n_train": 2, "n_test": 2, "resolution": 64, "options": _QUICK_NS},
+        "navier_stokes_re500": {"n_train": 2, "n_test": 2, "resolution": 64, "options": _QUICK_NS},
+        "navier_stokes_re5000": {"n_train": 2, "n_test": 2, "resolution": 64, "options": _QUICK_NS},
         "duffing": {"n_train": 32, "n_test": 8, "resolution": 2048, "options": {}},
         "beam": {"n_train": 32, "n_test": 8, "resolution": 41, "options": {}},
         "diffusion": {"n_train": 32, "n_test": 8, "resolution": 41, "options": {}},
@@ -43,6 +47,9 @@ PAPER = {
         "navier_stokes_1e-3": {"n_train": 1000, "n_test": 200, "resolution": 64, "options": {}},
         "navier_stokes_1e-4": {"n_train": 10000, "n_test": 200, "resolution": 64, "options": {}},
         "navier_stokes_1e-5": {"n_train": 1000, "n_test": 200, "resolution": 64, "options": {}},
+        "navier_stokes_re40": {"n_train": 1000, "n_test": 200, "resolution": 64, "options": {}},
+        "navier_stokes_re500": {"n_train": 1000, "n_test": 200, "resolution": 64, "options": {}},
+        "navier_stokes_re5000": {"n_train": 1000, "n_test": 200, "resolution": 64, "options": {}},
         "duffing": {"n_train": 200, "n_test": 180, "resolution": 2048, "options": {}},
         "beam": {"n_train": 200, "n_test": 180, "resolution": 41, "options": {}},
         "diffusion": {"n_train": 200, "n_test": 180, "resolution": 41, "options": {}},

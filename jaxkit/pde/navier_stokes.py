@@ -39,24 +39,24 @@ def fno_forcing(n: int, dtype=jnp.float32) -> Float[Array, "n n"]:
     return (0.1 * (jnp.sin(s) + jnp.cos(s))).astype(dtype)
 
 
-def _spectral_operators(n: int, dtype):
+def _spectral_operators(n: int, dtype, length: float = 1.0):
     kx = np.fft.fftfreq(n, d=1.0 / n)[:, None] * np.ones((1, n // 2 + 1))
     ky = np.fft.rfftfreq(n, d=1.0 / n)[None, :] * np.ones((n, 1))
-    lap = 4 * np.pi**2 * (kx**2 + ky**2)  # symbol of -Δ
+    lap = (2 * np.pi / length) ** 2 * (kx**2 + ky**2)  # symbol of -Δ
     inv_lap = np.where(lap > 0, 1.0 / np.where(lap > 0, lap, 1.0), 0.0)
     k_max = n // 2
     dealias = ((np.abs(kx) <= 2.0 / 3.0 * k_max) & (np.abs(ky) <= 2.0 / 3.0 * k_max)).astype(float)
     cd = jnp.complex128 if dtype == jnp.float64 else jnp.complex64
-    return (jnp.asarray(2j * np.pi * kx, cd), jnp.asarray(2j * np.pi * ky, cd), jnp.asarray(lap, dtype),
+    return (jnp.asarray(2j * np.pi / length * kx, cd), jnp.asarray(2j * np.pi / length * ky, cd), jnp.asarray(lap, dtype),
             jnp.asarray(inv_lap, dtype), jnp.asarray(dealias, dtype))
 
 
-def velocity(w: Float[_In, "n n"]) -> Float[Array, "2 n n"]:
+def velocity(w: Float[_In, "n n"], *, length: float = 1.0) -> Float[Array, "2 n n"]:
     """Velocity ``(u, v) = (∂_yψ, -∂_xψ)`` with ``-Δψ = w`` (spectral, zero-mean stream function)."""
     check_ndim("w", w, 2)
     w = jnp.asarray(w)
     n = w.shape[0]
-    ikx, iky, _, inv_lap, _ = _spectral_operators(n, w.dtype)
+    ikx, iky, _, inv_lap, _ = _spectral_operators(n, w.dtype, length)
     psi_h = jnp.fft.rfft2(w) * inv_lap
     u = jnp.fft.irfft2(iky * psi_h, s=(n, n))
     v = jnp.fft.irfft2(-ikx * psi_h, s=(n, n))
@@ -65,7 +65,7 @@ def velocity(w: Float[_In, "n n"]) -> Float[Array, "2 n n"]:
 
 def solve(
     w0: Float[_In, "n1 n2"], *, nu: float, t_final: float, dt: float, forcing: Float[_In, "n3 n4"] | None = None,
-    record_steps: int = 1,
+    record_steps: int = 1, length: float = 1.0,
 ) -> Float[Array, "record n1 n2"]:
     """Integrate the vorticity equation from ``w0`` (one sample) and record ``record_steps`` snapshots.
 
@@ -76,6 +76,7 @@ def solve(
         dt: time step (FNO: 1e-4).
         forcing: time-independent forcing ``f`` on the grid (``None``: no forcing).
         record_steps: number of equally spaced snapshots, at ``t_i = i·t_final/record_steps``, ``i = 1..``.
+        length: side L of the periodic box (grid ``x_j = jL/n``); 1 for FNO, 2π for Kolmogorov flow.
 
     Returns:
         ``(record_steps, n, n)`` vorticity snapshots in the dtype of ``w0``. Batch with ``jax.vmap``.
@@ -89,6 +90,7 @@ def solve(
     check_positive("t_final", t_final)
     check_positive("dt", dt)
     check_int("record_steps", record_steps, minimum=1)
+    check_positive("length", length)
     if forcing is not None and np.shape(forcing) != (n0, n0):
         raise ValueError(f"forcing: expected shape {(n0, n0)} or None, received shape {np.shape(forcing)}")
     if not is_tracer(w0):
@@ -101,7 +103,7 @@ def solve(
     total = int(np.ceil(float(t_final) / float(dt) - 1e-9))
     per_record = max(1, int(np.ceil(total / record_steps)))
     h = float(t_final) / (per_record * record_steps)
-    ops = _spectral_operators(n, dtype)
+    ops = _spectral_operators(n, dtype, float(length))
     f_h = jnp.zeros_like(ops[2], dtype=ops[0].dtype) if forcing is None else jnp.fft.rfft2(jnp.asarray(forcing, dtype))
     return _solve_core(w0, f_h, ops, jnp.asarray(nu, dtype), jnp.asarray(h, dtype), per_record, int(record_steps))
 
@@ -130,6 +132,13 @@ def _solve_core(w0, f_h, ops, nu, h, per_record, record_steps):
     return snaps
 
 
+def kolmogorov_forcing(n: int, *, amplitude: float = 4.0, k: int = 4, dtype=jnp.float32) -> Float[Array, "n n"]:
+    """Kolmogorov forcing ``-A cos(k y)`` on the ``n×n`` grid of the ``[0, 2π)²`` torus (PINO/MNO: A = k = 4)."""
+    check_int("n", n, minimum=2)
+    y = 2 * jnp.pi * jnp.arange(n, dtype=dtype) / n
+    return jnp.broadcast_to(-amplitude * jnp.cos(k * y)[None, :], (n, n)).astype(dtype)
+
+
 def taylor_green(n: int, t: float, *, nu: float, amplitude: float = 1.0, k: int = 1, dtype=jnp.float64):
     r"""Exact Taylor–Green vorticity ``A cos(2πkx) cos(2πky) e^{-8π²k²νt}`` (advection vanishes identically)."""
     x = jnp.arange(n, dtype=dtype) / n
@@ -137,4 +146,4 @@ def taylor_green(n: int, t: float, *, nu: float, amplitude: float = 1.0, k: int 
     return (amplitude * decay * jnp.cos(2 * jnp.pi * k * x)[:, None] * jnp.cos(2 * jnp.pi * k * x)[None, :]).astype(dtype)
 
 
-__all__ = ["fno_forcing", "solve", "taylor_green", "velocity"]
+__all__ = ["fno_forcing", "kolmogorov_forcing", "solve", "taylor_green", "velocity"]

@@ -28,6 +28,15 @@ def test_forced_mode_is_steady():
         assert float(jnp.max(jnp.abs(w - ws[None]))) < 1e-11 * float(jnp.max(jnp.abs(ws)))
 
 
+def test_laminar_kolmogorov_flow_is_steady_on_2pi_torus():
+    with jax.enable_x64(True):
+        n, nu = 16, 1.0 / 40
+        f = ns.kolmogorov_forcing(n, dtype=jnp.float64)
+        ws = f / (nu * 16)  # -νΔw = f for the cos(4y) mode on [0, 2π)²
+        w = ns.solve(ws, nu=nu, t_final=1.0, dt=0.01, forcing=f, record_steps=2, length=2 * np.pi)
+        assert float(jnp.max(jnp.abs(w - ws[None]))) < 1e-11 * float(jnp.max(jnp.abs(ws)))
+
+
 def test_velocity_is_divergence_free_and_has_vorticity_w():
     n = 32
     x = jnp.arange(n) / n
