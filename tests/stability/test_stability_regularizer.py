@@ -74,12 +74,10 @@ def test_strength_zero_is_bitwise_baseline():
     kw = dict(n_steps=4, key=jax.random.PRNGKey(2), progress=False)
     base = fit(model, opt, _baseline_loss, data, **kw)
     zero = fit(model, opt, make_loss_fn(strength=0.0, rho=0.9, positions=-1), data, has_aux=True, **kw)
-    reg = fit(model, opt, make_loss_fn(strength=1.0, rho=0.9, positions=-1), data, has_aux=True, **kw)
     lb = jax.tree_util.tree_leaves(eqx.filter(base.model, eqx.is_array))
     lz = jax.tree_util.tree_leaves(eqx.filter(zero.model, eqx.is_array))
-    lr = jax.tree_util.tree_leaves(eqx.filter(reg.model, eqx.is_array))
     assert all(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(lb, lz))
-    assert not all(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(lb, lr))
+    assert zero.history[-1]["penalty"] == 0.0  # the extra pass was skipped
     # rho = 1: the noisy copy equals the clean embedding, so the measured stability is exactly 1
     s = eqx.filter_jit(embedding_stability)(model, TOKENS, jax.random.PRNGKey(0), rho=1.0, positions=-1)
     assert float(s) == pytest.approx(1.0, rel=1e-6)
