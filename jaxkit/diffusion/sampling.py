@@ -67,7 +67,7 @@ def ddim_timesteps(total_steps: int, num_steps: int) -> np.ndarray:
 
 def ddpm_sample(
     eps_fn: Callable[[Array, Array], Array],
-    schedule: DiscreteSchedule,
+    schedule: Any,
     x_T: ArrayLike,
     key: PRNGKeyArray,
     *,
@@ -105,7 +105,7 @@ def ddpm_sample(
 
 def ddim_sample(
     eps_fn: Callable[[Array, Array], Array],
-    schedule: DiscreteSchedule,
+    schedule: Any,
     x_T: ArrayLike,
     key: PRNGKeyArray,
     *,
