@@ -22,7 +22,7 @@ class GrokfastState(NamedTuple):
     ema: Any
 
 
-def grokfast_ema(alpha: float = 0.98, lamb: float = 2.0) -> optax.GradientTransformation:
+def grokfast_ema(alpha: float | int = 0.98, lamb: float | int = 2.0) -> optax.GradientTransformation:
     """Gradient transformation adding ``λ ·`` EMA(gradients) to the gradients."""
     check_range("alpha", alpha, 0.0, 1.0)
     check_range("lamb", lamb, 0.0, float("inf"))

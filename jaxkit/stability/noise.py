@@ -145,12 +145,12 @@ def noise_stability(
     f: Callable[[jax.Array], Any],
     x: jax.Array,
     *,
-    rho: float,
+    rho: float | int,
     key: jax.Array,
     n_samples: int = 8,
     domain: str = "gaussian",
     vocab_size: int | None = None,
-    noise_scale: float | None = 1.0,
+    noise_scale: float | int | None = 1.0,
 ) -> StabilityEstimate:
     """Monte-Carlo estimate of ``Stab_ρ[f] = E⟨f(x), f(y)⟩`` over the points ``x`` (shape ``(N, ...)``).
 

@@ -9,32 +9,37 @@ implemented here (and documented as our choice) is:
 **ReLU layers — arc-cosine closed form.** For zero-mean jointly Gaussian ``(u, v)`` with variances ``q₁, q₂`` and
 covariance ``c = cos θ · sqrt(q₁q₂)`` (Cho & Saul 2009, degree-1 arc-cosine kernel)
 
-.. math::  \\mathbb{E}[\\mathrm{relu}(u)\\,\\mathrm{relu}(v)] = \\frac{\\sqrt{q_1 q_2}}{2\\pi}\\,(\\sin\\theta + (\\pi-\\theta)\\cos\\theta).
+.. math::  \\mathbb{E}[\\mathrm{relu}(u)\\,\\mathrm{relu}(v)] = \\frac{\\sqrt{q_1 q_2}}{2\\pi}\\,(\\sin\\theta + (\\pi-\\theta)\\cos\\theta),
 
-A bias-free layer ``h ↦ relu(W h)`` maps the pair's second-moment matrices ``(K, C)`` to
-``K'_{ij} = E[relu(a_i) relu(a_j)]``, ``C'_{ij} = E[relu(a_i) relu(b_j)]`` with ``a = Wh, b = Wh'`` whose
-moments are ``W K Wᵀ`` and ``W C Wᵀ``. This is **exact for the first hidden layer** (Gaussian input) and a
-Gaussian-closure (mean-field / signal-propagation) approximation for deeper layers, where pre-activations are
-only approximately Gaussian. A final linear readout ``A`` gives ``Stab = tr(A C Aᵀ)`` exactly.
+and with non-zero means (biases) the truncated bivariate-normal moments of Rosenbaum (1961)
+(:func:`relu_gaussian_moments`). A layer ``h ↦ relu(W h + b)`` maps the pair's mean and second-moment matrices
+``(μ, K, C)`` to ``(μ', K', C')``, ``K'_{ij} = E[relu(a_i) relu(a_j)]``, ``C'_{ij} = E[relu(a_i) relu(b_j)]``
+for the pre-activations ``a = Wh + b``, ``b = Wh' + b``. This is **exact for the first hidden layer** (Gaussian
+input) and a Gaussian-closure (first two moments matched; mean-field / signal-propagation) approximation for
+deeper layers, whose pre-activations are only approximately Gaussian. A final linear readout ``A`` gives
+``Stab = tr(A C Aᵀ)``.
 
-**Softmax attention — pattern-agnostic interval.** For ``o_t = Σ_s a_{ts} W_Vᵀ x_s`` with any row-stochastic
-attention ``a(X)`` (softmax of any scores, masked or not), ``⟨o_t(X), o_t(Y)⟩ = a_tᵀ G a'_t`` with
-``G_{ss'} = x_sᵀ P y_{s'}``, ``P = W_V W_Vᵀ``; a bilinear form over two simplices lies in ``[min G, max G]``, so
-``E[min G] ≤ Stab ≤ E[max G]``. We bound ``E max G ≤ inf_β β⁻¹ log Σ_{ss'} E e^{βG_{ss'}}`` with the closed-form
-Gaussian moment generating functions (eigenvalues ``λ`` of ``P``, ``s² = 1-ρ²``)
+**Softmax attention — pattern-agnostic interval.** Scores ``⟨W_Qᵀx_t, W_Kᵀx_s⟩`` are even in ``X`` and values
+``W_Vᵀx_s`` odd, so the output ``o`` is an odd function and only odd Hermite degrees carry weight:
+``Stab_ρ = Σ_{k odd} ρ^k W_k`` with ``W_k ≥ 0``. Hence for ``ρ ≥ 0`` the *normalised* stability lies in
+``[0, ρ]`` and ``Stab_ρ ∈ [0, ρ E‖o_t‖²] ⊆ [0, ρM]`` with ``M = E max_s ‖W_Vᵀx_s‖²`` (a convex combination
+is no longer than its longest vector), bounded by the Gaussian moment generating function. A second bound:
+``⟨o_t(X), o_t(Y)⟩ = a_tᵀ G a'_t`` with ``G_{ss'} = x_sᵀ P y_{s'}``, ``P = W_V W_Vᵀ``, lies in
+``[min G, max G]``, and ``E max G ≤ inf_β β⁻¹ log Σ_{ss'} E e^{βG_{ss'}}`` with (eigenvalues ``λ`` of ``P``,
+``s² = 1-ρ²``)
 
 .. math::  \\mathbb{E}e^{\\beta G_{ss}} = \\prod_k (1 - 2\\beta\\rho\\lambda_k - \\beta^2 s^2 \\lambda_k^2)^{-1/2},\\qquad
-           \\mathbb{E}e^{\\beta G_{ss'}} = \\prod_k (1 - \\beta^2\\lambda_k^2)^{-1/2}\\ (s \\ne s'),
+           \\mathbb{E}e^{\\beta G_{ss'}} = \\prod_k (1 - \\beta^2\\lambda_k^2)^{-1/2}\\ (s \\ne s').
 
-and symmetrically for ``E min G``. The interval is rigorous for every attention pattern (hence wide: it does not
-model the softmax); the uniform-attention value ``ρ tr(P) / T`` (``W_Q = 0`` or ``W_K = 0``) is exact.
+Both hold for every attention pattern (softmax of any scores, masked or not), so the interval is rigorous but
+wide: it does not model the softmax. Uniform attention (``W_Q = 0`` or ``W_K = 0``) has the exact value
+``ρ tr(P) / T``.
 
 **Composition** (:func:`stability_interval`): layers act on an interval ``[c_lo, c_hi]`` of *normalised*
-correlations ``Stab/E‖f‖²`` under the isotropic Gaussian closure of signal-propagation theory: a ReLU layer maps
-``c`` through the monotone arc-cosine correlation map ``κ(c) = (sqrt(1-c²) + (π - arccos c) c) / π``
-(:func:`relu_correlation_map`); an attention layer maps it to its interval at the endpoint correlations divided
-by its second-moment interval (the same bound at ``ρ = 1``), clipped to ``[-1, 1]`` (Cauchy–Schwarz). Exact
-(ReLU) or rigorous (attention) for one layer; an approximation for several, as in the paper.
+stabilities ``Stab/E‖f‖²``: a first ReLU layer is exact; later ReLU layers use the isotropic zero-mean Gaussian
+closure, i.e. the monotone arc-cosine correlation map ``κ(c) = (sqrt(1-c²) + (π - arccos c) c) / π``
+(:func:`relu_correlation_map`); an attention layer maps ``c`` to ``[min(0, c), max(0, c)]`` (odd function, above).
+Exact (ReLU) or rigorous (attention) for one layer; an approximation for several, as in the paper.
 """
 
 from __future__ import annotations
@@ -188,7 +193,7 @@ def _check_weights(weights: Sequence[Any], readout: Any, biases: Any) -> list[An
 
 
 def relu_mlp_stability(
-    weights: Sequence[Any], rho: float, readout: Any = None, biases: Sequence[Any] | None = None
+    weights: Sequence[Any], rho: float | int, readout: Any = None, biases: Sequence[Any] | None = None
 ) -> tuple[float, float]:
     """Predicted ``(Stab_ρ[f], E‖f(x)‖²)`` for ``f(x) = A relu(W_L ⋯ relu(W_1 x + b_1) ⋯ + b_L)``, ``x ~ N(0, I)``.
 
@@ -252,7 +257,7 @@ def _expected_max_quadratic(lam: Any, seq_len: int) -> float:
 
 
 def attention_stability_interval(
-    w_value: Any, rho: float, seq_len: int, w_query: Any = None, w_key: Any = None
+    w_value: Any, rho: float | int, seq_len: int, w_query: Any = None, w_key: Any = None
 ) -> StabilityInterval:
     """Interval for ``Stab_ρ`` of single-layer softmax attention, averaged over output positions.
 
@@ -312,15 +317,15 @@ class AttentionLayer(NamedTuple):
     seq_len: int
 
 
-def stability_interval(layers: Sequence[Any], rho: float) -> StabilityInterval:
+def stability_interval(layers: Sequence[Any], rho: float | int) -> StabilityInterval:
     """Predicted interval for the *normalised* stability ``Stab_ρ[f] / E‖f‖²`` of a stack of layers.
 
     Layers are :class:`ReLULayer` and :class:`AttentionLayer`. The state is an interval ``[c_lo, c_hi]`` of
     normalised correlations, starting at ``[ρ, ρ]``. A first ReLU layer is exact through its full second-moment
     matrices; afterwards the isotropic Gaussian closure of signal-propagation theory is used: ReLU maps the
-    interval through the monotone :func:`relu_correlation_map`; attention maps it to its pattern-agnostic
-    interval divided by its second-moment interval. One layer: exact (ReLU) or rigorous (attention); several:
-    an approximation.
+    interval through the monotone :func:`relu_correlation_map`; attention maps ``c`` to
+    ``[min(0, c), max(0, c)]`` (its output is odd). One layer: exact (ReLU) or rigorous (attention); several: an
+    approximation.
     """
     check_range("rho", rho, -1.0, 1.0)
     if len(layers) == 0:
@@ -334,16 +339,8 @@ def stability_interval(layers: Sequence[Any], rho: float) -> StabilityInterval:
             else:
                 lo, hi = float(relu_correlation_map(lo)), float(relu_correlation_map(hi))
         elif isinstance(layer, AttentionLayer):
-            # Stab at the endpoint correlations, second moment = Stab at rho = 1; S/m bounded by Cauchy-Schwarz.
-            a = attention_stability_interval(layer.w_value, lo, layer.seq_len, layer.w_query, layer.w_key)
-            b = attention_stability_interval(layer.w_value, hi, layer.seq_len, layer.w_query, layer.w_key)
-            m = attention_stability_interval(layer.w_value, 1.0, layer.seq_len, layer.w_query, layer.w_key)
-            s_lo, s_hi = min(a.lower, b.lower), max(a.upper, b.upper)
-            if m.lower <= 0.0:
-                lo, hi = -1.0, 1.0
-            else:
-                lo = max(-1.0, min(s_lo / m.lower, s_lo / m.upper))
-                hi = min(1.0, max(s_hi / m.lower, s_hi / m.upper))
+            # odd function of its (Gaussian-closure) input: normalised stability between 0 and c
+            lo, hi = min(0.0, lo), max(0.0, hi)
         else:
             raise TypeError(
                 f"layers[{i}]: expected ReLULayer or AttentionLayer, received {type(layer).__name__}"

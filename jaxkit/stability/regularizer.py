@@ -31,7 +31,7 @@ def noise_stability_penalty(
     f: Callable[[jax.Array], jax.Array],
     emb: jax.Array,
     key: jax.Array,
-    rho: float,
+    rho: float | int,
     *,
     clean: jax.Array | None = None,
     positions: Any = None,
@@ -59,8 +59,8 @@ def regularized_loss(
     labels: jax.Array,
     key: jax.Array,
     *,
-    strength: float,
-    rho: float,
+    strength: float | int,
+    rho: float | int,
     positions: Any = None,
 ) -> tuple[jax.Array, dict]:
     """Cross-entropy of ``model`` (``embed`` / ``from_embeddings`` split) plus ``strength · R_ρ``.
@@ -78,7 +78,7 @@ def regularized_loss(
     return task + strength * pen, {"task": task, "penalty": pen}
 
 
-def make_loss_fn(*, strength: float, rho: float, positions: Any = None) -> Callable:
+def make_loss_fn(*, strength: float | int, rho: float | int, positions: Any = None) -> Callable:
     """``loss_fn(model, batch, key) -> (loss, aux)`` for :func:`jaxkit.train.fit` (``has_aux=True``), with
     ``batch = (tokens, labels)``. Validates ``strength >= 0`` and ``ρ ∈ [-1, 1]``."""
     check_range("rho", rho, -1.0, 1.0)
@@ -92,7 +92,13 @@ def make_loss_fn(*, strength: float, rho: float, positions: Any = None) -> Calla
 
 
 def embedding_stability(
-    model: Any, tokens: jax.Array, key: jax.Array, *, rho: float, n_samples: int = 1, positions: Any = None
+    model: Any,
+    tokens: jax.Array,
+    key: jax.Array,
+    *,
+    rho: float | int,
+    n_samples: int = 1,
+    positions: Any = None,
 ) -> jax.Array:
     """Normalised noise stability of the logits under ``ρ``-correlated embedding noise (traceable, for logging):
     ``Σ⟨f(e), f(ẽ)⟩ / Σ‖f(e)‖²`` with logits centred over the vocabulary, ``σ`` = per-sequence RMS."""

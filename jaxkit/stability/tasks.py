@@ -19,7 +19,7 @@ import numpy as np
 from .._validate import check_int, check_range
 
 
-def modular_addition(p: int, train_fraction: float, key: jax.Array) -> dict[str, np.ndarray]:
+def modular_addition(p: int, train_fraction: float | int, key: jax.Array) -> dict[str, np.ndarray]:
     """Modular-addition split: ``train_x``/``val_x`` int32 ``(n, 3)`` = ``[a, b, p]``, labels ``(a+b) mod p``.
 
     Vocabulary size is ``p + 1``. The split is a random permutation of the ``p²`` pairs drawn from ``key``.
@@ -47,7 +47,7 @@ def python_reference_text() -> str:
     return "\n\n".join(topics[k] for k in sorted(topics))
 
 
-def char_dataset(text: str, *, val_fraction: float = 0.1, max_chars: int | None = None) -> dict:
+def char_dataset(text: str, *, val_fraction: float | int = 0.1, max_chars: int | None = None) -> dict:
     """Character-level encoding of ``text``: ``train``/``val`` int32 streams (contiguous split), ``vocab``.
 
     Characters are sorted by code point; the last ``val_fraction`` of the (optionally truncated) text is the

@@ -121,6 +121,8 @@ def test_fifty_random_attention_layers_inside_interval():
         value, se = float(est.value) / t, float(est.stderr) / t
         assert interval.lower <= interval.upper
         assert interval.contains(value, slack=4 * se), (i, rho, interval, value, se)
+        # normalised: an odd function has Stab/E|f|^2 between 0 and rho
+        assert min(0.0, rho) - 0.02 <= float(est.normalized) <= max(0.0, rho) + 0.02
 
 
 def test_uniform_attention_exact():
@@ -169,8 +171,9 @@ def test_deep_mlp_gaussian_closure_and_composition():
     s, m = relu_mlp_stability(ws[:1], 0.5)
     iv = stability_interval([ReLULayer(ws[0])], 0.5)
     assert iv.lower == pytest.approx(s / m) and iv.upper == pytest.approx(s / m)
+    assert stability_interval([AttentionLayer(None, None, np.eye(d), 4)], 0.5) == (0.0, 0.5)
     iv2 = stability_interval([AttentionLayer(None, None, np.eye(d), 4), ReLULayer(np.eye(d))], 0.5)
-    assert -1.0 <= iv2.lower <= iv2.upper <= 1.0
+    assert iv2.lower == pytest.approx(1 / math.pi) and 1 / math.pi < iv2.upper < 1.0  # κ(0) = 1/π
 
 
 def test_bad_inputs():
