@@ -401,6 +401,7 @@ def _figures(ctx, lin, sweep, spec, diag, relu, cnn, att, cfg):
         ax[1].plot(c["ts"], theory_u[:, i], "k--", lw=0.8)
     ax[1].set(xlabel="t", ylabel="mode strength u_i", title="modes vs closed form (dashed)")
     ax[1].legend()
+    fig.subplots_adjust(wspace=0.35)
     ctx.save_figure(fig, "linear.png")
     plt.close(fig)
 
@@ -434,7 +435,7 @@ def _figures(ctx, lin, sweep, spec, diag, relu, cnn, att, cfg):
     # 4. diagonal
     d = diag["curves"]
     fig, ax = plt.subplots(1, 2, figsize=(11, 3.8))
-    ax[0].plot(d["ts"], d["loss"], lw=2, label="flow, α=%g" % cfg["diagonal"]["alpha"])
+    ax[0].plot(d["ts"], d["loss"], lw=2, label=f"flow, α={cfg['diagonal']['alpha']:g}")
     for t, lv in zip(d["jumps"], d["saddle_losses"][:-1]):
         ax[0].axvline(t, color="k", ls="--", lw=0.8)
         ax[0].axhline(lv, color="gray", lw=0.5)
@@ -465,6 +466,7 @@ def _figures(ctx, lin, sweep, spec, diag, relu, cnn, att, cfg):
         b = a.twinx()
         b.step(cc["ts"], cc["measure"], "r", where="post", alpha=0.6)
         b.set_ylabel(lab, color="r")
+    fig.subplots_adjust(wspace=0.55)
     ctx.save_figure(fig, "architectures.png")
     plt.close(fig)
 

@@ -197,6 +197,14 @@ def plateaus(
     return out
 
 
+@jax.jit(static_argnums=(0, 1))
+def _grad_and_hessian(loss_fn, unravel, flat):
+    def f(z):
+        return loss_fn(unravel(z))
+
+    return jax.grad(f)(flat), jax.hessian(f)(flat)
+
+
 class SaddleCheck(NamedTuple):
     """Gradient norm, smallest and largest Hessian eigenvalues at a point, and ``is_saddle``
     (``grad_norm < grad_tol`` and ``min_eig < −eig_tol``)."""
@@ -217,9 +225,7 @@ def saddle_check(
     flat, unravel = ravel_pytree(params)
     if flat.size > 5000:
         raise ValueError(f"params: dense Hessian needs <= 5000 parameters, received {flat.size}")
-    f = lambda z: loss_fn(unravel(z))  # noqa: E731
-    g = jax.grad(f)(flat)
-    h = jax.hessian(f)(flat)
+    g, h = _grad_and_hessian(loss_fn, unravel, flat)
     eig = np.linalg.eigvalsh(np.asarray(0.5 * (h + h.T), dtype=float))
     gn = float(jnp.linalg.norm(g))
     return SaddleCheck(gn, float(eig[0]), float(eig[-1]), bool(gn < grad_tol and eig[0] < -eig_tol))
