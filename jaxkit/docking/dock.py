@@ -11,8 +11,9 @@ Coordinates are centred on the pocket centre and divided by ``length_scale`` = 2
 The model (an :class:`~jaxkit.docking.score_model.EGNNScoreModel` over ligand + pocket atoms) predicts per
 fragment ``ε̂_T ≈ ε`` (translation score ``−ε̂_T/σ``) and ``ŝ_R ≈ s_R/‖s‖`` (rotation score normalised by
 ``igso3.score_norm``), trained with ``‖ε̂_T − ε‖² + ‖ŝ_R − s_R/‖s‖‖²`` (DiffDock/SigmaDock normalisation).
-Sampling integrates the reverse SDE on an EDM time grid (ρ = 3): Euler–Maruyama for translations, geodesic random
-walk ``R ← exp(g² s Δt + g √Δt z) R`` for rotations; many samples per complex run in one vmapped call.
+Sampling integrates the reverse process on an EDM time grid (ρ = 3): ancestral DDIM steps (η = 1, the exponential
+integrator of the VP SDE) for translations, and the geodesic random walk ``R ← exp(g² s Δt + g √Δt z) R``
+(Euler–Maruyama on SO(3)) for rotations; many samples per complex run in one vmapped call.
 """
 
 from __future__ import annotations
@@ -207,10 +208,13 @@ def sample_poses(
         dt = t - t_next
         ka, kb = jax.random.split(k)
         tr, rot = score_fn(arrs, R, T, t)
-        s_tr = -tr / process.translation.sigma(t)
-        g_tr = process.translation.diffusion(t)
-        f_tr = process.translation.drift_coef(t) * T
-        T = T + (-f_tr + g_tr**2 * s_tr) * dt + g_tr * jnp.sqrt(dt) * jax.random.normal(ka, T.shape) * gate
+        # translations: ancestral DDIM (eta = 1) step of the VP process, an exponential integrator that is
+        # stable for the large early steps of the EDM grid (plain Euler-Maruyama on the VP SDE is not)
+        a, sg = process.translation.alpha(t), process.translation.sigma(t)
+        a_n, sg_n = process.translation.alpha(t_next), process.translation.sigma(t_next)
+        T0_hat = (T - sg * tr) / a
+        c = gate * (sg_n / sg) * jnp.sqrt(jnp.clip(1.0 - (a / a_n) ** 2, 0.0, 1.0))
+        T = a_n * T0_hat + jnp.sqrt(jnp.clip(sg_n**2 - c**2, 0.0)) * tr + c * jax.random.normal(ka, T.shape)
         e = process.rotation.sigma(t)
         s_rot = rot * igso3.score_norm(e)
         g_rot = process.rotation.diffusion(t)
