@@ -363,21 +363,44 @@ def _eps_index(e: Array) -> tuple[Array, Array]:
     return i0, x - i0
 
 
-def _row_quantile(F: Array, wmax: Array, i: Array, u: Array) -> Array:
-    """Invert CDF row ``i`` (per element) at ``u`` by binary search + linear interpolation."""
+def _search(F: Array, base: Array, n: int, u: Array) -> tuple[Array, Array, Array]:
+    """Binary search in the flat table ``F`` over rows starting at ``base``: ``F[base+lo] <= u < F[base+hi]``."""
     lo = jnp.zeros(u.shape, jnp.int32)
-    hi = jnp.full(u.shape, N_OMEGA - 1, jnp.int32)
+    hi = jnp.full(u.shape, n - 1, jnp.int32)
 
     def body(_: Any, c: tuple[Array, Array]) -> tuple[Array, Array]:
         lo, hi = c
         mid = (lo + hi) // 2
-        go_right = F[i, mid] <= u
+        go_right = F[base + mid] <= u
         return jnp.where(go_right, mid, lo), jnp.where(go_right, hi, mid)
 
-    lo, hi = jax.lax.fori_loop(0, int(math.ceil(math.log2(N_OMEGA))) + 1, body, (lo, hi))
-    f0, f1 = F[i, lo], F[i, hi]
+    lo, hi = jax.lax.fori_loop(0, int(math.ceil(math.log2(n))), body, (lo, hi))
+    f0, f1 = F[base + lo], F[base + hi]
     frac = jnp.clip((u - f0) / jnp.where(f1 > f0, f1 - f0, 1.0), 0.0, 1.0)
+    return lo, frac, hi
+
+
+def _row_quantile(F: Array, wmax: Array, i: Array, u: Array) -> Array:
+    """Invert CDF row ``i`` (per element) at ``u`` by binary search + linear interpolation."""
+    lo, frac, _ = _search(F.reshape(-1), i * N_OMEGA, N_OMEGA, u)
     return (lo + frac) * wmax[i] / (N_OMEGA - 1)
+
+
+@lru_cache(maxsize=64)
+def _exact_row(eps: float, dtype_name: str) -> tuple[np.ndarray, float]:
+    """CDF on ``[0, min(pi, 9 eps)]`` (4096 points) at one concrete eps, straight from :func:`cdf_reference`."""
+    wmax = min(np.pi, OMEGA_SPAN * eps)
+    w = np.linspace(0.0, wmax, 4 * N_OMEGA)
+    F = np.maximum.accumulate(cdf_reference(w, np.full_like(w, eps)))
+    F[0] = 0.0
+    return F.astype(dtype_name), wmax
+
+
+def _quantile_exact_row(u: Array, eps: float) -> Array:
+    F, wmax = _exact_row(float(eps), jnp.dtype(u.dtype).name)
+    n = F.shape[0]
+    lo, frac, _ = _search(jnp.asarray(F), jnp.zeros((), jnp.int32), n, u)
+    return (lo + frac) * (wmax / (n - 1))
 
 
 @jax.jit
@@ -435,9 +458,10 @@ def sample_angle(key: PRNGKeyArray, eps: ArrayLike, shape: tuple[int, ...] = (),
     check_eps("eps", eps)
     dtype = dtype or jnp.result_type(float)
     shape = tuple(shape)
-    eps = jnp.broadcast_to(jnp.asarray(eps, dtype), shape)
     u = jax.random.uniform(key, shape, dtype)
-    return _quantile(u, eps)
+    if not isinstance(eps, jax.core.Tracer) and np.size(eps) == 1:  # concrete scalar: exact row for this eps
+        return _quantile_exact_row(u, float(np.asarray(eps).reshape(())))
+    return _quantile(u, jnp.broadcast_to(jnp.asarray(eps, dtype), shape))
 
 
 def sample_vector(key: PRNGKeyArray, eps: ArrayLike, shape: tuple[int, ...] = (), dtype: Any = None) -> Array:

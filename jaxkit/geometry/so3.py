@@ -115,9 +115,19 @@ def _exp(v: Array) -> Array:
     th = jnp.sqrt(th2s)
     a = jnp.where(small, 1.0 - th2 / 6.0 + th2**2 / 120.0, jnp.sin(th) / th)
     b = jnp.where(small, 0.5 - th2 / 24.0 + th2**2 / 720.0, (1.0 - jnp.cos(th)) / th2s)
-    K = hat(v)
-    eye = jnp.eye(3, dtype=v.dtype)
-    return eye + a[..., None, None] * K + b[..., None, None] * (K @ K)
+    # I + a hat(v) + b hat(v)^2 with hat(v)^2 = v v^T - |v|^2 I, written elementwise (fuses on CPU)
+    x, y, z = v[..., 0], v[..., 1], v[..., 2]
+    bx, by, bz = b * x, b * y, b * z
+    ax, ay, az = a * x, a * y, a * z
+    c = 1.0 - b * th2
+    return jnp.stack(
+        [
+            jnp.stack([c + bx * x, bx * y - az, bx * z + ay], -1),
+            jnp.stack([bx * y + az, c + by * y, by * z - ax], -1),
+            jnp.stack([bx * z - ay, by * z + ax, c + bz * z], -1),
+        ],
+        -2,
+    )
 
 
 def from_axis_angle(axis: ArrayLike, angle_: ArrayLike) -> Array:
@@ -161,10 +171,11 @@ def _log(R: Array) -> Array:
     v1 = w * f[..., None]
     # branch 2: near pi, axis from the symmetric part (1 - c) a a^T = (R + R^T)/2 - c I
     B = 0.5 * (R + jnp.swapaxes(R, -1, -2)) - c[..., None, None] * jnp.eye(3, dtype=R.dtype)
-    d = jnp.diagonal(B, axis1=-2, axis2=-1)
-    i = jnp.argmax(d, axis=-1)
-    row = jnp.take_along_axis(B, i[..., None, None], axis=-2)[..., 0, :]
-    di = jnp.take_along_axis(d, i[..., None], axis=-1)[..., 0]
+    d0, d1, d2 = B[..., 0, 0], B[..., 1, 1], B[..., 2, 2]
+    pick0 = (d0 >= d1) & (d0 >= d2)
+    pick1 = ~pick0 & (d1 >= d2)
+    row = jnp.where(pick0[..., None], B[..., 0, :], jnp.where(pick1[..., None], B[..., 1, :], B[..., 2, :]))
+    di = jnp.where(pick0, d0, jnp.where(pick1, d1, d2))
     denom = jnp.sqrt(jnp.maximum(di * (1.0 - c), 1e-30))
     a = row / denom[..., None]
     sgn = jnp.where(jnp.sum(a * w, axis=-1) < 0, -1.0, 1.0).astype(R.dtype)
