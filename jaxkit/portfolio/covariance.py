@@ -52,7 +52,7 @@ def ledoit_wolf_core(returns: Float[Array, "t n"]) -> tuple[Float[Array, "n n"],
     beta = jnp.minimum(beta, delta)
     shrink = jnp.where(beta == 0, 0.0, beta / jnp.where(delta == 0, 1.0, delta))
     cov = (1 - shrink) * S + shrink * m * jnp.eye(p, dtype=S.dtype)
-    return cov, shrink
+    return 0.5 * (cov + cov.T), shrink
 
 
 def ledoit_wolf(returns: Any) -> tuple[Float[Array, "n n"], Float[Array, ""]]:
