@@ -27,9 +27,11 @@ from .training import (
     TrainedOperator,
     evaluate,
     fno_optimizer,
+    member,
     mse,
     predict,
     relative_l2,
+    train_ensemble,
     train_operator,
 )
 
@@ -41,6 +43,8 @@ __all__ = [
     "mse",
     "predict",
     "relative_l2",
+    "member",
+    "train_ensemble",
     "train_operator",
     "FNO",
     "RNO",
