@@ -10,7 +10,8 @@ SMALL = {"fine_resolution": 64, "chunk_size": 4, "progress": False}
 
 def test_registry_lists_all_names():
     for name in ["burgers", "darcy", "navier_stokes_1e-3", "navier_stokes_1e-4", "navier_stokes_1e-5", "duffing",
-                 "beam", "diffusion", "reaction_diffusion", "brusselator"]:
+                 "beam", "diffusion", "reaction_diffusion", "brusselator", "navier_stokes_re40", "navier_stokes_re500",
+                 "navier_stokes_re5000"]:
         assert name in DATASETS and "esolution" in DATASETS[name]
     assert allowed_resolutions("darcy")[:5] == [421, 211, 141, 106, 85]
     assert 256 in allowed_resolutions("burgers") and 8192 in allowed_resolutions("burgers")
@@ -55,9 +56,15 @@ def test_navier_stokes_and_lno_shapes():
                       fine_resolution=16, dt=0.05, t_final=12)
     assert ns.x_train.shape == (1, 10, 8, 8) and ns.y_train.shape == (1, 2, 8, 8)
     assert np.all(np.isfinite(ns.y_train))
-    du = make_dataset("duffing", n_train=2, n_test=1, resolution=16, seed=0, progress=False, fine_resolution=64)
-    assert du.x_train.shape == (2, 1, 16) and du.grid[0].shape == (16,)
-    np.testing.assert_allclose(du.grid[0], np.arange(0, 64, 4) * 0.01)
+    rd = make_dataset("reaction_diffusion", n_train=2, n_test=1, resolution=14, seed=0, progress=False)
+    assert rd.x_train.shape == (2, 1, 14, 20) and [g.shape for g in rd.grid] == [(14,), (20,)]
+    np.testing.assert_allclose(rd.grid[0], np.linspace(0, 2, 40)[::3])
+    # u = A sin(πx) e^{-0.05t} with A ~ U[0.05, 10]: recover A and check the family
+    x, t = rd.grid
+    amp = rd.y_train[:, 0, 3, 0] / np.sin(np.pi * x[3])
+    assert np.all((amp > 0.05) & (amp < 10))
+    np.testing.assert_allclose(rd.y_train[:, 0], amp[:, None, None] * np.sin(np.pi * x)[None, :, None]
+                               * np.exp(-0.05 * t)[None, None, :], rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,9 @@ def test_taylor_green_decay_second_order():
                 for dt in (0.02, 0.01)]
         assert errs[1] < 2e-5
         assert 3.6 < errs[0] / errs[1] < 4.4  # Crank–Nicolson: second order
+        # the integrating factor integrates pure viscous decay exactly
+        w = ns.solve(w0, nu=nu, t_final=1.0, dt=0.05, scheme="ifrk4")[-1]
+        assert float(jnp.max(jnp.abs(w - exact))) < 1e-13
 
 
 def test_forced_mode_is_steady():
@@ -61,5 +64,7 @@ def test_bad_arguments():
         ns.solve(w0, nu=-1.0, t_final=1.0, dt=0.1)
     with pytest.raises(ValueError, match="even"):
         ns.solve(np.zeros((15, 15), np.float32), nu=1e-3, t_final=1.0, dt=0.1)
+    with pytest.raises(ValueError, match="scheme"):
+        ns.solve(w0, nu=1e-3, t_final=1.0, dt=0.1, scheme="euler")
     with pytest.raises(ValueError, match="forcing"):
         ns.solve(w0, nu=1e-3, t_final=1.0, dt=0.1, forcing=np.zeros((8, 8), np.float32))
