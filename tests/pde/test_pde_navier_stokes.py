@@ -22,6 +22,18 @@ def test_taylor_green_decay_second_order():
         assert float(jnp.max(jnp.abs(w - exact))) < 1e-13
 
 
+def test_ifrk4_and_cn_agree_with_advection():
+    with jax.enable_x64(True):
+        n = 16
+        x = jnp.arange(n) / n
+        w0 = jnp.sin(2 * jnp.pi * x)[:, None] * jnp.cos(4 * jnp.pi * x)[None, :] + jnp.cos(2 * jnp.pi * (x[:, None] + x))
+        f = ns.fno_forcing(n, jnp.float64)
+        a = ns.solve(w0, nu=1e-3, t_final=0.2, dt=0.01, forcing=f, scheme="ifrk4")[-1]
+        b = ns.solve(w0, nu=1e-3, t_final=0.2, dt=2.5e-4, forcing=f, scheme="cn")[-1]
+        assert float(jnp.linalg.norm(a - w0)) > 0.05 * float(jnp.linalg.norm(w0))  # the flow did evolve
+        assert float(jnp.linalg.norm(a - b)) < 2e-3 * float(jnp.linalg.norm(b))
+
+
 def test_forced_mode_is_steady():
     with jax.enable_x64(True):
         n, nu = 32, 1e-3
