@@ -10,6 +10,14 @@ Sampling: sample ``i`` of split ``s`` (train = 0, test = 1) is drawn from the ke
 ``resolution``: the same seed at resolution ``r`` and ``2r`` gives the same underlying samples (zero-shot
 super-resolution evaluation). ``DATASETS`` lists the names with the allowed resolutions.
 
+Names: ``burgers``, ``darcy``, ``navier_stokes_1e-3`` / ``_1e-4`` / ``_1e-5`` (FNO: the first 10 vorticity snapshots
+``t = 1..10`` are the input channels, the remaining ones up to ``T`` = 50 / 30 / 20 the targets, as in FNO-2D),
+``navier_stokes_re40`` / ``_re500`` / ``_re5000`` (Kolmogorov flow, our documented choice), and the LNO problems
+``duffing``, ``beam``, ``diffusion``, ``reaction_diffusion``, ``brusselator``. Allowed resolutions: divisors of the
+fine grid for periodic grids (Burgers 8192 → 4096, …, 256, …; Navier–Stokes 256 → 128, 64, …); ``(n-1)/k + 1`` for
+node grids that include both ends (Darcy 421 → 211, 141, 106, 85, …; LNO spatial grids). ``DATASETS[name]`` says
+which for each name, :func:`allowed_resolutions` lists them.
+
 Generation runs in chunks (progress bar) into preallocated arrays; with ``cache_dir`` the arrays are written
 chunk by chunk to ``.npy`` memory maps (bounded memory: 10,000 Navier–Stokes trajectories never sit in RAM) and
 returned memory-mapped read-only. A cache entry is a folder named by a hash of every generator parameter; a
