@@ -20,7 +20,7 @@ PRESETS = {
     "quick": dict(
         freq="W", history=8, horizon=4, test_years=[2015, 2016, 2017, 2018], retrain="once", channels=16,
         layers=1, heads=2, steps=200, batch_size=32, lr=2e-3, num_samples=32, ddim_steps=10, seeds=3,
-        lookback=156, cost=0.001, tau=0.05, risk_aversion=2.5, garch=True, sanity=True, sanity_steps=300,
+        lookback=156, cost=0.001, tau=0.05, risk_aversion=2.5, garch=True, sanity=True, sanity_steps=800,
     ),
     "paper": dict(
         freq="D", history=60, horizon=21, test_years=list(range(2005, 2019)), retrain="yearly", channels=64,
@@ -100,15 +100,15 @@ def _sanity(cfg, seed, ckpt):
         heads=2, key=jax.random.PRNGKey(seed),
     )  # fmt: skip
     model, hist = train_forecaster(
-        model, win, steps=cfg["sanity_steps"], batch_size=64, key=jax.random.PRNGKey(seed + 1), lr=3e-3,
+        model, win, steps=cfg["sanity_steps"], batch_size=128, key=jax.random.PRNGKey(seed + 1), lr=3e-3,
         checkpoint_dir=ckpt, progress="stable:sanity",
     )  # fmt: skip
     cond = np.array([[[0.5, -1.0, 1.5], [1.0, -0.5, 1.0]]])  # one history
-    k = 256
+    k = 512
     ddim = np.asarray(sample_paths(model, cond, np.zeros((1, 1)), np.zeros((1, N, 1)), jax.random.PRNGKey(7),
-                                   num_samples=k, num_steps=50, clip_x0=None))[0].reshape(k, -1)  # fmt: skip
+                                   num_samples=k, num_steps=50, clip_x0=8.0))[0].reshape(k, -1)  # fmt: skip
     ddpm = np.asarray(sample_paths(model, cond, np.zeros((1, 1)), np.zeros((1, N, 1)), jax.random.PRNGKey(8),
-                                   num_samples=k, sampler="ddpm", clip_x0=None))[0].reshape(k, -1)  # fmt: skip
+                                   num_samples=k, sampler="ddpm", clip_x0=8.0))[0].reshape(k, -1)  # fmt: skip
 
     def exact(m, key):
         r = np.random.default_rng(key)
@@ -124,6 +124,7 @@ def _sanity(cfg, seed, ckpt):
     true_cov = np.cov(exact(20000, 4).T)
     return {
         "train_final_eps_mse": hist[-1]["eps_mse"],
+        "gate_final": hist[-1]["gate"],
         "energy_distance_ddim_vs_exact": energy_distance(ddim, ref),
         "energy_distance_ddpm_vs_exact": energy_distance(ddpm, ref),
         "energy_distance_ddim_vs_ddpm": energy_distance(ddim, ddpm),

@@ -20,6 +20,7 @@ import math
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float, Int, PRNGKeyArray
 
 __all__ = ["ConditionalDenoiser", "ResidualLayer", "step_embedding"]
@@ -33,8 +34,24 @@ def step_embedding(t: Int[Array, ""] | Float[Array, ""], dim: int) -> Float[Arra
     return jnp.concatenate([jnp.sin(a), jnp.cos(a)])
 
 
-def _dense(key: PRNGKeyArray, fan_in: int, fan_out: int) -> Float[Array, "i o"]:
-    return jax.random.normal(key, (fan_in, fan_out)) / math.sqrt(fan_in)
+def _numpy_rng(key: PRNGKeyArray) -> np.random.Generator:
+    """Host RNG seeded from a JAX key: initialising with NumPy avoids compiling one tiny kernel per shape."""
+    raw = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
+    return np.random.default_rng(np.asarray(raw).astype(np.uint32).ravel().tolist())
+
+
+def _dense(rng: np.random.Generator, fan_in: int, fan_out: int, scale: float = 1.0) -> Float[Array, "i o"]:
+    return jnp.asarray(scale * rng.standard_normal((fan_in, fan_out)) / math.sqrt(fan_in), jnp.float32)
+
+
+def _mlp(rng: np.random.Generator, n_in: int, n_hidden: int, n_out: int) -> tuple[Array, ...]:
+    z = lambda n: jnp.zeros((n,), jnp.float32)  # noqa: E731
+    return (_dense(rng, n_in, n_hidden), z(n_hidden), _dense(rng, n_hidden, n_out), z(n_out))
+
+
+def _apply_mlp(p: tuple[Array, ...], x: Array) -> Array:
+    w1, b1, w2, b2 = p
+    return jax.nn.silu(x @ w1 + b1) @ w2 + b2
 
 
 def _layer_norm(x: Float[Array, "*b C"]) -> Float[Array, "*b C"]:
@@ -69,13 +86,13 @@ class ResidualLayer(eqx.Module):
     def __init__(self, channels: int, heads: int, *, key: PRNGKeyArray):
         if channels % heads:
             raise ValueError(f"heads: expected a divisor of channels={channels}, received {heads}")
-        k = jax.random.split(key, 5)
+        rng = _numpy_rng(key)
         C = channels
-        self.w_time = _dense(k[0], C, 4 * C)
-        self.w_asset = _dense(k[1], C, 4 * C)
-        self.w_step = _dense(k[2], C, C)
-        self.w_mid = _dense(k[3], C, 2 * C)
-        self.w_out = _dense(k[4], C, 2 * C)
+        self.w_time = _dense(rng, C, 4 * C)
+        self.w_asset = _dense(rng, C, 4 * C)
+        self.w_step = _dense(rng, C, C)
+        self.w_mid = _dense(rng, C, 2 * C)
+        self.w_out = _dense(rng, C, 2 * C)
         self.heads = heads
 
     def _attend(self, y, w, spec):
@@ -107,10 +124,10 @@ class ConditionalDenoiser(eqx.Module):
     w_in: Float[Array, "3 C"]
     time_pos: Float[Array, "S C"]
     asset_emb: Float[Array, "N C"]
-    step_mlp: eqx.nn.MLP
-    macro_proj: eqx.nn.MLP
+    step_mlp: tuple[Array, ...]
+    macro_proj: tuple[Array, ...]
     w_signal: Float[Array, "F C"]
-    gate_mlp: eqx.nn.MLP
+    gate_mlp: tuple[Array, ...]
     layers: tuple[ResidualLayer, ...]
     w_out1: Float[Array, "C C"]
     w_out2: Float[Array, "C 1"]
@@ -133,19 +150,22 @@ class ConditionalDenoiser(eqx.Module):
         guided: bool = True,
         key: PRNGKeyArray,
     ):
-        k = jax.random.split(key, 10 + layers)
+        rng = _numpy_rng(key)
         C = channels
         self.history, self.horizon, self.channels, self.guided = history, horizon, channels, guided
-        self.w_in = _dense(k[0], 3, C)  # (value, mask, 1)
-        self.time_pos = 0.1 * jax.random.normal(k[1], (history + horizon, C))
-        self.asset_emb = 0.1 * jax.random.normal(k[2], (n_assets, C))
-        self.step_mlp = eqx.nn.MLP(C, C, C, 1, activation=jax.nn.silu, key=k[3])
-        self.macro_proj = eqx.nn.MLP(n_macro, C, C, 1, activation=jax.nn.silu, key=k[4])
-        self.w_signal = _dense(k[5], n_signals, C)
-        self.gate_mlp = eqx.nn.MLP(2 * C, 1, C, 1, activation=jax.nn.silu, key=k[6])
-        self.layers = tuple(ResidualLayer(C, heads, key=k[10 + i]) for i in range(layers))
-        self.w_out1 = _dense(k[7], C, C)
-        self.w_out2 = jnp.zeros((C, 1))  # start at eps = 0
+        self.w_in = _dense(rng, 3, C)  # (value, mask, 1)
+        self.time_pos = _dense(rng, history + horizon, C, 0.1 * math.sqrt(history + horizon))
+        self.asset_emb = _dense(rng, n_assets, C, 0.1 * math.sqrt(n_assets))
+        self.step_mlp = _mlp(rng, C, C, C)
+        self.macro_proj = _mlp(rng, n_macro, C, C)
+        self.w_signal = _dense(rng, n_signals, C)
+        self.gate_mlp = _mlp(rng, 2 * C, C, 1)
+        self.layers = tuple(
+            ResidualLayer(C, heads, key=jnp.asarray(rng.integers(0, 2**32, 2), jnp.uint32))
+            for _ in range(layers)
+        )
+        self.w_out1 = _dense(rng, C, C)
+        self.w_out2 = jnp.zeros((C, 1), jnp.float32)  # start at eps = 0
 
     def branch(
         self,
@@ -175,7 +195,7 @@ class ConditionalDenoiser(eqx.Module):
         return y[self.history :]
 
     def gate(self, macro_e: Float[Array, " C"], step: Float[Array, " C"]) -> Float[Array, ""]:
-        return jax.nn.sigmoid(self.gate_mlp(jnp.concatenate([macro_e, step]))[0])
+        return jax.nn.sigmoid(_apply_mlp(self.gate_mlp, jnp.concatenate([macro_e, step]))[0])
 
     def __call__(
         self,
@@ -187,8 +207,8 @@ class ConditionalDenoiser(eqx.Module):
         *,
         return_branches: bool = False,
     ):
-        step = self.step_mlp(step_embedding(t, self.channels))
-        macro_e = self.macro_proj(macro)
+        step = _apply_mlp(self.step_mlp, step_embedding(t, self.channels))
+        macro_e = _apply_mlp(self.macro_proj, macro)
         eps_full = self.branch(x_t, step, history, macro_e, signals, True)
         if not self.guided:
             return (eps_full, eps_full, jnp.ones(())) if return_branches else eps_full
