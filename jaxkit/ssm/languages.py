@@ -46,8 +46,8 @@ class Batch(NamedTuple):
 class DFA:
     """Deterministic automaton ``trans[state, symbol]``; ``accept`` per state; ``start`` state."""
 
-    trans: np.ndarray
-    accept: np.ndarray
+    trans: Any
+    accept: Any
     start: int = 0
     _tables: dict = field(default_factory=dict, repr=False)
 

@@ -1,0 +1,155 @@
+"""SSM layers, transformer baseline and fixed-width arithmetic."""
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import jaxkit.ssm.layers as layers_mod
+from jaxkit.ssm import (
+    VARIANTS,
+    CausalTransformer,
+    FixedPoint,
+    LowFloat,
+    SSMLayer,
+    SSMModel,
+    householder_product,
+    parse_precision,
+    quantize,
+)
+
+
+def _layer(variant, key=0, d=8, n=4):
+    return SSMLayer(variant, d, n, key=jax.random.PRNGKey(key), n_householder=2)
+
+
+U = jax.random.normal(jax.random.PRNGKey(5), (64, 8))
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_recurrent_and_parallel_agree(variant):
+    layer = _layer(variant)
+    hp = layer.states(U, mode="parallel")
+    hr = layer.states(U, mode="recurrent")
+    scale = float(jnp.max(jnp.abs(hr)))
+    assert float(jnp.max(jnp.abs(hp - hr))) <= 1e-5 * max(scale, 1.0)
+    yp, yr = layer(U), layer(U, mode="recurrent")
+    assert float(jnp.max(jnp.abs(yp - yr))) <= 1e-5 * max(float(jnp.max(jnp.abs(yr))), 1.0)
+
+
+def test_float64_recurrent_parallel_agree_tightly():
+    with jax.enable_x64(True):
+        for variant in VARIANTS:
+            layer = jax.tree_util.tree_map(lambda a: a.astype(jnp.float64), _layer(variant))
+            u = U.astype(jnp.float64)
+            hp, hr = layer.states(u), layer.states(u, mode="recurrent")
+            assert hp.dtype in (jnp.float64, jnp.complex128)
+            np.testing.assert_allclose(np.asarray(hp), np.asarray(hr), atol=1e-11, rtol=1e-11)
+
+
+def test_diagonal_variants_go_through_the_linear_scan_kernel(monkeypatch):
+    assert layers_mod._kernel_linear_scan is not None, "kernels.linear_scan should be importable"
+    calls = []
+    real = layers_mod._kernel_linear_scan
+
+    def spy(a, b, *args, **kw):
+        calls.append(a.shape)
+        return real(a, b, *args, **kw)
+
+    monkeypatch.setattr(layers_mod, "_kernel_linear_scan", spy)
+    _layer("selective_signed").states(U)
+    assert calls == [(64, 4)]
+
+
+def test_gate_ranges_per_class():
+    u = 3.0 * U
+    a, _ = _layer("selective_nonneg").transitions(u)
+    assert float(a.min()) >= 0 and float(a.max()) <= 1
+    a, _ = _layer("selective_signed").transitions(u)
+    assert float(a.min()) < 0 <= float(a.max()) <= 1 and float(a.min()) >= -1
+    a, _ = _layer("selective_complex").transitions(u)
+    assert jnp.iscomplexobj(a) and float(jnp.abs(a).max()) <= 1 + 1e-6
+    a, _ = _layer("time_invariant").transitions(u)
+    assert float(jnp.max(jnp.abs(a - a[0]))) == 0.0  # independent of the input
+    A, _ = _layer("dense").transitions(u)
+    assert A.shape == (64, 4, 4)
+    assert float(jnp.linalg.norm(A, ord=2, axis=(1, 2)).max()) <= 1 + 1e-5
+
+
+def test_householder_product_matches_numpy():
+    rng = np.random.default_rng(0)
+    k = rng.normal(size=(3, 5))
+    k /= np.linalg.norm(k, axis=1, keepdims=True)
+    beta = np.array([0.3, 2.0, 1.1])
+    ref = np.eye(5)
+    for kj, bj in zip(k, beta):
+        ref = (np.eye(5) - bj * np.outer(kj, kj)) @ ref
+    np.testing.assert_allclose(np.asarray(householder_product(jnp.asarray(k), jnp.asarray(beta))), ref, atol=1e-5)
+
+
+def test_bad_inputs_raise():
+    with pytest.raises(ValueError, match="variant"):
+        SSMModel("mamba9", 3, 2, key=jax.random.PRNGKey(0))
+    m = SSMModel("dense", 3, 2, key=jax.random.PRNGKey(0))
+    with pytest.raises(ValueError, match="tokens"):
+        m(jnp.zeros((2, 5), jnp.int32))
+    with pytest.raises(ValueError, match="mode"):
+        m(jnp.zeros((5,), jnp.int32), mode="sideways")
+    with pytest.raises(ValueError, match="positional"):
+        CausalTransformer(3, 2, key=jax.random.PRNGKey(0), positional="fourier")
+
+
+@pytest.mark.parametrize("pe", ["sinusoidal", "learned", "rope", "alibi", "none"])
+def test_transformer_is_causal(pe):
+    m = CausalTransformer(4, 3, key=jax.random.PRNGKey(1), positional=pe, max_len=32)
+    t1 = jnp.array([0, 1, 2, 3, 1, 0, 2, 2])
+    t2 = t1.at[5:].set(3)
+    y1, y2 = m(t1), m(t2)
+    np.testing.assert_allclose(np.asarray(y1[:5]), np.asarray(y2[:5]), atol=1e-5)
+    assert float(jnp.abs(y1[5:] - y2[5:]).max()) > 1e-4
+    if pe == "learned":
+        with pytest.raises(ValueError, match="max_len"):
+            m(jnp.zeros((40,), jnp.int32))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.floats(-300, 300, allow_nan=False, allow_subnormal=False, width=32), min_size=1, max_size=16), st.integers(2, 8),
+       st.integers(0, 6), st.sampled_from(["nearest", "floor", "toward_zero"]))
+def test_fixed_point_against_integer_reference(xs, ib, fb, rounding):
+    fmt = FixedPoint(ib, fb, rounding=rounding)
+    x = np.asarray(xs, np.float32)
+    q = np.asarray(quantize(jnp.asarray(x), fmt), np.float64)
+    scaled = x.astype(np.float64) * 2**fb
+    m = {"nearest": np.round, "floor": np.floor, "toward_zero": np.trunc}[rounding](scaled)
+    m = np.clip(m, -(2 ** (ib + fb - 1)), 2 ** (ib + fb - 1) - 1)
+    np.testing.assert_array_equal(q, m / 2**fb)
+    assert q.max() <= fmt.max_value and q.min() >= fmt.min_value
+
+
+def test_fixed_point_wraps():
+    q = quantize(jnp.array([8.0, 9.0, -9.0]), FixedPoint(4, 0, overflow="wrap"))
+    np.testing.assert_array_equal(np.asarray(q), [-8.0, -7.0, 7.0])
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.floats(-6e4, 6e4, allow_nan=False, width=32), min_size=1, max_size=16))
+def test_low_floats_match_bfloat16_and_float16_casts(xs):
+    x = np.asarray(xs + [1e-6, -3e-7, 1.0 / 3.0], np.float32)  # include float16 subnormals
+    np.testing.assert_array_equal(np.asarray(quantize(jnp.asarray(x), LowFloat(8, 7))),
+                                  x.astype(ml_dtypes.bfloat16).astype(np.float32))
+    np.testing.assert_array_equal(np.asarray(quantize(jnp.asarray(x), LowFloat(5, 10))),
+                                  x.astype(np.float16).astype(np.float32))
+
+
+def test_quantize_complex_and_parse():
+    z = jnp.array([1.3 + 2.6j])
+    assert complex(quantize(z, FixedPoint(4, 1))[0]) == 1.5 + 2.5j
+    assert parse_precision("fixed8.4") == FixedPoint(8, 4)
+    assert parse_precision("float5e10m") == LowFloat(5, 10)
+    with pytest.raises(ValueError, match="spec"):
+        parse_precision("int8")
+    with pytest.raises(ValueError, match="rounding"):
+        FixedPoint(4, 2, rounding="up")
