@@ -197,8 +197,10 @@ def plateaus(
     return out
 
 
-@jax.jit(static_argnums=(0, 1))
-def _grad_and_hessian(loss_fn, unravel, flat):
+@jax.jit(static_argnums=0)
+def _grad_and_hessian(loss_fn, params):
+    flat, unravel = ravel_pytree(params)
+
     def f(z):
         return loss_fn(unravel(z))
 
@@ -222,10 +224,11 @@ def saddle_check(
     eigenvalue. Uses the dense Hessian of the flattened params (small networks)."""
     check_positive("grad_tol", grad_tol)
     check_positive("eig_tol", eig_tol)
-    flat, unravel = ravel_pytree(params)
-    if flat.size > 5000:
-        raise ValueError(f"params: dense Hessian needs <= 5000 parameters, received {flat.size}")
-    g, h = _grad_and_hessian(loss_fn, unravel, flat)
-    eig = np.linalg.eigvalsh(np.asarray(0.5 * (h + h.T), dtype=float))
+    n_params = sum(int(np.size(leaf)) for leaf in jax.tree.leaves(params))
+    if n_params > 5000:
+        raise ValueError(f"params: dense Hessian needs <= 5000 parameters, received {n_params}")
+    g, h = _grad_and_hessian(loss_fn, params)
+    h = np.asarray(h, dtype=float)
+    eig = np.linalg.eigvalsh(0.5 * (h + h.T))
     gn = float(jnp.linalg.norm(g))
     return SaddleCheck(gn, float(eig[0]), float(eig[-1]), bool(gn < grad_tol and eig[0] < -eig_tol))
