@@ -263,3 +263,23 @@ def test_bad_configuration_errors():
         )
     with pytest.raises(ValueError, match="lr"):
         dyn.gradient_descent(lambda q: jnp.sum(q["W1"] ** 2), p, 0.0, 10)
+
+
+def test_sgd_minibatches_learn():
+    """SGD (random minibatches of 2 of the 6 whitened samples) still learns the top mode first."""
+    u, v, sigma, x = _problem()
+    X, Y = jnp.asarray(x, jnp.float32), jnp.asarray(x @ sigma.T, jnp.float32)
+
+    def batch_fn(key):
+        idx = jax.random.choice(key, 6, (2,), replace=False)
+        return X[idx], Y[idx]
+
+    def loss(p, batch):
+        return dyn.mse_loss(dyn.linear_apply, p, *batch)
+
+    p0 = dyn.init_linear(jax.random.key(0), 3, 3, 3, 1e-3, "random")
+    res = dyn.gradient_descent(loss, p0, 0.01, 600, save_every=300, batch_fn=batch_fn, key=jax.random.key(1))
+    prod = np.asarray(res.params["W2"][-1] @ res.params["W1"][-1])
+    top = float(u[:, 0] @ prod @ v[:, 0])
+    print("SGD top-mode strength after 600 steps", top, "target", S[0])
+    assert abs(top / S[0] - 1) < 0.1
