@@ -209,6 +209,14 @@ def run(ctx) -> dict:
         "speedup_pct": speed,
         "final": final,
         "paper_speedup_pct": PAPER_SPEEDUP_PCT,
+        "curves_median": {
+            m: {"step": [r["step"] for r in run["history"]]}
+            | {
+                k: [float(np.median(r[k])) for r in run["history"]]
+                for k in ("val_loss", "val_acc", "stability")
+            }
+            for m, run in runs.items()
+        },
         "vocab_size": runs["baseline"]["vocab_size"],
         "train_wall_time_s": {m: r["wall_time_s"] for m, r in runs.items()},
     }

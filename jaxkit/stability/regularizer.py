@@ -59,14 +59,15 @@ def regularized_loss(
     labels: jax.Array,
     key: jax.Array,
     *,
-    strength: float | int,
+    strength: float | int | jax.Array,
     rho: float | int,
     positions: Any = None,
 ) -> tuple[jax.Array, dict]:
     """Cross-entropy of ``model`` (``embed`` / ``from_embeddings`` split) plus ``strength · R_ρ``.
 
     ``tokens`` ``(B, T)``; ``labels`` match ``logits[:, positions]`` (``(B,)`` for one position, ``(B, T)`` for
-    all). Returns ``(loss, {"task": ..., "penalty": ...})``; with ``strength == 0`` the penalty is not computed.
+    all). Returns ``(loss, {"task": ..., "penalty": ...})``; with a Python ``strength == 0`` the penalty is not
+    computed (an array ``strength``, e.g. a schedule, always computes it).
     """
     emb = jax.vmap(model.embed)(tokens)
     logits = jax.vmap(model.from_embeddings)(emb)

@@ -9,12 +9,7 @@ import pytest
 
 from jaxkit.stability.grokfast import grokfast_ema
 from jaxkit.stability.models import Transformer
-from jaxkit.stability.regularizer import (
-    embedding_stability,
-    make_loss_fn,
-    noise_stability_penalty,
-    regularized_loss,
-)
+from jaxkit.stability.regularizer import make_loss_fn, regularized_loss
 from jaxkit.stability.tasks import char_dataset, modular_addition, python_reference_text
 from jaxkit.train import fit, full_batch
 
@@ -34,31 +29,28 @@ def test_penalty_gradient_matches_finite_differences():
             lambda a: a.astype(jnp.float64) if eqx.is_inexact_array(a) else a, model
         )
         key = jax.random.PRNGKey(3)
-
-        def loss(m):
-            l, _ = regularized_loss(m, TOKENS, LABELS, key, strength=0.7, rho=0.8, positions=-1)
-            return l
-
         params, static = eqx.partition(model, eqx.is_inexact_array)
-        f = jax.jit(lambda p: loss(eqx.combine(p, static)))
-        grads = jax.jit(jax.grad(lambda p: loss(eqx.combine(p, static))))(params)
+
+        def loss(p, strength):  # strength traced: the penalty is always computed, one compilation serves all
+            m = eqx.combine(p, static)
+            return regularized_loss(m, TOKENS, LABELS, key, strength=strength, rho=0.8, positions=-1)[0]
+
+        vg = jax.jit(jax.value_and_grad(loss))
+        lam = jnp.float64(0.7)
+        _, grads = vg(params, lam)
         leaves, treedef = jax.tree_util.tree_flatten(params)
         rng = np.random.default_rng(1)
         v = jax.tree_util.tree_unflatten(treedef, [jnp.asarray(rng.standard_normal(x.shape)) for x in leaves])
-        analytic = sum(
-            float(jnp.vdot(g, d))
-            for g, d in zip(jax.tree_util.tree_leaves(grads), jax.tree_util.tree_leaves(v))
+        dot = lambda g: sum(
+            float(jnp.vdot(a, b)) for a, b in zip(jax.tree_util.tree_leaves(g), jax.tree_util.tree_leaves(v))
         )
+        analytic = dot(grads)
         h = 1e-6
         shift = lambda s: jax.tree_util.tree_map(lambda p, d: p + s * d, params, v)
-        numeric = (float(f(shift(h))) - float(f(shift(-h)))) / (2 * h)
+        numeric = (float(vg(shift(h), lam)[0]) - float(vg(shift(-h), lam)[0])) / (2 * h)
         assert abs(analytic - numeric) < 1e-6 * max(1.0, abs(numeric))
-        # the penalty is really part of it: its own gradient is non-zero
-        pen = lambda p: noise_stability_penalty(
-            eqx.combine(p, static).from_embeddings, jax.vmap(eqx.combine(p, static).embed)(TOKENS), key, 0.8
-        )
-        g_pen = jax.jit(jax.grad(pen))(params)
-        assert float(sum(jnp.sum(jnp.abs(x)) for x in jax.tree_util.tree_leaves(g_pen))) > 0
+        # the penalty really contributes: the directional derivative changes with the strength
+        assert abs(dot(vg(params, jnp.float64(0.0))[1]) - analytic) > 1e-6
 
 
 def _baseline_loss(model, batch, key):
@@ -71,16 +63,13 @@ def test_strength_zero_is_bitwise_baseline():
     model = _tiny(jax.random.PRNGKey(1))
     opt = optax.adamw(1e-2, b1=0.9, b2=0.98, weight_decay=1.0)
     data = full_batch((TOKENS, LABELS))
-    kw = dict(n_steps=4, key=jax.random.PRNGKey(2), progress=False)
+    kw = dict(n_steps=3, key=jax.random.PRNGKey(2), progress=False)
     base = fit(model, opt, _baseline_loss, data, **kw)
     zero = fit(model, opt, make_loss_fn(strength=0.0, rho=0.9, positions=-1), data, has_aux=True, **kw)
     lb = jax.tree_util.tree_leaves(eqx.filter(base.model, eqx.is_array))
     lz = jax.tree_util.tree_leaves(eqx.filter(zero.model, eqx.is_array))
     assert all(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(lb, lz))
     assert zero.history[-1]["penalty"] == 0.0  # the extra pass was skipped
-    # rho = 1: the noisy copy equals the clean embedding, so the measured stability is exactly 1
-    s = eqx.filter_jit(embedding_stability)(model, TOKENS, jax.random.PRNGKey(0), rho=1.0, positions=-1)
-    assert float(s) == pytest.approx(1.0, rel=1e-6)
 
 
 def test_grokfast_ema_matches_reference_recursion():
@@ -123,3 +112,20 @@ def test_bad_inputs():
         modular_addition(7, 1.0, jax.random.PRNGKey(0))
     with pytest.raises(ValueError, match="text"):
         char_dataset("short")
+
+
+def test_steps_to_target_and_median_spread():
+    from jaxkit.stability.seeds import median_spread, steps_to_target
+
+    hist = [
+        {"step": 10, "val_acc": [0.1, 0.96, 0.2]},
+        {"step": 20, "loss": 1.0},
+        {"step": 30, "val_acc": [0.97, 0.5, 0.3]},
+    ]
+    steps = steps_to_target(hist, "val_acc", 0.95)
+    assert steps == [30, 10, None]
+    s = median_spread(steps, censor=40)
+    assert s["median"] == 30 and s["reached"] == 2 and s["max"] == 40 and s["per_seed"] == [30, 10, None]
+    assert steps_to_target(hist, "val_acc", 0.25, mode="min") == [10, None, 10]
+    with pytest.raises(ValueError, match="mode"):
+        steps_to_target(hist, "val_acc", 0.5, mode="up")
