@@ -28,7 +28,6 @@ gates (Sarrof et al. 2024), counting needs unbounded precision (Alsmann, Noori &
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,7 +56,7 @@ class Construction:
 
 
 # ------------------------------------------------------------------------------------------------- gate logits
-def _diag_logits(variant: str, value: complex) -> np.ndarray:
+def _diag_logits(variant: str, value: Any) -> np.ndarray:
     """Gate logits (length 1 for real, 2 = [modulus, phase] for complex) giving the gate ``value`` exactly."""
     v = complex(value)
     if variant in COMPLEX_VARIANTS:
@@ -88,13 +87,12 @@ def _set(layer: SSMLayer, **arrays: np.ndarray) -> SSMLayer:
     return layer
 
 
-def _scalar_layer(variant: str, D: int, H: int, gates: Callable[[np.ndarray], complex], gate_rows: dict,
+def _scalar_layer(variant: str, D: int, H: int, gate_rows: dict,
                   b_rows: dict, w1: np.ndarray, b1: np.ndarray, w2: np.ndarray, b2: np.ndarray | None = None,
-                  const_gate: complex | None = None) -> SSMLayer:
+                  const_gate: Any = None) -> SSMLayer:
     """A one-state layer (``N = 1``). ``gate_rows[channel] = gate value when that channel is 1`` (one-hot
     channels) or, with ``const_gate``, a flag channel that switches the gate from ``const_gate`` to the value.
     ``b_rows[channel] = complex input added when that channel is 1``. ``w1`` acts on ``[feats, u]``."""
-    del gates
     layer = SSMLayer(variant, D, 1, key=jax.random.PRNGKey(0), d_hidden=H)
     cplx = variant in COMPLEX_VARIANTS
     g = 2 if cplx else (2 if variant == "dense" else 1)
@@ -141,14 +139,14 @@ def _model(variant: str, V: int, D: int, layers: list, head_w: np.ndarray, head_
     return eqx.tree_at(lambda t: t.head_b, m, jnp.asarray(head_b, jnp.float32))
 
 
-def _head(D: int, ch: int, scale: float, offset: float) -> tuple[np.ndarray, np.ndarray]:
+def _head(D: int, ch: int, scale: Any, offset: Any) -> tuple[np.ndarray, np.ndarray]:
     """Class-1 logit ``scale · u[ch] + offset``, class-0 logit 0."""
     hw = np.zeros((2, D))
     hw[1, ch] = scale
     return hw, np.array([0.0, offset])
 
 
-def _identity_readout(D: int, out_ch: int, shift: float = 0.0) -> tuple:
+def _identity_readout(D: int, out_ch: int, shift: Any = 0.0) -> tuple:
     """Hidden unit ``relu(Re h + shift)`` written to ``out_ch`` (``Re h + shift >= 0`` by design)."""
     w1 = np.zeros((1, 1 + D))
     w1[0, 0] = 1.0
@@ -162,7 +160,7 @@ def _parity(variant: str) -> Construction:
     # symbols 0/1; p_t = (1 - 2 x_t) p_{t-1} + x_t is the parity of #1s; accept when p = 0 (even)
     D = 3
     w1, b1, w2 = _identity_readout(D, 2)
-    layer = _scalar_layer(variant, D, 1, None, {0: 1.0, 1: -1.0}, {1: 1.0}, w1, b1, w2)
+    layer = _scalar_layer(variant, D, 1, {0: 1.0, 1: -1.0}, {1: 1.0}, w1, b1, w2)
     return Construction("parity", variant, _model(variant, 2, D, [layer], *_head(D, 2, -10.0, 5.0)))
 
 
@@ -175,7 +173,7 @@ def _count_mod(variant: str, m: int) -> Construction:
     head = _head(D, 2, 10.0 / delta, -10.0 / delta * (2.0 - delta))
     name = f"count_mod{m}"
     if variant in COMPLEX_VARIANTS and variant != "time_invariant":
-        layer = _scalar_layer(variant, D, 1, None, {0: 1.0, 1: omega}, {1: omega - 1}, w1, b1, w2)
+        layer = _scalar_layer(variant, D, 1, {0: 1.0, 1: omega}, {1: omega - 1}, w1, b1, w2)
         return Construction(name, variant, _model(variant, 2, D, [layer], *head))
     if variant == "dense":  # rotation by 2π/m = product of two reflections with normals π/m apart
         layer = SSMLayer("dense", D, 2, key=jax.random.PRNGKey(0), d_hidden=1, n_householder=2)
@@ -208,7 +206,7 @@ def _position_mod(variant: str, m: int) -> Construction:
     delta = (1 - np.cos(2 * np.pi / m)) / 2
     w1, b1, w2 = _identity_readout(D, 2, shift=2.0)
     rows = {} if variant == "time_invariant" else {0: omega, 1: omega}
-    layer = _scalar_layer(variant, D, 1, None, rows, {0: omega - 1, 1: omega - 1}, w1, b1, w2,
+    layer = _scalar_layer(variant, D, 1, rows, {0: omega - 1, 1: omega - 1}, w1, b1, w2,
                           const_gate=omega if variant == "time_invariant" else None)
     return Construction(f"position_mod{m}", variant,
                         _model(variant, 2, D, [layer], *_head(D, 2, 10.0 / delta, -10.0 / delta * (2.0 - delta))))
@@ -220,7 +218,7 @@ def _flip_flop(variant: str) -> Construction:
     # symbols w0, w1, i, r: a = 0 on writes, 1 otherwise; b = written bit; h = last written bit
     D = 5
     w1, b1, w2 = _identity_readout(D, 4)
-    layer = _scalar_layer(variant, D, 1, None, {0: 0.0, 1: 0.0, 2: 1.0, 3: 1.0}, {1: 1.0}, w1, b1, w2)
+    layer = _scalar_layer(variant, D, 1, {0: 0.0, 1: 0.0, 2: 1.0, 3: 1.0}, {1: 1.0}, w1, b1, w2)
     return Construction("flip_flop", variant, _model(variant, 4, D, [layer], *_head(D, 4, 10.0, -5.0)))
 
 
@@ -228,8 +226,8 @@ def _latch_or_counter(variant: str, D: int, flag_ch: int, out_ch: int) -> SSMLay
     """Layer whose state becomes 1 (latch) or counts (time-invariant) when channel ``flag_ch`` is 1."""
     w1, b1, w2 = _identity_readout(D, out_ch)
     if variant == "time_invariant":
-        return _scalar_layer(variant, D, 1, None, {}, {flag_ch: 1.0}, w1, b1, w2, const_gate=1.0)
-    return _scalar_layer(variant, D, 1, None, {flag_ch: 0.0}, {flag_ch: 1.0}, w1, b1, w2, const_gate=1.0)
+        return _scalar_layer(variant, D, 1, {}, {flag_ch: 1.0}, w1, b1, w2, const_gate=1.0)
+    return _scalar_layer(variant, D, 1, {flag_ch: 0.0}, {flag_ch: 1.0}, w1, b1, w2, const_gate=1.0)
 
 
 def _no_bb(variant: str) -> Construction:
@@ -241,7 +239,7 @@ def _no_bb(variant: str) -> Construction:
     w2 = np.zeros((D, 2))
     w2[2] = [1.0, -1.0]
     rows = {} if variant == "time_invariant" else {0: 0.25, 1: 0.25}
-    l1 = _scalar_layer(variant, D, 2, None, rows, {1: 1.0}, w1, b1, w2,
+    l1 = _scalar_layer(variant, D, 2, rows, {1: 1.0}, w1, b1, w2,
                        const_gate=0.25 if variant == "time_invariant" else None)
     l2 = _latch_or_counter(variant, D, 2, 3)
     return Construction("no_bb", variant, _model(variant, 2, D, [l1, l2], *_head(D, 3, -10.0, 5.0)),
@@ -257,7 +255,7 @@ def _dyck1(variant: str) -> Construction:
     w2 = np.zeros((D, 5))
     w2[2, :2] = [1.0, -1.0]  # [h < 0] for integer h
     w2[3, 2:] = [1.0, -2.0, 1.0]  # hat function = [h = 0]
-    l1 = _scalar_layer(variant, D, 5, None, {} if variant == "time_invariant" else {0: 1.0, 1: 1.0},
+    l1 = _scalar_layer(variant, D, 5, {} if variant == "time_invariant" else {0: 1.0, 1: 1.0},
                        {0: 1.0, 1: -1.0}, w1, b1, w2, const_gate=1.0 if variant == "time_invariant" else None)
     l2 = _latch_or_counter(variant, D, 2, 4)
     hw = np.zeros((2, D))
