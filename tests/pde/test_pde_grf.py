@@ -56,7 +56,7 @@ def test_neumann_2d_spectrum_via_dct():
     assert abs(u.mean()) < 0.05 * u.std()
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(sigma=st.floats(0.1, 10.0), alpha=st.floats(0.6, 3.0), tau=st.floats(0.5, 8.0))
 def test_sigma_scales_field_linearly(sigma, alpha, tau):
     key = jax.random.PRNGKey(3)
