@@ -5,6 +5,8 @@ noise-stability regularizer (:mod:`.regularizer`), Grokfast-EMA (:mod:`.grokfast
 transformer (:mod:`.models`) and the tasks (:mod:`.tasks`: modular addition, character-level next-token).
 """
 
+from .grokfast import grokfast_ema
+from .models import Transformer, init_stack
 from .noise import StabilityEstimate, average_sensitivity, correlated_copy, noise_stability
 from .propagation import (
     AttentionLayer,
@@ -17,8 +19,24 @@ from .propagation import (
     relu_second_moment,
     stability_interval,
 )
+from .regularizer import embedding_stability, make_loss_fn, noise_stability_penalty, regularized_loss
+from .seeds import median_spread, seed_stacked_loss, steps_to_target
+from .tasks import char_dataset, modular_addition, python_reference_text
 
 __all__ = [
+    "Transformer",
+    "char_dataset",
+    "embedding_stability",
+    "grokfast_ema",
+    "init_stack",
+    "make_loss_fn",
+    "median_spread",
+    "modular_addition",
+    "noise_stability_penalty",
+    "python_reference_text",
+    "regularized_loss",
+    "seed_stacked_loss",
+    "steps_to_target",
     "AttentionLayer",
     "ReLULayer",
     "StabilityEstimate",
