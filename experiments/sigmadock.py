@@ -107,7 +107,7 @@ def run(ctx):
                 if cfg["pb_checks"]:
                     row["vina_pb_valid"], _ = posebusters_valid(vpose, ref, pdb)
             except Exception as e:  # vina is an optional baseline; say why it is missing
-                row["vina_error"] = f"{type(e).__name__}: {e}"
+                row["vina_error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:300]}"
         return rows
 
     pb_rows = ctx.stage("eval_posebusters", redock)

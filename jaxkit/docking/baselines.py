@@ -6,11 +6,13 @@
   ``k`` by ``contact_score``.
 - ``vina_dock``: AutoDock Vina (the ``vina`` package) with the ligand prepared by ``meeko`` and the receptor
   (standard amino acids only; cofactors and other hetero groups are dropped because meeko would fetch their
-  templates online) by meeko's ``mk_prepare_receptor.py``; a cubic box around the pocket centre.
+  templates online; residues meeko cannot build, e.g. distorted side chains, are deleted) by meeko's
+  ``mk_prepare_receptor.py``; a cubic box around the pocket centre.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tempfile
@@ -95,15 +97,28 @@ def vina_dock(
     work.mkdir(parents=True, exist_ok=True)
     atoms = pdb.PDBFile.read(str(protein_pdb)).get_structure(model=1)
     atoms = atoms[struc.filter_amino_acids(atoms)]
-    f = pdb.PDBFile()
-    f.set_structure(atoms)
-    f.write(str(work / "receptor.pdb"))
     script = Path(sys.executable).parent / "mk_prepare_receptor.py"
     cmd = [str(script) if script.exists() else "mk_prepare_receptor.py", "--read_pdb", str(work / "receptor.pdb"),
            "-o", str(work / "receptor"), "-p", "-a"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    if proc.returncode != 0 or not (work / "receptor.pdbqt").exists():
-        raise RuntimeError(f"receptor preparation for {protein_pdb} failed: {proc.stderr[-2000:]}")
+    deleted: list[tuple[str, int]] = []
+    for _ in range(6):  # residues meeko cannot build (distorted side chains) are deleted, at most 5
+        keep = np.ones(atoms.array_length(), bool)
+        for chain, res in deleted:
+            keep &= ~((atoms.chain_id == chain) & (atoms.res_id == res))
+        f = pdb.PDBFile()
+        f.set_structure(atoms[keep])
+        f.write(str(work / "receptor.pdb"))
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        if proc.returncode == 0 and (work / "receptor.pdbqt").exists():
+            break
+        bad = re.search(r"corresponding to key ([A-Za-z0-9]+):(-?\d+)", proc.stderr)
+        key = (bad.group(1), int(bad.group(2))) if bad else None
+        if key is None or key in deleted:
+            last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+            raise RuntimeError(f"receptor preparation for {protein_pdb} failed: {last}")
+        deleted.append(key)
+    else:
+        raise RuntimeError(f"receptor preparation for {protein_pdb} failed after deleting residues {deleted}")
     lig = Chem.AddHs(Chem.RemoveHs(mol))
     params = AllChem.ETKDGv3()
     params.randomSeed = int(seed)
