@@ -19,7 +19,13 @@ from experiments import Anchor, Experiment, register
 from jaxkit.docking import dock as dk
 from jaxkit.docking.baselines import random_placement, vina_dock
 from jaxkit.docking.datasets import ccd_examples, posebusters_complexes, posebusters_data_dir
-from jaxkit.docking.evaluate import posebusters_valid, success_rate, symmetric_rmsd, with_positions
+from jaxkit.docking.evaluate import (
+    posebusters_valid,
+    success_rate,
+    symmetric_rmsd,
+    with_positions,
+    write_poses_sdf,
+)
 from jaxkit.train import ArrayLoader, fit
 
 PRESETS = {
@@ -43,8 +49,11 @@ def _dock_set(ctx, model, examples, arrs_all, cfg, key, tag):
     for i, ex in enumerate(ctx.progress(examples, desc=f"dock-{tag}")):
         a = jax.tree_util.tree_map(lambda x, i=i: jnp.asarray(x[i]), arrs_all)
         t0 = time.perf_counter()
-        R, T, scores = run(model, a, jax.random.fold_in(key, i))
-        jax.block_until_ready(scores)
+        try:
+            R, T, scores = run(model, a, jax.random.fold_in(key, i))
+            jax.block_until_ready(scores)
+        except Exception as e:
+            raise RuntimeError(f"docking complex {ex.id} ({tag}) failed: {type(e).__name__}: {e}") from e
         dt = time.perf_counter() - t0
         ref = with_positions(ex.frag.mol, ex.reference_positions)
         rmsds = [symmetric_rmsd(_pose_mol(ex, a, R[j], T[j]), ref) for j in range(cfg["n_samples"])]
@@ -63,7 +72,7 @@ def run(ctx):
     cfg = ctx.config
     key = jax.random.key(ctx.seed)
     data = ctx.stage("data", lambda: {
-        "train": ccd_examples(cfg["n_train"], split="train", seed=ctx.seed),
+        "train": ccd_examples(cfg["n_train"], split="train", seed=ctx.seed, fragmentation="random"),
         "test": ccd_examples(cfg["n_test"], split="test", seed=ctx.seed),
     })
     shape = dict(lig_max=cfg["lig_max"], poc_max=cfg["poc_max"], f_max=cfg["f_max"])
@@ -111,6 +120,9 @@ def run(ctx):
         return rows
 
     pb_rows = ctx.stage("eval_posebusters", redock)
+    for tag, rows in (("ccd", ccd_rows), ("posebusters", pb_rows)):
+        write_poses_sdf(ctx.out_dir / f"top1_poses_{tag}.sdf", [r["top1_pose"] for r in rows], [r["id"] for r in rows],
+                        [{"top1_rmsd": f"{r['top1_rmsd']:.3f}"} for r in rows])
     _plots(ctx, trained["history"], ccd_rows, pb_rows)
 
     def strip(rows):

@@ -141,8 +141,15 @@ def ccd_examples(
     min_torsions: int = 2,
     max_torsions: int = 8,
     max_scan: int = 20000,
+    fragmentation: str = "canonical",
 ) -> list[DockingExample]:
-    """``n`` drug-like CCD ligands of one split with ETKDGv3 reference poses in pseudo-pockets (deterministic)."""
+    """``n`` drug-like CCD ligands of one split with ETKDGv3 reference poses in pseudo-pockets (deterministic).
+
+    ``fragmentation="random"`` draws the cut set uniformly among the minimal ones (SigmaDock's training-time
+    augmentation; seeded); ``"canonical"`` is the deterministic choice used for evaluation.
+    """
+    if fragmentation not in ("canonical", "random"):
+        raise ValueError(f"fragmentation: expected 'canonical' or 'random', received {fragmentation!r}")
     import biotite.structure.info as info
 
     if split not in ("train", "val", "test"):
@@ -173,7 +180,7 @@ def ccd_examples(
         if AllChem.EmbedMolecule(molh, params) != 0:
             continue
         try:
-            frag = fragment_ligand(molh)
+            frag = fragment_ligand(molh, choice=fragmentation, rng=rng if fragmentation == "random" else None)
         except ValueError:
             continue
         if frag.n_fragments < 2:

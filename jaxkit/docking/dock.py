@@ -14,6 +14,10 @@ fragment ``ε̂_T ≈ ε`` (translation score ``−ε̂_T/σ``) and ``ŝ_R ≈ s
 Sampling integrates the reverse process on an EDM time grid (ρ = 3): ancestral DDIM steps (η = 1, the exponential
 integrator of the VP SDE) for translations, and the geodesic random walk ``R ← exp(g² s Δt + g √Δt z) R``
 (Euler–Maruyama on SO(3)) for rotations; many samples per complex run in one vmapped call.
+
+A ligand without torsional bonds is a single fragment and is docked as one rigid body by the same code (the
+CCD training set skips such ligands since they teach no reassembly). Complexes that do not fit the padding raise
+``ValueError`` naming the complex.
 """
 
 from __future__ import annotations

@@ -51,3 +51,23 @@ def posebusters_valid(pred: Chem.Mol, ref: Chem.Mol, protein_pdb) -> tuple[bool,
     row = df.iloc[0]
     checks = {str(k): bool(v) for k, v in row.items() if isinstance(v, bool | np.bool_)}
     return all(checks.values()), checks
+
+
+def write_poses_sdf(path, mols: list[Chem.Mol], names: list[str] | None = None, props: list[dict] | None = None):
+    """Write poses to an SDF file (one record per molecule; ``props`` become SDF data fields)."""
+    from pathlib import Path
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    writer = Chem.SDWriter(str(path))
+    try:
+        for i, mol in enumerate(mols):
+            m = Chem.Mol(mol)
+            if names is not None:
+                m.SetProp("_Name", str(names[i]))
+            for k, v in (props[i] if props is not None else {}).items():
+                m.SetProp(str(k), str(v))
+            writer.write(m)
+    finally:
+        writer.close()
+    return path

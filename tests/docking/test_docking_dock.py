@@ -69,3 +69,26 @@ def test_padding_overflow_names_the_complex():
     ex = ccd_examples(1, split="train", seed=0)
     with pytest.raises(ValueError, match=ex[0].id):
         stack_complexes(ex, lig_max=5, poc_max=140, f_max=8)
+
+
+def test_exact_score_recovers_a_crystal_pose_and_writes_sdf(tmp_path):
+    from rdkit import Chem
+
+    from jaxkit.docking.datasets import posebusters_complexes
+    from jaxkit.docking.dock import ligand_positions, to_angstrom
+    from jaxkit.docking.evaluate import symmetric_rmsd, with_positions, write_poses_sdf
+
+    ex = posebusters_complexes(("1ia1",), cutoff=4.0)[0]
+    a = _one(stack_complexes([ex], lig_max=40, poc_max=200, f_max=8))
+    R, T, _ = jax.jit(lambda k: dock_complex(exact_score_fn(), a, k, n_samples=2, n_steps=20))(jax.random.key(3))
+    poses = []
+    for j in range(2):
+        x = np.asarray(to_angstrom(a, ligand_positions(a, R[j], T[j])))[: ex.frag.n_atoms]
+        poses.append(with_positions(ex.frag.mol, x.astype(np.float64)))
+    ref = with_positions(ex.frag.mol, ex.reference_positions)
+    assert max(symmetric_rmsd(p, ref) for p in poses) < 0.8
+    path = write_poses_sdf(tmp_path / "poses.sdf", poses, ["a", "b"], [{"rmsd": 1}, {"rmsd": 2}])
+    back = [m for m in Chem.SDMolSupplier(str(path))]
+    assert [m.GetProp("_Name") for m in back] == ["a", "b"] and back[1].GetProp("rmsd") == "2"
+    np.testing.assert_allclose(back[0].GetConformer().GetPositions(), poses[0].GetConformer().GetPositions(),
+                               atol=1e-3)
