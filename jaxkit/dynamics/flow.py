@@ -88,17 +88,17 @@ def _flow_core(
         t1=ts[-1],
         dt0=None,
         y0=params0,
-        saveat=diffrax.SaveAt(ts=ts, t1=True),
+        saveat=diffrax.SaveAt(subs=[diffrax.SubSaveAt(ts=ts), diffrax.SubSaveAt(t1=True)]),
         stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
         event=event,
         max_steps=max_steps,
         throw=False,
     )
-    t_stop = sol.ts[-1]
-    final = jax.tree.map(lambda y: y[-1], sol.ys)
+    ys_ts, ys_end = sol.ys
+    t_stop = sol.ts[1][0]
     after = ts > t_stop
     params = jax.tree.map(
-        lambda y, f: jnp.where(after.reshape((-1,) + (1,) * f.ndim), f[None], y[:-1]), sol.ys, final
+        lambda y, f: jnp.where(after.reshape((-1,) + (1,) * (f.ndim - 1)), f, y), ys_ts, ys_end
     )
     loss = jax.vmap(loss_fn)(params)
     converged = sol.result == diffrax.RESULTS.event_occurred

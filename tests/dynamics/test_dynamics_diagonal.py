@@ -32,9 +32,8 @@ def diag_run():
             return dyn.mse_loss(dyn.diagonal_apply, p, Xj, yj)
 
         ts = dyn.log_times(80.0, 1200, 0.1)
-        res = dyn.gradient_flow(
-            loss, dyn.init_diagonal(8, ALPHA), ts, solver="tsit5", rtol=1e-8, atol=1e-12, grad_tol=1e-12
-        )
+        # default solver: Kvaerno5 (implicit, L-stable)
+        res = dyn.gradient_flow(loss, dyn.init_diagonal(8, ALPHA), ts, rtol=1e-8, atol=1e-12)
         beta = np.asarray(res.params["u"] * res.params["v"])
         return X, y, jumps, np.asarray(ts), beta, np.asarray(res.loss)
 

@@ -39,10 +39,18 @@ def linear_runs():
         def init(key, scale):
             return dyn.init_linear(key, 3, 3, 3, scale, "aligned", target=sig)
 
-        ts = jnp.linspace(0.0, 14.0, 701)
+        ts = jnp.linspace(0.0, 24.0, 1201)
         keys = jax.random.split(jax.random.key(0), 1)
         res = dyn.gradient_flow_batch(
-            loss, init, keys, jnp.array([U0, U0 / 10]), ts, solver="tsit5", rtol=1e-8, atol=1e-11
+            loss,
+            init,
+            keys,
+            jnp.array([U0, U0 / 10]),
+            ts,
+            solver="tsit5",
+            rtol=1e-8,
+            atol=1e-11,
+            grad_tol=1e-5,
         )
         prod = jnp.einsum("zytab,zytbc->zytac", res.params["W2"], res.params["W1"])
         modes = np.asarray(jnp.einsum("ai,zytab,bi->zyti", jnp.asarray(u), prod, jnp.asarray(v)))
@@ -55,6 +63,8 @@ def linear_runs():
             "params": jax.tree.map(lambda a: np.asarray(a[0]), res.params),
             "X": X,
             "Y": Y,
+            "t_stop": np.asarray(res.t_stop[0]),
+            "converged": np.asarray(res.converged[0]),
             "sigma": sigma,
             "u": u,
             "v": v,
@@ -87,7 +97,8 @@ def test_half_way_times_and_order(linear_runs):
 
 def test_plateau_losses_and_rank_steps(linear_runs):
     ts, loss, prod = linear_runs["ts"], linear_runs["loss"][0], linear_runs["prod"][0]
-    found = dyn.plateaus(ts, loss)
+    win = ts <= 14.0  # the learning phase (the run converges and stops at t ≈ 19)
+    found = dyn.plateaus(ts[win], loss[win])
     levels = np.array([p.level for p in found])
     predicted = np.asarray(dyn.plateau_losses(S))[:3]
     print("plateaus", found, "predicted levels", predicted)
@@ -98,6 +109,18 @@ def test_plateau_losses_and_rank_steps(linear_runs):
     ranks = np.array([int(dyn.effective_rank(jnp.asarray(m), tol=0.25)) for m in prod])
     assert list(np.unique(ranks)) == [0, 1, 2, 3]
     assert np.all(np.diff(ranks) >= 0)
+
+
+def test_convergence_event(linear_runs):
+    """The diffrax Event stops each run once ||∇L|| < 1e-5; later saves repeat the final state."""
+    t_stop, conv = linear_runs["t_stop"], linear_runs["converged"]
+    print("event times", t_stop, conv)
+    assert np.all(conv) and np.all(t_stop < 24.0) and np.all(t_stop > 15.0)
+    ts, prod = linear_runs["ts"], linear_runs["prod"]
+    for k in range(2):
+        after = ts > t_stop[k]
+        assert after.sum() > 10 and np.all(prod[k][after] == prod[k][after][-1])
+        assert np.allclose(prod[k][-1], linear_runs["sigma"], atol=1e-4)
 
 
 def test_init_scale_shift_ln10(linear_runs):
