@@ -6,14 +6,13 @@ moments) runs in ``python -m experiments run stable`` (stage ``sanity``): a trai
 test-time budget on the shared CPU.
 """
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from jaxkit import diffusion as dm
-from jaxkit.forecast import forecaster_loss, make_forecaster, sample_paths
+from jaxkit.forecast import make_forecaster, sample_paths
 
 N, L, H, M, F = 3, 2, 2, 2, 1
 
@@ -40,20 +39,6 @@ def test_sample_paths_vmapped_over_dates(model):
     c = np.asarray(sample_paths(model, hist2, macro, sig, key, num_samples=5, num_steps=4))
     np.testing.assert_array_equal(a[0], c[0])  # date 0 does not see date 1's condition
     assert a[0].std(0).min() > 0  # k distinct paths per date
-
-
-def test_loss_is_finite_and_has_both_levels(model):
-    rng = np.random.default_rng(1)
-    batch = {
-        "history": jnp.asarray(rng.normal(0, 0.02, (4, L, N)), jnp.float32),
-        "target": jnp.asarray(rng.normal(0, 0.02, (4, H, N)), jnp.float32),
-        "macro": jnp.asarray(rng.normal(size=(4, M)), jnp.float32),
-        "signals": jnp.asarray(rng.normal(size=(4, N, F)), jnp.float32),
-    }
-    loss, aux = eqx.filter_jit(forecaster_loss)(model, batch, jax.random.PRNGKey(0))
-    # the output layer starts at zero, so both levels predict eps = 0 and each term is E[eps^2] ~ 1
-    assert float(loss) == pytest.approx(float(aux["eps_mse"]) + float(aux["eps_mse_macro"]), rel=1e-6)
-    assert 0.5 < float(aux["eps_mse"]) < 1.5 and 0 < float(aux["gate"]) < 1
 
 
 def test_ddim_many_steps_agrees_with_ancestral_sampler():
