@@ -23,7 +23,7 @@ from jaxkit.operators import FNO, RNO, count_params, train_ensemble
 # name -> make_dataset options, training resolution, super-resolution factors, model geometry
 _QUICK_DATA: dict[str, dict[str, Any]] = {
     "burgers": dict(options={"fine_resolution": 1024}, res=64, sr=(2, 4), modes=(12,), padding=0.0),
-    "darcy": dict(options={"fine_resolution": 169}, res=43, sr=(2, 4), modes=(8, 8), padding=0.1, endpoint=True),
+    "darcy": dict(options={"fine_resolution": 85}, res=22, sr=(2, 4), modes=(6, 6), padding=0.1, endpoint=True),
     "navier_stokes_1e-3": dict(options={"fine_resolution": 32, "dt": 5e-3, "t_final": 15}, res=16, sr=(2,),
                                modes=(6, 6), n_train=48, n_test=16),
     "duffing": dict(options={}, res=128, sr=(2, 4), modes=(16,), padding=0.1, endpoint=True),
@@ -291,7 +291,7 @@ def summary(ctx, metrics: dict, names: list[str]) -> str:
         zs = lambda x: ", ".join(f"{k} {v:.3g}" for k, v in x["superres"].items()) or "-"
         g2 = lambda x: f"{x['resolution_gap'].get('2x', float('nan')):.2g}"
         a = _ANCHOR_BY_DS.get(n)
-        anchor = f"{a.path.split('/')[1]} {a.value} ({a.source})" if a else "-"
+        anchor = f"{'/'.join(a.path.split('/')[1:])} {a.value} ({a.source})" if a else "-"
         lines.append(
             f"| {n} | {'x'.join(map(str, m['grid']))} | {f['rel_l2']:.4f} ± {f['rel_l2_std']:.4f} | "
             f"{r['rel_l2']:.4f} ± {r['rel_l2_std']:.4f} | {m['verdict']} | {f['params']} / {r['params']} "
