@@ -15,11 +15,11 @@ def test_bad_config(kwargs, match):
 
 
 def test_tiny_probe_trains_all_runs_and_scores_per_length():
-    cfg = ProbeConfig(tasks=("parity", "flip_flop"), model="selective_signed", d_model=8, d_state=4, n_layers=1,
-                      steps=30, batch=8, lrs=(1e-2, 3e-3), seeds=1, train_max_len=8, curriculum_start=2,
+    cfg = ProbeConfig(tasks=("flip_flop",), model="selective_signed", d_model=8, d_state=4, n_layers=1,
+                      steps=20, batch=8, lrs=(1e-2, 3e-3), seeds=1, train_max_len=8, curriculum_start=2,
                       n_train_per_length=8, test_lengths=(9, 16), n_test=8, eval_chunk=16)
     out = train_runs(cfg, seed=0)
-    assert len(out["runs"]) == 4
+    assert len(out["runs"]) == 2
     for r in out["runs"]:
         assert set(r["acc_by_length"]) == {9, 16}
         assert all(0.0 <= a <= 1.0 for a in r["acc_by_length"].values())
@@ -29,6 +29,6 @@ def test_tiny_probe_trains_all_runs_and_scores_per_length():
         best = max(r["mean_acc"] for r in runs)
         assert np.isclose(np.mean(list(res["acc_by_length"].values())), best)
         assert res["solved"] == (best >= cfg.threshold) and res["seeds"] == 1
-    # 30 steps of Adam reduce the loss below the chance level log(2) on the easy flip-flop reads
+    # 20 steps of Adam reduce the loss below the chance level log(2) on the easy flip-flop reads
     ff = [r["final_loss"] for r in out["runs"] if r["task"] == "flip_flop"]
     assert min(ff) < np.log(2)
