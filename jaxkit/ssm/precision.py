@@ -11,7 +11,8 @@ the number format that states and activations are rounded to after every operati
 * ``Native("float32" | "float64")``: just a dtype cast.
 
 Rounding modes: ``"nearest"`` (ties to even), ``"floor"``, ``"toward_zero"``. Complex values are rounded part by
-part. ``quantize(x, fmt)`` is a pure function and differentiable almost nowhere (use it for evaluation).
+part. The carrier is the input dtype: results below float32's normal range (~1e-38) are flushed to zero by XLA on
+CPU, so low-bit formats with 8 exponent bits lose their subnormals there. ``quantize(x, fmt)`` is a pure function and differentiable almost nowhere (use it for evaluation).
 """
 
 from __future__ import annotations
@@ -129,8 +130,11 @@ def _quantize_real(x: jax.Array, fmt: Any) -> jax.Array:
         min_exp = 1 - fmt.bias  # exponent of the smallest normal number
         e = jnp.floor(jnp.log2(jnp.where(ax > 0, ax, 1.0)))
         e = jnp.maximum(e, min_exp)  # subnormals share the smallest exponent
-        ulp = 2.0 ** (e - fmt.mant_bits)
-        q = _round(x / ulp, fmt.rounding) * ulp
+        # scale by 2^-e in two halves so that no intermediate power of two leaves float32's normal range
+        e1 = jnp.floor(e / 2)
+        e2 = e - e1
+        m = _round(x * 2.0 ** (-e1) * 2.0 ** (-e2) * 2.0**fmt.mant_bits, fmt.rounding)
+        q = m * 2.0 ** (-fmt.mant_bits) * 2.0**e1 * 2.0**e2
         q = jnp.clip(q, -fmt.max_value, fmt.max_value)
         return jnp.where(jnp.isfinite(x), q, x).astype(x.dtype)
     raise TypeError(f"fmt: expected FixedPoint, LowFloat or Native, received {type(fmt).__name__}")
