@@ -93,8 +93,8 @@ def run(ctx) -> list[dict]:
     reps = 10
     rng = np.random.default_rng(0)
     try:
-        import torch  # noqa: F401
         import neuralop  # noqa: F401
+        import torch  # noqa: F401
 
         have_peer = True
     except Exception as e:  # pragma: no cover - peer not installed

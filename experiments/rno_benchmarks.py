@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import equinox as eqx
 import jax
 import numpy as np
 
@@ -171,7 +172,7 @@ def run_models(data: dict, make, dcfg: dict, cfg: dict, seed: int, progress: str
         "rel_l2_std": float(np.std(rel)),
         "rel_l2_seeds": rel,
         "mse": float(np.mean(mse)),
-        "params": count_params(make(jax.random.PRNGKey(0))),
+        "params": count_params(eqx.filter_eval_shape(make, jax.random.PRNGKey(0))),
         "epoch_time_s": float(np.mean([t.epoch_time for t in trained])),
         "superres": {f"{f}x": float(np.mean(v)) for f, v in sr.items()},
         "resolution_gap": {f"{f}x": float(np.mean(v)) for f, v in gap.items()},

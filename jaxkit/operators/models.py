@@ -303,5 +303,8 @@ def build_operator(config: OperatorConfig | dict, *, key: PRNGKey) -> NeuralOper
 
 def count_params(model: Any) -> int:
     """Number of real trainable parameters (complex weights are stored as two real planes, so count twice)."""
-    leaves = jax.tree_util.tree_leaves(eqx.filter(model, eqx.is_inexact_array))
-    return int(sum(int(np.size(x)) * (2 if jnp.iscomplexobj(x) else 1) for x in leaves))
+    leaves = [
+        x for x in jax.tree_util.tree_leaves(model)
+        if (eqx.is_inexact_array(x) or isinstance(x, jax.ShapeDtypeStruct)) and jnp.issubdtype(x.dtype, jnp.inexact)
+    ]  # also works on eqx.filter_eval_shape(FNO, ...) (no weights materialised)
+    return int(sum(int(np.prod(x.shape)) * (2 if jnp.issubdtype(x.dtype, jnp.complexfloating) else 1) for x in leaves))
