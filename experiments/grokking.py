@@ -26,7 +26,7 @@ from experiments import Anchor, Experiment, register
 from jaxkit.stability.grokfast import grokfast_ema
 from jaxkit.stability.models import Transformer, init_stack
 from jaxkit.stability.regularizer import cross_entropy, embedding_stability, make_loss_fn
-from jaxkit.stability.seeds import median_spread, seed_stacked_loss, steps_to_target
+from jaxkit.stability.seeds import compare_methods, median_curves, seed_stacked_loss
 from jaxkit.stability.tasks import modular_addition
 from jaxkit.train import fit, full_batch
 
@@ -168,14 +168,7 @@ def run(ctx) -> dict:
     runs = {}
     for m in ctx.progress(METHODS, desc="methods"):
         runs[m] = ctx.stage(m, lambda m=m: train_method(ctx, cfg, m))
-    steps = {
-        m: median_spread(steps_to_target(r["history"], "val_acc", cfg["target_acc"]), cfg["n_steps"])
-        for m, r in runs.items()
-    }
-    base = steps["baseline"]["median"]
-    speed = {m: 100.0 * (1.0 - steps[m]["median"] / base) for m in METHODS if m != "baseline"}
-    # a median over seeds of which half or more never reached the target is only a lower bound on the steps
-    censored = {m: 2 * steps[m]["reached"] <= steps[m]["n_seeds"] for m in METHODS}
+    steps, speed, censored = compare_methods(runs, "val_acc", cfg["target_acc"], cfg["n_steps"])
     fmt = lambda m: ("≤ " if censored[m] and not censored["baseline"] else "") + f"{speed[m]:+.1f}%"
     final = {
         m: {k: float(np.median(r["history"][-1][k])) for k in ("val_acc", "train_acc", "stability")}
@@ -204,14 +197,7 @@ def run(ctx) -> dict:
         "steps_censored": censored,
         "final": final,
         "paper_speedup_pct": PAPER_SPEEDUP_PCT,
-        "curves_median": {
-            m: {"step": [r["step"] for r in run["history"]]}
-            | {
-                k: [float(np.median(r[k])) for r in run["history"]]
-                for k in ("val_acc", "train_acc", "stability")
-            }
-            for m, run in runs.items()
-        },
+        "curves_median": median_curves(runs, ("val_acc", "train_acc", "stability")),
         "train_wall_time_s": {m: r["wall_time_s"] for m, r in runs.items()},
     }
 

@@ -20,7 +20,7 @@ from .propagation import (
     stability_interval,
 )
 from .regularizer import embedding_stability, make_loss_fn, noise_stability_penalty, regularized_loss
-from .seeds import median_spread, seed_stacked_loss, steps_to_target
+from .seeds import compare_methods, median_curves, median_spread, seed_stacked_loss, steps_to_target
 from .tasks import char_dataset, modular_addition, python_reference_text
 
 __all__ = [
@@ -30,6 +30,8 @@ __all__ = [
     "grokfast_ema",
     "init_stack",
     "make_loss_fn",
+    "compare_methods",
+    "median_curves",
     "median_spread",
     "modular_addition",
     "noise_stability_penalty",
