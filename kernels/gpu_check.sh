@@ -20,9 +20,12 @@ nvidia-smi --query-gpu=name,memory.total,clocks.max.memory --format=csv 2>/dev/n
 status=0
 timeout 300 "$PY" -m experiments.bench_kernels --check || status=$?
 timeout 420 "$PY" -m experiments bench kernels || status=$?
+# 3. SO(3)/IGSO(3) throughput on the GPU vs SciPy on the host CPU (issue 9's 10x goal; ~1-2 min)
+timeout 240 "$PY" -m experiments bench se3 || status=$?
 if [ -n "${OUT:-}" ]; then
     mkdir -p "$OUT"
     cp docs/benchmarks.md "$OUT/" 2>/dev/null || true
     cp results/bench_kernels/bench.json "$OUT/" 2>/dev/null || true
+    cp results/bench_se3/bench.json "$OUT/bench_se3.json" 2>/dev/null || true
 fi
 exit $status

@@ -160,6 +160,13 @@ def test_haar_sampling_angle_law():
     w = np.asarray(w, np.float64)
     assert stats.kstest(w, lambda x: (x - np.sin(x)) / np.pi).pvalue > 1e-3
     assert np.all(so3.is_rotation(R, atol=1e-5))
+    # Haar: every column is uniform on the sphere (mean 0, second moment I/3), and R is as likely as R^T
+    R = np.asarray(R, np.float64)
+    for j in range(3):
+        c = R[:, :, j]
+        assert np.abs(c.mean(0)).max() < 4 * np.sqrt(1 / 3 / 4000)
+        np.testing.assert_allclose(c.T @ c / 4000, np.eye(3) / 3, atol=0.035)
+    assert stats.ks_2samp(R[:, 0, 1], R[:, 1, 0]).pvalue > 1e-3
 
 
 @SETTINGS
