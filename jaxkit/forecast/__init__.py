@@ -16,7 +16,15 @@ from jaxkit.forecast.data import (
     walk_forward_splits,
 )
 from jaxkit.forecast.denoiser import ConditionalDenoiser, ResidualLayer, step_embedding
-from jaxkit.forecast.metrics import coverage, crps, crps_sum, energy_distance, mse
+from jaxkit.forecast.metrics import (
+    coverage,
+    crps,
+    crps_sum,
+    energy_distance,
+    energy_test,
+    moment_z_scores,
+    mse,
+)
 from jaxkit.forecast.model import (
     DiffusionForecaster,
     forecaster_loss,
@@ -24,6 +32,7 @@ from jaxkit.forecast.model import (
     sample_paths,
     train_forecaster,
 )
+from jaxkit.forecast.synthetic import ar1_conditional_law, ar1_windows
 
 __all__ = [
     "SP500_TICKERS",
@@ -32,11 +41,14 @@ __all__ = [
     "MarketData",
     "ResidualLayer",
     "align_published",
+    "ar1_conditional_law",
+    "ar1_windows",
     "build_market_data",
     "coverage",
     "crps",
     "crps_sum",
     "energy_distance",
+    "energy_test",
     "forecast_windows",
     "forecaster_loss",
     "garch_paths",
@@ -45,6 +57,7 @@ __all__ = [
     "load_macro",
     "load_prices",
     "make_forecaster",
+    "moment_z_scores",
     "mse",
     "rolling_gaussian",
     "rolling_zscore",

@@ -219,10 +219,10 @@ class ConditionalDenoiser(eqx.Module):
         macro_e = _apply_mlp(self.macro_proj, macro)
         eps_full = self.branch(x_t, step, history, macro_e, signals, True)
         if not self.guided:
-            return (eps_full, eps_full, jnp.ones(())) if return_branches else eps_full
+            return (eps_full, eps_full, eps_full, jnp.ones(())) if return_branches else eps_full
         eps_macro = self.branch(x_t, step, history, macro_e, signals, False)
         g = self.gate(macro_e, step)
         eps = g * eps_full + (1 - g) * eps_macro
         if return_branches:
-            return eps, eps_macro, g
+            return eps, eps_full, eps_macro, g
         return eps

@@ -7,6 +7,11 @@ r"""Probabilistic forecast metrics (reporting; NumPy float64).
   :math:`q_{\alpha,i}` the empirical sample quantile; ``crps_sum`` is the same on the sum over assets.
 - ``coverage``: fraction of outcomes inside the central ``level`` sample interval.
 - ``energy_distance``: :math:`2E\|X-Y\| - E\|X-X'\| - E\|Y-Y'\|` (V-statistic; Székely & Rizzo 2013).
+- ``moment_z_scores``: standardised errors of a sample's mean and covariance against a Gaussian law,
+  :math:`z_i = (\bar x_i - \mu_i)/\sqrt{\Sigma_{ii}/k}` and :math:`z_{ij} = (S_{ij} - \Sigma_{ij})/
+  \sqrt{(\Sigma_{ij}^2 + \Sigma_{ii}\Sigma_{jj})/(k-1)}` (Wishart variance; Anderson 2003, §7.2), ``i <= j``.
+- ``energy_test``: the two-sample energy test, :math:`T = \frac{nm}{n+m}\,\mathcal E_{n,m}` with a permutation
+  p-value (Székely & Rizzo 2004, "Testing for equal distributions in high dimension").
 """
 
 from __future__ import annotations
@@ -15,7 +20,16 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["QUANTILE_LEVELS", "coverage", "crps", "crps_sum", "energy_distance", "mse"]
+__all__ = [
+    "QUANTILE_LEVELS",
+    "coverage",
+    "crps",
+    "crps_sum",
+    "energy_distance",
+    "energy_test",
+    "moment_z_scores",
+    "mse",
+]
 
 QUANTILE_LEVELS = tuple(np.round(np.arange(0.05, 0.951, 0.05), 2))
 
@@ -73,3 +87,51 @@ def energy_distance(x: Any, y: Any) -> float:
         return np.mean(np.sqrt(np.maximum(((a[:, None, :] - b[None, :, :]) ** 2).sum(-1), 0.0)))
 
     return float(2 * mean_dist(x, y) - mean_dist(x, x) - mean_dist(y, y))
+
+
+def energy_test(x: Any, y: Any, *, num_permutations: int = 999, seed: int = 0) -> tuple[float, float]:
+    """Two-sample energy test of ``x (n, d)`` and ``y (m, d)`` drawn from the same law.
+
+    Returns ``(T, p)``: ``T = n m / (n + m) * energy_distance(x, y)`` and the permutation p-value
+    ``(1 + #{T_perm >= T}) / (1 + num_permutations)``, each permutation a random relabelling of the pooled sample
+    (all permutations evaluated at once from the pooled distance matrix)."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    x, y = x.reshape(x.shape[0], -1), y.reshape(y.shape[0], -1)
+    if x.shape[1] != y.shape[1]:
+        raise ValueError(f"x, y: expected the same dimension, received {x.shape} and {y.shape}")
+    if num_permutations < 1:
+        raise ValueError(f"num_permutations: expected >= 1, received {num_permutations}")
+    n, m = x.shape[0], y.shape[0]
+    z = np.concatenate([x, y])
+    D = np.sqrt(np.sum((z[:, None, :] - z[None, :, :]) ** 2, -1))
+    rng = np.random.default_rng(seed)
+    labels = np.zeros((num_permutations + 1, n + m))
+    labels[0, :n] = 1.0
+    for i in range(1, num_permutations + 1):
+        labels[i, rng.permutation(n + m)[:n]] = 1.0
+    DZ = labels @ D  # (P, n+m): row sums of distances to the group-x points
+    xx = np.sum(DZ * labels, 1)
+    xy = np.sum(DZ * (1 - labels), 1)
+    yy = D.sum() - 2 * xy - xx
+    stat = n * m / (n + m) * (2 * xy / (n * m) - xx / n**2 - yy / m**2)
+    return float(stat[0]), float((1 + np.sum(stat[1:] >= stat[0])) / (1 + num_permutations))
+
+
+def moment_z_scores(samples: Any, mean: Any, cov: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(mean_z (d,), cov_z (d(d+1)/2,))`` of ``samples (k, d)`` against ``N(mean, cov)``; each is
+    approximately standard normal when the samples come from that law."""
+    x = np.asarray(samples, dtype=np.float64)
+    x = x.reshape(x.shape[0], -1)
+    k, d = x.shape
+    mu, S = np.asarray(mean, dtype=np.float64), np.asarray(cov, dtype=np.float64)
+    if mu.shape != (d,) or S.shape != (d, d):
+        raise ValueError(
+            f"mean, cov: expected shapes ({d},) and ({d}, {d}), received {mu.shape} and {S.shape}"
+        )
+    if k < 2:
+        raise ValueError(f"samples: expected at least 2 samples, received {k}")
+    mean_z = (x.mean(0) - mu) / np.sqrt(np.diag(S) / k)
+    iu = np.triu_indices(d)
+    var = (S**2 + np.outer(np.diag(S), np.diag(S))) / (k - 1)
+    cov_z = (np.cov(x.T).reshape(d, d) - S)[iu] / np.sqrt(var[iu])
+    return mean_z, cov_z

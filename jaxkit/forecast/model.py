@@ -90,12 +90,20 @@ def _denoiser_loss(den, schedule, scale, aux_weight, batch, key):
         x0 = target / scale
         eps = jax.random.normal(ke, x0.shape, x0.dtype)
         x_t = dm.q_sample(schedule, x0, t, eps)
-        e, e_macro, g = den(x_t, t, hist / scale, macro, sig, return_branches=True)
-        return jnp.mean((e - eps) ** 2), jnp.mean((e_macro - eps) ** 2), g
+        e, e_full, e_macro, g = den(x_t, t, hist / scale, macro, sig, return_branches=True)
+        return jnp.mean((e - eps) ** 2), jnp.mean((e_full - eps) ** 2), jnp.mean((e_macro - eps) ** 2), g
 
-    main, aux, g = jax.vmap(one)(batch["target"], batch["history"], batch["macro"], batch["signals"], keys)
-    loss = jnp.mean(main) + (aux_weight * jnp.mean(aux) if den.guided else 0.0)
-    return loss, {"eps_mse": jnp.mean(main), "eps_mse_macro": jnp.mean(aux), "gate": jnp.mean(g)}
+    main, full, macro_only, g = jax.vmap(one)(
+        batch["target"], batch["history"], batch["macro"], batch["signals"], keys
+    )
+    aux = jnp.mean(full) + jnp.mean(macro_only)
+    loss = jnp.mean(main) + (aux_weight * aux if den.guided else 0.0)
+    return loss, {
+        "eps_mse": jnp.mean(main),
+        "eps_mse_full": jnp.mean(full),
+        "eps_mse_macro": jnp.mean(macro_only),
+        "gate": jnp.mean(g),
+    }
 
 
 def train_forecaster(
@@ -109,14 +117,16 @@ def train_forecaster(
     checkpoint_dir: str | Path | None = None,
     resume: bool = False,
     progress: bool | str = True,
+    final_lr_fraction: float = 0.1,
 ) -> tuple[DiffusionForecaster, list[dict]]:
-    """Adam(W) with cosine decay through :func:`jaxkit.train.fit`; returns ``(model, history)``."""
+    """AdamW with cosine decay from ``lr`` to ``final_lr_fraction * lr`` through :func:`jaxkit.train.fit`;
+    returns ``(model, history)``."""
     arrays = {k: np.asarray(windows[k], dtype=np.float32) for k in ("history", "target", "macro", "signals")}
     if not np.all(np.isfinite(arrays["target"])):
         raise ValueError("windows: training targets contain NaN (a window runs past the data end)")
     k_data, k_fit = jax.random.split(key)
     loader = ArrayLoader(arrays, min(batch_size, arrays["target"].shape[0]), key=k_data)
-    sched = optax.cosine_decay_schedule(lr, max(steps, 1), alpha=0.1)
+    sched = optax.cosine_decay_schedule(lr, max(steps, 1), alpha=final_lr_fraction)
     opt = optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(sched, weight_decay=1e-4))
     schedule, scale, aux_weight = model.schedule, model.scale, model.aux_weight
 

@@ -10,9 +10,11 @@ from jaxkit.forecast import (
     crps,
     crps_sum,
     energy_distance,
+    energy_test,
     historical_bootstrap,
     kalman_betas,
     load_prices,
+    moment_z_scores,
     mse,
     rolling_gaussian,
     rolling_zscore,
@@ -111,6 +113,64 @@ def test_energy_distance_detects_shift():
     a, b = rng.normal(size=(300, 2)), rng.normal(size=(300, 2))
     assert abs(energy_distance(a, b)) < 0.05
     assert energy_distance(a, b + 1.0) > 0.5
+
+
+def test_energy_test_exact_permutation_distribution_and_calibration():
+    """T = nm/(n+m) E; the Monte-Carlo p-value matches the exact one from all C(12, 7) relabellings; under H0
+    the rejection rate at 5% is 5% (binomial bounds), and a shift is detected."""
+    import itertools
+
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=(7, 2)), rng.normal(size=(5, 2)) + 0.7
+    T, p = energy_test(x, y, num_permutations=20000, seed=3)
+    assert T == pytest.approx(7 * 5 / 12 * energy_distance(x, y), rel=1e-10)
+    z = np.concatenate([x, y])
+    exact = [
+        35 / 12 * energy_distance(z[list(c)], z[[i for i in range(12) if i not in c]])
+        for c in itertools.combinations(range(12), 7)
+    ]
+    p_exact = np.mean(np.asarray(exact) >= T - 1e-12)
+    assert abs(p - p_exact) < 4 * np.sqrt(p_exact * (1 - p_exact) / 20000) + 1e-4
+    pv = [
+        energy_test(rng.normal(size=(20, 3)), rng.normal(size=(20, 3)), num_permutations=199, seed=i)[1]
+        for i in range(200)
+    ]
+    assert 0.005 <= np.mean(np.asarray(pv) <= 0.05) <= 0.10
+    assert (
+        energy_test(rng.normal(size=(60, 3)), rng.normal(size=(60, 3)) + 0.8, num_permutations=199)[1] < 0.01
+    )
+
+
+def test_moment_z_scores_are_standard_normal_under_the_law():
+    rng = np.random.default_rng(4)
+    mu, L = np.array([0.5, -1.0, 2.0]), np.array([[1.0, 0, 0], [0.6, 0.8, 0], [-0.3, 0.2, 0.9]])
+    S = L @ L.T
+    zs = [moment_z_scores(rng.multivariate_normal(mu, S, 400), mu, S) for _ in range(300)]
+    mz, cz = np.stack([z[0] for z in zs]), np.stack([z[1] for z in zs])
+    assert mz.shape == (300, 3) and cz.shape == (300, 6)
+    assert abs(np.mean(mz**2) - 1) < 0.12 and abs(np.mean(cz**2) - 1) < 0.15
+    assert np.abs(moment_z_scores(rng.multivariate_normal(mu + 0.3, S, 400), mu, S)[0]).max() > 4
+    with pytest.raises(ValueError, match="mean, cov"):
+        moment_z_scores(np.zeros((5, 3)), mu[:2], S)
+
+
+def test_ar1_conditional_law_matches_simulation():
+    from jaxkit.forecast import ar1_conditional_law, ar1_windows
+
+    phi, A = 0.7, np.array([[1.0, 0.0], [0.6, 0.8]])
+    mean, cov = ar1_conditional_law(np.array([1.0, -1.5]), 3, phi, A)
+    rng = np.random.default_rng(0)
+    x, paths = np.tile([1.0, -1.5], (200000, 1)), []
+    for _ in range(3):
+        x = phi * x + rng.normal(size=x.shape) @ A.T
+        paths.append(x)
+    paths = np.concatenate(paths, 1)
+    mz, cz = moment_z_scores(paths, mean, cov)
+    assert np.abs(mz).max() < 4.5 and np.abs(cz).max() < 4.5
+    w = ar1_windows(100000, 2, 1, phi, A, seed=1)  # stationary: Var = A A^T / (1 - phi^2) at every step
+    np.testing.assert_allclose(np.cov(w["target"][:, 0].T), A @ A.T / (1 - phi**2), atol=0.03)
+    with pytest.raises(ValueError, match="phi"):
+        ar1_windows(4, 1, 1, 1.0, A, seed=0)
 
 
 def test_baselines_shapes_and_moments():

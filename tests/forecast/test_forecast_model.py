@@ -1,9 +1,9 @@
 """Forecaster mechanics: vmapped k-path sampling per date, independence across dates, samplers on the CSDI
-schedule with the exact Gaussian ε (DDIM with many steps vs ancestral), bad input.
+schedule with the exact Gaussian ε (DDIM with many steps vs ancestral), bad input; and the end-to-end check:
+trained on a known AR(1) Gaussian, the samples match the exact conditional law (moments and energy test).
 
-Training on a known AR(1) Gaussian and comparing samples with the exact conditional law (energy distance,
-moments) runs in ``python -m experiments run stable`` (stage ``sanity``): a training compile does not fit the
-test-time budget on the shared CPU.
+The larger AR(1) check (3 assets, 2-step history, 50 diffusion steps, 512 samples) runs in
+``python -m experiments run stable`` (stage ``sanity``).
 """
 
 import jax
@@ -12,7 +12,15 @@ import numpy as np
 import pytest
 
 from jaxkit import diffusion as dm
-from jaxkit.forecast import make_forecaster, sample_paths
+from jaxkit.forecast import (
+    ar1_conditional_law,
+    ar1_windows,
+    energy_test,
+    make_forecaster,
+    moment_z_scores,
+    sample_paths,
+    train_forecaster,
+)
 
 N, L, H, M, F = 3, 2, 2, 2, 1
 
@@ -73,3 +81,33 @@ def test_sample_paths_rejects_bad_condition(model):
         sample_paths(
             model, np.full((1, L, N), np.nan), np.zeros((1, M)), np.zeros((1, N, F)), jax.random.PRNGKey(0)
         )
+
+
+def test_trained_on_ar1_samples_match_the_exact_conditional_law():
+    """The guided forecaster (as used by STABLE) trained on a 2-asset AR(1) reproduces the exact Gaussian law of
+    the next 2 steps given the history: with the ancestral sampler, every mean |z| < 4, every covariance |z| < 4.5
+    and energy-test p > 0.005 against an exact sample (k = 256 paths).
+
+    Schedule: 200 cosine steps. With CSDI's 50-step quadratic schedule even the exact ε leaves a 7-12% covariance
+    error (sampler discretisation; measured in the stable experiment's sanity stage), which would mask what this
+    test is about. Measured over model/training seeds 0-3 at this budget: the ancestral sampler passes all four
+    (max mean |z| 2.1, max cov |z| 2.4, p >= 0.12); deterministic DDIM (eta = 0) on the learned ε fails three of
+    four (mean bias up to 0.6 sd: errors of the learned ε at low SNR survive an ODE sampler), so DDIM is reported
+    by the experiment, not asserted here."""
+    phi, A = 0.7, np.array([[1.0, 0.0], [0.6, 0.8]])
+    win = ar1_windows(4096, 1, 2, phi, A, seed=0)
+    m = make_forecaster(
+        n_assets=2, history=1, horizon=2, n_macro=1, n_signals=1, scale=np.ones(2), channels=16, layers=1,
+        heads=2, diffusion_steps=200, schedule="cosine", key=jax.random.PRNGKey(0),
+    )  # fmt: skip
+    m, _ = train_forecaster(
+        m, win, steps=1200, batch_size=256, key=jax.random.PRNGKey(1), lr=6e-3, progress=False
+    )
+    last = np.array([1.0, -1.5])
+    mean, cov = ar1_conditional_law(last, 2, phi, A)
+    exact = np.random.default_rng(2).multivariate_normal(mean, cov, 256)
+    cond = (last[None, None], np.zeros((1, 1)), np.zeros((1, 2, 1)))
+    x = np.asarray(sample_paths(m, *cond, jax.random.PRNGKey(7), num_samples=256, sampler="ddpm"))[0]
+    mz, cz = moment_z_scores(x.reshape(256, -1), mean, cov)
+    p = energy_test(x.reshape(256, -1), exact, num_permutations=499)[1]
+    assert np.abs(mz).max() < 4 and np.abs(cz).max() < 4.5 and p > 0.005, (mz, cz, p)
