@@ -23,7 +23,7 @@ from jaxtyping import Array, Float, PRNGKeyArray
 
 from jaxkit import diffusion as dm
 from jaxkit.forecast.denoiser import ConditionalDenoiser
-from jaxkit.train import ArrayLoader, fit
+from jaxkit.train import ArrayLoader, ema_params, fit, params_ema
 
 __all__ = ["DiffusionForecaster", "forecaster_loss", "make_forecaster", "sample_paths", "train_forecaster"]
 
@@ -118,16 +118,21 @@ def train_forecaster(
     resume: bool = False,
     progress: bool | str = True,
     final_lr_fraction: float = 0.1,
+    ema_decay: float | None = None,
+    weight_decay: float = 1e-4,
 ) -> tuple[DiffusionForecaster, list[dict]]:
     """AdamW with cosine decay from ``lr`` to ``final_lr_fraction * lr`` through :func:`jaxkit.train.fit`;
-    returns ``(model, history)``."""
+    returns ``(model, history)``. ``ema_decay``: return the exponential moving average of the weights
+    (:func:`jaxkit.train.params_ema`) instead of the last iterate."""
     arrays = {k: np.asarray(windows[k], dtype=np.float32) for k in ("history", "target", "macro", "signals")}
     if not np.all(np.isfinite(arrays["target"])):
         raise ValueError("windows: training targets contain NaN (a window runs past the data end)")
     k_data, k_fit = jax.random.split(key)
     loader = ArrayLoader(arrays, min(batch_size, arrays["target"].shape[0]), key=k_data)
     sched = optax.cosine_decay_schedule(lr, max(steps, 1), alpha=final_lr_fraction)
-    opt = optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(sched, weight_decay=1e-4))
+    opt = optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(sched, weight_decay=weight_decay))
+    if ema_decay is not None:
+        opt = optax.chain(opt, params_ema(ema_decay))
     schedule, scale, aux_weight = model.schedule, model.scale, model.aux_weight
 
     def loss_fn(den, batch, k):  # only the denoiser is trained; schedule tables and scale stay fixed
@@ -138,7 +143,11 @@ def train_forecaster(
         log_every=max(steps // 20, 1), checkpoint_dir=checkpoint_dir,
         checkpoint_every=max(steps // 4, 1) if checkpoint_dir else 0, resume=resume, progress=progress,
     )  # fmt: skip
-    return eqx.tree_at(lambda m: m.denoiser, model, res.model), res.history
+    den = res.model
+    if ema_decay is not None:
+        _, static = eqx.partition(den, eqx.is_inexact_array)
+        den = eqx.combine(ema_params(res.opt_state, ema_decay), static)
+    return eqx.tree_at(lambda m: m.denoiser, model, den), res.history
 
 
 @eqx.filter_jit

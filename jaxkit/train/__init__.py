@@ -9,6 +9,7 @@ from .checkpoint import (
     save_checkpoint,
 )
 from .data import ArrayLoader, full_batch
+from .ema import EmaState, ema_params, params_ema
 from .loop import FitResult, fit, global_norm, make_train_step
 from .sharding import DATA_AXIS, data_mesh, initialize_distributed, replicate, shard_batch
 
@@ -17,15 +18,18 @@ __all__ = [
     "ArrayLoader",
     "CheckpointError",
     "CheckpointManager",
+    "EmaState",
     "FitResult",
     "atomic_write_bytes",
     "data_mesh",
+    "ema_params",
     "fit",
     "full_batch",
     "global_norm",
     "initialize_distributed",
     "load_checkpoint",
     "make_train_step",
+    "params_ema",
     "read_metadata",
     "replicate",
     "save_checkpoint",

@@ -86,14 +86,14 @@ def test_sample_paths_rejects_bad_condition(model):
 def test_trained_on_ar1_samples_match_the_exact_conditional_law():
     """The guided forecaster (as used by STABLE) trained on a 2-asset AR(1) reproduces the exact Gaussian law of
     the next 2 steps given the history: with the ancestral sampler, every mean |z| < 4, every covariance |z| < 4.5
-    and energy-test p > 0.005 against an exact sample (k = 256 paths).
+    and energy-test p > 0.005 against an exact sample (k = 256 paths). Sampled with the EMA weights (0.995).
 
     Schedule: 200 cosine steps. With CSDI's 50-step quadratic schedule even the exact ε leaves a 7-12% covariance
     error (sampler discretisation; measured in the stable experiment's sanity stage), which would mask what this
     test is about. Measured over model/training seeds 0-3 at this budget: the ancestral sampler passes all four
-    (max mean |z| 2.1, max cov |z| 2.4, p >= 0.12); deterministic DDIM (eta = 0) on the learned ε fails three of
-    four (mean bias up to 0.6 sd: errors of the learned ε at low SNR survive an ODE sampler), so DDIM is reported
-    by the experiment, not asserted here."""
+    (max mean |z| 2.0, max cov |z| 2.5, p >= 0.20); deterministic DDIM (eta = 0) on the same learned ε gets the
+    means right but over-disperses (variances 1.15-1.66x the truth on every seed: the probability-flow ODE has
+    no noise to correct score errors), so DDIM is reported by the experiment, not asserted here."""
     phi, A = 0.7, np.array([[1.0, 0.0], [0.6, 0.8]])
     win = ar1_windows(4096, 1, 2, phi, A, seed=0)
     m = make_forecaster(

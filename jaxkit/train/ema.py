@@ -1,0 +1,55 @@
+r"""Exponential moving average of the parameters (Polyak averaging), as an optax transformation.
+
+:math:`\bar\theta_s = d\,\bar\theta_{s-1} + (1-d)\,\theta_s` after every step, with the debiased read-out
+:math:`\bar\theta_s/(1-d^s)` (``bar`` starts at zero; Kingma & Ba 2015, §3). Diffusion models sample with the
+averaged weights (Ho et al. 2020; Song et al. 2021; Karras et al. 2022). Chain it last, after the optimizer, so
+it sees the final updates: ``optax.chain(optimizer, params_ema(0.999))``; the average travels in the optimizer
+state (checkpointed and resumed with it) and :func:`ema_params` reads it out.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+
+__all__ = ["EmaState", "ema_params", "params_ema"]
+
+
+class EmaState(NamedTuple):
+    count: Any
+    average: Any
+
+
+def params_ema(decay: float) -> optax.GradientTransformation:
+    """Keep the EMA of ``params + updates`` in the state; the updates pass through unchanged."""
+    if not 0.0 <= decay < 1.0:
+        raise ValueError(f"decay: expected a value in [0, 1), received {decay}")
+
+    def init(params):
+        return EmaState(jnp.zeros((), jnp.int32), jax.tree.map(jnp.zeros_like, params))
+
+    def update(updates, state, params=None):
+        if params is None:
+            raise ValueError("params_ema: the optimizer must be called with params")
+        new = optax.apply_updates(params, updates)
+        avg = jax.tree.map(lambda a, p: decay * a + (1.0 - decay) * p, state.average, new)
+        return updates, EmaState(state.count + 1, avg)
+
+    return optax.GradientTransformation(init, update)
+
+
+def ema_params(opt_state: Any, decay: float) -> Any:
+    """The debiased average from the :class:`EmaState` found in ``opt_state`` (a chain's state tuple)."""
+    states = [
+        s
+        for s in jax.tree.leaves(opt_state, is_leaf=lambda s: isinstance(s, EmaState))
+        if isinstance(s, EmaState)
+    ]
+    if len(states) != 1:
+        raise ValueError(f"opt_state: expected exactly one EmaState (chain params_ema), found {len(states)}")
+    s = states[0]
+    c = 1.0 - decay ** s.count.astype(jnp.float32)
+    return jax.tree.map(lambda a: a / jnp.where(c > 0, c, 1.0).astype(a.dtype), s.average)
