@@ -396,7 +396,13 @@ def _summary(ctx, cfg, m) -> str:
                 + ", ".join(f"{r:.2f}" for r in vr["ddim"])
                 + "; ancestral "
                 + ", ".join(f"{r:.2f}" for r in vr["ddpm"])
-                + ".",
+                + "."
+                + (
+                    " DDIM (eta 0) over-disperses on the learned ε while the ancestral sampler does not; the "
+                    "allocation runs above sample with DDIM, so their view covariances are likely too wide."
+                    if np.mean(vr["ddim"]) > 1.1 and np.mean(vr["ddim"]) > np.mean(vr["ddpm"])
+                    else ""
+                ),
             ]
         lines += [
             "",

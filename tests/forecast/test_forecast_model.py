@@ -90,8 +90,8 @@ def test_trained_on_ar1_samples_match_the_exact_conditional_law():
 
     Schedule: 200 cosine steps. With CSDI's 50-step quadratic schedule even the exact ε leaves a 7-12% covariance
     error (sampler discretisation; measured in the stable experiment's sanity stage), which would mask what this
-    test is about. Measured over model/training seeds 0-3 at this budget: the ancestral sampler passes all four
-    (max mean |z| 2.0, max cov |z| 2.5, p >= 0.20); deterministic DDIM (eta = 0) on the same learned ε gets the
+    test is about. Measured over model/training seeds 0-3 at this budget (1200 steps of 128): the ancestral
+    sampler passes all four (max mean |z| 2.03, max cov |z| 2.56, p >= 0.25); deterministic DDIM (eta = 0) on the same learned ε gets the
     means right but over-disperses (variances 1.15-1.66x the truth on every seed: the probability-flow ODE has
     no noise to correct score errors), so DDIM is reported by the experiment, not asserted here."""
     phi, A = 0.7, np.array([[1.0, 0.0], [0.6, 0.8]])
@@ -101,7 +101,7 @@ def test_trained_on_ar1_samples_match_the_exact_conditional_law():
         heads=2, diffusion_steps=200, schedule="cosine", key=jax.random.PRNGKey(0),
     )  # fmt: skip
     m, _ = train_forecaster(
-        m, win, steps=1200, batch_size=256, key=jax.random.PRNGKey(1), lr=6e-3, progress=False
+        m, win, steps=1200, batch_size=128, key=jax.random.PRNGKey(1), lr=6e-3, ema_decay=0.995, progress=False
     )
     last = np.array([1.0, -1.5])
     mean, cov = ar1_conditional_law(last, 2, phi, A)

@@ -262,7 +262,7 @@ _SHARD_SCRIPT = textwrap.dedent(
 
 
 def test_kernels_inside_shard_map_on_4_devices(subprocess_env, python, repo_root):
-    env = dict(subprocess_env, XLA_FLAGS="--xla_force_host_platform_device_count=4")
+    env = dict(subprocess_env, XLA_FLAGS=subprocess_env["XLA_FLAGS"] + " --xla_force_host_platform_device_count=4")
     res = subprocess.run(
         [python, "-c", _SHARD_SCRIPT], env=env, cwd=repo_root, capture_output=True, text=True, timeout=300
     )
