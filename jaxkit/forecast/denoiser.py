@@ -215,6 +215,8 @@ class ConditionalDenoiser(eqx.Module):
         *,
         return_branches: bool = False,
     ):
+        """ε prediction ``(H, N)``; ``return_branches=True`` returns ``(eps, eps_full, eps_macro, gate)`` (for the
+        loss, which trains each level on its own as well as the blend)."""
         step = _apply_mlp(self.step_mlp, step_embedding(t, self.channels))
         macro_e = _apply_mlp(self.macro_proj, macro)
         eps_full = self.branch(x_t, step, history, macro_e, signals, True)

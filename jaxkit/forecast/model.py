@@ -4,8 +4,10 @@ return paths per date, vmapped over dates (STABLE, ICLR 2026; CSDI, Tashiro et a
 Targets are future log-return paths (H × N) divided by a per-asset scale (the training-period standard
 deviation), the same scale applied to the conditioning history. The loss for one sample with
 :math:`t\sim U\{0..T-1\}`, :math:`\varepsilon\sim N(0,I)`, :math:`x_t=\sqrt{\bar\alpha_t}x_0+\sqrt{1-\bar\alpha_t}
-\varepsilon` is :math:`\|\hat\varepsilon - \varepsilon\|^2 + \lambda\|\hat\varepsilon_{macro}-\varepsilon\|^2`
-(the second term trains the macro-only level on its own, so the gate blends two valid denoisers).
+\varepsilon` is :math:`\|\hat\varepsilon - \varepsilon\|^2 + \lambda(\|\hat\varepsilon_{full}-\varepsilon\|^2 +
+\|\hat\varepsilon_{macro}-\varepsilon\|^2)` (the last two terms train each level on its own, so the gate blends two
+valid denoisers; with one level only the first term remains). Sampling can use the exponential moving average of
+the weights (``train_forecaster(..., ema_decay=...)``), as diffusion models usually do.
 Schedules and samplers come from :mod:`jaxkit.diffusion`.
 """
 
@@ -124,6 +126,10 @@ def train_forecaster(
     """AdamW with cosine decay from ``lr`` to ``final_lr_fraction * lr`` through :func:`jaxkit.train.fit`;
     returns ``(model, history)``. ``ema_decay``: return the exponential moving average of the weights
     (:func:`jaxkit.train.params_ema`) instead of the last iterate."""
+    if not 0.0 <= final_lr_fraction <= 1.0:
+        raise ValueError(f"final_lr_fraction: expected a value in [0, 1], received {final_lr_fraction}")
+    if weight_decay < 0:
+        raise ValueError(f"weight_decay: expected a value >= 0, received {weight_decay}")
     arrays = {k: np.asarray(windows[k], dtype=np.float32) for k in ("history", "target", "macro", "signals")}
     if not np.all(np.isfinite(arrays["target"])):
         raise ValueError("windows: training targets contain NaN (a window runs past the data end)")

@@ -31,6 +31,9 @@ def ar1_windows(
     """``n`` independent stationary windows as forecaster training data: ``history (n, L, N)``, ``target
     (n, H, N)``, and constant ``macro (n, 1)`` / ``signals (n, N, 1)`` (zeros: the law needs no context)."""
     A = _check(phi, A)
+    for name, v, lo in (("n", n, 1), ("history", history, 1), ("horizon", horizon, 1)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+            raise ValueError(f"{name}: expected an integer >= {lo}, received {v!r}")
     N = A.shape[0]
     rng = np.random.default_rng(seed)
     x = np.zeros((n, history + horizon, N))
@@ -48,6 +51,8 @@ def ar1_windows(
 def ar1_conditional_law(last: Any, horizon: int, phi: float, A: Any) -> tuple[np.ndarray, np.ndarray]:
     """Mean ``(H N,)`` and covariance ``(H N, H N)`` of the next ``horizon`` values given the last value."""
     A = _check(phi, A)
+    if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
+        raise ValueError(f"horizon: expected an integer >= 1, received {horizon!r}")
     last = np.asarray(last, dtype=np.float64)
     if last.shape != (A.shape[0],):
         raise ValueError(f"last: expected shape ({A.shape[0]},), received {last.shape}")

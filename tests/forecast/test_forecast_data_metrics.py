@@ -171,6 +171,10 @@ def test_ar1_conditional_law_matches_simulation():
     np.testing.assert_allclose(np.cov(w["target"][:, 0].T), A @ A.T / (1 - phi**2), atol=0.03)
     with pytest.raises(ValueError, match="phi"):
         ar1_windows(4, 1, 1, 1.0, A, seed=0)
+    with pytest.raises(ValueError, match="horizon: expected an integer >= 1"):
+        ar1_windows(4, 1, 0, phi, A, seed=0)
+    with pytest.raises(ValueError, match="last: expected shape"):
+        ar1_conditional_law(np.zeros(3), 2, phi, A)
 
 
 def test_baselines_shapes_and_moments():

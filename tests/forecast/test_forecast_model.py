@@ -2,7 +2,7 @@
 schedule with the exact Gaussian ε (DDIM with many steps vs ancestral), bad input; and the end-to-end check:
 trained on a known AR(1) Gaussian, the samples match the exact conditional law (moments and energy test).
 
-The larger AR(1) check (3 assets, 2-step history, 50 diffusion steps, 512 samples) runs in
+The larger AR(1) check (3 assets, 2-step history, 200 cosine diffusion steps, 512 samples, both samplers) runs in
 ``python -m experiments run stable`` (stage ``sanity``).
 """
 
@@ -68,6 +68,14 @@ def test_ddim_many_steps_agrees_with_ancestral_sampler():
         np.testing.assert_allclose(s.var(0), s2, rtol=0.08)
     np.testing.assert_allclose(ddim.mean(0), ddpm.mean(0), atol=0.1)
     np.testing.assert_allclose(ddim.var(0), ddpm.var(0), rtol=0.1)
+
+
+def test_train_forecaster_rejects_bad_options(model):
+    win = ar1_windows(8, 2, 2, 0.5, np.eye(3), seed=0)
+    for kw, msg in ((dict(final_lr_fraction=2.0), "final_lr_fraction"), (dict(weight_decay=-1.0), "weight_decay"),
+                    (dict(ema_decay=1.0), "decay")):  # fmt: skip
+        with pytest.raises(ValueError, match=msg):
+            train_forecaster(model, win, steps=1, batch_size=4, key=jax.random.PRNGKey(0), progress=False, **kw)
 
 
 def test_sample_paths_rejects_bad_condition(model):
