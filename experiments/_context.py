@@ -12,7 +12,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from jaxkit.train.checkpoint import atomic_write_bytes
+from jaxkit.train import atomic_write_bytes
 
 
 def to_jsonable(x: Any) -> Any:

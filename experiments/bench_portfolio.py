@@ -18,7 +18,7 @@ from experiments import Bench, register_bench
 
 
 def _inputs(n_dates: int):
-    from jaxkit.forecast.data import load_prices
+    from jaxkit.forecast import load_prices
     from jaxkit.portfolio import rebalance_indices
 
     stocks, _ = load_prices(end="2022-12-31")

@@ -1,7 +1,7 @@
 """Benchmark: SO(3) primitives and IGSO(3) sampling on 1e6 rotations, ours (jitted) vs SciPy / NumPy.
 
-Ours: ``jax.jit`` of ``jaxkit.geometry.so3`` (exp, log, compose, to_quaternion, Haar sampling) and
-``jaxkit.diffusion.igso3.sample`` (float64 quantile table per concrete eps, no search), float32 (the default) and float64.
+Ours: ``jax.jit`` of ``jaxkit.geometry._so3`` (exp, log, compose, to_quaternion, Haar sampling) and
+``jaxkit.diffusion._igso3.sample`` (float64 quantile table per concrete eps, no search), float32 (the default) and float64.
 Peers: ``scipy.spatial.transform.Rotation`` (float64), and a straightforward NumPy inverse-CDF IGSO(3) sampler
 (series density on an 8192-point angle grid, ``cumsum``, ``np.interp``, random axes, ``Rotation.from_rotvec``).
 Floor rows (a fresh ``(n, 3, 3)`` write; ``3n`` threefry uniforms) bound what any implementation can reach here.

@@ -23,11 +23,18 @@ import numpy as np
 import optax
 
 from experiments import Anchor, Experiment, register
-from jaxkit.stability.grokfast import grokfast_ema
-from jaxkit.stability.models import Transformer, init_stack
-from jaxkit.stability.regularizer import cross_entropy, embedding_stability, make_loss_fn
-from jaxkit.stability.seeds import compare_methods, median_curves, seed_stacked_loss
-from jaxkit.stability.tasks import modular_addition
+from jaxkit.stability import (
+    Transformer,
+    compare_methods,
+    cross_entropy,
+    embedding_stability,
+    grokfast_ema,
+    init_stack,
+    make_loss_fn,
+    median_curves,
+    modular_addition,
+    seed_stacked_loss,
+)
 from jaxkit.train import fit, full_batch
 
 METHODS = ("baseline", "regularizer", "grokfast")

@@ -3,7 +3,7 @@
 Reproduces the next-token claim of Haris, Zhang & Yoshida ("Noise Stability of Transformer Models", ICLR 2026,
 arXiv:2602.08287): ~75% faster training with the regularizer (their corpus is WikiText-2, which is not on this
 machine offline). Our corpus is real English technical prose that ships with CPython: the Python language
-reference / library topics in ``pydoc_data.topics`` (~465 KB; :func:`jaxkit.stability.tasks.python_reference_text`),
+reference / library topics in ``pydoc_data.topics`` (~465 KB; :func:`jaxkit.stability._tasks.python_reference_text`),
 last 10% held out. Decoder-only transformer, AdamW with the same learning rate and weight decay for all methods,
 ``n_seeds`` seeds (init and batch order) trained in one compiled call.
 
@@ -24,11 +24,20 @@ import numpy as np
 import optax
 
 from experiments import Anchor, Experiment, register
-from jaxkit.stability.grokfast import grokfast_ema
-from jaxkit.stability.models import Transformer, init_stack
-from jaxkit.stability.regularizer import cross_entropy, embedding_stability, make_loss_fn
-from jaxkit.stability.seeds import compare_methods, median_curves, seed_stacked_loss
-from jaxkit.stability.tasks import char_dataset, fixed_windows, python_reference_text
+from jaxkit.stability import (
+    Transformer,
+    char_dataset,
+    compare_methods,
+    cross_entropy,
+    embedding_stability,
+    fixed_windows,
+    grokfast_ema,
+    init_stack,
+    make_loss_fn,
+    median_curves,
+    python_reference_text,
+    seed_stacked_loss,
+)
 from jaxkit.train import fit
 
 METHODS = ("baseline", "regularizer", "grokfast")

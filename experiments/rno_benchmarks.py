@@ -102,10 +102,9 @@ def _subsample(arr: np.ndarray, axes: tuple[int, ...], stride: int) -> np.ndarra
 
 def load_data(name: str, dcfg: dict, cfg: dict, seed: int, cache_dir: Any) -> dict[str, Any]:
     """Train set at ``res``; test sets at ``res`` and each super-resolution factor (the same test samples)."""
-    from jaxkit.pde import make_dataset
-    from jaxkit.pde.datasets import SPECS
+    from jaxkit.pde import dataset_spec, make_dataset
 
-    spec = SPECS[name]
+    spec = dataset_spec(name)
     res = dcfg["res"]
     top = max((1,) + tuple(dcfg["sr"]))
     hi = _finer(res, top, spec.nodal)

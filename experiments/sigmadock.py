@@ -2,7 +2,7 @@
 
 Reproduces (in spirit, at reduced scale) SigmaDock (ICLR 2026) Table 1: top-1 success = RMSD < 2 Å (and
 PoseBusters-valid) on PoseBusters; the published 79.9% comes from training on PDBBind, which is not available
-offline — here the model trains on CCD ligands in pseudo-pockets (see ``jaxkit.docking.datasets``).
+offline — here the model trains on CCD ligands in pseudo-pockets (see ``jaxkit.docking._datasets``).
 """
 
 from __future__ import annotations
@@ -16,13 +16,16 @@ import numpy as np
 import optax
 
 from experiments import Anchor, Experiment, register
-from jaxkit.docking import dock as dk
-from jaxkit.docking.baselines import random_placement, vina_dock
-from jaxkit.docking.datasets import ccd_examples, posebusters_complexes, posebusters_data_dir
-from jaxkit.docking.evaluate import (
+from jaxkit import docking as dk
+from jaxkit.docking import (
+    ccd_examples,
+    posebusters_complexes,
+    posebusters_data_dir,
     posebusters_valid,
+    random_placement,
     success_rate,
     symmetric_rmsd,
+    vina_dock,
     with_positions,
     write_poses_sdf,
 )

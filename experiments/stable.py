@@ -183,6 +183,7 @@ def run(ctx) -> dict:
         forecast_windows,
         garch_paths,
         historical_bootstrap,
+        load_prices,
         make_forecaster,
         mse,
         rolling_gaussian,
@@ -190,7 +191,6 @@ def run(ctx) -> dict:
         train_forecaster,
         walk_forward_splits,
     )
-    from jaxkit.forecast.data import load_prices
     from jaxkit.portfolio import drawdown, performance_summary, rebalance_indices, run_backtest
 
     cfg = ctx.config

@@ -39,6 +39,14 @@ def check_shape(name: str, x: Any, expected: Sequence[int | None]) -> None:
         raise ValueError(f"{name}: expected shape {pretty}, received shape {shape}")
 
 
+def check_trailing_shape(name: str, x: Any, shape: tuple[int, ...]) -> None:
+    """Raise ``ValueError`` unless the last dimensions of ``x`` are ``shape`` (any leading batch dimensions)."""
+    s = _shape(x)
+    if len(s) < len(shape) or s[len(s) - len(shape) :] != tuple(shape):
+        pretty = "(..., " + ", ".join(map(str, shape)) + ")"
+        raise ValueError(f"{name}: expected shape {pretty}, received shape {s}")
+
+
 def check_real(name: str, x: Any) -> None:
     """Raise ``TypeError`` if ``x`` is complex (or not numeric)."""
     dtype = jnp.result_type(x)

@@ -45,8 +45,7 @@ SO(3) and SE(3)^N API (used by ``jaxkit.docking``)::
 Geometry (rotations, quaternions, Kabsch) lives in ``jaxkit.geometry``. Time grids are descending (``t_max -> t_min``).
 """
 
-from jaxkit.diffusion import igso3, so3
-from jaxkit.diffusion.euclidean import (
+from jaxkit.diffusion._euclidean import (
     conditional_score,
     dsm_loss,
     eps_loss,
@@ -58,7 +57,7 @@ from jaxkit.diffusion.euclidean import (
     q_sample,
     score_to_eps,
 )
-from jaxkit.diffusion.sampling import (
+from jaxkit.diffusion._sampling import (
     ddim_sample,
     ddim_timesteps,
     ddpm_sample,
@@ -66,7 +65,7 @@ from jaxkit.diffusion.sampling import (
     reverse_sde_sample,
     time_grid,
 )
-from jaxkit.diffusion.schedules import (
+from jaxkit.diffusion._schedules import (
     CosineVPSchedule,
     DiscreteSchedule,
     VESchedule,
@@ -79,7 +78,9 @@ from jaxkit.diffusion.schedules import (
     linear_beta_schedule,
     quadratic_beta_schedule,
 )
-from jaxkit.diffusion.se3 import SE3Diffusion, denormalize, normalize
+from jaxkit.diffusion._se3 import SE3Diffusion, denormalize, normalize
+
+from . import igso3, so3
 
 __all__ = [
     "SE3Diffusion",

@@ -1,14 +1,42 @@
 """SigmaDock-style docking (in progress): rigid-fragment decomposition of ligands.
 
-Done: :mod:`jaxkit.docking.fragments` (torsional bonds, minimal valid cut sets, dummy atoms, local frames,
-reassembly), :mod:`jaxkit.docking.structures` (ligand/protein reading, pocket extraction),
-:mod:`jaxkit.docking.featurize` (padded complex graphs) and :mod:`jaxkit.docking.score_model` (EGNN pseudo-forces
+Done: :mod:`jaxkit.docking._fragments` (torsional bonds, minimal valid cut sets, dummy atoms, local frames,
+reassembly), :mod:`jaxkit.docking._structures` (ligand/protein reading, pocket extraction),
+:mod:`jaxkit.docking._featurize` (padded complex graphs) and :mod:`jaxkit.docking._score_model` (EGNN pseudo-forces
 pooled into per-fragment translation/rotation scores). Not yet built: SE(3)^N diffusion
 training/sampling and evaluation (see the docking issue).
 """
 
-from .featurize import ELEMENT_CLASSES, N_NODE_FEATURES, ComplexGraph, build_complex_graph
-from .fragments import (
+from ._baselines import contact_score, random_placement, vina_dock
+from ._datasets import (
+    POSEBUSTERS_IDS,
+    DockingExample,
+    ccd_examples,
+    posebusters_complexes,
+    posebusters_data_dir,
+    pseudo_pocket,
+    split_of,
+)
+from ._dock import (
+    LENGTH_SCALE,
+    DockingProcess,
+    DockingScoreModel,
+    batch_loss,
+    bond_gap,
+    complex_arrays,
+    dock_complex,
+    exact_score_fn,
+    ligand_positions,
+    noise_poses,
+    pose_rmsd,
+    rank_score,
+    sample_poses,
+    stack_complexes,
+    to_angstrom,
+)
+from ._evaluate import posebusters_valid, success_rate, symmetric_rmsd, with_positions, write_poses_sdf
+from ._featurize import ELEMENT_CLASSES, N_NODE_FEATURES, ComplexGraph, build_complex_graph
+from ._fragments import (
     Fragmentation,
     FragmentationError,
     conformer_positions,
@@ -23,10 +51,40 @@ from .fragments import (
     reassemble,
     torsional_bonds,
 )
-from .score_model import EGNNLayer, EGNNScoreModel, fragment_scores
-from .structures import ORGANIC_ELEMENTS, Pocket, StructureError, extract_pocket, load_ligand, load_protein
+from ._score_model import EGNNLayer, EGNNScoreModel, fragment_scores
+from ._structures import ORGANIC_ELEMENTS, Pocket, StructureError, extract_pocket, load_ligand, load_protein
 
 __all__ = [
+    "contact_score",
+    "random_placement",
+    "vina_dock",
+    "POSEBUSTERS_IDS",
+    "DockingExample",
+    "posebusters_data_dir",
+    "posebusters_complexes",
+    "pseudo_pocket",
+    "ccd_examples",
+    "split_of",
+    "LENGTH_SCALE",
+    "DockingProcess",
+    "complex_arrays",
+    "stack_complexes",
+    "ligand_positions",
+    "to_angstrom",
+    "DockingScoreModel",
+    "noise_poses",
+    "exact_score_fn",
+    "sample_poses",
+    "bond_gap",
+    "rank_score",
+    "pose_rmsd",
+    "batch_loss",
+    "dock_complex",
+    "with_positions",
+    "symmetric_rmsd",
+    "success_rate",
+    "posebusters_valid",
+    "write_poses_sdf",
     "ELEMENT_CLASSES",
     "N_NODE_FEATURES",
     "ComplexGraph",

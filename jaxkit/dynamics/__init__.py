@@ -5,8 +5,8 @@ from small initialisation, networks learn one mode / kink / kernel / head at a t
 saddle. See ``docs/tutorials/saddle_to_saddle.md``.
 """
 
-from .flow import FlowResult, gradient_descent, gradient_flow, gradient_flow_batch, log_times
-from .measures import (
+from ._flow import FlowResult, gradient_descent, gradient_flow, gradient_flow_batch, log_times
+from ._measures import (
     Plateau,
     SaddleCheck,
     active_heads,
@@ -17,7 +17,7 @@ from .measures import (
     plateaus,
     saddle_check,
 )
-from .networks import (
+from ._networks import (
     NETWORKS,
     Network,
     attention_merged_apply,
@@ -40,7 +40,7 @@ from .networks import (
     relu_apply,
     relu_scalar_apply,
 )
-from .theory import (
+from ._theory import (
     DiagonalJumps,
     deep_linear_half_time,
     deep_linear_mode,

@@ -1,8 +1,8 @@
 """Diffusion forecasters of multi-asset return paths (STABLE-style): offline market data with publication lags,
 a conditional CSDI-like denoiser with multi-level guidance, DDIM/ancestral sampling, baselines and metrics."""
 
-from jaxkit.forecast.baselines import garch_paths, historical_bootstrap, rolling_gaussian
-from jaxkit.forecast.data import (
+from jaxkit.forecast._baselines import garch_paths, historical_bootstrap, rolling_gaussian
+from jaxkit.forecast._data import (
     SP500_TICKERS,
     MarketData,
     align_published,
@@ -15,8 +15,8 @@ from jaxkit.forecast.data import (
     stock_signals,
     walk_forward_splits,
 )
-from jaxkit.forecast.denoiser import ConditionalDenoiser, ResidualLayer, step_embedding
-from jaxkit.forecast.metrics import (
+from jaxkit.forecast._denoiser import ConditionalDenoiser, ResidualLayer, step_embedding
+from jaxkit.forecast._metrics import (
     coverage,
     crps,
     crps_sum,
@@ -25,14 +25,14 @@ from jaxkit.forecast.metrics import (
     moment_z_scores,
     mse,
 )
-from jaxkit.forecast.model import (
+from jaxkit.forecast._model import (
     DiffusionForecaster,
     forecaster_loss,
     make_forecaster,
     sample_paths,
     train_forecaster,
 )
-from jaxkit.forecast.synthetic import ar1_conditional_law, ar1_windows
+from jaxkit.forecast._synthetic import ar1_conditional_law, ar1_windows
 
 __all__ = [
     "SP500_TICKERS",

@@ -5,7 +5,9 @@ rigid motions are pairs ``(R, t)``. Submodules are re-exported: ``geometry.so3.e
 ``geometry.kabsch``, ``geometry.rmsd``.
 """
 
-from jaxkit.geometry import align, se3, so3
-from jaxkit.geometry.align import kabsch, kabsch_rmsd, rmsd
 
-__all__ = ["align", "kabsch", "kabsch_rmsd", "rmsd", "se3", "so3"]
+from jaxkit.geometry._align import kabsch, kabsch_rmsd, rmsd
+
+from . import se3, so3
+
+__all__ = ["kabsch", "kabsch_rmsd", "rmsd", "se3", "so3"]

@@ -1,342 +1,79 @@
 """The rotation group SO(3): hat/vee, exponential and logarithm, quaternions, Haar sampling, distances.
 
-Conventions. A rotation is a ``(..., 3, 3)`` matrix acting on column vectors; a tangent vector is a rotation
-vector ``v = omega * axis`` (``omega = |v|`` in ``[0, pi]`` for :func:`log`), with ``hat(v) x = v x x``.
-Quaternions are scalar-first ``(w, x, y, z)``, unit norm; ``q`` and ``-q`` are the same rotation (double cover),
-:func:`to_quaternion` returns the representative with ``w >= 0``. (SciPy's ``Rotation`` is scalar-last.)
+Public namespace; the implementation lives in :mod:`jaxkit.geometry._so3`."""
 
-Rodrigues: ``exp(hat v) = I + sin(w)/w hat(v) + (1 - cos w)/w^2 hat(v)^2``. The logarithm uses
-``omega = atan2(|vee(R - R^T)|/2, (tr R - 1)/2)`` (accurate at both ends), the antisymmetric part for
-``omega <= 2 pi/3`` (Taylor ``omega/sin omega`` near 0) and the symmetric part ``(R + R^T)/2 - cos(omega) I =
-(1 - cos omega) a a^T`` for the axis near ``pi``. The geodesic distance for the bi-invariant metric with
-``|hat v| = |v|`` is the rotation angle of ``R_1^T R_2``.
-"""
-
-from __future__ import annotations
-
-from functools import partial
-from typing import Any
-
-import jax
-import jax.numpy as jnp
-import numpy as np
-from jaxtyping import Array, ArrayLike, PRNGKeyArray
+from ._so3 import (
+    angle as angle,
+)
+from ._so3 import (
+    apply as apply,
+)
+from ._so3 import (
+    check_rotation as check_rotation,
+)
+from ._so3 import (
+    compose as compose,
+)
+from ._so3 import (
+    exp as exp,
+)
+from ._so3 import (
+    from_axis_angle as from_axis_angle,
+)
+from ._so3 import (
+    from_quaternion as from_quaternion,
+)
+from ._so3 import (
+    geodesic_distance as geodesic_distance,
+)
+from ._so3 import (
+    hat as hat,
+)
+from ._so3 import (
+    inverse as inverse,
+)
+from ._so3 import (
+    is_rotation as is_rotation,
+)
+from ._so3 import (
+    log as log,
+)
+from ._so3 import (
+    project as project,
+)
+from ._so3 import (
+    random_uniform as random_uniform,
+)
+from ._so3 import (
+    rotation_from_uniforms as rotation_from_uniforms,
+)
+from ._so3 import (
+    to_quaternion as to_quaternion,
+)
+from ._so3 import (
+    uniform_axis as uniform_axis,
+)
+from ._so3 import (
+    vee as vee,
+)
 
 __all__ = [
-    "angle",
-    "apply",
-    "check_rotation",
-    "compose",
-    "exp",
-    "from_axis_angle",
-    "from_quaternion",
-    "geodesic_distance",
-    "hat",
-    "inverse",
     "is_rotation",
-    "log",
-    "project",
-    "random_uniform",
-    "to_quaternion",
+    "check_rotation",
+    "hat",
     "vee",
+    "exp",
+    "uniform_axis",
+    "rotation_from_uniforms",
+    "from_axis_angle",
+    "angle",
+    "log",
+    "compose",
+    "inverse",
+    "apply",
+    "geodesic_distance",
+    "from_quaternion",
+    "to_quaternion",
+    "random_uniform",
+    "project",
 ]
-
-
-def _check_last(name: str, x: Any, shape: tuple[int, ...]) -> None:
-    s = tuple(np.shape(x))
-    if s[len(s) - len(shape) :] != shape or len(s) < len(shape):
-        pretty = "(..., " + ", ".join(map(str, shape)) + ")"
-        raise ValueError(f"{name}: expected shape {pretty}, received shape {s}")
-
-
-def is_rotation(R: ArrayLike, atol: float = 1e-4) -> np.ndarray:
-    """Concrete check (NumPy): ``R^T R = I`` and ``det R = +1`` within ``atol``, per matrix."""
-    R = np.asarray(R, dtype=np.float64)
-    _check_last("R", R, (3, 3))
-    orth = np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)).max(axis=(-1, -2)) <= atol
-    return np.asarray(orth & (np.abs(np.linalg.det(R) - 1.0) <= atol) & np.all(np.isfinite(R), axis=(-1, -2)))
-
-
-def check_rotation(name: str, R: Any, atol: float = 1e-4) -> None:
-    """Raise ``ValueError`` unless ``R`` has shape ``(..., 3, 3)`` and (when concrete) holds rotations."""
-    _check_last(name, R, (3, 3))
-    if isinstance(R, jax.core.Tracer):
-        return
-    ok = is_rotation(R, atol)
-    if not np.all(ok):
-        bad = int(np.size(ok) - np.count_nonzero(ok))
-        Rn = np.asarray(R, dtype=np.float64)
-        err = np.abs(np.swapaxes(Rn, -1, -2) @ Rn - np.eye(3)).max()
-        det = np.linalg.det(Rn)
-        raise ValueError(
-            f"{name}: expected rotation matrices (R^T R = I, det R = +1 within {atol}), received {bad} of "
-            f"{np.size(ok)} that are not (max |R^T R - I| = {err:.3g}, det range [{np.min(det):.3g}, {np.max(det):.3g}])"
-        )
-
-
-def hat(v: ArrayLike) -> Array:
-    """``(..., 3) -> (..., 3, 3)`` skew-symmetric matrix with ``hat(v) x = v x x``."""
-    v = jnp.asarray(v)
-    _check_last("v", v, (3,))
-    x, y, z = v[..., 0], v[..., 1], v[..., 2]
-    o = jnp.zeros_like(x)
-    return jnp.stack([jnp.stack([o, -z, y], -1), jnp.stack([z, o, -x], -1), jnp.stack([-y, x, o], -1)], -2)
-
-
-def vee(M: ArrayLike) -> Array:
-    """Inverse of :func:`hat` on the skew part: ``(..., 3, 3) -> (..., 3)``, ``vee((M - M^T)/2)``."""
-    M = jnp.asarray(M)
-    _check_last("M", M, (3, 3))
-    return 0.5 * jnp.stack(
-        [M[..., 2, 1] - M[..., 1, 2], M[..., 0, 2] - M[..., 2, 0], M[..., 1, 0] - M[..., 0, 1]], -1
-    )
-
-
-def _safe_norm(v: Array) -> tuple[Array, Array]:
-    sq = jnp.sum(v * v, axis=-1)
-    small = sq < 1e-20
-    n = jnp.sqrt(jnp.where(small, 1.0, sq))
-    return jnp.where(small, jnp.sqrt(sq), n), small
-
-
-def exp(v: ArrayLike) -> Array:
-    """Rotation vector ``(..., 3)`` to rotation matrix (Rodrigues, Taylor series for small angles)."""
-    v = jnp.asarray(v)
-    _check_last("v", v, (3,))
-    if not jnp.issubdtype(v.dtype, jnp.floating):
-        v = v.astype(jnp.result_type(float))
-    return _exp(v)
-
-
-@jax.jit
-def _exp(v: Array) -> Array:
-    th2 = jnp.sum(v * v, axis=-1)
-    small = th2 < 1e-6
-    th2s = jnp.where(small, 1.0, th2)
-    th = jnp.sqrt(th2s)
-    a = jnp.where(small, 1.0 - th2 / 6.0 + th2**2 / 120.0, jnp.sin(th) / th)
-    b = jnp.where(small, 0.5 - th2 / 24.0 + th2**2 / 720.0, (1.0 - jnp.cos(th)) / th2s)
-    return _rodrigues(v[..., 0], v[..., 1], v[..., 2], a, b, th2)
-
-
-def _rodrigues(x: Array, y: Array, z: Array, a: Array, b: Array, th2: Array) -> Array:
-    """``I + a hat(u) + b hat(u)^2`` for ``u = (x, y, z)``, ``|u|^2 = th2``, using ``hat(u)^2 = u u^T - |u|^2 I``.
-
-    Written elementwise (nine fused expressions, no 3x3 matmuls) so XLA emits one loop on CPU and GPU."""
-    bx, by, bz = b * x, b * y, b * z
-    ax, ay, az = a * x, a * y, a * z
-    c = 1.0 - b * th2
-    return jnp.stack(
-        [
-            jnp.stack([c + bx * x, bx * y - az, bx * z + ay], -1),
-            jnp.stack([bx * y + az, c + by * y, by * z - ax], -1),
-            jnp.stack([bx * z - ay, by * z + ax, c + bz * z], -1),
-        ],
-        -2,
-    )
-
-
-def _uniform_axis(u1: Array, u2: Array) -> tuple[Array, Array, Array]:
-    """Uniform unit vector from two U(0, 1) variates (Archimedes: ``z = 2 u1 - 1`` is uniform, azimuth ``2 pi u2``)."""
-    z = 2.0 * u1 - 1.0
-    r = jnp.sqrt(jnp.maximum(1.0 - z * z, 0.0))
-    phi = (2.0 * np.pi) * u2
-    return r * jnp.cos(phi), r * jnp.sin(phi), z
-
-
-def _axis_angle_matrix(u1: Array, u2: Array, omega: Array) -> Array:
-    """Rotation by ``omega`` about the uniform axis drawn from ``(u1, u2)`` (see :func:`_uniform_axis`)."""
-    x, y, z = _uniform_axis(u1, u2)
-    return _rodrigues(x, y, z, jnp.sin(omega), 1.0 - jnp.cos(omega), jnp.ones_like(omega))
-
-
-def from_axis_angle(axis: ArrayLike, angle_: ArrayLike) -> Array:
-    """Rotation by ``angle`` about the unit ``axis``."""
-    axis = jnp.asarray(axis)
-    return exp(axis * jnp.asarray(angle_)[..., None])
-
-
-def angle(R: ArrayLike) -> Array:
-    """Rotation angle in ``[0, pi]``, ``atan2(|vee(R - R^T)|/2, (tr R - 1)/2)``."""
-    R = jnp.asarray(R)
-    _check_last("R", R, (3, 3))
-    return _angle(R)
-
-
-@jax.jit
-def _angle(R: Array) -> Array:
-    s, _ = _safe_norm(vee(R))
-    c = 0.5 * (jnp.trace(R, axis1=-2, axis2=-1) - 1.0)
-    return jnp.arctan2(s, c)
-
-
-def log(R: ArrayLike) -> Array:
-    """Rotation matrix to rotation vector ``(..., 3)`` with angle in ``[0, pi]``; stable near 0 and ``pi``."""
-    R = jnp.asarray(R)
-    _check_last("R", R, (3, 3))
-    return _log(R)
-
-
-@jax.jit
-def _log(R: Array) -> Array:
-    w = vee(R)  # = sin(omega) * axis
-    s, _ = _safe_norm(w)
-    c = 0.5 * (jnp.trace(R, axis1=-2, axis2=-1) - 1.0)
-    om = jnp.arctan2(s, c)
-    # branch 1: omega <= 2pi/3 -> v = w * omega / sin(omega)
-    small = om < 1e-3
-    s_safe = jnp.where(small | (s == 0), 1.0, s)
-    om2 = om * om
-    f = jnp.where(small, 1.0 + om2 / 6.0 + 7.0 * om2 * om2 / 360.0, om / s_safe)
-    v1 = w * f[..., None]
-    # branch 2: near pi, axis from the symmetric part (1 - c) a a^T = (R + R^T)/2 - c I
-    B = 0.5 * (R + jnp.swapaxes(R, -1, -2)) - c[..., None, None] * jnp.eye(3, dtype=R.dtype)
-    d0, d1, d2 = B[..., 0, 0], B[..., 1, 1], B[..., 2, 2]
-    pick0 = (d0 >= d1) & (d0 >= d2)
-    pick1 = ~pick0 & (d1 >= d2)
-    row = jnp.where(pick0[..., None], B[..., 0, :], jnp.where(pick1[..., None], B[..., 1, :], B[..., 2, :]))
-    di = jnp.where(pick0, d0, jnp.where(pick1, d1, d2))
-    denom = jnp.sqrt(jnp.maximum(di * (1.0 - c), 1e-30))
-    a = row / denom[..., None]
-    sgn = jnp.where(jnp.sum(a * w, axis=-1) < 0, -1.0, 1.0).astype(R.dtype)
-    v2 = a * (sgn * om)[..., None]
-    use2 = om > (2.0 * np.pi / 3.0)
-    return jnp.where(use2[..., None], v2, v1)
-
-
-def compose(R1: ArrayLike, R2: ArrayLike) -> Array:
-    """``R1 R2`` (apply ``R2`` first)."""
-    return jnp.matmul(jnp.asarray(R1), jnp.asarray(R2))
-
-
-def inverse(R: ArrayLike) -> Array:
-    """``R^T``."""
-    return jnp.swapaxes(jnp.asarray(R), -1, -2)
-
-
-def apply(R: ArrayLike, x: ArrayLike) -> Array:
-    """Rotate points ``x (..., 3)``: ``R x``."""
-    return jnp.einsum("...ij,...j->...i", jnp.asarray(R), jnp.asarray(x))
-
-
-def geodesic_distance(R1: ArrayLike, R2: ArrayLike) -> Array:
-    """Angle of ``R1^T R2`` in ``[0, pi]``."""
-    return angle(compose(inverse(R1), R2))
-
-
-def from_quaternion(q: ArrayLike) -> Array:
-    """Unit quaternion ``(w, x, y, z)`` (normalised here) to rotation matrix."""
-    q = jnp.asarray(q)
-    _check_last("q", q, (4,))
-    return _from_quaternion(q)
-
-
-@jax.jit
-def _from_quaternion(q: Array) -> Array:
-    q = q / jnp.linalg.norm(q, axis=-1, keepdims=True)
-    return _quaternion_matrix(q[..., 0], q[..., 1], q[..., 2], q[..., 3])
-
-
-def _quaternion_matrix(w: Array, x: Array, y: Array, z: Array) -> Array:
-    """Rotation matrix of the unit quaternion ``(w, x, y, z)``, elementwise."""
-    return jnp.stack(
-        [
-            jnp.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-            jnp.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-            jnp.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-        ],
-        -2,
-    )
-
-
-def to_quaternion(R: ArrayLike) -> Array:
-    """Rotation matrix to unit quaternion ``(w, x, y, z)`` with ``w >= 0`` (Shepperd's branch on the largest)."""
-    R = jnp.asarray(R)
-    _check_last("R", R, (3, 3))
-    return _to_quaternion(R)
-
-
-@jax.jit
-def _to_quaternion(R: Array) -> Array:
-    m00, m11, m22 = R[..., 0, 0], R[..., 1, 1], R[..., 2, 2]
-    tr = m00 + m11 + m22
-    cands = jnp.stack(
-        [
-            jnp.stack(
-                [
-                    1 + tr,
-                    R[..., 2, 1] - R[..., 1, 2],
-                    R[..., 0, 2] - R[..., 2, 0],
-                    R[..., 1, 0] - R[..., 0, 1],
-                ],
-                -1,
-            ),
-            jnp.stack(
-                [
-                    R[..., 2, 1] - R[..., 1, 2],
-                    1 + m00 - m11 - m22,
-                    R[..., 0, 1] + R[..., 1, 0],
-                    R[..., 0, 2] + R[..., 2, 0],
-                ],
-                -1,
-            ),
-            jnp.stack(
-                [
-                    R[..., 0, 2] - R[..., 2, 0],
-                    R[..., 0, 1] + R[..., 1, 0],
-                    1 - m00 + m11 - m22,
-                    R[..., 1, 2] + R[..., 2, 1],
-                ],
-                -1,
-            ),
-            jnp.stack(
-                [
-                    R[..., 1, 0] - R[..., 0, 1],
-                    R[..., 0, 2] + R[..., 2, 0],
-                    R[..., 1, 2] + R[..., 2, 1],
-                    1 - m00 - m11 + m22,
-                ],
-                -1,
-            ),
-        ],
-        -2,
-    )  # (..., 4, 4): row k is 4 q_k q
-    k = jnp.argmax(jnp.stack([tr, m00, m11, m22], -1), axis=-1)
-    q = jnp.take_along_axis(cands, k[..., None, None], axis=-2)[..., 0, :]
-    q = q / jnp.linalg.norm(q, axis=-1, keepdims=True)
-    return q * jnp.where(q[..., :1] < 0, -1.0, 1.0).astype(q.dtype)
-
-
-def random_uniform(key: PRNGKeyArray, shape: tuple[int, ...] = (), dtype: Any = None) -> Array:
-    """Haar-uniform rotations of shape ``shape + (3, 3)``.
-
-    Shoemake's subgroup algorithm (Graphics Gems III, 1992): three ``U(0, 1)`` variates give a uniform unit
-    quaternion ``(sqrt(1-u1) sin 2 pi u2, sqrt(1-u1) cos 2 pi u2, sqrt(u1) sin 2 pi u3, sqrt(u1) cos 2 pi u3)``;
-    three random words per rotation instead of four Gaussians, and no normalisation."""
-    dtype = dtype or jnp.result_type(float)
-    _check_dtype("dtype", dtype)
-    return _random_uniform(key, tuple(shape), jnp.dtype(dtype))
-
-
-@partial(jax.jit, static_argnums=(1, 2))
-def _random_uniform(key: PRNGKeyArray, shape: tuple[int, ...], dtype: Any) -> Array:
-    u = jax.random.uniform(key, (3,) + shape, dtype)
-    r1, r2 = jnp.sqrt(1.0 - u[0]), jnp.sqrt(u[0])
-    t1, t2 = (2.0 * np.pi) * u[1], (2.0 * np.pi) * u[2]
-    w, x, y, z = r1 * jnp.sin(t1), r1 * jnp.cos(t1), r2 * jnp.sin(t2), r2 * jnp.cos(t2)
-    return _quaternion_matrix(w, x, y, z)
-
-
-def _check_dtype(name: str, dtype: Any) -> None:
-    if not jnp.issubdtype(jnp.dtype(dtype), jnp.floating):
-        raise TypeError(f"{name}: expected a floating dtype, received {jnp.dtype(dtype)}")
-
-
-def project(M: ArrayLike) -> Array:
-    """Nearest rotation in Frobenius norm (SVD with a determinant guard)."""
-    M = jnp.asarray(M)
-    _check_last("M", M, (3, 3))
-    U, _, Vt = jnp.linalg.svd(M)
-    d = jnp.sign(jnp.linalg.det(U @ Vt))
-    D = jnp.ones(M.shape[:-1], M.dtype).at[..., -1].set(d)
-    return (U * D[..., None, :]) @ Vt

@@ -1,6 +1,6 @@
 """Neural operators: Riesz transforms and spectral tools, FNO and RNO layers/models, Flax front-ends, training."""
 
-from .layers import (
+from ._layers import (
     InstanceNorm,
     Pointwise,
     RieszSpectralConv,
@@ -12,8 +12,8 @@ from .layers import (
     riesz_spectral_conv,
     spectral_conv,
 )
-from .models import FNO, RNO, NeuralOperator, OperatorConfig, build_operator, count_params, operator_apply
-from .spectral import (
+from ._models import FNO, RNO, NeuralOperator, OperatorConfig, build_operator, count_params, operator_apply
+from ._spectral import (
     fractional_laplacian,
     riesz_multipliers,
     riesz_pairs,
@@ -22,7 +22,7 @@ from .spectral import (
     wavenumber_grid,
     wavenumbers,
 )
-from .training import (
+from ._training import (
     GaussianNormalizer,
     TrainedOperator,
     evaluate,

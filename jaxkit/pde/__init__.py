@@ -1,8 +1,8 @@
 """PDE solvers that regenerate the FNO and Laplace-neural-operator benchmark datasets offline.
 
-Modules: :mod:`~jaxkit.pde.grf` (Gaussian random fields), :mod:`~jaxkit.pde.burgers`, :mod:`~jaxkit.pde.darcy`,
-:mod:`~jaxkit.pde.navier_stokes`, :mod:`~jaxkit.pde.lno` (Laplace-neural-operator problems) and
-:mod:`~jaxkit.pde.datasets` (``make_dataset``, ``DATASETS``, disk cache).
+Modules: :mod:`~jaxkit.pde._grf` (Gaussian random fields), :mod:`~jaxkit.pde._burgers`, :mod:`~jaxkit.pde._darcy`,
+:mod:`~jaxkit.pde._navier_stokes`, :mod:`~jaxkit.pde._lno` (Laplace-neural-operator problems) and
+:mod:`~jaxkit.pde._datasets` (``make_dataset``, ``DATASETS``, disk cache).
 
     from jaxkit.pde import make_dataset, DATASETS
     ds = make_dataset("burgers", n_train=100, n_test=20, resolution=256, seed=0)
@@ -10,14 +10,23 @@ Modules: :mod:`~jaxkit.pde.grf` (Gaussian random fields), :mod:`~jaxkit.pde.burg
 """
 
 from . import burgers, darcy, grf, lno, navier_stokes
-from .datasets import DATASETS, DatasetSpec, PDEDataset, allowed_resolutions, make_dataset, register_dataset
-from .grf import grf_neumann, grf_periodic, neumann_spectrum, periodic_spectrum
+from ._datasets import (
+    DATASETS,
+    DatasetSpec,
+    PDEDataset,
+    allowed_resolutions,
+    dataset_spec,
+    make_dataset,
+    register_dataset,
+)
+from ._grf import grf_neumann, grf_periodic, neumann_spectrum, periodic_spectrum
 
 __all__ = [
     "DATASETS",
     "DatasetSpec",
     "PDEDataset",
     "allowed_resolutions",
+    "dataset_spec",
     "burgers",
     "darcy",
     "grf",

@@ -1,137 +1,35 @@
-r"""Gaussian random fields with covariance operator :math:`C = \sigma^2(-\Delta + \tau^2 I)^{-\alpha}`.
+"""Gaussian random fields with covariance operator :math:`C = \\sigma^2(-\\Delta + \tau^2 I)^{-\alpha}`.
 
-A field is drawn through its Karhunen–Loève expansion
-:math:`u = \sum_k \sqrt{\lambda_k}\,\xi_k\,\phi_k`, :math:`\xi_k \sim N(0, 1)`, where :math:`(\lambda_k, \phi_k)`
-are the eigenpairs of :math:`C` with :math:`\phi_k` orthonormal in :math:`L^2([0, L]^d)` (the convention of the
-FNO MATLAB generators, Li et al. 2021).
+Public namespace; the implementation lives in :mod:`jaxkit.pde._grf`."""
 
-* **Periodic** (FFT): :math:`\lambda_k = \sigma^2 ((2\pi|k|/L)^2 + \tau^2)^{-\alpha}` on the grid
-  :math:`x_j = jL/n`; the pointwise covariance is :math:`\sum_k \lambda_k \cos(2\pi k\cdot(x-y)/L)` over all
-  FFT wavenumbers :math:`k`. The mean (``k = 0``) mode is dropped by default, as in FNO.
-* **Neumann** (DCT): cosine eigenfunctions :math:`\prod_i \sqrt{2 - \delta_{k_i 0}}\cos(\pi k_i x_i / L)` at the
-  cell centres :math:`x_j = (j + 1/2)L/n`, :math:`\lambda_k = \sigma^2((\pi|k|/L)^2 + \tau^2)^{-\alpha}`.
-
-The discrete spectrum is exact: for periodic fields ``E|fft(u)_k|^2 / n^{2d} = λ_k``; for Neumann fields
-``E[dctn(u, norm="ortho")_k^2] / n^d = λ_k`` (tested).
-
-FNO parameterisations (see :data:`FNO_BURGERS`, :data:`FNO_DARCY`, :data:`FNO_NAVIER_STOKES`):
-
-* Burgers ``u0 ~ N(0, 625(-Δ + 25 I)^-2)``: periodic, α=2, τ=5, σ=25.
-* Darcy ``ψ#N(0, (-Δ + 9 I)^-2)``: Neumann, α=2, τ=3, σ = τ^(α-1) (MATLAB ``GRF.m``); only the sign is used.
-* Navier–Stokes ``w0``: periodic, α=2.5, τ=7, σ = √2·7^1.5 — the published generator (``GaussianRF`` in FNO's
-  ``ns_2d.py``) uses σ = τ^(α - d/2) with a real-part-of-complex-noise draw, which doubles the covariance.
-"""
-
-from __future__ import annotations
-
-import math
-from collections.abc import Sequence
-
-import jax
-import jax.numpy as jnp
-import numpy as np
-
-from .._typing import Array, Float, PRNGKey
-from .._validate import check_int, check_positive
-
-FNO_BURGERS = {"alpha": 2.0, "tau": 5.0, "sigma": 25.0}
-FNO_DARCY = {"alpha": 2.0, "tau": 3.0, "sigma": 3.0}
-FNO_NAVIER_STOKES = {"alpha": 2.5, "tau": 7.0, "sigma": math.sqrt(2.0) * 7.0**1.5}
-
-
-def _check(shape: Sequence[int], alpha: float, tau: float, sigma: float | None, length: float) -> tuple[int, ...]:
-    if isinstance(shape, int):
-        shape = (shape,)
-    shape = tuple(shape)
-    if len(shape) not in (1, 2, 3):
-        raise ValueError(f"shape: expected 1, 2 or 3 grid sizes, received {shape}")
-    for i, s in enumerate(shape):
-        check_int(f"shape[{i}]", s, minimum=2)
-    check_positive("alpha", alpha)
-    check_positive("tau", tau, strict=False)
-    if sigma is not None:
-        check_positive("sigma", sigma)
-    check_positive("length", length)
-    return shape
-
-
-def _default_sigma(alpha: float, tau: float, d: int) -> float:
-    return float(tau) ** (alpha - d / 2.0) if tau > 0 else 1.0
-
-
-def periodic_spectrum(
-    shape: Sequence[int], *, alpha: float, tau: float, sigma: float | None = None, length: float = 1.0,
-    zero_mean: bool = True,
-) -> np.ndarray:
-    """Eigenvalues ``λ_k`` of ``σ²(-Δ+τ²)^-α`` on the periodic box, laid out like ``numpy.fft.fftn`` output.
-
-    ``sigma=None`` uses ``τ^(α - d/2)`` (FNO's default). With ``zero_mean`` the ``k = 0`` entry is 0.
-    """
-    shape = _check(shape, alpha, tau, sigma, length)
-    d = len(shape)
-    sigma = _default_sigma(alpha, tau, d) if sigma is None else sigma
-    ks = np.meshgrid(*[np.fft.fftfreq(n, d=1.0 / n) for n in shape], indexing="ij")
-    k2 = sum((2 * np.pi * k / length) ** 2 for k in ks)
-    with np.errstate(divide="ignore"):
-        lam = sigma**2 * (k2 + tau**2) ** (-float(alpha))
-    if zero_mean or tau == 0:
-        lam[(0,) * d] = 0.0
-    return lam
-
-
-def neumann_spectrum(
-    shape: Sequence[int], *, alpha: float, tau: float, sigma: float | None = None, length: float = 1.0,
-    zero_mean: bool = True,
-) -> np.ndarray:
-    """Eigenvalues ``λ_k`` (``k_i = 0..n_i-1``) of ``σ²(-Δ+τ²)^-α`` with zero-Neumann boundaries."""
-    shape = _check(shape, alpha, tau, sigma, length)
-    d = len(shape)
-    sigma = _default_sigma(alpha, tau, d) if sigma is None else sigma
-    ks = np.meshgrid(*[np.arange(n) for n in shape], indexing="ij")
-    k2 = sum((np.pi * k / length) ** 2 for k in ks)
-    with np.errstate(divide="ignore"):
-        lam = sigma**2 * (k2 + tau**2) ** (-float(alpha))
-    if zero_mean or tau == 0:
-        lam[(0,) * d] = 0.0
-    return lam
-
-
-def grf_periodic(
-    key: PRNGKey, shape: Sequence[int], *, alpha: float, tau: float, sigma: float | None = None,
-    length: float = 1.0, zero_mean: bool = True, dtype=jnp.float32,
-) -> Float[Array, "*grid"]:
-    r"""One periodic GRF sample on the grid ``x_j = j·L/n`` (FFT synthesis).
-
-    ``u = Re ifftn(n^d √λ_k (a_k + i b_k))`` with ``a, b ~ N(0, 1)``: covariance
-    :math:`\sum_k \lambda_k\cos(2\pi k\cdot(x-y)/L)`, i.e. exactly ``σ²(-Δ+τ²)^-α`` truncated to the grid.
-    """
-    lam = periodic_spectrum(shape, alpha=alpha, tau=tau, sigma=sigma, length=length, zero_mean=zero_mean)
-    n_total = int(np.prod(lam.shape))
-    ka, kb = jax.random.split(key)
-    a = jax.random.normal(ka, lam.shape, dtype)
-    b = jax.random.normal(kb, lam.shape, dtype)
-    coef = jnp.asarray(n_total * np.sqrt(lam), dtype) * jax.lax.complex(a, b)
-    return jnp.fft.ifftn(coef).real.astype(dtype)
-
-
-def grf_neumann(
-    key: PRNGKey, shape: Sequence[int], *, alpha: float, tau: float, sigma: float | None = None,
-    length: float = 1.0, zero_mean: bool = True, dtype=jnp.float32,
-) -> Float[Array, "*grid"]:
-    """One zero-Neumann GRF sample at the cell centres ``x_j = (j+½)L/n`` (DCT synthesis, as FNO's ``GRF.m``)."""
-    lam = neumann_spectrum(shape, alpha=alpha, tau=tau, sigma=sigma, length=length, zero_mean=zero_mean)
-    xi = jax.random.normal(key, lam.shape, dtype)
-    scale = float(np.prod(lam.shape)) ** 0.5
-    coef = jnp.asarray(scale * np.sqrt(lam), dtype) * xi
-    return jax.scipy.fft.idctn(coef, norm="ortho").astype(dtype)
-
+from ._grf import (
+    FNO_BURGERS as FNO_BURGERS,
+)
+from ._grf import (
+    FNO_DARCY as FNO_DARCY,
+)
+from ._grf import (
+    FNO_NAVIER_STOKES as FNO_NAVIER_STOKES,
+)
+from ._grf import (
+    grf_neumann as grf_neumann,
+)
+from ._grf import (
+    grf_periodic as grf_periodic,
+)
+from ._grf import (
+    neumann_spectrum as neumann_spectrum,
+)
+from ._grf import (
+    periodic_spectrum as periodic_spectrum,
+)
 
 __all__ = [
     "FNO_BURGERS",
     "FNO_DARCY",
     "FNO_NAVIER_STOKES",
-    "grf_neumann",
-    "grf_periodic",
-    "neumann_spectrum",
     "periodic_spectrum",
+    "neumann_spectrum",
+    "grf_periodic",
+    "grf_neumann",
 ]

@@ -1,7 +1,7 @@
 """Portfolio construction: Black–Litterman (classic and STABLE's precision form), long-only allocation by a JAX
 interior-point QP, Ledoit–Wolf covariance, a walk-forward backtest engine and performance metrics."""
 
-from jaxkit.portfolio.allocation import (
+from jaxkit.portfolio._allocation import (
     equal_weight,
     inverse_volatility,
     max_sharpe,
@@ -10,7 +10,7 @@ from jaxkit.portfolio.allocation import (
     solve_qp_nonneg,
     tangency,
 )
-from jaxkit.portfolio.backtest import (
+from jaxkit.portfolio._backtest import (
     BacktestResult,
     check_prices,
     rebalance_indices,
@@ -18,7 +18,7 @@ from jaxkit.portfolio.backtest import (
     simulate,
     walk_forward,
 )
-from jaxkit.portfolio.black_litterman import (
+from jaxkit.portfolio._black_litterman import (
     black_litterman,
     black_litterman_core,
     he_litterman_omega,
@@ -28,8 +28,8 @@ from jaxkit.portfolio.black_litterman import (
     precision_black_litterman,
     precision_black_litterman_core,
 )
-from jaxkit.portfolio.covariance import ledoit_wolf, ledoit_wolf_core, sample_covariance
-from jaxkit.portfolio.metrics import (
+from jaxkit.portfolio._covariance import ledoit_wolf, ledoit_wolf_core, sample_covariance
+from jaxkit.portfolio._metrics import (
     annualized_return,
     annualized_volatility,
     calmar_ratio,

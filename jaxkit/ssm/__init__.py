@@ -3,16 +3,16 @@
 Alsmann, Noori & Lange (ICLR 2026) characterise what state space models recognise through fragments of LTLf,
 depending on the gating mechanism and on fixed-width vs unbounded precision. This package is the probe kit:
 
-- :mod:`~jaxkit.ssm.layers`: one SSM layer family with the gate classes ``time_invariant``, ``selective_nonneg``,
-  ``selective_signed``, ``selective_complex``, ``dense``; :mod:`~jaxkit.ssm.transformer`: a causal baseline.
-- :mod:`~jaxkit.ssm.precision`: fixed-point / low-bit-float rounding of states and activations.
-- :mod:`~jaxkit.ssm.languages`: membership oracles and balanced samplers; :mod:`~jaxkit.ssm.ltlf`: LTLf.
-- :mod:`~jaxkit.ssm.constructions`: hand-set weights, verified exactly; :mod:`~jaxkit.ssm.probe`: training probes.
+- :mod:`~jaxkit.ssm._layers`: one SSM layer family with the gate classes ``time_invariant``, ``selective_nonneg``,
+  ``selective_signed``, ``selective_complex``, ``dense``; :mod:`~jaxkit.ssm._transformer`: a causal baseline.
+- :mod:`~jaxkit.ssm._precision`: fixed-point / low-bit-float rounding of states and activations.
+- :mod:`~jaxkit.ssm._languages`: membership oracles and balanced samplers; :mod:`~jaxkit.ssm._ltlf`: LTLf.
+- :mod:`~jaxkit.ssm._constructions`: hand-set weights, verified exactly; :mod:`~jaxkit.ssm._probe`: training probes.
 """
 
-from .constructions import CONSTRUCTIONS, Construction, construct, first_failure, predict, verify
-from .languages import DFA, TASKS, Batch, Task, dfa_task, get_task
-from .layers import (
+from ._constructions import CONSTRUCTIONS, Construction, construct, first_failure, predict, verify
+from ._languages import DFA, TASKS, Batch, Task, dfa_task, get_task
+from ._layers import (
     COMPLEX_VARIANTS,
     VARIANTS,
     SSMLayer,
@@ -21,7 +21,7 @@ from .layers import (
     diagonal_scan,
     householder_product,
 )
-from .ltlf import (
+from ._ltlf import (
     Formula,
     LTLfSyntaxError,
     accepts,
@@ -35,9 +35,9 @@ from .ltlf import (
     random_formula,
     to_string,
 )
-from .precision import FixedPoint, LowFloat, Native, parse_precision, quantize
-from .probe import MODELS, ProbeConfig, make_model, train_runs
-from .transformer import POSITIONAL, CausalTransformer
+from ._precision import FixedPoint, LowFloat, Native, parse_precision, quantize
+from ._probe import MODELS, ProbeConfig, make_model, train_runs
+from ._transformer import POSITIONAL, CausalTransformer
 
 __all__ = [
     "COMPLEX_VARIANTS", "CONSTRUCTIONS", "DFA", "MODELS", "POSITIONAL", "TASKS", "VARIANTS", "Batch",

@@ -5,10 +5,10 @@ noise-stability regularizer (:mod:`.regularizer`), Grokfast-EMA (:mod:`.grokfast
 transformer (:mod:`.models`) and the tasks (:mod:`.tasks`: modular addition, character-level next-token).
 """
 
-from .grokfast import grokfast_ema
-from .models import Transformer, init_stack
-from .noise import StabilityEstimate, average_sensitivity, correlated_copy, noise_stability
-from .propagation import (
+from ._grokfast import grokfast_ema
+from ._models import Transformer, init_stack
+from ._noise import StabilityEstimate, average_sensitivity, correlated_copy, noise_stability
+from ._propagation import (
     AttentionLayer,
     ReLULayer,
     StabilityInterval,
@@ -19,13 +19,21 @@ from .propagation import (
     relu_second_moment,
     stability_interval,
 )
-from .regularizer import embedding_stability, make_loss_fn, noise_stability_penalty, regularized_loss
-from .seeds import compare_methods, median_curves, median_spread, seed_stacked_loss, steps_to_target
-from .tasks import char_dataset, modular_addition, python_reference_text
+from ._regularizer import (
+    cross_entropy,
+    embedding_stability,
+    make_loss_fn,
+    noise_stability_penalty,
+    regularized_loss,
+)
+from ._seeds import compare_methods, median_curves, median_spread, seed_stacked_loss, steps_to_target
+from ._tasks import char_dataset, fixed_windows, modular_addition, python_reference_text
 
 __all__ = [
     "Transformer",
     "char_dataset",
+    "cross_entropy",
+    "fixed_windows",
     "embedding_stability",
     "grokfast_ema",
     "init_stack",

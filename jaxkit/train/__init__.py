@@ -1,6 +1,6 @@
 """Shared training core: jit-compiled optax fit loop, atomic checkpoints, deterministic loaders, data parallelism."""
 
-from .checkpoint import (
+from ._checkpoint import (
     CheckpointError,
     CheckpointManager,
     atomic_write_bytes,
@@ -8,10 +8,10 @@ from .checkpoint import (
     read_metadata,
     save_checkpoint,
 )
-from .data import ArrayLoader, full_batch
-from .ema import EmaState, ema_params, params_ema
-from .loop import FitResult, fit, global_norm, make_train_step
-from .sharding import DATA_AXIS, data_mesh, initialize_distributed, replicate, shard_batch
+from ._data import ArrayLoader, full_batch
+from ._ema import EmaState, ema_params, params_ema
+from ._loop import FitResult, fit, global_norm, make_train_step
+from ._sharding import DATA_AXIS, data_mesh, initialize_distributed, replicate, shard_batch
 
 __all__ = [
     "DATA_AXIS",

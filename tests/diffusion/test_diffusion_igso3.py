@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 from scipy.integrate import cumulative_simpson, simpson
 
-from jaxkit.diffusion import igso3
+from jaxkit.diffusion import _igso3, igso3
 
 N = 4097  # every density evaluation goes through one compiled function of this length (compile once per dtype)
 
@@ -90,13 +90,13 @@ def test_concrete_eps_quantile_table_and_sampler():
     rng = np.random.default_rng(3)
     s = np.linspace(0.0, 1.0, igso3.N_QUANTILE)
     for e in (1e-3,) + KS_EPS + (5.0,):
-        Q = igso3._quantile_table64(e)
+        Q = _igso3._quantile_table64(e)
         f_max = igso3.cdf_reference(min(np.pi, igso3.OMEGA_SPAN * e), e)
         np.testing.assert_allclose(igso3.cdf_reference(Q[0], e), s**3 / 2 * f_max, atol=1e-12, rtol=0)
         np.testing.assert_allclose(igso3.cdf_reference(Q[1], e), (1 - s**3 / 2) * f_max, atol=1e-12, rtol=0)
         u = np.concatenate([rng.uniform(size=20000), [0.0, 1e-12, 0.5, 1 - 1e-12]])
         with jax.enable_x64(True):
-            q = np.asarray(igso3._quantile_concrete(jnp.asarray(u), e))
+            q = np.asarray(_igso3._quantile_concrete(jnp.asarray(u), e))
         assert np.max(np.abs(igso3.cdf_reference(q, e) - u * f_max)) < 1e-7, e
     for e in KS_EPS:
         v = np.asarray(igso3.sample_vector(jax.random.PRNGKey(11), e, (3000,)), np.float64)
@@ -159,8 +159,8 @@ def test_small_eps_branch_agrees_with_series_at_switch():
         w = np.linspace(0.0, np.pi, 101)
         for e in (0.9, igso3.EPS_SWITCH):
             W, E = np.meshgrid(w, [e])
-            a = igso3._series(np, W, E)  # series branch
-            b = igso3._images(np, W, E)  # closed-form branch
+            a = _igso3._series(np, W, E)  # series branch
+            b = _igso3._images(np, W, E)  # closed-form branch
             np.testing.assert_allclose(a[0], b[0], rtol=1e-12, atol=1e-12)
             np.testing.assert_allclose(a[1], b[1], rtol=1e-9, atol=1e-10)
             np.testing.assert_allclose(a[2], b[2], rtol=1e-9, atol=1e-10)

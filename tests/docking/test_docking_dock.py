@@ -6,8 +6,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxkit.docking.datasets import ccd_examples
-from jaxkit.docking.dock import (
+from jaxkit.docking._datasets import ccd_examples
+from jaxkit.docking._dock import (
     DockingProcess,
     bond_gap,
     dock_complex,
@@ -74,9 +74,9 @@ def test_padding_overflow_names_the_complex():
 def test_exact_score_recovers_a_crystal_pose_and_writes_sdf(tmp_path):
     from rdkit import Chem
 
-    from jaxkit.docking.datasets import posebusters_complexes
-    from jaxkit.docking.dock import ligand_positions, to_angstrom
-    from jaxkit.docking.evaluate import symmetric_rmsd, with_positions, write_poses_sdf
+    from jaxkit.docking._datasets import posebusters_complexes
+    from jaxkit.docking._dock import ligand_positions, to_angstrom
+    from jaxkit.docking._evaluate import symmetric_rmsd, with_positions, write_poses_sdf
 
     ex = posebusters_complexes(("1ia1",), cutoff=4.0)[0]
     a = _one(stack_complexes([ex], lig_max=40, poc_max=200, f_max=8))

@@ -7,9 +7,9 @@ from rdkit import Chem
 from rdkit.Chem import AllChem
 
 from jaxkit.docking import conformer_positions
-from jaxkit.docking.baselines import contact_score, random_placement
-from jaxkit.docking.datasets import posebusters_complexes, posebusters_data_dir
-from jaxkit.docking.evaluate import posebusters_valid, success_rate, symmetric_rmsd, with_positions
+from jaxkit.docking._baselines import contact_score, random_placement
+from jaxkit.docking._datasets import posebusters_complexes, posebusters_data_dir
+from jaxkit.docking._evaluate import posebusters_valid, success_rate, symmetric_rmsd, with_positions
 
 
 def test_symmetric_rmsd_matches_brute_force_over_automorphisms():
@@ -55,7 +55,7 @@ def test_crystal_pose_is_posebusters_valid_and_random_placement_is_not_close():
 
 def test_ccd_examples_respect_filters_and_splits():
     from jaxkit.docking import torsional_bonds
-    from jaxkit.docking.datasets import ccd_examples, split_of
+    from jaxkit.docking._datasets import ccd_examples, split_of
 
     train = ccd_examples(3, split="train", seed=0)
     test = ccd_examples(2, split="test", seed=0)

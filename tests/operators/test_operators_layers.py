@@ -8,7 +8,7 @@ import pytest
 from jax.test_util import check_grads
 
 from jaxkit.operators import RieszSpectralConv, SpectralConv, mode_mix
-from jaxkit.operators import layers as layers_mod
+from jaxkit.operators import _layers as layers_mod
 
 
 def band_limited(seed, channels, shape, kmax):

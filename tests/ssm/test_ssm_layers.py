@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import jaxkit.ssm.layers as layers_mod
+import jaxkit.ssm._layers as layers_mod
 from jaxkit.ssm import (
     VARIANTS,
     CausalTransformer,

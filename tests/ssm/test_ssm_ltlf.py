@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jaxkit.ssm import ltlf
-from jaxkit.ssm.ltlf import Formula, LTLfSyntaxError, parse, to_string
+from jaxkit.ssm import _ltlf as ltlf
+from jaxkit.ssm._ltlf import Formula, LTLfSyntaxError, parse, to_string
 
 
 def brute(f: Formula, P: np.ndarray, i: int) -> np.ndarray:

@@ -19,7 +19,7 @@ from jaxkit.stability import (
     relu_second_moment,
     stability_interval,
 )
-from jaxkit.stability.propagation import bivariate_normal_cdf, relu_gaussian_moments
+from jaxkit.stability._propagation import bivariate_normal_cdf, relu_gaussian_moments
 
 KEY = jax.random.key(0, impl="rbg")
 

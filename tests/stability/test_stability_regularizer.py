@@ -7,10 +7,10 @@ import numpy as np
 import optax
 import pytest
 
-from jaxkit.stability.grokfast import grokfast_ema
-from jaxkit.stability.models import Transformer
-from jaxkit.stability.regularizer import make_loss_fn, regularized_loss
-from jaxkit.stability.tasks import char_dataset, modular_addition, python_reference_text
+from jaxkit.stability._grokfast import grokfast_ema
+from jaxkit.stability._models import Transformer
+from jaxkit.stability._regularizer import make_loss_fn, regularized_loss
+from jaxkit.stability._tasks import char_dataset, modular_addition, python_reference_text
 from jaxkit.train import fit, full_batch
 
 P = 5
@@ -115,7 +115,7 @@ def test_bad_inputs():
 
 
 def test_steps_to_target_and_median_spread():
-    from jaxkit.stability.seeds import median_spread, steps_to_target
+    from jaxkit.stability._seeds import median_spread, steps_to_target
 
     hist = [
         {"step": 10, "val_acc": [0.1, 0.96, 0.2]},

@@ -2,7 +2,7 @@
 
 import pytest
 
-from jaxkit.stability.seeds import compare_methods, median_curves
+from jaxkit.stability._seeds import compare_methods, median_curves
 
 
 def _hist(rows):

@@ -11,7 +11,12 @@ STEP_SCRIPT = textwrap.dedent(
     """
     import json, sys
     import jax, jax.numpy as jnp, numpy as np, optax, equinox as eqx
-    from jaxkit.train import data_mesh, fit, full_batch, make_train_step, replicate, shard_batch
+    from jaxkit.train import data_mesh
+    from jaxkit.train import fit
+    from jaxkit.train import full_batch
+    from jaxkit.train import make_train_step
+    from jaxkit.train import replicate
+    from jaxkit.train import shard_batch
 
     assert jax.device_count() == 8, jax.devices()
     kx, km = jax.random.split(jax.random.key(0))
@@ -73,7 +78,10 @@ MP_SCRIPT = textwrap.dedent(
     from jaxkit.train import initialize_distributed
     initialize_distributed(f"127.0.0.1:{port}", num_processes=2, process_id=pid)
     import jax.numpy as jnp, numpy as np, optax, equinox as eqx
-    from jaxkit.train import data_mesh, make_train_step, replicate, shard_batch
+    from jaxkit.train import data_mesh
+    from jaxkit.train import make_train_step
+    from jaxkit.train import replicate
+    from jaxkit.train import shard_batch
 
     assert jax.process_count() == 2 and jax.device_count() == 4
     kx, km = jax.random.split(jax.random.key(0))

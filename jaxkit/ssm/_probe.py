@@ -25,9 +25,9 @@ import optax
 
 from jaxkit._validate import check_choice, check_int, check_range
 
-from .languages import get_task
-from .layers import VARIANTS, SSMModel
-from .transformer import POSITIONAL, CausalTransformer
+from ._languages import get_task
+from ._layers import VARIANTS, SSMModel
+from ._transformer import POSITIONAL, CausalTransformer
 
 MODELS = VARIANTS + ("transformer",)
 

@@ -1,6 +1,6 @@
 """Hand-set SSM weights that recognise given languages exactly (expressivity by construction, not by training).
 
-Every construction is an ordinary :class:`~jaxkit.ssm.layers.SSMModel` (same code path as the trained models):
+Every construction is an ordinary :class:`~jaxkit.ssm._layers.SSMModel` (same code path as the trained models):
 one-hot embeddings in the first ``|Σ|`` channels of the residual stream, gates saturated to their exact extreme
 values (``σ(±50)``, ``tanh(±30)`` round to 0/1/±1 in float32 and float64), ReLU readouts that write binary flags
 into spare channels, and a linear head whose class-1 logit is positive exactly on members.
@@ -38,8 +38,8 @@ import numpy as np
 
 from jaxkit._validate import check_choice, check_int
 
-from .languages import Task, get_task
-from .layers import COMPLEX_VARIANTS, VARIANTS, SSMLayer, SSMModel
+from ._languages import Task, get_task
+from ._layers import COMPLEX_VARIANTS, VARIANTS, SSMLayer, SSMModel
 
 BIG_NONNEG, BIG_SIGNED = 50.0, 30.0
 

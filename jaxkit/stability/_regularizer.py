@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import optax
 
 from .._validate import check_range
-from .noise import correlated_copy
+from ._noise import correlated_copy
 
 
 def noise_stability_penalty(

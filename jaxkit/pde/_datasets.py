@@ -113,6 +113,11 @@ def allowed_resolutions(name: str, **options: Any) -> list[int]:
     return spec.resolutions(_params(spec, options))
 
 
+def dataset_spec(name: str) -> DatasetSpec:
+    """The registered :class:`DatasetSpec` of ``name`` (one of :data:`DATASETS`)."""
+    return _spec(name)
+
+
 def _spec(name: str) -> DatasetSpec:
     if not isinstance(name, str) or name not in SPECS:
         raise ValueError(f"name: expected one of {sorted(SPECS)}, received {name!r}")
@@ -328,7 +333,8 @@ def _check_fine(name: str, minimum: int = 4, even: bool = False):
 # ---- Burgers ----
 
 def _burgers_sampler(p: dict[str, Any], r: int):
-    from . import burgers, grf
+    from . import _burgers as burgers
+    from . import _grf as grf
 
     n = p["fine_resolution"]
     step = n // r
@@ -368,7 +374,8 @@ register_dataset(DatasetSpec(
 # ---- Darcy ----
 
 def _darcy_sampler(p: dict[str, Any], r: int):
-    from . import darcy, grf
+    from . import _darcy as darcy
+    from . import _grf as grf
 
     n = p["fine_resolution"]
     step = (n - 1) // (r - 1)
@@ -414,7 +421,8 @@ register_dataset(DatasetSpec(
 # ---- Navier–Stokes (FNO) ----
 
 def _ns_sampler(p: dict[str, Any], r: int):
-    from . import grf, navier_stokes
+    from . import _grf as grf
+    from . import _navier_stokes as navier_stokes
 
     n = p["fine_resolution"]
     step = n // r
@@ -502,7 +510,7 @@ for _re in (40, 500, 5000):
     _register_kolmogorov(_re)
 
 
-# ---- Laplace-neural-operator problems (Cao, Goswami & Karniadakis 2023); definitions in jaxkit.pde.lno ----
+# ---- Laplace-neural-operator problems (Cao, Goswami & Karniadakis 2023); definitions in jaxkit.pde._lno ----
 
 def _amplitude(key, p):
     return jax.random.uniform(key, (), jnp.float32, p["amp_min"], p["amp_max"])
@@ -519,7 +527,7 @@ def _check_amp(p: dict[str, Any]) -> None:
 
 
 def _duffing_sampler(p: dict[str, Any], r: int):
-    from . import lno
+    from . import _lno as lno
 
     n = p["fine_resolution"]
     step = n // r
@@ -560,7 +568,7 @@ register_dataset(DatasetSpec(
 
 def _space_time_sampler(kind: str):
     def sampler(p: dict[str, Any], r: int):
-        from . import lno
+        from . import _lno as lno
 
         n = p["fine_resolution"]
         step = (n - 1) // (r - 1)
@@ -605,7 +613,7 @@ register_dataset(DatasetSpec(
     name="beam",
     description="Euler-Bernoulli beam u_tt + u_xxxx = A sin(πx) sin(5t), simply supported on [0, 1], zero "
                 "initial state, A ~ U[0.05, 10]; map f(x,t) -> u(x,t), 41 nodes × 41 times on [0, 2] (LNO "
-                "problem; details our documented choice, see jaxkit.pde.lno). Resolutions (spatial nodes): "
+                "problem; details our documented choice, see jaxkit.pde._lno). Resolutions (spatial nodes): "
                 "(41-1)/k+1 = 41, 21, 11, 9, 6, 5, 3, 2. Channels 1/1; grid = (x, t).",
     defaults={"fine_resolution": 41, "n_t": 41, "length": 1.0, "t_final": 2.0, "ei": 1.0, "rho_a": 1.0,
               "omega": 5.0, "amp_min": 0.05, "amp_max": 10.0},
@@ -658,7 +666,7 @@ register_dataset(DatasetSpec(
 
 
 def _brusselator_sampler(p: dict[str, Any], r: int):
-    from . import lno
+    from . import _lno as lno
 
     n = p["fine_resolution"]
     step = (n - 1) // (r - 1)

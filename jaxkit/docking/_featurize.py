@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 from rdkit import Chem
 
-from .fragments import Fragmentation
-from .structures import Pocket
+from ._fragments import Fragmentation
+from ._structures import Pocket
 
 ELEMENT_CLASSES = ("C", "N", "O", "S", "P", "F", "Cl", "Br", "I", "B", "other")
 N_NODE_FEATURES = 2 * len(ELEMENT_CLASSES) + 2

@@ -23,8 +23,8 @@ import numpy as np
 import optax
 from tqdm.auto import tqdm
 
-from .checkpoint import CheckpointManager
-from .sharding import replicate, shard_batch
+from ._checkpoint import CheckpointManager
+from ._sharding import replicate, shard_batch
 
 
 @dataclass

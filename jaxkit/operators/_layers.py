@@ -27,14 +27,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from kernels.spectral_mix import (
+    spectral_mix as _kernel_spectral_mix,  # Pallas on GPU/TPU, XLA reference on CPU
+)
+
 from .._typing import Array, ArrayLike, Float, PRNGKey
 from .._validate import check_choice, check_int
-from .spectral import riesz_multipliers, riesz_pairs
-
-try:  # the Pallas kernel of issue 5 (dispatches to the XLA einsum on CPU)
-    from kernels.spectral_mix import spectral_mix as _kernel_spectral_mix
-except Exception:  # pragma: no cover - kernel not present
-    _kernel_spectral_mix = None
+from ._spectral import riesz_multipliers, riesz_pairs
 
 __all__ = [
     "InstanceNorm",
@@ -58,9 +57,7 @@ def mode_mix(x: Array, w: Array) -> Array:
 
     One sample (the batch axis of ``kernels.spectral_mix`` is 1 here; under ``jax.vmap`` it becomes the batch).
     """
-    if _kernel_spectral_mix is not None:
-        return _kernel_spectral_mix(x[None], w)[0]
-    return jnp.einsum("i...,io...->o...", x, w)
+    return _kernel_spectral_mix(x[None], w)[0]
 
 
 def _complex(re: Array, im: Array) -> Array:

@@ -1,6 +1,6 @@
 """Training several seeds in one compiled call, and the speed metrics of the experiments.
 
-Models for ``S`` seeds are stacked along a leading axis (:func:`jaxkit.stability.models.init_stack`); the loss
+Models for ``S`` seeds are stacked along a leading axis (:func:`jaxkit.stability._models.init_stack`); the loss
 of the stack is the *sum* of the per-seed losses (``eqx.filter_vmap``). Because the per-seed losses share no
 parameters, the gradient of the sum is the per-seed gradient, and AdamW / Grokfast-EMA act elementwise, so one
 :func:`jaxkit.train.fit` run trains ``S`` independent models exactly as ``S`` separate runs would (up to

@@ -27,8 +27,8 @@ import numpy as np
 from rdkit import Chem, RDLogger
 from rdkit.Chem import AllChem
 
-from .fragments import Fragmentation, conformer_positions, fragment_ligand, torsional_bonds
-from .structures import ORGANIC_ELEMENTS, Pocket, extract_pocket, load_ligand, load_protein
+from ._fragments import Fragmentation, conformer_positions, fragment_ligand, torsional_bonds
+from ._structures import ORGANIC_ELEMENTS, Pocket, extract_pocket, load_ligand, load_protein
 
 POSEBUSTERS_IDS = ("1ia1", "1of6", "1s3v", "1uou")
 

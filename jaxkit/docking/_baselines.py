@@ -25,7 +25,7 @@ from jaxtyping import Array, ArrayLike, Float
 from rdkit import Chem
 from rdkit.Chem import AllChem
 
-from .fragments import conformer_positions
+from ._fragments import conformer_positions
 
 
 def contact_score(ligand: Float[ArrayLike, "n 3"], pocket: Float[ArrayLike, "m 3"]) -> Float[Array, ""]:

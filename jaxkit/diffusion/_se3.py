@@ -6,7 +6,7 @@ The product process runs the two factors independently on a shared time ``t in [
 - translations ``x (N, 3)``: a Euclidean schedule (default VP, ``beta`` 0.1 -> 20), ``x_t = alpha x_0 + sigma z``;
   coordinates are expected centred and scaled (SigmaDock: pocket centre, 2.7 Angstrom; see :func:`normalize`);
 - rotations ``R (N, 3, 3)``: VE on SO(3) (default ``sigma`` 0.1 -> 1.5, geometric), ``R_t = R_0 exp(hat v)``,
-  ``v ~ IGSO(3)(sigma(t))``; scores are body-frame 3-vectors (see :mod:`jaxkit.diffusion.so3`).
+  ``v ~ IGSO(3)(sigma(t))``; scores are body-frame 3-vectors (see :mod:`jaxkit.diffusion._so3`).
 
 Model interface: ``score_fn(R, x, t) -> (s_rot (N, 3), s_trans (N, 3))``. Losses (normalised):
 ``rot = mean |(s_rot - s*_rot) / score_norm(sigma_rot)|^2`` and ``trans = mean |sigma_tr s_trans + z|^2``.
@@ -25,7 +25,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, PRNGKeyArray
 
 from jaxkit.diffusion import igso3
-from jaxkit.diffusion.schedules import VESchedule, VPSchedule
+from jaxkit.diffusion._schedules import VESchedule, VPSchedule
 from jaxkit.geometry import so3 as g
 
 __all__ = ["SE3Diffusion", "denormalize", "normalize"]

@@ -8,7 +8,7 @@ Coordinates are centred on the pocket centre and divided by ``length_scale`` = 2
 - rotations: VE on SO(3), ``R_t = exp(v) R_0`` with ``v ~ IGSO(3)(ε(t))``, ``ε(t)`` logarithmic from 0.1 to 1.5
   (world-frame perturbation about the fragment centroid).
 
-The model (an :class:`~jaxkit.docking.score_model.EGNNScoreModel` over ligand + pocket atoms) predicts per
+The model (an :class:`~jaxkit.docking._score_model.EGNNScoreModel` over ligand + pocket atoms) predicts per
 fragment ``ε̂_T ≈ ε`` (translation score ``−ε̂_T/σ``) and ``ŝ_R ≈ s_R/‖s‖`` (rotation score normalised by
 ``igso3.score_norm``), trained with ``‖ε̂_T − ε‖² + ‖ŝ_R − s_R/‖s‖‖²`` (DiffDock/SigmaDock normalisation).
 Sampling integrates the reverse process on an EDM time grid (ρ = 3): ancestral DDIM steps (η = 1, the exponential
@@ -35,10 +35,10 @@ from jaxkit import diffusion as dm
 from jaxkit.diffusion import igso3
 from jaxkit.geometry import so3
 
-from .datasets import DockingExample
-from .featurize import build_complex_graph
-from .fragments import fragment_frames, local_coordinates
-from .score_model import EGNNScoreModel, fragment_scores
+from ._datasets import DockingExample
+from ._featurize import build_complex_graph
+from ._fragments import fragment_frames, local_coordinates
+from ._score_model import EGNNScoreModel, fragment_scores
 
 LENGTH_SCALE = 2.7
 
@@ -259,7 +259,7 @@ def bond_gap(arrs: dict, R: Float[Array, "f 3 3"], T: Float[Array, "f 3"]) -> Fl
 
 def rank_score(arrs: dict, R: Float[Array, "f 3 3"], T: Float[Array, "f 3"], gap_weight: float = 10.0):
     """Ranking score of a sampled pose (lower is better): pocket contact score + ``gap_weight`` × bond gap (Å)."""
-    from .baselines import contact_score
+    from ._baselines import contact_score
 
     n_lig = arrs["local"].shape[0]
     lig = to_angstrom(arrs, ligand_positions(arrs, R, T))

@@ -17,7 +17,7 @@ variant               transition ``A(x)``                                       
 ``B(x) = W_b x + c_b`` (complex for the complex variants) depends on the input in every variant. Diagonal variants
 evaluate in parallel with the linear-scan kernel (``kernels.linear_scan``, its XLA reference, ``lax.scan``, on CPU); the
 ``dense`` variant uses its own associative scan over ``(A, b)`` pairs. ``mode="recurrent"`` is the step-by-step
-``lax.scan``; with a :mod:`~jaxkit.ssm.precision` format every gate, input, state update and activation is rounded.
+``lax.scan``; with a :mod:`~jaxkit.ssm._precision` format every gate, input, state update and activation is rounded.
 A layer acts on one sequence ``(T, d)``; batch with ``jax.vmap``.
 """
 
@@ -31,26 +31,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxkit._validate import check_choice, check_int, check_ndim
+from kernels.linear_scan import linear_scan as _kernel_linear_scan
 
-from .precision import quantize
+from ._precision import quantize
 
 VARIANTS = ("time_invariant", "selective_nonneg", "selective_signed", "selective_complex", "dense")
 COMPLEX_VARIANTS = ("time_invariant", "selective_complex")
 MODES = ("parallel", "recurrent")
 
-try:  # the shared linear-scan kernel (Pallas on GPU/TPU, XLA reference on CPU)
-    from kernels.linear_scan import linear_scan as _kernel_linear_scan
-except Exception:  # pragma: no cover - kernel not available yet
-    _kernel_linear_scan = None
-
-
-def _assoc_linear_scan(a: jax.Array, b: jax.Array) -> jax.Array:
-    def combine(left, right):
-        a1, b1 = left
-        a2, b2 = right
-        return a2 * a1, a2 * b1 + b2
-
-    return jax.lax.associative_scan(combine, (a, b), axis=0)[1]
 
 
 def diagonal_scan(a: jax.Array, b: jax.Array, *, mode: str = "parallel", precision: Any = None) -> jax.Array:
@@ -61,9 +49,7 @@ def diagonal_scan(a: jax.Array, b: jax.Array, *, mode: str = "parallel", precisi
     """
     check_choice("mode", mode, MODES)
     if mode == "parallel" and precision is None:
-        if _kernel_linear_scan is not None:
-            return _kernel_linear_scan(a, b)
-        return _assoc_linear_scan(a, b)
+        return _kernel_linear_scan(a, b)
     a = quantize(a, precision)
     b = quantize(b, precision)
 

@@ -15,7 +15,7 @@ function and the integer options are static: close over them with ``functools.pa
 
 Model functions: ``eps_fn(x_t, t_index)`` (int32 scalar index; or the float ``(t_index + 1)/T`` with
 ``time_input="fraction"``) for the discrete samplers; ``score_fn(x_t, t)`` with a float time for the continuous.
-The Lie-group samplers (SO(3), SE(3)^N) live in :mod:`jaxkit.diffusion.so3` and :mod:`jaxkit.diffusion.se3`.
+The Lie-group samplers (SO(3), SE(3)^N) live in :mod:`jaxkit.diffusion._so3` and :mod:`jaxkit.diffusion._se3`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import numpy as np
 from jaxtyping import Array, ArrayLike, PRNGKeyArray
 
 from jaxkit._validate import check_choice, check_int
-from jaxkit.diffusion.schedules import DiscreteSchedule
+from jaxkit.diffusion._schedules import DiscreteSchedule
 
 __all__ = [
     "ddim_sample",
@@ -147,7 +147,7 @@ def time_grid(
     num_steps: int, t_min: float = 1e-3, t_max: float = 1.0, kind: str = "uniform", rho: float = 3.0
 ) -> Array:
     """Descending integration times ``t_max -> t_min`` (``num_steps + 1`` points): uniform or EDM (``rho``)."""
-    from jaxkit.diffusion.schedules import edm_grid
+    from jaxkit.diffusion._schedules import edm_grid
 
     check_int("num_steps", num_steps, minimum=1)
     check_choice("kind", kind, ("uniform", "edm"))

@@ -24,7 +24,7 @@ import optax
 from jaxtyping import Array, Float, PRNGKeyArray
 
 from jaxkit import diffusion as dm
-from jaxkit.forecast.denoiser import ConditionalDenoiser
+from jaxkit.forecast._denoiser import ConditionalDenoiser
 from jaxkit.train import ArrayLoader, ema_params, fit, params_ema
 
 __all__ = ["DiffusionForecaster", "forecaster_loss", "make_forecaster", "sample_paths", "train_forecaster"]

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int, PRNGKeyArray
 
-from .featurize import N_NODE_FEATURES
+from ._featurize import N_NODE_FEATURES
 
 
 def _cutoff_weight(d2: jax.Array, radius: float) -> jax.Array:

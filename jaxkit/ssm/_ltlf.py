@@ -341,12 +341,12 @@ def prefix_labels(f: Formula | str, traces: Any, *, n_props: int | None = None,
 
 
 def formula_task(f: Formula | str, n_props: int = 2, *, name: str | None = None) -> Any:
-    """A recognition :class:`~jaxkit.ssm.languages.Task` for ``L(f)`` over ``2^n_props`` letters.
+    """A recognition :class:`~jaxkit.ssm._languages.Task` for ``L(f)`` over ``2^n_props`` letters.
 
     Targets are per-prefix memberships; positives are found by rejection among random traces whose proposition rates are
     drawn per trace (when none is found, the batch is all negatives).
     """
-    from .languages import Task
+    from ._languages import Task
 
     f = parse(f) if isinstance(f, str) else f
     names = [f"p{k}" for k in range(n_props)]

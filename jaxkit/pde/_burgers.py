@@ -1,0 +1,122 @@
+r"""Viscous Burgers equation :math:`u_t + (u^2/2)_x = \nu u_{xx}` on a periodic interval.
+
+Pseudo-spectral in space (grid ``x_j = j·L/n``, ``j = 0..n-1``), ETDRK4 in time (Cox & Matthews 2002, with the
+contour-integral coefficients of Kassam & Trefethen 2005): the stiff linear part ``ν ∂_xx`` is integrated exactly,
+the nonlinear flux ``-(u²/2)_x`` is computed in physical space and dealiased with the 2/3 rule.
+
+FNO dataset (Li et al. 2021): ``u0 ~ N(0, 625(-Δ+25I)^-2)``, ν = 0.1, t = 1, solved at 8192 points and subsampled.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._typing import Array, Float
+from .._validate import check_finite, check_float, check_int, check_ndim, check_positive, is_tracer
+
+
+@functools.lru_cache(maxsize=32)
+def _etdrk4_coefficients(n: int, nu: float, length: float, h: float, contour_points: int = 64):
+    k = np.fft.rfftfreq(n, d=length / n) * 2 * np.pi  # angular wavenumbers
+    lin = -nu * k**2
+    e = np.exp(h * lin)
+    e2 = np.exp(h * lin / 2)
+    r = np.exp(1j * np.pi * (np.arange(1, contour_points + 1) - 0.5) / contour_points)
+    lr = h * lin[:, None] + r[None, :]
+    q = h * np.real(np.mean((np.exp(lr / 2) - 1) / lr, axis=1))
+    f1 = h * np.real(np.mean((-4 - lr + np.exp(lr) * (4 - 3 * lr + lr**2)) / lr**3, axis=1))
+    f2 = h * np.real(np.mean((2 + lr + np.exp(lr) * (-2 + lr)) / lr**3, axis=1))
+    f3 = h * np.real(np.mean((-4 - 3 * lr - lr**2 + np.exp(lr) * (4 - lr)) / lr**3, axis=1))
+    dealias = (np.abs(np.fft.rfftfreq(n, d=1.0 / n)) < n / 3.0).astype(float)
+    g = -0.5j * k * dealias  # nonlinear term: -(1/2) i k FFT(u^2), dealiased
+    return e, e2, q, f1, f2, f3, g
+
+
+def default_steps(n: int, nu: float, t_final: float, length: float = 1.0) -> int:
+    """Default number of ETDRK4 steps: ``dt = 0.01`` (at most 0.01·t_final would be overkill for ν = 0.1).
+
+    The stiff viscous term is integrated exactly; the explicit flux needs ``dt·max|u|·k_max`` moderate where
+    viscosity does not damp it, so raise ``n_steps`` for small ``nu`` or large data.
+    """
+    del n, nu, length
+    return max(1, int(np.ceil(t_final / 0.01 - 1e-9)))
+
+
+def solve(
+    u0: Float[Array | np.ndarray, " n"], *, nu: float, t_final: float, length: float = 1.0, n_steps: int | None = None
+) -> Float[Array | np.ndarray, " n"]:
+    """Solve viscous Burgers from ``u0`` (one sample, periodic grid ``x_j = j·L/n``) to ``t_final``.
+
+    Args:
+        u0: initial condition on ``n`` equispaced points (``n`` even).
+        nu: viscosity ν > 0.
+        t_final: final time > 0.
+        length: period L of the domain.
+        n_steps: ETDRK4 steps (default :func:`default_steps`).
+
+    Returns:
+        ``u(·, t_final)`` on the same grid, in the dtype of ``u0``. Batch with ``jax.vmap``.
+    """
+    check_ndim("u0", u0, 1)
+    check_float("u0", u0)
+    n = int(np.shape(u0)[0])
+    if n < 4 or n % 2:
+        raise ValueError(f"u0: expected an even number of grid points >= 4, received {n}")
+    check_positive("nu", nu)
+    check_positive("t_final", t_final)
+    check_positive("length", length)
+    if n_steps is None:
+        n_steps = default_steps(n, nu, t_final, length)
+    check_int("n_steps", n_steps, minimum=1)
+    if not is_tracer(u0):
+        check_finite("u0", u0)
+    h = float(t_final) / n_steps
+    dtype = jnp.asarray(u0).dtype
+    cdtype = jnp.complex128 if dtype == jnp.float64 else jnp.complex64
+    coefs = tuple(jnp.asarray(c, cdtype if np.iscomplexobj(c) else dtype)
+                  for c in _etdrk4_coefficients(n, float(nu), float(length), h))
+    return _solve_core(jnp.asarray(u0), coefs, int(n_steps))
+
+
+@jax.jit(static_argnums=(2,))
+def _solve_core(u0, coefs, n_steps):
+    e, e2, q, f1, f2, f3, g = coefs
+    n = u0.shape[0]
+
+    def nonlin(v):
+        u = jnp.fft.irfft(v, n=n)
+        return g * jnp.fft.rfft(u * u)
+
+    def step(v, _):
+        nv = nonlin(v)
+        a = e2 * v + q * nv
+        na = nonlin(a)
+        b = e2 * v + q * na
+        nb = nonlin(b)
+        c = e2 * a + q * (2 * nb - nv)
+        nc = nonlin(c)
+        v = e * v + nv * f1 + 2 * (na + nb) * f2 + nc * f3
+        return v, None
+
+    v0 = jnp.fft.rfft(u0).astype(g.dtype)
+    v, _ = jax.lax.scan(step, v0, None, length=n_steps)
+    return jnp.fft.irfft(v, n=n).astype(u0.dtype)
+
+
+def cole_hopf_solution(
+    x: Float[Array | np.ndarray, " n"], t: float, *, nu: float, amplitude: float = 0.5, length: float = 1.0
+) -> Float[Array | np.ndarray, " n"]:
+    r"""Exact periodic solution via Cole–Hopf: :math:`u = -2\nu\,\phi_x/\phi`,
+    :math:`\phi = 1 + A e^{-\nu (2\pi/L)^2 t}\cos(2\pi x/L)` (``0 < A < 1``), which solves the heat equation."""
+    kk = 2 * jnp.pi / length
+    decay = amplitude * jnp.exp(-nu * kk**2 * t)
+    phi = 1.0 + decay * jnp.cos(kk * x)
+    phi_x = -decay * kk * jnp.sin(kk * x)
+    return -2.0 * nu * phi_x / phi
+
+
+__all__ = ["cole_hopf_solution", "default_steps", "solve"]

@@ -1,0 +1,266 @@
+r"""The Laplace-neural-operator benchmark problems (Cao, Goswami & Karniadakis 2023, arXiv:2303.10528).
+
+Each solver is a pure, jit-able function of one sample (batch with ``jax.vmap``); time integration goes through
+diffrax (Tsit5, adaptive PID step control), PDEs by the method of lines (second-order finite differences).
+
+What the public repository (github.com/qianyingcao/Laplace-Neural-Operator) fixes, and what we chose:
+
+* **Splits**: 200 train / 50 validation / 130 test in every folder (``ntrain, nvali, ntest``); the dataset layer
+  draws train and test with independent keys (merge validation into test or split it off yourself).
+* **Reaction–diffusion** (``2D_Reac_diffusion``, the only data file stored in the repository, which we read):
+  :math:`u_t = D u_{xx} + k u^2 - f(x, t)` on ``x ∈ [0, 2]`` (40 nodes), ``t ∈ [0, 1]`` (20 points),
+  ``u(0, t) = u(2, t) = 0``, ``D = 1 - 0.95/π²``, ``k = 1`` (the repository's ``note.txt`` corrects the paper).
+  The stored samples are the manufactured family ``u = A sin(πx) e^{-0.05 t}`` with ``f`` computed from it and
+  amplitudes ``A = 0.05, 0.10, …, 10`` (train) and ``0.04 + 0.05 j`` (validation/test). The dataset stores that
+  closed form with ``A ~ U[0.05, 10]``; :func:`reaction_diffusion` (method of lines) reproduces it from
+  ``u(x, 0) = A sin(πx)`` (tested), but the trajectory is linearly unstable for large ``A`` (growth rate
+  ``≈ 2kA - Dπ²``), so discretisation error is amplified there — hence the closed form for the data.
+* **Duffing** (``1D_Duffing_c0`` / ``_c05``, 2048 time points): data files are not in the repository. We use
+  :math:`m\ddot x + c\dot x + kx + k_3x^3 = f(t)`, ``m = k = k_3 = 1``, ``c = 0.5`` (option ``c=0``),
+  ``f(t) = A sin(5t)``, ``A ~ U[0.05, 10]``, zero initial state, ``t_j = 0.01 j`` (``j < 2048``).
+  (The sinusoid/amplitude family and grid follow the same authors' setup as reused in public derivatives.)
+* **Euler–Bernoulli beam** (``2D_Beam``, data not stored): our choice
+  :math:`\rho A u_{tt} + EI u_{xxxx} = f(x, t)`, simply supported on ``[0, 1]`` (``u = u_xx = 0``),
+  ``EI = ρA = 1``, zero initial state, ``f = A sin(πx) sin(5t)``, ``A ~ U[0.05, 10]``, 41 nodes, ``t ∈ [0, 2]``
+  at 41 points. Closed form by modal superposition (:func:`beam_exact`).
+* **Diffusion** (``2D_Diffusion``, data not stored): our choice :math:`u_t = D u_{xx} + f(x, t)` on ``[0, 1]``,
+  ``u = 0`` at both ends, ``D = 1``, zero initial state, ``f = A sin(πx) sin(5t)``, 41 nodes, ``t ∈ [0, 1]`` at 21
+  points. Closed form in :func:`diffusion_exact`.
+* **Brusselator** (``3D_Brusselator``: a time signal of 39 values on ``t ∈ [0, 19]`` → one species on a 28×28 grid
+  of the unit square; data not stored). Our choice:
+  :math:`u_t = D_u\Delta u + a - (b+1)u + u^2 v + f(t)`, :math:`v_t = D_v\Delta v + bu - u^2 v`, zero-flux
+  boundaries, ``a = 1``, ``b = 3``, ``D_u = D_v = 0.01``, ``u(0) = a + 0.1 cos(πx) cos(πy)``, ``v(0) = b/a``,
+  forcing ``f(t) = A sin(ω t)``, ``A ~ U[0, 1]``, ``ω ~ U[0.5, 2]``; the target is ``u``.
+
+Grids here are node grids ``linspace(a, b, n)`` in space and time (non-periodic).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import diffrax
+import jax.numpy as jnp
+import numpy as np
+
+from .._typing import Array, Float
+from .._validate import check_int, check_positive
+
+_In = Array | np.ndarray
+
+
+def _integrate(rhs: Callable, y0, ts, *, rtol: float, atol: float, max_steps: int = 200_000):
+    ts = jnp.asarray(ts)
+    term = diffrax.ODETerm(lambda t, y, args: rhs(t, y))
+    sol = diffrax.diffeqsolve(
+        term, diffrax.Tsit5(), t0=ts[0], t1=ts[-1], dt0=None, y0=y0,
+        saveat=diffrax.SaveAt(ts=ts), stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
+        max_steps=max_steps,
+    )
+    return sol.ys
+
+
+def _tols(dtype, rtol, atol):
+    if rtol is None:
+        rtol = 1e-10 if dtype == jnp.float64 else 1e-5
+    if atol is None:
+        atol = 1e-12 if dtype == jnp.float64 else 1e-6
+    return rtol, atol
+
+
+def _check_ts(ts) -> None:
+    if np.ndim(ts) != 1 or np.shape(ts)[0] < 2:
+        raise ValueError(f"ts: expected a 1-D array of at least 2 increasing times, received shape {np.shape(ts)}")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Duffing oscillator
+# ----------------------------------------------------------------------------------------------------------------
+
+def duffing(
+    forcing: Callable[[Array], Array], ts: Float[_In, " t"], *, m: float = 1.0, c: float = 0.5, k: float = 1.0,
+    k3: float = 1.0, x0: float = 0.0, v0: float = 0.0, rtol: float | None = None, atol: float | None = None,
+) -> Float[Array, " t"]:
+    r"""Displacement of :math:`m\ddot x + c\dot x + kx + k_3x^3 = f(t)` at the times ``ts``."""
+    _check_ts(ts)
+    check_positive("m", m)
+    check_positive("c", c, strict=False)
+    ts = jnp.asarray(ts)
+    rtol, atol = _tols(ts.dtype, rtol, atol)
+
+    def rhs(t, y):
+        x, v = y[0], y[1]
+        return jnp.stack([v, (forcing(t) - c * v - k * x - k3 * x**3) / m])
+
+    ys = _integrate(rhs, jnp.asarray([x0, v0], ts.dtype), ts, rtol=rtol, atol=atol)
+    return ys[:, 0]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Euler–Bernoulli beam (simply supported) and diffusion (Dirichlet), method of lines
+# ----------------------------------------------------------------------------------------------------------------
+
+def _second_difference_dirichlet(u, h):
+    up = jnp.pad(u, 1)
+    return (up[2:] - 2 * up[1:-1] + up[:-2]) / h**2
+
+
+def beam(
+    forcing: Callable[[Array, Array], Array], x: Float[_In, " n"], ts: Float[_In, " t"], *, ei: float = 1.0,
+    rho_a: float = 1.0, rtol: float | None = None, atol: float | None = None,
+) -> Float[Array, "n t"]:
+    r"""Simply supported Euler–Bernoulli beam :math:`\rho A u_{tt} + EI u_{xxxx} = f(x,t)`, zero initial state.
+
+    ``x`` are equispaced nodes including both ends (``u = u_xx = 0`` there, imposed by odd reflection);
+    ``forcing(x, t)`` returns the load at the nodes. Returns ``u`` at the nodes × times.
+    """
+    _check_ts(ts)
+    if np.ndim(x) != 1 or np.shape(x)[0] < 5:
+        raise ValueError(f"x: expected a 1-D node grid of at least 5 points, received shape {np.shape(x)}")
+    check_positive("ei", ei)
+    check_positive("rho_a", rho_a)
+    x = jnp.asarray(x)
+    ts = jnp.asarray(ts, x.dtype)
+    h = x[1] - x[0]
+    xi = x[1:-1]
+    rtol, atol = _tols(x.dtype, rtol, atol)
+
+    def d4(u):  # interior values; u_0 = u_n = 0 and odd reflection u_{-1} = -u_1
+        ext = jnp.concatenate([-u[:1], jnp.zeros(1, u.dtype), u, jnp.zeros(1, u.dtype), -u[-1:]])
+        return (ext[:-4] - 4 * ext[1:-3] + 6 * ext[2:-2] - 4 * ext[3:-1] + ext[4:]) / h**4
+
+    def rhs(t, y):
+        u, v = y
+        return (v, (forcing(xi, t) - ei * d4(u)) / rho_a)
+
+    z = jnp.zeros_like(xi)
+    u, _ = _integrate(rhs, (z, z), ts, rtol=rtol, atol=atol)
+    return jnp.pad(u, ((0, 0), (1, 1))).T
+
+
+def beam_exact(amplitude, x, ts, *, omega: float = 5.0, ei: float = 1.0, rho_a: float = 1.0,
+               length: float = 1.0, eigenvalue=None):
+    r"""Closed form for ``f = A sin(πx/L) sin(ωt)``, zero initial state: ``u = sin(πx/L) q(t)`` with
+    :math:`q = \frac{A/\rho A}{\omega_0^2 - \omega^2}(\sin\omega t - \frac{\omega}{\omega_0}\sin\omega_0 t)`,
+    :math:`\omega_0^2 = (EI/\rho A)\lambda`, ``λ = (π/L)^4`` (or the given ``eigenvalue``, e.g. the discrete one)."""
+    lam = (np.pi / length) ** 4 if eigenvalue is None else eigenvalue
+    w0 = np.sqrt(ei / rho_a * lam)
+    ts = jnp.asarray(ts)
+    q = amplitude / rho_a / (w0**2 - omega**2) * (jnp.sin(omega * ts) - omega / w0 * jnp.sin(w0 * ts))
+    return jnp.sin(np.pi * jnp.asarray(x) / length)[:, None] * q[None, :]
+
+
+def diffusion(
+    forcing: Callable[[Array, Array], Array], x: Float[_In, " n"], ts: Float[_In, " t"], *, d: float = 1.0,
+    u0: Float[_In, " n"] | None = None, rtol: float | None = None, atol: float | None = None,
+) -> Float[Array, "n t"]:
+    r""":math:`u_t = D u_{xx} + f(x, t)` with ``u = 0`` at both end nodes, from ``u0`` (default 0)."""
+    return _reaction_diffusion(forcing, x, ts, d=d, k=0.0, u0=u0, rtol=rtol, atol=atol, sign=1.0)
+
+
+def diffusion_exact(amplitude, x, ts, *, omega: float = 5.0, d: float = 1.0, length: float = 1.0,
+                    eigenvalue=None):
+    r"""Closed form for ``f = A sin(πx/L) sin(ωt)``, ``u(·,0) = 0``: ``u = sin(πx/L) q(t)``,
+    :math:`q = \frac{A}{\mu^2+\omega^2}(\mu\sin\omega t - \omega\cos\omega t + \omega e^{-\mu t})`, ``μ = Dλ``."""
+    lam = (np.pi / length) ** 2 if eigenvalue is None else eigenvalue
+    mu = d * lam
+    ts = jnp.asarray(ts)
+    q = amplitude / (mu**2 + omega**2) * (mu * jnp.sin(omega * ts) - omega * jnp.cos(omega * ts)
+                                          + omega * jnp.exp(-mu * ts))
+    return jnp.sin(np.pi * jnp.asarray(x) / length)[:, None] * q[None, :]
+
+
+def _reaction_diffusion(forcing, x, ts, *, d, k, u0, rtol, atol, sign):
+    _check_ts(ts)
+    if np.ndim(x) != 1 or np.shape(x)[0] < 3:
+        raise ValueError(f"x: expected a 1-D node grid of at least 3 points, received shape {np.shape(x)}")
+    check_positive("d", d)
+    x = jnp.asarray(x)
+    ts = jnp.asarray(ts, x.dtype)
+    h = x[1] - x[0]
+    xi = x[1:-1]
+    rtol, atol = _tols(x.dtype, rtol, atol)
+    y0 = jnp.zeros_like(xi) if u0 is None else jnp.asarray(u0, x.dtype)[1:-1]
+
+    def rhs(t, u):
+        return d * _second_difference_dirichlet(u, h) + k * u**2 + sign * forcing(xi, t)
+
+    u = _integrate(rhs, y0, ts, rtol=rtol, atol=atol)
+    return jnp.pad(u, ((0, 0), (1, 1))).T
+
+
+def reaction_diffusion(
+    forcing: Callable[[Array, Array], Array], x: Float[_In, " n"], ts: Float[_In, " t"], *,
+    d: float = 1.0 - 0.95 / np.pi**2, k: float = 1.0, u0: Float[_In, " n"] | None = None,
+    rtol: float | None = None, atol: float | None = None,
+) -> Float[Array, "n t"]:
+    r"""LNO reaction–diffusion :math:`u_t = D u_{xx} + k u^2 - f(x, t)`, ``u = 0`` at the end nodes."""
+    return _reaction_diffusion(forcing, x, ts, d=d, k=k, u0=u0, rtol=rtol, atol=atol, sign=-1.0)
+
+
+def reaction_diffusion_manufactured(amplitude, x, ts, *, d: float = 1.0 - 0.95 / np.pi**2, k: float = 1.0,
+                                    decay: float = 0.05):
+    """The published family ``u = A sin(πx) e^{-0.05t}`` and its forcing ``f = D u_xx + k u² - u_t``.
+
+    Returns ``(f, u)`` evaluated on ``x × ts`` and a callable ``f(x, t)`` for the solver.
+    """
+    def u_fn(xx, t):
+        return amplitude * jnp.sin(jnp.pi * xx) * jnp.exp(-decay * t)
+
+    def f_fn(xx, t):
+        u = u_fn(xx, t)
+        return -d * jnp.pi**2 * u + k * u**2 + decay * u
+
+    xx, tt = jnp.asarray(x)[:, None], jnp.asarray(ts)[None, :]
+    return f_fn(xx, tt), u_fn(xx, tt), f_fn
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Brusselator
+# ----------------------------------------------------------------------------------------------------------------
+
+def _laplacian_neumann(u, h):
+    up = jnp.pad(u, 1, mode="edge")  # zero-flux: ghost = boundary value (second order at the face)
+    up = up.at[0, 1:-1].set(u[1]).at[-1, 1:-1].set(u[-2]).at[1:-1, 0].set(u[:, 1]).at[1:-1, -1].set(u[:, -2])
+    return (up[2:, 1:-1] + up[:-2, 1:-1] + up[1:-1, 2:] + up[1:-1, :-2] - 4 * u) / h**2
+
+
+def brusselator(
+    forcing: Callable[[Array], Array], n: int, ts: Float[_In, " t"], *, a: float = 1.0, b: float = 3.0,
+    du: float = 0.01, dv: float = 0.01, perturbation: float = 0.1, rtol: float | None = None,
+    atol: float | None = None, dtype=jnp.float32,
+) -> Float[Array, "2 t n n"]:
+    r"""Forced Brusselator on the unit square (``n×n`` nodes, zero-flux boundaries, reflected ghost nodes):
+    :math:`u_t = D_u\Delta u + a - (b+1)u + u^2v + f(t)`, :math:`v_t = D_v\Delta v + bu - u^2v`,
+    ``u(0) = a + ε cos(πx) cos(πy)``, ``v(0) = b/a``. Returns ``(u, v)`` at ``ts``."""
+    _check_ts(ts)
+    check_int("n", n, minimum=3)
+    check_positive("du", du)
+    check_positive("dv", dv)
+    ts = jnp.asarray(ts, dtype)
+    h = 1.0 / (n - 1)
+    g = jnp.linspace(0.0, 1.0, n, dtype=dtype)
+    u0 = a + perturbation * jnp.cos(jnp.pi * g)[:, None] * jnp.cos(jnp.pi * g)[None, :]
+    v0 = jnp.full((n, n), b / a, dtype)
+    rtol, atol = _tols(dtype, rtol, atol)
+
+    def rhs(t, y):
+        u, v = y
+        uuv = u * u * v
+        return (du * _laplacian_neumann(u, h) + a - (b + 1) * u + uuv + forcing(t),
+                dv * _laplacian_neumann(v, h) + b * u - uuv)
+
+    u, v = _integrate(rhs, (u0.astype(dtype), v0), ts, rtol=rtol, atol=atol)
+    return jnp.stack([u, v])
+
+
+__all__ = [
+    "beam",
+    "beam_exact",
+    "brusselator",
+    "diffusion",
+    "diffusion_exact",
+    "duffing",
+    "reaction_diffusion",
+    "reaction_diffusion_manufactured",
+]
