@@ -1,8 +1,10 @@
 r"""Diagonal linear recurrence (the scan at the heart of S4D/LRU/Mamba-style SSM layers).
 
-.. math::  h_t = a_t \odot h_{t-1} + b_t, \qquad h_{-1} = h_0
+$$
+h_t = a_t \odot h_{t-1} + b_t, \qquad h_{-1} = h_0
+$$
 
-(``reverse=True``: :math:`h_t = a_t \odot h_{t+1} + b_t`, :math:`h_T = h_0`), for real or complex diagonal ``a``;
+(``reverse=True``: $h_t = a_t \odot h_{t+1} + b_t$, $h_T = h_0$), for real or complex diagonal ``a``;
 Martin & Cundy, "Parallelizing Linear Recurrent Neural Nets Over Sequence Length", ICLR 2018; Orvieto et al.,
 "Resurrecting Recurrent Neural Networks for Long Sequences" (LRU), ICML 2023.
 

@@ -1,6 +1,8 @@
 r"""Spectral mode mixing: the per-mode complex channel mixing of Fourier/Riesz neural operator layers.
 
-.. math::  \mathrm{out}[b, o, k] = \sum_i x[b, i, k]\, W[i, o, k]
+$$
+\mathrm{out}[b, o, k] = \sum_i x[b, i, k]\, W[i, o, k]
+$$
 
 for every retained Fourier mode ``k`` (a 1-D mode set, or an n-D mode set flattened to one axis); Li et al.,
 "Fourier Neural Operator for Parametric PDEs", ICLR 2021, eq. (5).

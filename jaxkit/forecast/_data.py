@@ -243,9 +243,9 @@ def kalman_betas(
 ) -> Float[Array, "t n k"]:
     r"""Time-varying regression betas by a Kalman *filter* (uses data up to ``t`` only).
 
-    State :math:`\beta_t = \beta_{t-1} + \eta_t`, :math:`\eta\sim N(0, qI)`; observation
-    :math:`y_{t,i} = x_t^\top\beta_{t,i} + e`, :math:`e\sim N(0, r)`; diffuse start :math:`\beta_0 \sim
-    N(0, p_0 I)`. With ``q = 0`` the last filtered beta is recursive least squares (= OLS as ``p0`` grows).
+    State $\beta_t = \beta_{t-1} + \eta_t$, $\eta\sim N(0, qI)$; observation
+    $y_{t,i} = x_t^\top\beta_{t,i} + e$, $e\sim N(0, r)$; diffuse start $\beta_0 \sim
+    N(0, p_0 I)$. With ``q = 0`` the last filtered beta is recursive least squares (= OLS as ``p0`` grows).
 
     Args:
         y: (T, N) responses (e.g. standardised stock returns). X: (T, K) regressors shared by all stocks.

@@ -2,16 +2,16 @@ r"""A conditional ε-prediction denoiser over (time × assets), CSDI-style (Tash
 multi-level guidance.
 
 One sample is a grid of ``L + H`` time steps × ``N`` assets: the first ``L`` rows hold the observed history (mask
-1), the last ``H`` rows the noisy future :math:`x_t` (mask 0). Each token gets ``C`` channels from its value and
+1), the last ``H`` rows the noisy future $x_t$ (mask 0). Each token gets ``C`` channels from its value and
 mask plus learned time-position and asset embeddings, the diffusion-step embedding, the projected macro context
 and its asset's projected signals. A residual layer is: attention over time (per asset), attention over assets
 (per time step), a gated ``tanh ⊙ sigmoid`` unit, residual and skip outputs (as CSDI).
 
 Multi-level guidance: the same network is evaluated with the full condition (history + stock signals + macro) and
 with the macro condition only (history and signals removed); a learned gate
-:math:`g = \sigma(\mathrm{MLP}(\text{macro}, \text{step}))` blends them,
-:math:`\hat\varepsilon = g\,\hat\varepsilon_{full} + (1-g)\,\hat\varepsilon_{macro}`. The gate starts at
-:math:`g\approx0.88` (output bias 2): with an uninformative start (0.5) the macro-only level, which cannot see the
+$g = \sigma(\mathrm{MLP}(\text{macro}, \text{step}))$ blends them,
+$\hat\varepsilon = g\,\hat\varepsilon_{full} + (1-g)\,\hat\varepsilon_{macro}$. The gate starts at
+$g\approx0.88$ (output bias 2): with an uninformative start (0.5) the macro-only level, which cannot see the
 history, dominated early training in the AR(1) sanity run and pulled the conditional mean towards zero.
 """
 

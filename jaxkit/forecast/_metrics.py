@@ -1,16 +1,16 @@
 r"""Probabilistic forecast metrics (reporting; NumPy float64).
 
-- ``mse``: squared error of the sample mean, :math:`\overline{(\bar x - y)^2}`.
+- ``mse``: squared error of the sample mean, $\overline{(\bar x - y)^2}$.
 - ``crps``: CSDI's quantile-loss form (Tashiro et al. 2021),
-  :math:`\mathrm{CRPS} \approx \frac{1}{|A|}\sum_{\alpha\in A} \frac{2\sum_i |(y_i - q_{\alpha,i})
-  (\mathbf 1[y_i\le q_{\alpha,i}] - \alpha)|}{\sum_i |y_i|}`, :math:`A=\{0.05, 0.10, \dots, 0.95\}`,
-  :math:`q_{\alpha,i}` the empirical sample quantile; ``crps_sum`` is the same on the sum over assets.
+  $\mathrm{CRPS} \approx \frac{1}{|A|}\sum_{\alpha\in A} \frac{2\sum_i |(y_i - q_{\alpha,i})
+  (\mathbf 1[y_i\le q_{\alpha,i}] - \alpha)|}{\sum_i |y_i|}$, $A=\{0.05, 0.10, \dots, 0.95\}$,
+  $q_{\alpha,i}$ the empirical sample quantile; ``crps_sum`` is the same on the sum over assets.
 - ``coverage``: fraction of outcomes inside the central ``level`` sample interval.
-- ``energy_distance``: :math:`2E\|X-Y\| - E\|X-X'\| - E\|Y-Y'\|` (V-statistic; Székely & Rizzo 2013).
+- ``energy_distance``: $2E\|X-Y\| - E\|X-X'\| - E\|Y-Y'\|$ (V-statistic; Székely & Rizzo 2013).
 - ``moment_z_scores``: standardised errors of a sample's mean and covariance against a Gaussian law,
-  :math:`z_i = (\bar x_i - \mu_i)/\sqrt{\Sigma_{ii}/k}` and :math:`z_{ij} = (S_{ij} - \Sigma_{ij})/
-  \sqrt{(\Sigma_{ij}^2 + \Sigma_{ii}\Sigma_{jj})/(k-1)}` (Wishart variance; Anderson 2003, §7.2), ``i <= j``.
-- ``energy_test``: the two-sample energy test, :math:`T = \frac{nm}{n+m}\,\mathcal E_{n,m}` with a permutation
+  $z_i = (\bar x_i - \mu_i)/\sqrt{\Sigma_{ii}/k}$ and $z_{ij} = (S_{ij} - \Sigma_{ij})/
+  \sqrt{(\Sigma_{ij}^2 + \Sigma_{ii}\Sigma_{jj})/(k-1)}$ (Wishart variance; Anderson 2003, §7.2), ``i <= j``.
+- ``energy_test``: the two-sample energy test, $T = \frac{nm}{n+m}\,\mathcal E_{n,m}$ with a permutation
   p-value (Székely & Rizzo 2004, "Testing for equal distributions in high dimension").
 """
 

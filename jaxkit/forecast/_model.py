@@ -3,9 +3,9 @@ return paths per date, vmapped over dates (STABLE, ICLR 2026; CSDI, Tashiro et a
 
 Targets are future log-return paths (H × N) divided by a per-asset scale (the training-period standard
 deviation), the same scale applied to the conditioning history. The loss for one sample with
-:math:`t\sim U\{0..T-1\}`, :math:`\varepsilon\sim N(0,I)`, :math:`x_t=\sqrt{\bar\alpha_t}x_0+\sqrt{1-\bar\alpha_t}
-\varepsilon` is :math:`\|\hat\varepsilon - \varepsilon\|^2 + \lambda(\|\hat\varepsilon_{full}-\varepsilon\|^2 +
-\|\hat\varepsilon_{macro}-\varepsilon\|^2)` (the last two terms train each level on its own, so the gate blends two
+$t\sim U\{0..T-1\}$, $\varepsilon\sim N(0,I)$, $x_t=\sqrt{\bar\alpha_t}x_0+\sqrt{1-\bar\alpha_t}
+\varepsilon$ is $\|\hat\varepsilon - \varepsilon\|^2 + \lambda(\|\hat\varepsilon_{full}-\varepsilon\|^2 +
+\|\hat\varepsilon_{macro}-\varepsilon\|^2)$ (the last two terms train each level on its own, so the gate blends two
 valid denoisers; with one level only the first term remains). Sampling can use the exponential moving average of
 the weights (``train_forecaster(..., ema_decay=...)``), as diffusion models usually do.
 Schedules and samplers come from :mod:`jaxkit.diffusion`.

@@ -1,9 +1,9 @@
 r"""Synthetic return paths with a known conditional law, for checking a forecaster end to end.
 
-Vector AR(1) with isotropic persistence: :math:`x_s = \phi\,x_{s-1} + A\,\xi_s`, :math:`\xi_s\sim N(0, I_N)`,
-started from the stationary law :math:`N(0, AA^\top/(1-\phi^2))`. Given the last observed value :math:`x_0`, the
-future path :math:`(x_1,\dots,x_H)` is Gaussian with mean :math:`(\phi^h x_0)_h` and covariance
-:math:`\mathrm{Cov}(x_h, x_{h'}) = \phi^{|h-h'|}\sum_{j=0}^{\min(h,h')-1}\phi^{2j}\,AA^\top` (flattened in
+Vector AR(1) with isotropic persistence: $x_s = \phi\,x_{s-1} + A\,\xi_s$, $\xi_s\sim N(0, I_N)$,
+started from the stationary law $N(0, AA^\top/(1-\phi^2))$. Given the last observed value $x_0$, the
+future path $(x_1,\dots,x_H)$ is Gaussian with mean $(\phi^h x_0)_h$ and covariance
+$\mathrm{Cov}(x_h, x_{h'}) = \phi^{|h-h'|}\sum_{j=0}^{\min(h,h')-1}\phi^{2j}\,AA^\top$ (flattened in
 (horizon, asset) order, as the forecaster's (H, N) targets).
 """
 

@@ -1,4 +1,4 @@
-r"""Viscous Burgers equation :math:`u_t + (u^2/2)_x = \nu u_{xx}` on a periodic interval.
+r"""Viscous Burgers equation $u_t + (u^2/2)_x = \nu u_{xx}$ on a periodic interval.
 
 Pseudo-spectral in space (grid ``x_j = j·L/n``, ``j = 0..n-1``), ETDRK4 in time (Cox & Matthews 2002, with the
 contour-integral coefficients of Kassam & Trefethen 2005): the stiff linear part ``ν ∂_xx`` is integrated exactly,
@@ -110,8 +110,8 @@ def _solve_core(u0, coefs, n_steps):
 def cole_hopf_solution(
     x: Float[Array | np.ndarray, " n"], t: float, *, nu: float, amplitude: float = 0.5, length: float = 1.0
 ) -> Float[Array | np.ndarray, " n"]:
-    r"""Exact periodic solution via Cole–Hopf: :math:`u = -2\nu\,\phi_x/\phi`,
-    :math:`\phi = 1 + A e^{-\nu (2\pi/L)^2 t}\cos(2\pi x/L)` (``0 < A < 1``), which solves the heat equation."""
+    r"""Exact periodic solution via Cole–Hopf: $u = -2\nu\,\phi_x/\phi$,
+    $\phi = 1 + A e^{-\nu (2\pi/L)^2 t}\cos(2\pi x/L)$ (``0 < A < 1``), which solves the heat equation."""
     kk = 2 * jnp.pi / length
     decay = amplitude * jnp.exp(-nu * kk**2 * t)
     phi = 1.0 + decay * jnp.cos(kk * x)

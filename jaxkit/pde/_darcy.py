@@ -1,13 +1,14 @@
-r"""Steady Darcy flow :math:`-\nabla\cdot(a\nabla u) = f` on the unit square, :math:`u = 0` on the boundary.
+r"""Steady Darcy flow $-\nabla\cdot(a\nabla u) = f$ on the unit square, $u = 0$ on the boundary.
 
 Grid: ``n×n`` nodes including the boundary, ``x_i = i/(n-1)`` (``linspace(0, 1, n)``), ``h = 1/(n-1)``. The
 ``(n-2)²`` interior unknowns satisfy the 5-point finite-difference system with face-averaged (arithmetic mean)
 coefficients
 
-.. math::
-    -\frac{a_{i+\frac12,j}(u_{i+1,j}-u_{ij}) - a_{i-\frac12,j}(u_{ij}-u_{i-1,j})
-    + a_{i,j+\frac12}(u_{i,j+1}-u_{ij}) - a_{i,j-\frac12}(u_{ij}-u_{i,j-1})}{h^2} = f_{ij},
-    \qquad a_{i\pm\frac12,j} = \tfrac12(a_{ij} + a_{i\pm1,j}).
+$$
+-\frac{a_{i+\frac12,j}(u_{i+1,j}-u_{ij}) - a_{i-\frac12,j}(u_{ij}-u_{i-1,j})
++ a_{i,j+\frac12}(u_{i,j+1}-u_{ij}) - a_{i,j-\frac12}(u_{ij}-u_{i,j-1})}{h^2} = f_{ij},
+\qquad a_{i\pm\frac12,j} = \tfrac12(a_{ij} + a_{i\pm1,j}).
+$$
 
 :func:`solve` runs preconditioned conjugate gradients in JAX; the preconditioner is the exact inverse of
 ``mean(a)·(-Δ_h)`` applied with fast sine transforms (DST-I via FFT), so the iteration count is bounded by the

@@ -1,15 +1,15 @@
-r"""Gaussian random fields with covariance operator :math:`C = \sigma^2(-\Delta + \tau^2 I)^{-\alpha}`.
+r"""Gaussian random fields with covariance operator $C = \sigma^2(-\Delta + \tau^2 I)^{-\alpha}$.
 
 A field is drawn through its Karhunen–Loève expansion
-:math:`u = \sum_k \sqrt{\lambda_k}\,\xi_k\,\phi_k`, :math:`\xi_k \sim N(0, 1)`, where :math:`(\lambda_k, \phi_k)`
-are the eigenpairs of :math:`C` with :math:`\phi_k` orthonormal in :math:`L^2([0, L]^d)` (the convention of the
+$u = \sum_k \sqrt{\lambda_k}\,\xi_k\,\phi_k$, $\xi_k \sim N(0, 1)$, where $(\lambda_k, \phi_k)$
+are the eigenpairs of $C$ with $\phi_k$ orthonormal in $L^2([0, L]^d)$ (the convention of the
 FNO MATLAB generators, Li et al. 2021).
 
-* **Periodic** (FFT): :math:`\lambda_k = \sigma^2 ((2\pi|k|/L)^2 + \tau^2)^{-\alpha}` on the grid
-  :math:`x_j = jL/n`; the pointwise covariance is :math:`\sum_k \lambda_k \cos(2\pi k\cdot(x-y)/L)` over all
-  FFT wavenumbers :math:`k`. The mean (``k = 0``) mode is dropped by default, as in FNO.
-* **Neumann** (DCT): cosine eigenfunctions :math:`\prod_i \sqrt{2 - \delta_{k_i 0}}\cos(\pi k_i x_i / L)` at the
-  cell centres :math:`x_j = (j + 1/2)L/n`, :math:`\lambda_k = \sigma^2((\pi|k|/L)^2 + \tau^2)^{-\alpha}`.
+* **Periodic** (FFT): $\lambda_k = \sigma^2 ((2\pi|k|/L)^2 + \tau^2)^{-\alpha}$ on the grid
+  $x_j = jL/n$; the pointwise covariance is $\sum_k \lambda_k \cos(2\pi k\cdot(x-y)/L)$ over all
+  FFT wavenumbers $k$. The mean (``k = 0``) mode is dropped by default, as in FNO.
+* **Neumann** (DCT): cosine eigenfunctions $\prod_i \sqrt{2 - \delta_{k_i 0}}\cos(\pi k_i x_i / L)$ at the
+  cell centres $x_j = (j + 1/2)L/n$, $\lambda_k = \sigma^2((\pi|k|/L)^2 + \tau^2)^{-\alpha}$.
 
 The discrete spectrum is exact: for periodic fields ``E|fft(u)_k|^2 / n^{2d} = λ_k``; for Neumann fields
 ``E[dctn(u, norm="ortho")_k^2] / n^d = λ_k`` (tested).
@@ -103,7 +103,7 @@ def grf_periodic(
     r"""One periodic GRF sample on the grid ``x_j = j·L/n`` (FFT synthesis).
 
     ``u = Re ifftn(n^d √λ_k (a_k + i b_k))`` with ``a, b ~ N(0, 1)``: covariance
-    :math:`\sum_k \lambda_k\cos(2\pi k\cdot(x-y)/L)`, i.e. exactly ``σ²(-Δ+τ²)^-α`` truncated to the grid.
+    $\sum_k \lambda_k\cos(2\pi k\cdot(x-y)/L)$, i.e. exactly ``σ²(-Δ+τ²)^-α`` truncated to the grid.
     """
     lam = periodic_spectrum(shape, alpha=alpha, tau=tau, sigma=sigma, length=length, zero_mean=zero_mean)
     n_total = int(np.prod(lam.shape))

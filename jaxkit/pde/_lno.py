@@ -8,7 +8,7 @@ What the public repository (github.com/qianyingcao/Laplace-Neural-Operator) fixe
 * **Splits**: 200 train / 50 validation / 130 test in every folder (``ntrain, nvali, ntest``); the dataset layer
   draws train and test with independent keys (merge validation into test or split it off yourself).
 * **Reaction–diffusion** (``2D_Reac_diffusion``, the only data file stored in the repository, which we read):
-  :math:`u_t = D u_{xx} + k u^2 - f(x, t)` on ``x ∈ [0, 2]`` (40 nodes), ``t ∈ [0, 1]`` (20 points),
+  $u_t = D u_{xx} + k u^2 - f(x, t)$ on ``x ∈ [0, 2]`` (40 nodes), ``t ∈ [0, 1]`` (20 points),
   ``u(0, t) = u(2, t) = 0``, ``D = 1 - 0.95/π²``, ``k = 1`` (the repository's ``note.txt`` corrects the paper).
   The stored samples are the manufactured family ``u = A sin(πx) e^{-0.05 t}`` with ``f`` computed from it and
   amplitudes ``A = 0.05, 0.10, …, 10`` (train) and ``0.04 + 0.05 j`` (validation/test). The dataset stores that
@@ -16,19 +16,19 @@ What the public repository (github.com/qianyingcao/Laplace-Neural-Operator) fixe
   ``u(x, 0) = A sin(πx)`` (tested), but the trajectory is linearly unstable for large ``A`` (growth rate
   ``≈ 2kA - Dπ²``), so discretisation error is amplified there — hence the closed form for the data.
 * **Duffing** (``1D_Duffing_c0`` / ``_c05``, 2048 time points): data files are not in the repository. We use
-  :math:`m\ddot x + c\dot x + kx + k_3x^3 = f(t)`, ``m = k = k_3 = 1``, ``c = 0.5`` (option ``c=0``),
+  $m\ddot x + c\dot x + kx + k_3x^3 = f(t)$, ``m = k = k_3 = 1``, ``c = 0.5`` (option ``c=0``),
   ``f(t) = A sin(5t)``, ``A ~ U[0.05, 10]``, zero initial state, ``t_j = 0.01 j`` (``j < 2048``).
   (The sinusoid/amplitude family and grid follow the same authors' setup as reused in public derivatives.)
 * **Euler–Bernoulli beam** (``2D_Beam``, data not stored): our choice
-  :math:`\rho A u_{tt} + EI u_{xxxx} = f(x, t)`, simply supported on ``[0, 1]`` (``u = u_xx = 0``),
+  $\rho A u_{tt} + EI u_{xxxx} = f(x, t)$, simply supported on ``[0, 1]`` (``u = u_xx = 0``),
   ``EI = ρA = 1``, zero initial state, ``f = A sin(πx) sin(5t)``, ``A ~ U[0.05, 10]``, 41 nodes, ``t ∈ [0, 2]``
   at 41 points. Closed form by modal superposition (:func:`beam_exact`).
-* **Diffusion** (``2D_Diffusion``, data not stored): our choice :math:`u_t = D u_{xx} + f(x, t)` on ``[0, 1]``,
+* **Diffusion** (``2D_Diffusion``, data not stored): our choice $u_t = D u_{xx} + f(x, t)$ on ``[0, 1]``,
   ``u = 0`` at both ends, ``D = 1``, zero initial state, ``f = A sin(πx) sin(5t)``, 41 nodes, ``t ∈ [0, 1]`` at 21
   points. Closed form in :func:`diffusion_exact`.
 * **Brusselator** (``3D_Brusselator``: a time signal of 39 values on ``t ∈ [0, 19]`` → one species on a 28×28 grid
   of the unit square; data not stored). Our choice:
-  :math:`u_t = D_u\Delta u + a - (b+1)u + u^2 v + f(t)`, :math:`v_t = D_v\Delta v + bu - u^2 v`, zero-flux
+  $u_t = D_u\Delta u + a - (b+1)u + u^2 v + f(t)$, $v_t = D_v\Delta v + bu - u^2 v$, zero-flux
   boundaries, ``a = 1``, ``b = 3``, ``D_u = D_v = 0.01``, ``u(0) = a + 0.1 cos(πx) cos(πy)``, ``v(0) = b/a``,
   forcing ``f(t) = A sin(ω t)``, ``A ~ U[0, 1]``, ``ω ~ U[0.5, 2]``; the target is ``u``.
 
@@ -81,7 +81,7 @@ def duffing(
     forcing: Callable[[Array], Array], ts: Float[_In, " t"], *, m: float = 1.0, c: float = 0.5, k: float = 1.0,
     k3: float = 1.0, x0: float = 0.0, v0: float = 0.0, rtol: float | None = None, atol: float | None = None,
 ) -> Float[Array, " t"]:
-    r"""Displacement of :math:`m\ddot x + c\dot x + kx + k_3x^3 = f(t)` at the times ``ts``."""
+    r"""Displacement of $m\ddot x + c\dot x + kx + k_3x^3 = f(t)$ at the times ``ts``."""
     _check_ts(ts)
     check_positive("m", m)
     check_positive("c", c, strict=False)
@@ -109,7 +109,7 @@ def beam(
     forcing: Callable[[Array, Array], Array], x: Float[_In, " n"], ts: Float[_In, " t"], *, ei: float = 1.0,
     rho_a: float = 1.0, rtol: float | None = None, atol: float | None = None,
 ) -> Float[Array, "n t"]:
-    r"""Simply supported Euler–Bernoulli beam :math:`\rho A u_{tt} + EI u_{xxxx} = f(x,t)`, zero initial state.
+    r"""Simply supported Euler–Bernoulli beam $\rho A u_{tt} + EI u_{xxxx} = f(x,t)$, zero initial state.
 
     ``x`` are equispaced nodes including both ends (``u = u_xx = 0`` there, imposed by odd reflection);
     ``forcing(x, t)`` returns the load at the nodes. Returns ``u`` at the nodes × times.
@@ -141,8 +141,8 @@ def beam(
 def beam_exact(amplitude, x, ts, *, omega: float = 5.0, ei: float = 1.0, rho_a: float = 1.0,
                length: float = 1.0, eigenvalue=None):
     r"""Closed form for ``f = A sin(πx/L) sin(ωt)``, zero initial state: ``u = sin(πx/L) q(t)`` with
-    :math:`q = \frac{A/\rho A}{\omega_0^2 - \omega^2}(\sin\omega t - \frac{\omega}{\omega_0}\sin\omega_0 t)`,
-    :math:`\omega_0^2 = (EI/\rho A)\lambda`, ``λ = (π/L)^4`` (or the given ``eigenvalue``, e.g. the discrete one)."""
+    $q = \frac{A/\rho A}{\omega_0^2 - \omega^2}(\sin\omega t - \frac{\omega}{\omega_0}\sin\omega_0 t)$,
+    $\omega_0^2 = (EI/\rho A)\lambda$, ``λ = (π/L)^4`` (or the given ``eigenvalue``, e.g. the discrete one)."""
     lam = (np.pi / length) ** 4 if eigenvalue is None else eigenvalue
     w0 = np.sqrt(ei / rho_a * lam)
     ts = jnp.asarray(ts)
@@ -154,14 +154,14 @@ def diffusion(
     forcing: Callable[[Array, Array], Array], x: Float[_In, " n"], ts: Float[_In, " t"], *, d: float = 1.0,
     u0: Float[_In, " n"] | None = None, rtol: float | None = None, atol: float | None = None,
 ) -> Float[Array, "n t"]:
-    r""":math:`u_t = D u_{xx} + f(x, t)` with ``u = 0`` at both end nodes, from ``u0`` (default 0)."""
+    r"""$u_t = D u_{xx} + f(x, t)$ with ``u = 0`` at both end nodes, from ``u0`` (default 0)."""
     return _reaction_diffusion(forcing, x, ts, d=d, k=0.0, u0=u0, rtol=rtol, atol=atol, sign=1.0)
 
 
 def diffusion_exact(amplitude, x, ts, *, omega: float = 5.0, d: float = 1.0, length: float = 1.0,
                     eigenvalue=None):
     r"""Closed form for ``f = A sin(πx/L) sin(ωt)``, ``u(·,0) = 0``: ``u = sin(πx/L) q(t)``,
-    :math:`q = \frac{A}{\mu^2+\omega^2}(\mu\sin\omega t - \omega\cos\omega t + \omega e^{-\mu t})`, ``μ = Dλ``."""
+    $q = \frac{A}{\mu^2+\omega^2}(\mu\sin\omega t - \omega\cos\omega t + \omega e^{-\mu t})$, ``μ = Dλ``."""
     lam = (np.pi / length) ** 2 if eigenvalue is None else eigenvalue
     mu = d * lam
     ts = jnp.asarray(ts)
@@ -194,7 +194,7 @@ def reaction_diffusion(
     d: float = 1.0 - 0.95 / np.pi**2, k: float = 1.0, u0: Float[_In, " n"] | None = None,
     rtol: float | None = None, atol: float | None = None,
 ) -> Float[Array, "n t"]:
-    r"""LNO reaction–diffusion :math:`u_t = D u_{xx} + k u^2 - f(x, t)`, ``u = 0`` at the end nodes."""
+    r"""LNO reaction–diffusion $u_t = D u_{xx} + k u^2 - f(x, t)$, ``u = 0`` at the end nodes."""
     return _reaction_diffusion(forcing, x, ts, d=d, k=k, u0=u0, rtol=rtol, atol=atol, sign=-1.0)
 
 
@@ -231,7 +231,7 @@ def brusselator(
     atol: float | None = None, dtype=jnp.float32,
 ) -> Float[Array, "2 t n n"]:
     r"""Forced Brusselator on the unit square (``n×n`` nodes, zero-flux boundaries, reflected ghost nodes):
-    :math:`u_t = D_u\Delta u + a - (b+1)u + u^2v + f(t)`, :math:`v_t = D_v\Delta v + bu - u^2v`,
+    $u_t = D_u\Delta u + a - (b+1)u + u^2v + f(t)$, $v_t = D_v\Delta v + bu - u^2v$,
     ``u(0) = a + ε cos(πx) cos(πy)``, ``v(0) = b/a``. Returns ``(u, v)`` at ``ts``."""
     _check_ts(ts)
     check_int("n", n, minimum=3)

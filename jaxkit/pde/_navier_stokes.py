@@ -1,17 +1,19 @@
 r"""2-D incompressible Navier–Stokes in vorticity form on the unit torus.
 
-.. math::
-    \partial_t w + u\cdot\nabla w = \nu\Delta w + f,\qquad u = (\partial_y\psi, -\partial_x\psi),\qquad
-    -\Delta\psi = w,
+$$
+\partial_t w + u\cdot\nabla w = \nu\Delta w + f,\qquad u = (\partial_y\psi, -\partial_x\psi),\qquad
+-\Delta\psi = w,
+$$
 
 on the periodic grid ``x_j = j/n`` (``j = 0..n-1``), axis 0 = x, axis 1 = y. Pseudo-spectral scheme of the FNO
 generator (Li et al. 2021, ``ns_2d.py``): velocity from the stream function in Fourier space, the advection term
 ``u·∇w`` formed in physical space and dealiased with the 2/3 rule (``|k_x|, |k_y| ≤ ⅔ k_max``), then a
 Crank–Nicolson step for the viscous term with the advection and forcing treated explicitly (forward Euler):
 
-.. math::
-    \hat w^{n+1} = \frac{(1 - \tfrac12\Delta t\,\nu|2\pi k|^2)\hat w^n - \Delta t\,\widehat{u\cdot\nabla w}^n
-    + \Delta t\hat f}{1 + \tfrac12\Delta t\,\nu|2\pi k|^2}.
+$$
+\hat w^{n+1} = \frac{(1 - \tfrac12\Delta t\,\nu|2\pi k|^2)\hat w^n - \Delta t\,\widehat{u\cdot\nabla w}^n
++ \Delta t\hat f}{1 + \tfrac12\Delta t\,\nu|2\pi k|^2}.
+$$
 
 ``lax.scan`` over the steps (nested: records × steps per record).
 

@@ -1,4 +1,4 @@
-"""Viscous Burgers equation :math:`u_t + (u^2/2)_x = \nu u_{xx}` on a periodic interval.
+"""Viscous Burgers equation $u_t + (u^2/2)_x = \nu u_{xx}$ on a periodic interval.
 
 Public namespace; the implementation lives in :mod:`jaxkit.pde._burgers`."""
 

@@ -1,4 +1,4 @@
-"""Steady Darcy flow :math:`-\nabla\\cdot(a\nabla u) = f` on the unit square, :math:`u = 0` on the boundary.
+"""Steady Darcy flow $-\nabla\\cdot(a\nabla u) = f$ on the unit square, $u = 0$ on the boundary.
 
 Public namespace; the implementation lives in :mod:`jaxkit.pde._darcy`."""
 

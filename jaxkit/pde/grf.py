@@ -1,4 +1,4 @@
-"""Gaussian random fields with covariance operator :math:`C = \\sigma^2(-\\Delta + \tau^2 I)^{-\alpha}`.
+"""Gaussian random fields with covariance operator $C = \\sigma^2(-\\Delta + \tau^2 I)^{-\alpha}$.
 
 Public namespace; the implementation lives in :mod:`jaxkit.pde._grf`."""
 

@@ -3,12 +3,14 @@ inverse volatility.
 
 The long-only problems are convex QPs in standard form
 
-.. math:: \min_x \tfrac12 x^\top H x + c^\top x \quad\text{s.t.}\quad A x = b,\ x \ge 0,
+$$
+\min_x \tfrac12 x^\top H x + c^\top x \quad\text{s.t.}\quad A x = b,\ x \ge 0,
+$$
 
 solved by a Mehrotra predictor–corrector primal–dual interior-point method (Nocedal & Wright 2006, §16.6) written
 in ``jax.lax`` so it jits and vmaps over rebalance dates. Max-Sharpe uses the Cornuejols–Tütüncü (2006) change of
-variables :math:`y = \kappa w`: :math:`\min y^\top\Sigma y` s.t. :math:`(\mu - r_f)^\top y = 1,\ y\ge 0`, then
-:math:`w = y/\mathbf 1^\top y` (the same problem PyPortfolioOpt hands to cvxpy).
+variables $y = \kappa w$: $\min y^\top\Sigma y$ s.t. $(\mu - r_f)^\top y = 1,\ y\ge 0$, then
+$w = y/\mathbf 1^\top y$ (the same problem PyPortfolioOpt hands to cvxpy).
 
 All public functions check concrete inputs and are also traceable (checks that need values are skipped under
 ``jit``/``vmap``).
@@ -52,9 +54,9 @@ def solve_qp_nonneg(
     *,
     max_iter: int = 60,
 ) -> Float[Array, " n"]:
-    r"""Solve :math:`\min \tfrac12 x^\top H x + c^\top x` s.t. :math:`Ax=b,\ x\ge0` (H PSD) by a primal–dual
+    r"""Solve $\min \tfrac12 x^\top H x + c^\top x$ s.t. $Ax=b,\ x\ge0$ (H PSD) by a primal–dual
     interior-point method with Mehrotra's predictor–corrector; stops when the duality measure and residuals fall
-    below :math:`10^{-2}\sqrt{\epsilon}` (scaled problem) or after ``max_iter`` iterations."""
+    below $10^{-2}\sqrt{\epsilon}$ (scaled problem) or after ``max_iter`` iterations."""
     n, m = H.shape[0], A.shape[0]
     dtype = H.dtype
     eps = jnp.finfo(dtype).eps
@@ -126,7 +128,7 @@ def _dtype(*xs):
 
 
 def min_variance(cov: Any, *, max_iter: int = 60) -> Float[Array, " n"]:
-    r"""Long-only minimum variance: :math:`\min w^\top\Sigma w` s.t. :math:`\mathbf 1^\top w = 1,\ w\ge 0`."""
+    r"""Long-only minimum variance: $\min w^\top\Sigma w$ s.t. $\mathbf 1^\top w = 1,\ w\ge 0$."""
     check_covariance("cov", cov)
     check_int("max_iter", max_iter, minimum=1)
     S = jnp.asarray(cov, _dtype(cov))
@@ -140,8 +142,8 @@ def min_variance(cov: Any, *, max_iter: int = 60) -> Float[Array, " n"]:
 def mean_variance(
     mean: Any, cov: Any, risk_aversion: float = 1.0, *, max_iter: int = 60
 ) -> Float[Array, " n"]:
-    r"""Long-only quadratic utility :math:`\max w^\top\mu - \tfrac\delta2 w^\top\Sigma w` s.t.
-    :math:`\mathbf 1^\top w = 1,\ w\ge0` (PyPortfolioOpt's ``max_quadratic_utility``)."""
+    r"""Long-only quadratic utility $\max w^\top\mu - \tfrac\delta2 w^\top\Sigma w$ s.t.
+    $\mathbf 1^\top w = 1,\ w\ge0$ (PyPortfolioOpt's ``max_quadratic_utility``)."""
     _check_mean_cov(mean, cov)
     if not is_tracer(risk_aversion):
         check_positive("risk_aversion", risk_aversion)
@@ -153,11 +155,11 @@ def mean_variance(
 
 
 def max_sharpe(mean: Any, cov: Any, risk_free_rate: float = 0.0, *, max_iter: int = 60) -> Float[Array, " n"]:
-    r"""Long-only maximum Sharpe ratio :math:`\max (w^\top\mu - r_f)/\sqrt{w^\top\Sigma w}`, :math:`w\ge0`,
-    :math:`\mathbf 1^\top w=1`.
+    r"""Long-only maximum Sharpe ratio $\max (w^\top\mu - r_f)/\sqrt{w^\top\Sigma w}$, $w\ge0$,
+    $\mathbf 1^\top w=1$.
 
-    Needs one asset with :math:`\mu_i > r_f` (``ValueError`` otherwise, on concrete input). Under tracing, a
-    date where no asset beats :math:`r_f` falls back to the long-only minimum variance portfolio.
+    Needs one asset with $\mu_i > r_f$ (``ValueError`` otherwise, on concrete input). Under tracing, a
+    date where no asset beats $r_f$ falls back to the long-only minimum variance portfolio.
     """
     _check_mean_cov(mean, cov)
     dt = _dtype(mean, cov)
@@ -177,7 +179,7 @@ def max_sharpe(mean: Any, cov: Any, risk_free_rate: float = 0.0, *, max_iter: in
 
 
 def tangency(mean: Any, cov: Any, risk_free_rate: float = 0.0) -> Float[Array, " n"]:
-    r"""Unconstrained tangency portfolio :math:`w \propto \Sigma^{-1}(\mu - r_f)`, normalised to sum to one."""
+    r"""Unconstrained tangency portfolio $w \propto \Sigma^{-1}(\mu - r_f)$, normalised to sum to one."""
     _check_mean_cov(mean, cov)
     dt = _dtype(mean, cov)
     z = jnp.linalg.solve(jnp.asarray(cov, dt), jnp.asarray(mean, dt) - risk_free_rate)
@@ -191,7 +193,7 @@ def equal_weight(n: int) -> Float[Array, " n"]:
 
 
 def inverse_volatility(cov: Any) -> Float[Array, " n"]:
-    r"""Weights :math:`w_i \propto 1/\sigma_i`."""
+    r"""Weights $w_i \propto 1/\sigma_i$."""
     check_covariance("cov", cov)
     inv = 1.0 / jnp.sqrt(jnp.diag(jnp.asarray(cov, _dtype(cov))))
     return inv / jnp.sum(inv)

@@ -1,11 +1,11 @@
 r"""Walk-forward backtest engine: periodic rebalancing, weight drift between rebalances, proportional costs.
 
 Timing convention (no look-ahead). ``asset_returns[t]`` is the simple return from close ``t-1`` to close ``t``.
-On day ``t`` the held weights :math:`w_{t-1}` earn :math:`r^p_t = w_{t-1}^\top r_t` (any remainder is cash at 0%)
-and drift to :math:`\tilde w_t = w_{t-1}\odot(1+r_t)/(1+r^p_t)`. If ``t`` is a rebalance date the strategy,
-seeing prices up to and including close ``t`` only, sets a target :math:`w^*_t`; trading at the close costs
-``cost`` × turnover :math:`\tau_t = \sum_i|w^*_{t,i} - \tilde w_{t,i}|` of wealth, so the day's net return is
-:math:`(1+r^p_t)(1-c\,\tau_t) - 1`, and :math:`w_t = w^*_t`. Before the first rebalance the book is all cash.
+On day ``t`` the held weights $w_{t-1}$ earn $r^p_t = w_{t-1}^\top r_t$ (any remainder is cash at 0%)
+and drift to $\tilde w_t = w_{t-1}\odot(1+r_t)/(1+r^p_t)$. If ``t`` is a rebalance date the strategy,
+seeing prices up to and including close ``t`` only, sets a target $w^*_t$; trading at the close costs
+``cost`` × turnover $\tau_t = \sum_i|w^*_{t,i} - \tilde w_{t,i}|$ of wealth, so the day's net return is
+$(1+r^p_t)(1-c\,\tau_t) - 1$, and $w_t = w^*_t$. Before the first rebalance the book is all cash.
 """
 
 from __future__ import annotations

@@ -1,21 +1,24 @@
 r"""Black–Litterman posterior returns (Black & Litterman 1992; He & Litterman 1999; Idzorek 2005) and the
 precision form used by STABLE (ICLR 2026).
 
-Classic form, with prior :math:`\mu_0, \Sigma`, views :math:`P\mu = Q + \varepsilon`, :math:`\varepsilon\sim
-N(0,\Omega)` and confidence scalar :math:`\tau`:
+Classic form, with prior $\mu_0, \Sigma$, views $P\mu = Q + \varepsilon$, $\varepsilon\sim
+N(0,\Omega)$ and confidence scalar $\tau$:
 
-.. math::
-    \mu_{BL} = \mu_0 + \tau\Sigma P^\top (\tau P\Sigma P^\top + \Omega)^{-1}(Q - P\mu_0), \qquad
-    \Sigma_{BL} = \Sigma + \tau\Sigma - \tau\Sigma P^\top(\tau P\Sigma P^\top + \Omega)^{-1} P\tau\Sigma .
+$$
+\mu_{BL} = \mu_0 + \tau\Sigma P^\top (\tau P\Sigma P^\top + \Omega)^{-1}(Q - P\mu_0), \qquad
+\Sigma_{BL} = \Sigma + \tau\Sigma - \tau\Sigma P^\top(\tau P\Sigma P^\top + \Omega)^{-1} P\tau\Sigma .
+$$
 
-:math:`\Sigma_{BL}` is the *predictive* covariance of returns (He & Litterman 2002), as PyPortfolioOpt's
-``bl_cov``. Precision form (STABLE): with prior precision :math:`\Phi = \Sigma_0^{-1}` and view precision
-:math:`\Omega = \Sigma_v^{-1}`,
+$\Sigma_{BL}$ is the *predictive* covariance of returns (He & Litterman 2002), as PyPortfolioOpt's
+``bl_cov``. Precision form (STABLE): with prior precision $\Phi = \Sigma_0^{-1}$ and view precision
+$\Omega = \Sigma_v^{-1}$,
 
-.. math:: \mu = (\Phi+\Omega)^{-1}(\Phi\mu_0 + \Omega\mu_v), \qquad \Sigma = (\Phi+\Omega)^{-1},
+$$
+\mu = (\Phi+\Omega)^{-1}(\Phi\mu_0 + \Omega\mu_v), \qquad \Sigma = (\Phi+\Omega)^{-1},
+$$
 
-computed without inverting either matrix as :math:`\mu = \mu_0 + \Sigma_0(\Sigma_0+\Sigma_v)^{-1}(\mu_v-\mu_0)`,
-:math:`\Sigma = \Sigma_0(\Sigma_0+\Sigma_v)^{-1}\Sigma_v` (so a rank-deficient sample view covariance is fine).
+computed without inverting either matrix as $\mu = \mu_0 + \Sigma_0(\Sigma_0+\Sigma_v)^{-1}(\mu_v-\mu_0)$,
+$\Sigma = \Sigma_0(\Sigma_0+\Sigma_v)^{-1}\Sigma_v$ (so a rank-deficient sample view covariance is fine).
 It equals the classic form with ``tau=1, P=I, Q=mu_v, omega=Sigma_v`` (posterior covariance of the mean).
 """
 
@@ -46,7 +49,7 @@ __all__ = [
 def market_implied_prior_returns(
     market_weights: Any, cov: Any, risk_aversion: float, risk_free_rate: float = 0.0
 ) -> Float[Array, " n"]:
-    r"""Equilibrium (reverse-optimised) prior :math:`\Pi = \delta\Sigma w_{mkt} + r_f`; weights are normalised."""
+    r"""Equilibrium (reverse-optimised) prior $\Pi = \delta\Sigma w_{mkt} + r_f$; weights are normalised."""
     check_covariance("cov", cov)
     check_vector("market_weights", market_weights, np.shape(cov)[0])
     check_positive("risk_aversion", risk_aversion)
@@ -58,7 +61,7 @@ def market_implied_prior_returns(
 def market_implied_risk_aversion(
     market_returns: Any, frequency: int = 252, risk_free_rate: float = 0.0
 ) -> Float[Array, ""]:
-    r"""Market price of risk :math:`\delta = (E[r] f - r_f) / (\mathrm{Var}[r] f)` from periodic market returns."""
+    r"""Market price of risk $\delta = (E[r] f - r_f) / (\mathrm{Var}[r] f)$ from periodic market returns."""
     check_ndim("market_returns", market_returns, 1)
     check_finite("market_returns", market_returns)
     r = jnp.asarray(market_returns)
@@ -66,14 +69,14 @@ def market_implied_risk_aversion(
 
 
 def he_litterman_omega(cov: Any, P: Any, tau: float) -> Float[Array, "k k"]:
-    r"""He–Litterman view uncertainty :math:`\Omega = \mathrm{diag}(\tau P\Sigma P^\top)`."""
+    r"""He–Litterman view uncertainty $\Omega = \mathrm{diag}(\tau P\Sigma P^\top)$."""
     S, P = jnp.asarray(cov), jnp.asarray(P)
     return jnp.diag(jnp.diag(tau * P @ S @ P.T))
 
 
 def idzorek_omega(confidences: Any, cov: Any, P: Any, tau: float) -> Float[Array, "k k"]:
-    r"""Idzorek (2005) Ω from percentage confidences :math:`c_k\in[0,1]`, Walters' closed form:
-    :math:`\Omega_{kk} = \tau\,\frac{1-c_k}{c_k}\,P_k\Sigma P_k^\top` (``1e6`` for zero confidence, like
+    r"""Idzorek (2005) Ω from percentage confidences $c_k\in[0,1]$, Walters' closed form:
+    $\Omega_{kk} = \tau\,\frac{1-c_k}{c_k}\,P_k\Sigma P_k^\top$ (``1e6`` for zero confidence, like
     PyPortfolioOpt)."""
     c = np.asarray(confidences, dtype=np.float64).reshape(-1)
     if np.any(~np.isfinite(c)) or np.any(c < 0) or np.any(c > 1):
@@ -166,10 +169,10 @@ def _precision_core(mu0, S0, muv, Sv):
 def precision_black_litterman(
     prior_mean: Any, prior_cov: Any, view_mean: Any, view_cov: Any, *, predictive: bool = False
 ) -> tuple[Float[Array, " n"], Float[Array, "n n"]]:
-    r"""Precision-form Black–Litterman (STABLE): :math:`\Sigma = (\Phi+\Omega)^{-1}`,
-    :math:`\mu = \Sigma(\Phi\mu_0 + \Omega\mu_v)` with :math:`\Phi=\Sigma_0^{-1}`, :math:`\Omega=\Sigma_v^{-1}`.
+    r"""Precision-form Black–Litterman (STABLE): $\Sigma = (\Phi+\Omega)^{-1}$,
+    $\mu = \Sigma(\Phi\mu_0 + \Omega\mu_v)$ with $\Phi=\Sigma_0^{-1}$, $\Omega=\Sigma_v^{-1}$.
 
-    ``predictive=True`` returns :math:`\Sigma_0 + \Sigma` (the covariance of returns rather than of the mean).
+    ``predictive=True`` returns $\Sigma_0 + \Sigma$ (the covariance of returns rather than of the mean).
     Works on a batch of dates through :func:`jax.vmap` of :func:`precision_black_litterman_core`.
     """
     check_covariance("prior_cov", prior_cov)

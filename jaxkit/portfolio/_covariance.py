@@ -1,10 +1,10 @@
 r"""Covariance estimators: sample covariance and Ledoit–Wolf shrinkage (Ledoit & Wolf 2004, "A well-conditioned
 estimator for large-dimensional covariance matrices").
 
-Ledoit–Wolf shrinks the (maximum-likelihood, ``1/T``) sample covariance :math:`S` towards :math:`m I`,
-:math:`m = \mathrm{tr}(S)/p`: :math:`\hat\Sigma = (1-\delta) S + \delta m I` with
-:math:`\delta = \min(\bar b^2, d^2)/d^2`, :math:`d^2 = \|S - mI\|_F^2/p`,
-:math:`\bar b^2 = \frac{1}{pT^2}\sum_t \|x_t x_t^\top - S\|_F^2` (the same estimator as scikit-learn's
+Ledoit–Wolf shrinks the (maximum-likelihood, ``1/T``) sample covariance $S$ towards $m I$,
+$m = \mathrm{tr}(S)/p$: $\hat\Sigma = (1-\delta) S + \delta m I$ with
+$\delta = \min(\bar b^2, d^2)/d^2$, $d^2 = \|S - mI\|_F^2/p$,
+$\bar b^2 = \frac{1}{pT^2}\sum_t \|x_t x_t^\top - S\|_F^2$ (the same estimator as scikit-learn's
 ``ledoit_wolf``).
 """
 

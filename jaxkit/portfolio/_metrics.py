@@ -1,11 +1,11 @@
-r"""Performance metrics of a series of periodic (simple) portfolio returns :math:`r_1,\dots,r_T`.
+r"""Performance metrics of a series of periodic (simple) portfolio returns $r_1,\dots,r_T$.
 
-- annualised return :math:`(\prod_t (1+r_t))^{f/T} - 1` (geometric, ``f`` periods per year);
-- annualised volatility :math:`\sqrt f\,\mathrm{sd}(r)` (``ddof=1``);
-- Sharpe :math:`\sqrt f\,\overline{r - r_f}/\mathrm{sd}(r - r_f)`; Sortino :math:`\sqrt f\,\overline{r-r_f}/
-  \sqrt{\overline{\min(r-r_f,0)^2}}` (downside deviation about zero, Sortino & Price 1994);
-- maximum drawdown :math:`\max_t 1 - W_t/\max_{s\le t} W_s` with :math:`W_0 = 1`, :math:`W_t=\prod_{s\le t}(1+r_s)`;
-- Calmar: annualised return / maximum drawdown; turnover: :math:`\sum_i |w^+_i - w^-_i|` per rebalance.
+- annualised return $(\prod_t (1+r_t))^{f/T} - 1$ (geometric, ``f`` periods per year);
+- annualised volatility $\sqrt f\,\mathrm{sd}(r)$ (``ddof=1``);
+- Sharpe $\sqrt f\,\overline{r - r_f}/\mathrm{sd}(r - r_f)$; Sortino $\sqrt f\,\overline{r-r_f}/
+  \sqrt{\overline{\min(r-r_f,0)^2}}$ (downside deviation about zero, Sortino & Price 1994);
+- maximum drawdown $\max_t 1 - W_t/\max_{s\le t} W_s$ with $W_0 = 1$, $W_t=\prod_{s\le t}(1+r_s)$;
+- Calmar: annualised return / maximum drawdown; turnover: $\sum_i |w^+_i - w^-_i|$ per rebalance.
 
 ``rf`` is a per-period risk-free rate. These are reporting functions: they run in NumPy float64 and return
 Python floats (a differentiable Sharpe for training belongs in a loss, not here).
@@ -60,7 +60,7 @@ def sortino_ratio(returns: Any, rf: float = 0.0, periods_per_year: int = 252) ->
 
 
 def drawdown(returns: Any) -> np.ndarray:
-    """Drawdown series :math:`1 - W_t / \\max_{s \\le t} W_s` (with the initial wealth 1 in the running max)."""
+    """Drawdown series $1 - W_t / \\max_{s \\le t} W_s$ (with the initial wealth 1 in the running max)."""
     w = np.exp(np.cumsum(np.log1p(_r(returns))))
     peak = np.maximum(np.maximum.accumulate(w), 1.0)
     return 1.0 - w / peak

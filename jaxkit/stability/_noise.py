@@ -3,7 +3,9 @@
 Noise stability (O'Donnell, *Analysis of Boolean Functions*, ch. 2 and 11; Haris, Zhang & Yoshida, "Noise
 Stability of Transformer Models", ICLR 2026, arXiv:2602.08287) of ``f`` at correlation ``ρ``:
 
-.. math::  \\mathrm{Stab}_\\rho[f] = \\mathbb{E}_{x,\\,y \\sim_\\rho x}\\,\\langle f(x), f(y)\\rangle ,
+$$
+\\mathrm{Stab}_\\rho[f] = \\mathbb{E}_{x,\\,y \\sim_\\rho x}\\,\\langle f(x), f(y)\\rangle ,
+$$
 
 where ``y`` is a ``ρ``-correlated copy of ``x`` that perturbs **all input coordinates at once**:
 

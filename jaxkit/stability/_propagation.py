@@ -9,7 +9,9 @@ implemented here (and documented as our choice) is:
 **ReLU layers — arc-cosine closed form.** For zero-mean jointly Gaussian ``(u, v)`` with variances ``q₁, q₂`` and
 covariance ``c = cos θ · sqrt(q₁q₂)`` (Cho & Saul 2009, degree-1 arc-cosine kernel)
 
-.. math::  \\mathbb{E}[\\mathrm{relu}(u)\\,\\mathrm{relu}(v)] = \\frac{\\sqrt{q_1 q_2}}{2\\pi}\\,(\\sin\\theta + (\\pi-\\theta)\\cos\\theta),
+$$
+\\mathbb{E}[\\mathrm{relu}(u)\\,\\mathrm{relu}(v)] = \\frac{\\sqrt{q_1 q_2}}{2\\pi}\\,(\\sin\\theta + (\\pi-\\theta)\\cos\\theta),
+$$
 
 and with non-zero means (biases) the truncated bivariate-normal moments of Rosenbaum (1961)
 (:func:`relu_gaussian_moments`). A layer ``h ↦ relu(W h + b)`` maps the pair's mean and second-moment matrices
@@ -28,8 +30,10 @@ is no longer than its longest vector), bounded by the Gaussian moment generating
 ``[min G, max G]``, and ``E max G ≤ inf_β β⁻¹ log Σ_{ss'} E e^{βG_{ss'}}`` with (eigenvalues ``λ`` of ``P``,
 ``s² = 1-ρ²``)
 
-.. math::  \\mathbb{E}e^{\\beta G_{ss}} = \\prod_k (1 - 2\\beta\\rho\\lambda_k - \\beta^2 s^2 \\lambda_k^2)^{-1/2},\\qquad
-           \\mathbb{E}e^{\\beta G_{ss'}} = \\prod_k (1 - \\beta^2\\lambda_k^2)^{-1/2}\\ (s \\ne s').
+$$
+\\mathbb{E}e^{\\beta G_{ss}} = \\prod_k (1 - 2\\beta\\rho\\lambda_k - \\beta^2 s^2 \\lambda_k^2)^{-1/2},\\qquad
+\\mathbb{E}e^{\\beta G_{ss'}} = \\prod_k (1 - \\beta^2\\lambda_k^2)^{-1/2}\\ (s \\ne s').
+$$
 
 Both hold for every attention pattern (softmax of any scores, masked or not), so the interval is rigorous but
 wide: it does not model the softmax. Uniform attention (``W_Q = 0`` or ``W_K = 0``) has the exact value

@@ -6,7 +6,9 @@ embeddings, ``f = from_embeddings``, and embeddings ``e`` of a batch, draw the `
 ``ẽ = ρ e + sqrt(1-ρ²) σ z`` (``z ~ N(0, I)``, ``σ`` = per-sequence RMS of ``e``, so the
 noise scales with the embeddings and shrinking them does not help) and penalize the *noise sensitivity*
 
-.. math::  R_\\rho = \\tfrac12\\,\\mathrm{mean}\\,\\|f(e) - f(\\tilde e)\\|^2 ,
+$$
+R_\\rho = \\tfrac12\\,\\mathrm{mean}\\,\\|f(e) - f(\\tilde e)\\|^2 ,
+$$
 
 which for an exchangeable pair equals ``E‖f‖² - Stab_ρ[f]`` (per output coordinate): lowering it raises the
 stability relative to the output scale. The loss is ``task + strength · R_ρ``; logits are compared at the

@@ -1,7 +1,7 @@
 r"""Exponential moving average of the parameters (Polyak averaging), as an optax transformation.
 
-:math:`\bar\theta_s = d\,\bar\theta_{s-1} + (1-d)\,\theta_s` after every step, with the debiased read-out
-:math:`\bar\theta_s/(1-d^s)` (``bar`` starts at zero; Kingma & Ba 2015, §3). Diffusion models sample with the
+$\bar\theta_s = d\,\bar\theta_{s-1} + (1-d)\,\theta_s$ after every step, with the debiased read-out
+$\bar\theta_s/(1-d^s)$ (``bar`` starts at zero; Kingma & Ba 2015, §3). Diffusion models sample with the
 averaged weights (Ho et al. 2020; Song et al. 2021; Karras et al. 2022). Chain it last, after the optimizer, so
 it sees the final updates: ``optax.chain(optimizer, params_ema(0.999))``; the average travels in the optimizer
 state (checkpointed and resumed with it) and :func:`ema_params` reads it out.
