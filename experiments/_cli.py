@@ -18,6 +18,8 @@ from ._registry import BENCHES, EXPERIMENTS, discover
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path("results")
 BENCH_DOC = ROOT / "docs" / "benchmarks.md"
+PUBLISHED = ROOT / "docs" / "results"  # committed copies of finished runs: docs/results/<name>/<preset>/
+_PUBLISHED_FILES = ("metrics.json", "summary.md", "*.png")
 _VERSIONED = ("jax", "jaxlib", "equinox", "optax", "diffrax", "flax", "numpy", "scipy")
 
 
@@ -60,9 +62,15 @@ def cmd_list(_: argparse.Namespace) -> int:
     return 0
 
 
+def command_line(name: str, preset: str, seed: int, out: Path | None = None) -> str:
+    """The command that reproduces a run (recorded in its metrics.json)."""
+    cmd = f"python -m experiments run {name} --preset {preset} --seed {seed}"
+    return cmd + (f" --out {out}" if out is not None else "")
+
+
 def run_one(name: str, preset: str, seed: int, out: Path | None, resume: bool) -> dict[str, Any]:
     exp = EXPERIMENTS[name]
-    out_dir = Path(out) if out is not None else RESULTS / name
+    out_dir = Path(out) if out is not None else RESULTS / name / preset
     out_dir.mkdir(parents=True, exist_ok=True)
     ctx = RunContext(
         name=name, preset=preset, config=copy.deepcopy(exp.presets[preset]), seed=seed, out_dir=out_dir, resume=resume
@@ -79,6 +87,7 @@ def run_one(name: str, preset: str, seed: int, out: Path | None, resume: bool) -
         "versions": versions(),
         "wall_time_s": wall,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "command": command_line(name, preset, seed, out),
         "anchors": [{"path": a.path, "value": a.value, "source": a.source} for a in exp.anchors],
         "metrics": metrics,
     }
@@ -194,7 +203,7 @@ def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
 
 def cmd_report(args: argparse.Namespace) -> int:
     root = Path(args.results)
-    files = sorted(root.glob("*/metrics.json")) if root.exists() else []
+    files = sorted(root.glob("**/metrics.json")) if root.exists() else []
     lines = ["# jaxkit results report", ""]
     if not files:
         lines.append(f"No results found under `{root}/*/metrics.json`. Run `python -m experiments run all`.")
@@ -227,6 +236,30 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_publish(args: argparse.Namespace) -> int:
+    """Copy a finished run's metrics.json, summary.md and figures into ``docs/results/<name>/<preset>/``."""
+    import shutil
+
+    src = Path(args.results) / args.name / args.preset if args.src is None else Path(args.src)
+    if not (src / "metrics.json").exists():
+        print(f"error: {src / 'metrics.json'} does not exist; run the experiment first", file=sys.stderr)
+        return 2
+    rec = json.loads((src / "metrics.json").read_text())
+    if rec.get("experiment") != args.name or rec.get("preset") != args.preset:
+        print(f"error: {src} holds experiment {rec.get('experiment')!r} preset {rec.get('preset')!r}, "
+              f"not {args.name!r} {args.preset!r}", file=sys.stderr)
+        return 2
+    dst = PUBLISHED / args.name / args.preset
+    dst.mkdir(parents=True, exist_ok=True)
+    copied = []
+    for pattern in _PUBLISHED_FILES:
+        for f in sorted(src.glob(pattern)):
+            shutil.copy2(f, dst / f.name)
+            copied.append(f.name)
+    print(f"published {', '.join(copied)} -> {dst}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments", description=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -243,9 +276,15 @@ def main(argv: list[str] | None = None) -> int:
     p_bench.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
     p_report = sub.add_parser("report", help="collect results/*/metrics.json into results/REPORT.md")
     p_report.add_argument("--results", default=str(RESULTS))
+    p_pub = sub.add_parser("publish", help="copy results/NAME/PRESET/{metrics.json,summary.md,*.png} to docs/results/")
+    p_pub.add_argument("name")
+    p_pub.add_argument("--preset", default="paper")
+    p_pub.add_argument("--results", default=str(RESULTS))
+    p_pub.add_argument("--src", default=None, help="run folder (default results/NAME/PRESET)")
     args = parser.parse_args(argv)
     discover()
-    return {"list": cmd_list, "run": cmd_run, "bench": cmd_bench, "report": cmd_report}[args.cmd](args)
+    cmds = {"list": cmd_list, "run": cmd_run, "bench": cmd_bench, "report": cmd_report, "publish": cmd_publish}
+    return cmds[args.cmd](args)
 
 
 __all__ = ["main", "markdown_table", "to_jsonable", "versions", "write_bench_section"]

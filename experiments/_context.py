@@ -43,7 +43,7 @@ def write_json(path: Path, obj: Any) -> None:
 class RunContext:
     """What an experiment's ``run(ctx)`` receives.
 
-    ``config`` is the preset's dict (a copy); ``out_dir`` is ``results/<name>`` (or ``--out``);
+    ``config`` is the preset's dict (a copy); ``out_dir`` is ``results/<name>/<preset>`` (or ``--out``);
     ``stage(key, fn)`` runs ``fn()`` once and stores its (picklable) result under ``out_dir/stages`` so that a
     ``--resume`` run skips completed stages; ``checkpoint_dir(key)`` gives a folder for ``jaxkit.train.fit``
     checkpoints of a stage in progress.
