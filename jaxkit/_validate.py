@@ -103,29 +103,44 @@ ROTATION_ATOL = 1e-4
 """Default tolerance of :func:`check_rotation`: ``max |R^T R - I| <= atol`` and ``|det R - 1| <= atol``."""
 
 
+def _numeric(name: str, x: Any) -> np.ndarray:
+    """``x`` as a NumPy array with a real numeric dtype (no cast), or ``TypeError``/``ValueError`` naming ``name``."""
+    try:
+        arr = np.asarray(x)
+    except ValueError as e:  # ragged nested lists
+        raise ValueError(f"{name}: expected a rectangular array, received a ragged sequence ({e})") from None
+    if arr.dtype.kind in "OUSV":
+        raise TypeError(f"{name}: expected a numeric array, received dtype {arr.dtype} ({type(x).__name__})")
+    if arr.dtype.kind == "c":
+        raise TypeError(f"{name}: expected a real array, received dtype {arr.dtype}")
+    return arr
+
+
 def as_float_array(name: str, x: Any) -> jax.Array:
     """``x`` (list, NumPy or JAX array, scalar) as a JAX array with a real floating dtype.
 
     Integer and boolean inputs are promoted to the default float dtype; complex, string and object inputs raise
-    ``TypeError``; ragged nested lists raise ``ValueError``; all naming the argument."""
-    if is_tracer(x):
+    ``TypeError``; ragged nested lists raise ``ValueError``; all naming the argument. Works on tracers (dtype
+    checks only)."""
+    if isinstance(x, jax.Array):  # JAX arrays and tracers: dtype checks, no transfer
         dtype = x.dtype
-    else:
-        try:
-            arr = np.asarray(x) if not isinstance(x, jax.Array) else x
-        except ValueError as e:  # ragged nested lists
-            raise ValueError(f"{name}: expected a rectangular array, received a ragged sequence ({e})") from None
-        dtype = arr.dtype
-        if dtype.kind in "OUSV":
-            raise TypeError(f"{name}: expected a numeric array, received dtype {dtype} ({type(x).__name__})")
-        x = arr
-    if jnp.issubdtype(dtype, jnp.complexfloating):
-        raise TypeError(f"{name}: expected a real array, received dtype {dtype}")
-    if jnp.issubdtype(dtype, jnp.floating):
-        return jnp.asarray(x)
-    if jnp.issubdtype(dtype, jnp.integer) or dtype == jnp.bool_:
-        return jnp.asarray(x, dtype=jnp.result_type(float))
-    raise TypeError(f"{name}: expected a numeric array, received dtype {dtype}")
+        if jnp.issubdtype(dtype, jnp.complexfloating):
+            raise TypeError(f"{name}: expected a real array, received dtype {dtype}")
+        if jnp.issubdtype(dtype, jnp.floating):
+            return x
+        if jnp.issubdtype(dtype, jnp.integer) or dtype == jnp.bool_:
+            return x.astype(jnp.result_type(float))
+        raise TypeError(f"{name}: expected a numeric array, received dtype {dtype}")
+    arr = _numeric(name, x)
+    return jnp.asarray(arr, dtype=None if arr.dtype.kind == "f" else jnp.result_type(float))
+
+
+def as_float64(name: str, x: Any) -> np.ndarray:
+    """``x`` as a float64 NumPy array (for NumPy/SciPy code paths), with the checks of :func:`as_float_array`."""
+    if isinstance(x, jax.core.Tracer):
+        raise TypeError(f"{name}: expected a concrete array (this function runs in NumPy, outside jax.jit), "
+                        "received a traced value")
+    return _numeric(name, x).astype(np.float64)
 
 
 def check_nonempty(name: str, x: Any) -> None:
