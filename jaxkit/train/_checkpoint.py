@@ -102,6 +102,9 @@ def write_checked_bytes(path: str | os.PathLike, data: bytes, *, kind: str, info
     Layout: ``magic | 8-byte header length | header JSON {kind, info, payload_bytes} | payload | SHA-256 of all
     preceding bytes``. ``kind`` names what the file holds (``"stage"``, ``"checkpoint-manifest"``, ...);
     ``info`` is a small JSON-able dict checked by the reader (e.g. the stage key)."""
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise TypeError(f"data: expected bytes, received {type(data).__name__}")
+    data = bytes(data)
     header = json.dumps({"kind": kind, "info": info or {}, "payload_bytes": len(data)}, sort_keys=True).encode()
     body = _BLOB_MAGIC + len(header).to_bytes(8, "little") + header + data
     atomic_write_bytes(path, body + hashlib.sha256(body).digest())
@@ -171,6 +174,9 @@ def _describe(tree: Any) -> tuple[list[dict], dict[str, Any], list[Any]]:
             leaf = jax.random.key_data(leaf)
         elif not isinstance(leaf, jax.Array | np.ndarray):
             leaf = np.asarray(leaf)
+        if np.dtype(leaf.dtype).kind not in "biufcV" and not str(leaf.dtype).startswith(("bfloat", "float8")):
+            raise TypeError(f"tree: leaf {rec['path']} has dtype {leaf.dtype}; checkpoints hold numeric arrays and "
+                            "PRNG keys (put other values in metadata)")
         rec["shape"], rec["dtype"] = list(np.shape(leaf)), str(np.dtype(leaf.dtype))
         if np.size(leaf) > 0:  # orbax cannot store zero-size arrays; their shape and dtype are the whole content
             to_save[f"leaf_{i:05d}"] = leaf
@@ -406,9 +412,10 @@ class CheckpointManager:
                 out = self._load(s, like)
             except CheckpointError as e:
                 errors.append(str(e))
-                warnings.warn(f"skipping damaged checkpoint {self.path(s)}: {e}", CheckpointWarning, stacklevel=2)
                 continue
             if errors:
-                warnings.warn(f"resuming from the older checkpoint {self.path(s)}", CheckpointWarning, stacklevel=2)
+                damaged = ", ".join(str(self.path(d)) for d in steps[len(steps) - len(errors):][::-1])
+                warnings.warn(f"skipping damaged checkpoint(s) {damaged} ({'; '.join(errors)}); resuming from the "
+                              f"older checkpoint {self.path(s)}", CheckpointWarning, stacklevel=2)
             return out
         raise CheckpointError(f"no valid checkpoint in {self.directory}: " + "; ".join(errors))

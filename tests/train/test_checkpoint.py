@@ -128,7 +128,7 @@ def test_renamed_checkpoint_counts_as_damaged(tmp_path):
     mgr.save(10, _tree())
     mgr.save(20, _tree())
     mgr.path(20).rename(mgr.path(30))
-    with pytest.warns(CheckpointWarning, match="records step 20"):
+    with pytest.warns(CheckpointWarning, match="records step 20.*resuming from the older checkpoint .*ckpt_000000010"):
         _, meta = mgr.restore(_tree())
     assert meta["step"] == 10
 
@@ -159,7 +159,7 @@ def test_damaged_newest_falls_back_to_newest_valid_with_warning(tmp_path, damage
     for s in (15, 10):                            # all damaged -> one clear error listing them
         victim = max(_files(mgr.path(s)), key=lambda f: f.stat().st_size)
         victim.write_bytes(b"")
-    with pytest.warns(CheckpointWarning), pytest.raises(CheckpointError, match="no valid checkpoint"):
+    with pytest.raises(CheckpointError, match="no valid checkpoint"):
         mgr.restore(tree)
 
 
