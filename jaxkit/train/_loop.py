@@ -24,6 +24,8 @@ import numpy as np
 import optax
 from tqdm.auto import tqdm
 
+from jaxkit._validate import check_key
+
 from ._checkpoint import CheckpointManager, CheckpointWarning
 from ._sharding import replicate, shard_batch
 
@@ -73,17 +75,6 @@ def _check_count(name: str, value: Any, minimum: int) -> None:
         raise ValueError(f"{name}: expected an integer >= {minimum}, received {value!r}")
 
 
-def _check_key(key: Any) -> None:
-    if isinstance(key, jax.Array) and jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
-        return
-    dtype = getattr(key, "dtype", None)
-    if dtype is None or np.dtype(dtype) != np.uint32 or np.ndim(key) != 1:
-        raise TypeError(
-            f"key: expected a PRNG key (jax.random.key(seed), or a raw jax.random.PRNGKey), received "
-            f"{type(key).__name__} {getattr(key, 'dtype', '')} of shape {np.shape(key)}"
-        )
-
-
 def _check_fit_args(model, optimizer, loss_fn, data, n_steps, key, eval_fn, counts, patience, mode, monitor,
                     checkpoint_dir, nonfinite) -> None:
     """Every check of :func:`fit`'s arguments, before anything is traced."""
@@ -98,7 +89,7 @@ def _check_fit_args(model, optimizer, loss_fn, data, n_steps, key, eval_fn, coun
             raise TypeError(f"{name}: expected a callable, received {type(fn).__name__}")
     if eval_fn is not None and not callable(eval_fn):
         raise TypeError(f"eval_fn: expected a callable or None, received {type(eval_fn).__name__}")
-    _check_key(key)
+    check_key("key", key)
     if mode not in ("min", "max"):
         raise ValueError(f"mode: expected 'min' or 'max', received {mode!r}")
     if nonfinite not in ("raise", "ignore"):

@@ -202,7 +202,8 @@ time.sleep(120)
 """
 
 
-def test_lock_fails_fast_while_held_and_a_dead_holder_leaves_no_stale_lock(empty_registry, tmp_path, capsys):
+def test_lock_fails_fast_while_held_and_a_dead_holder_leaves_no_stale_lock(empty_registry, tmp_path, capsys,
+                                                                          monkeypatch):
     import signal
     import time
 
@@ -229,6 +230,12 @@ def test_lock_fails_fast_while_held_and_a_dead_holder_leaves_no_stale_lock(empty
     # the holder died: its lock file is still there, the lock is not
     assert (out / ".lock").exists()
     assert _cli.main(["run", "toy", "--out", str(out)]) == 0 and calls == ["first"]
+    # a finished run publishes (metrics.json, summary.md, figures; not the stages, checkpoints, record or lock)
+    (out / "fig.png").write_bytes(b"png")
+    monkeypatch.setattr(_cli, "PUBLISHED", tmp_path / "docs_results")
+    assert _cli.main(["publish", "toy", "--preset", "quick", "--src", str(out)]) == 0
+    assert sorted(p.name for p in (tmp_path / "docs_results" / "toy" / "quick").iterdir()) == [
+        "fig.png", "metrics.json", "summary.md"]
 
 
 def test_a_second_claim_in_the_same_process_is_refused(tmp_path):
