@@ -194,6 +194,9 @@ def _check_owner(out_dir: Path, identity: dict[str, Any], resume: bool) -> None:
         removed = [d for d in _PROGRESS_DIRS if (out_dir / d).exists()]
         for d in removed:
             shutil.rmtree(out_dir / d)
+        if (out_dir / "metrics.json").exists():  # the earlier run's; a crash of this one must not leave it behind
+            (out_dir / "metrics.json").unlink()
+            removed.append("metrics.json")
         if removed:
             print(f"[{identity['experiment']}] starting over in {out_dir}: removed the earlier run's "
                   f"{' and '.join(removed)} (use --resume to continue a run)", file=sys.stderr)
