@@ -71,7 +71,7 @@ class Run:
     figures: list[str]
 
 
-def load_runs(published: Path = PUBLISHED) -> tuple[list[Run], list[str]]:
+def load_runs(published: Path) -> tuple[list[Run], list[str]]:
     """Every ``published/NAME/PRESET/metrics.json`` (sorted), and the problems found on the way."""
     runs, problems = [], []
     for f in sorted(published.glob("*/*/metrics.json")):
@@ -245,12 +245,15 @@ def index_page(runs: list[Run], reproduces: dict[str, str], problems: list[str])
     return "\n".join(lines).rstrip() + "\n"
 
 
-def write_pages(published: Path = PUBLISHED, out: Path = PAGES,
+def write_pages(published: Path | None = None, out: Path | None = None,
                 reproduces: dict[str, str] | None = None) -> list[Path]:
-    """Write ``index.md`` and one page per system into ``out``; return the paths written.
+    """Write ``index.md`` and one page per system into ``out`` (default ``PAGES``) from the runs published in
+    ``published`` (default ``PUBLISHED``); return the paths written.
 
     ``reproduces``: experiment name -> what it reproduces (from the registry), for experiments not yet run.
     """
+    published = PUBLISHED if published is None else Path(published)
+    out = PAGES if out is None else Path(out)
     reproduces = dict(reproduces or {})
     runs, problems = load_runs(published)
     out.mkdir(parents=True, exist_ok=True)

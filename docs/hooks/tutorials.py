@@ -1,13 +1,17 @@
-"""Execute the tutorials at build time and show what they print and the figures they save.
+"""Execute the tutorials (and the API pages' examples) at build time; show what they print and the figures
+they save.
 
 Every ```` ```python ```` block of a tutorial page (``docs/tutorials/*.md`` except ``index.md``) runs, top to
 bottom, in ONE fresh Python interpreter per page, in an empty working directory: exactly what
 ``tests/docs/test_tutorials.py`` checks (the test calls :func:`run_tutorial` below, so the suite tests what the
-site shows). Under each block the page then shows
+site shows). The short examples of the API pages (``docs/api/*.md``) run the same way, here only (the test
+suite checks the API pages' structure, not their examples, to stay within its time budget). Under each block
+the page then shows
 
 - what the block printed (``stdout``), in a fenced block titled "output";
 - every image file (``.png``, ``.svg``, ``.jpg``, ``.gif``) the block wrote or rewrote in the working directory,
-  e.g. ``fig.savefig("rno_burgers.png")``; the files are added to the site under ``tutorials/figures/<page>/``.
+  e.g. ``fig.savefig("rno_burgers.png")``; the files are added to the site under ``tutorials/figures/<page>/``
+  (``api/figures/<page>/`` for API pages).
 
 A tutorial that raises fails the build with its traceback (file and line numbers point into the ``.md`` page).
 Pages run concurrently, ``JAXKIT_DOCS_JOBS`` at a time (default: 2, or the CPU count if smaller).
@@ -71,7 +75,7 @@ sys.argv = [spec["path"]]
 results, seen = [], images()
 for block in spec["blocks"]:
     buf = io.StringIO()
-    code = compile("\n" * (block["line"] - 1) + block["code"], spec["path"], "exec")
+    code = compile("\n" * (block["line"] - 1) + block["code"], block.get("path") or spec["path"], "exec")
     failed = None
     with contextlib.redirect_stdout(Tee(buf, sys.__stdout__)):
         try:
@@ -95,6 +99,7 @@ for block in spec["blocks"]:
 class Block:
     line: int  # 1-based line of the first code line in the page
     code: str
+    path: str = ""  # the page (when several pages run in one interpreter)
 
 
 @dataclasses.dataclass
@@ -126,13 +131,18 @@ def extract_blocks(markdown: str) -> list[Block]:
     return [Block(markdown.count("\n", 0, m.start(1)) + 1, m.group(1)) for m in BLOCK.finditer(markdown)]
 
 
-def run_tutorial(path: Path, workdir: Path, *, env: dict | None = None, python: str | None = None,
+def run_tutorial(path: Path | list[Path], workdir: Path, *, env: dict | None = None, python: str | None = None,
                  timeout: float = TIMEOUT_S) -> TutorialRun:
-    """Run all python blocks of ``path`` in one fresh interpreter with ``workdir`` as working directory."""
-    path = Path(path).resolve()
+    """Run all python blocks of ``path`` in one fresh interpreter with ``workdir`` as working directory.
+
+    ``path`` may be a list of pages: their blocks then run one after the other in the same interpreter (how the
+    tests check the short examples of the API pages in one process).
+    """
+    paths = [Path(p).resolve() for p in (path if isinstance(path, list | tuple) else [path])]
+    path = paths[0]
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
-    blocks = extract_blocks(path.read_text())
+    blocks = [dataclasses.replace(b, path=str(p)) for p in paths for b in extract_blocks(p.read_text())]
     with tempfile.TemporaryDirectory(prefix="jaxkit-tutorial-") as tmp:
         spec, out = Path(tmp) / "spec.json", Path(tmp) / "results.json"
         spec.write_text(json.dumps({"path": str(path), "image_suffixes": IMAGE_SUFFIXES,
@@ -196,9 +206,17 @@ _runs: dict[str, TutorialRun] = {}
 _execute = True
 
 
-def _is_tutorial(src_uri: str) -> bool:
+EXECUTED = ("tutorials", "api")  # docs/<folder>/*.md pages whose python blocks run at build time
+
+
+def _is_executed(src_uri: str) -> bool:
     parts = src_uri.split("/")
-    return len(parts) == 2 and parts[0] == "tutorials" and parts[1].endswith(".md") and parts[1] != "index.md"
+    return len(parts) == 2 and parts[0] in EXECUTED and parts[1].endswith(".md") and parts[1] != "index.md"
+
+
+def _figure_prefix(src_uri: str) -> str:
+    """Where a page's figures go, relative to the page's folder."""
+    return f"{FIGURE_DIR}/{Path(src_uri).stem}"
 
 
 def on_config(config):
@@ -212,7 +230,7 @@ def on_files(files, config):
     from mkdocs.structure.files import File
 
     _runs.clear()
-    pages = [f for f in files if _is_tutorial(f.src_uri)]
+    pages = [f for f in files if _is_executed(f.src_uri) and BLOCK.search(Path(f.abs_src_path).read_text())]
     if not _execute or not pages:
         if pages:
             log.info("tutorials: not executed (JAXKIT_DOCS_EXECUTE=0)")
@@ -221,19 +239,20 @@ def on_files(files, config):
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="jaxkit-tutorials-") as tmp:
         with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-            futures = {f.src_uri: pool.submit(run_tutorial, Path(f.abs_src_path), Path(tmp) / Path(f.src_uri).stem)
-                       for f in pages}
+            futures = {f.src_uri: pool.submit(run_tutorial, Path(f.abs_src_path),
+                                             Path(tmp) / f.src_uri.replace("/", "_"))
+                       for f in sorted(pages, key=lambda f: not f.src_uri.startswith("tutorials/"))}
             runs = {uri: fut.result() for uri, fut in futures.items()}
     failed = [r for r in runs.values() if not r.ok]
     if failed:
         raise PluginError("tutorial execution failed:\n" + "\n".join(r.failure() for r in failed))
     for uri, run in runs.items():
-        stem = Path(uri).stem
+        folder = uri.split("/")[0]
         log.info(f"tutorials: {uri} executed in {run.seconds:.1f} s "
                  f"({sum(len(b.images) for b in run.blocks)} figure(s))")
         for out in run.blocks:
             for name, content in out.images.items():
-                files.append(File.generated(config, f"tutorials/{FIGURE_DIR}/{stem}/{name}", content=content))
+                files.append(File.generated(config, f"{folder}/{_figure_prefix(uri)}/{name}", content=content))
         _runs[uri] = run
     log.info(f"tutorials: {len(runs)} pages executed in {time.perf_counter() - t0:.1f} s with {jobs} job(s)")
     return files
@@ -241,12 +260,14 @@ def on_files(files, config):
 
 def on_page_markdown(markdown, page, config, files):
     uri = page.file.src_uri
-    if not _is_tutorial(uri):
+    if not _is_executed(uri):
         return markdown
     if uri not in _runs:
+        if not uri.startswith("tutorials/"):
+            return markdown
         return ('!!! note "Outputs not shown"\n    This build did not execute the tutorials '
                 "(`JAXKIT_DOCS_EXECUTE=0`); a normal `mkdocs build` shows every output and figure.\n\n" + markdown)
-    return annotate(markdown, _runs[uri], f"{FIGURE_DIR}/{Path(uri).stem}")
+    return annotate(markdown, _runs[uri], _figure_prefix(uri))
 
 
 if __name__ == "__main__":
