@@ -3,7 +3,8 @@
 Which site: with ``JAXKIT_SITE_DIR`` set (``.ci/run`` sets it after ``mkdocs build --strict``), the full built
 site; otherwise this module builds a small one once (the portfolio API page, whose docstrings carry the most
 maths, the RNO tutorial, executed, with its figure, and the glossary) with the real ``mkdocs.yml`` and hooks.
-The browser check opens two pages in headless Chromium (Debian's ``chromium`` package, driven by Playwright);
+The browser check opens the pages with maths and the tutorial pages with figures (at least the two above) in
+headless Chromium (Debian's ``chromium`` package, driven by Playwright);
 where Chromium is absent it is skipped with a message saying so.
 """
 
@@ -114,6 +115,12 @@ def test_pages_render_in_headless_chromium(site):
     except ImportError:
         pytest.skip("playwright not installed: pip install -e '.[docs]'")
 
+    # every page with maths (MathJax typesets all of it, without TeX errors) and every tutorial page with figures
+    html = {p.relative_to(site).as_posix(): p.read_text() for p in sorted(site.rglob("*.html"))}
+    math_pages = [rel for rel, text in html.items() if 'class="arithmatex"' in text]
+    image_pages = [rel for rel, text in html.items() if rel.startswith("tutorials/") and "<img" in text]
+    assert MATH_PAGE in math_pages and TUTORIAL_PAGE in image_pages
+
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass
@@ -129,24 +136,32 @@ def test_pages_render_in_headless_chromium(site):
             page = browser.new_page()
             failed = []
             page.on("requestfailed", lambda r: failed.append(r.url))
-            page.goto(base + MATH_PAGE.removesuffix("index.html"), wait_until="load")
-            page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30_000)
-            page.evaluate("MathJax.startup.promise")
-            spans = page.evaluate("document.querySelectorAll('.arithmatex').length")
-            typeset = page.evaluate("document.querySelectorAll('.arithmatex mjx-container').length")
-            errors = page.evaluate("document.querySelectorAll('mjx-merror, .arithmatex > .MathJax_Error').length")
-            raw = page.evaluate("[...document.querySelectorAll('.arithmatex')]"
-                                ".filter(e => !e.querySelector('mjx-container')).map(e => e.textContent).slice(0, 3)")
-            assert spans >= 10 and typeset >= spans, f"{typeset} of {spans} maths spans typeset; raw: {raw}"
-            assert errors == 0, f"{errors} TeX errors rendered by MathJax"
-
-            page.goto(base + TUTORIAL_PAGE.removesuffix("index.html"), wait_until="load")
-            images = page.evaluate("[...document.querySelectorAll('article img')]"
-                                   ".map(i => [i.getAttribute('src'), i.complete, i.naturalWidth])")
+            maths = {}
+            for rel in math_pages:
+                page.goto(base + rel.removesuffix("index.html"), wait_until="load")
+                page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise",
+                                       timeout=30_000)
+                page.evaluate("MathJax.startup.promise")
+                maths[rel] = page.evaluate("""[
+                    document.querySelectorAll('.arithmatex').length,
+                    document.querySelectorAll('.arithmatex mjx-container').length,
+                    [...document.querySelectorAll('mjx-merror')].map(e => e.closest('.arithmatex').textContent),
+                    [...document.querySelectorAll('.arithmatex')].filter(e => !e.querySelector('mjx-container'))
+                        .map(e => e.textContent).slice(0, 3)]""")
+            images = {}
+            for rel in image_pages:
+                page.goto(base + rel.removesuffix("index.html"), wait_until="load")
+                images[rel] = page.evaluate("[...document.querySelectorAll('article img')]"
+                                            ".map(i => [i.getAttribute('src'), i.complete, i.naturalWidth])")
             browser.close()
     finally:
         server.shutdown()
-    assert images, "the RNO tutorial page shows no image"
-    broken = [src for src, complete, width in images if not (complete and width > 0)]
-    assert not broken, f"images that did not load: {broken}"
+    for rel, (spans, typeset, errors, raw) in maths.items():
+        assert spans > 0 and typeset >= spans, f"{rel}: {typeset} of {spans} maths spans typeset; raw: {raw}"
+        assert not errors, f"{rel}: MathJax reports TeX errors in: {errors[:5]}"
+    assert maths[MATH_PAGE][0] >= 10
+    assert images[TUTORIAL_PAGE], "the RNO tutorial page shows no image"
+    for rel, imgs in images.items():
+        broken = [src for src, complete, width in imgs if not (complete and width > 0)]
+        assert not broken, f"{rel}: images that did not load: {broken}"
     assert not failed, f"requests that failed: {failed[:5]}"
