@@ -136,7 +136,7 @@ _LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)([^)]*)\)")
 
 
 def embed_summary(run: Run, page_to_results: str) -> tuple[str, set[str]]:
-    """``summary.md`` nested under the run's heading: headings demoted by 3, relative links pointed at the
+    """``summary.md`` nested under the run's "Summary" heading: headings demoted by 4, relative links pointed at the
     published folder (or unlinked when they point at nothing published). Returns the text and the images used."""
     used: set[str] = set()
     text = run.summary.strip()
@@ -148,7 +148,7 @@ def embed_summary(run: Run, page_to_results: str) -> tuple[str, set[str]]:
             fenced = not fenced
         if not fenced and re.match(r"#{1,6} ", line):
             hashes, rest = line.split(" ", 1)
-            line = "#" * min(6, len(hashes) + 3) + " " + rest
+            line = "#" * min(6, len(hashes) + 4) + " " + rest
         lines.append(line)
     text = "\n".join(lines)
 

@@ -65,7 +65,7 @@ def test_pages_from_fabricated_runs(tmp_path):
     assert "preset `paper`" in rno and "`python -m experiments run rno_benchmarks --preset paper`" in rno
     assert "2026-12-01T10:20:30" in rno and "20.6 min" in rno and "jax 0.10.2" in rno
     # the summary is embedded with demoted headings, its figure re-pointed, dead links unlinked, code untouched
-    assert "#### RNO benchmarks" in rno and "\n# not a heading\n" in rno
+    assert "\n##### RNO benchmarks\n" in rno and "\n# not a heading\n" in rno
     assert "![curve](../results/rno_benchmarks/paper/curve.png)" in rno
     assert "the log" in rno and "missing.txt" not in rno
     # figures not used by the summary are shown too, each once
