@@ -14,6 +14,16 @@ from experiments import _cli, _registry
 from experiments._registry import Anchor, Experiment
 
 
+@pytest.fixture(autouse=True)
+def _no_writes_into_the_repository(monkeypatch, tmp_path):
+    """`report` also regenerates docs/reproductions/ from docs/results/: point both at a temporary folder."""
+    from experiments import _report
+
+    monkeypatch.setattr(_report, "PAGES", tmp_path / "reproductions")
+    monkeypatch.setattr(_report, "PUBLISHED", tmp_path / "published")
+    monkeypatch.setattr(_cli, "PUBLISHED", tmp_path / "published")
+
+
 @pytest.fixture
 def empty_registry(monkeypatch):
     monkeypatch.setattr(_registry, "EXPERIMENTS", {})
