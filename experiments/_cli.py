@@ -12,7 +12,15 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ._context import RunContext, to_jsonable, write_json
+from ._context import (
+    RunContext,
+    RunFolderError,
+    claim_run_folder,
+    run_folder_busy,
+    run_identity,
+    to_jsonable,
+    write_json,
+)
 from ._registry import BENCHES, EXPERIMENTS, discover
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,31 +77,34 @@ def command_line(name: str, preset: str, seed: int, out: Path | None = None) -> 
 
 
 def run_one(name: str, preset: str, seed: int, out: Path | None, resume: bool) -> dict[str, Any]:
+    """Run one experiment into its run folder (default ``results/<name>/<preset>``), holding the folder's lock.
+
+    Raises :class:`RunFolderError` if another process is writing the folder, or if ``resume`` and the folder
+    belongs to another run (other experiment, preset, seed or config)."""
     exp = EXPERIMENTS[name]
     out_dir = Path(out) if out is not None else RESULTS / name / preset
-    out_dir.mkdir(parents=True, exist_ok=True)
-    ctx = RunContext(
-        name=name, preset=preset, config=copy.deepcopy(exp.presets[preset]), seed=seed, out_dir=out_dir, resume=resume
-    )
-    t0 = time.perf_counter()
-    metrics = exp.run(ctx)
-    wall = time.perf_counter() - t0
-    record = {
-        "experiment": name,
-        "reproduces": exp.reproduces,
-        "preset": preset,
-        "seed": seed,
-        "config": exp.presets[preset],
-        "versions": versions(),
-        "wall_time_s": wall,
-        "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "command": command_line(name, preset, seed, out),
-        "anchors": [{"path": a.path, "value": a.value, "source": a.source} for a in exp.anchors],
-        "metrics": metrics,
-    }
-    write_json(out_dir / "metrics.json", record)
-    if not (out_dir / "summary.md").exists():
-        (out_dir / "summary.md").write_text(f"# {name}\n\nPreset `{preset}`, seed {seed}, {wall:.1f} s.\n")
+    config = copy.deepcopy(exp.presets[preset])
+    with claim_run_folder(out_dir, run_identity(name, preset, seed, config), resume=resume):
+        ctx = RunContext(name=name, preset=preset, config=config, seed=seed, out_dir=out_dir, resume=resume)
+        t0 = time.perf_counter()
+        metrics = exp.run(ctx)
+        wall = time.perf_counter() - t0
+        record = {
+            "experiment": name,
+            "reproduces": exp.reproduces,
+            "preset": preset,
+            "seed": seed,
+            "config": exp.presets[preset],
+            "versions": versions(),
+            "wall_time_s": wall,
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "command": command_line(name, preset, seed, out),
+            "anchors": [{"path": a.path, "value": a.value, "source": a.source} for a in exp.anchors],
+            "metrics": metrics,
+        }
+        write_json(out_dir / "metrics.json", record)
+        if not (out_dir / "summary.md").exists():
+            (out_dir / "summary.md").write_text(f"# {name}\n\nPreset `{preset}`, seed {seed}, {wall:.1f} s.\n")
     print(f"[{name}] done in {wall:.1f} s -> {out_dir / 'metrics.json'}")
     return record
 
@@ -116,6 +127,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         out = Path(args.out) / name if (args.out and len(names) > 1) else (Path(args.out) if args.out else None)
         try:
             run_one(name, args.preset, args.seed, out, args.resume)
+        except RunFolderError as e:  # a guard, not a crash: one clear line
+            print(f"error: {e}", file=sys.stderr)
+            if len(names) == 1:
+                return 2
+            failed.append(f"{name}: {e}")
         except Exception as e:  # keep going in `run all`, report at the end
             if len(names) == 1:
                 raise
@@ -248,6 +264,11 @@ def cmd_publish(args: argparse.Namespace) -> int:
     src = Path(args.results) / args.name / args.preset if args.src is None else Path(args.src)
     if not (src / "metrics.json").exists():
         print(f"error: {src / 'metrics.json'} does not exist; run the experiment first", file=sys.stderr)
+        return 2
+    busy = run_folder_busy(src)
+    if busy is not None:
+        print(f"error: {src} is being written by a run in progress ({busy}); publish it when it has finished",
+              file=sys.stderr)
         return 2
     rec = json.loads((src / "metrics.json").read_text())
     if rec.get("experiment") != args.name or rec.get("preset") != args.preset:

@@ -1,18 +1,43 @@
-"""The run context handed to each experiment: config, seed, output folder, progress bars, resumable stages."""
+"""The run context handed to each experiment (config, seed, output folder, progress bars, verified resumable
+stages) and the run-folder guard (a record of which run owns the folder, and a lock against concurrent runs).
+
+A run folder holds ``run.json`` (experiment, preset, seed and config of the run that owns it), ``.lock`` (an
+exclusive ``flock`` held while a run is writing; the kernel releases it when the process dies, so a killed run
+leaves no stale lock), ``stages/*.stage`` (stage results: pickles in :func:`jaxkit.train.write_checked_bytes`
+files, a SHA-256 over every byte), ``checkpoints/`` (:func:`jaxkit.train.fit` checkpoints) and the outputs
+(``metrics.json``, ``summary.md``, figures).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import pickle
-from collections.abc import Callable, Iterable
+import shutil
+import socket
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tqdm.auto import tqdm
 
-from jaxkit.train import atomic_write_bytes
+from jaxkit.train import (
+    CheckpointError,
+    CheckpointWarning,
+    atomic_write_bytes,
+    read_checked_bytes,
+    write_checked_bytes,
+)
+
+RUN_RECORD = "run.json"
+LOCK_FILE = ".lock"
+_PROGRESS_DIRS = ("stages", "checkpoints")
 
 
 def to_jsonable(x: Any) -> Any:
@@ -44,9 +69,9 @@ class RunContext:
     """What an experiment's ``run(ctx)`` receives.
 
     ``config`` is the preset's dict (a copy); ``out_dir`` is ``results/<name>/<preset>`` (or ``--out``);
-    ``stage(key, fn)`` runs ``fn()`` once and stores its (picklable) result under ``out_dir/stages`` so that a
-    ``--resume`` run skips completed stages; ``checkpoint_dir(key)`` gives a folder for ``jaxkit.train.fit``
-    checkpoints of a stage in progress.
+    ``stage(key, fn)`` runs ``fn()`` once and stores its (picklable) result under ``out_dir/stages``, checksummed,
+    so that a ``--resume`` run skips completed stages (a damaged stage file is recomputed, with a warning);
+    ``checkpoint_dir(key)`` gives a folder for ``jaxkit.train.fit`` checkpoints of a stage in progress.
     """
 
     name: str
@@ -67,17 +92,30 @@ class RunContext:
     def progress(self, iterable: Iterable, desc: str = "", total: int | None = None) -> Iterable:
         return tqdm(iterable, desc=f"{self.name}:{desc}" if desc else self.name, total=total, leave=False)
 
+    def stage_path(self, key: str) -> Path:
+        return self.stages_dir / f"{_safe(key)}.stage"
+
     def stage(self, key: str, fn: Callable[[], Any]) -> Any:
-        """Run ``fn`` unless a completed result for ``key`` exists and ``--resume`` was given."""
-        path = self.stages_dir / f"{_safe(key)}.pkl"
+        """Run ``fn`` unless a completed, intact result for ``key`` exists and ``--resume`` was given.
+
+        The result is pickled into a checked file (SHA-256 over every byte, the stage key in its header); on
+        resume a file that fails the check, belongs to another key or does not unpickle is recomputed with a
+        :class:`jaxkit.train.CheckpointWarning` naming it."""
+        path = self.stage_path(key)
         if self.resume and path.exists():
             try:
-                with open(path, "rb") as f:
-                    return pickle.load(f)
+                payload, info = read_checked_bytes(path, kind="stage")
+                if info.get("key") != key:
+                    raise CheckpointError(f"stage file {path} holds stage {info.get('key')!r}, not {key!r}")
+                return pickle.loads(payload)
             except Exception as e:  # damaged stage file: recompute, say so
-                print(f"[{self.name}] stage file {path} is damaged ({e}); recomputing")
+                warnings.warn(f"[{self.name}] stage file {path} is damaged ({e}); recomputing stage {key!r}",
+                              CheckpointWarning, stacklevel=2)
+        elif self.resume and path.with_suffix(".pkl").exists():
+            warnings.warn(f"[{self.name}] {path.with_suffix('.pkl')} is an unchecked stage file of an older jaxkit; "
+                          f"recomputing stage {key!r}", CheckpointWarning, stacklevel=2)
         result = fn()
-        atomic_write_bytes(path, pickle.dumps(result))
+        write_checked_bytes(path, pickle.dumps(result), kind="stage", info={"key": key, "experiment": self.name})
         return result
 
     def save_figure(self, fig: Any, filename: str) -> Path:
@@ -96,3 +134,126 @@ class RunContext:
 
 def _safe(key: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in key)
+
+
+# ------------------------------------------------------------------------------------------------- run folders
+class RunFolderError(RuntimeError):
+    """The run folder is in use by another process, or belongs to another run than the one being resumed."""
+
+
+def run_identity(name: str, preset: str, seed: int, config: dict[str, Any]) -> dict[str, Any]:
+    """What makes two runs the same run: experiment, preset, seed and the (JSON form of the) config."""
+    return {"experiment": name, "preset": preset, "seed": int(seed), "config": to_jsonable(config)}
+
+
+def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(d, dict) and d:
+        out: dict[str, Any] = {}
+        for k, v in d.items():
+            out.update(_flat(v, f"{prefix}/{k}" if prefix else str(k)))
+        return out
+    return {prefix: d}
+
+
+def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    diffs = [f"{k} {old.get(k)!r} (this run: {new[k]!r})" for k in ("experiment", "preset", "seed")
+             if old.get(k) != new[k]]
+    fo, fn = _flat(old.get("config", {})), _flat(new["config"])
+    keys = sorted(k for k in set(fo) | set(fn) if fo.get(k, "<absent>") != fn.get(k, "<absent>"))
+    if keys:
+        shown = ", ".join(f"{k}: {fo.get(k, '<absent>')!r} -> {fn.get(k, '<absent>')!r}" for k in keys[:5])
+        diffs.append(f"config ({len(keys)} entries differ: {shown}{', ...' if len(keys) > 5 else ''})")
+    return diffs
+
+
+def _owner(out_dir: Path) -> tuple[dict[str, Any] | None, str]:
+    """The identity recorded in the folder (``run.json``, else an older run's ``metrics.json``) and its file."""
+    for fname in (RUN_RECORD, "metrics.json"):
+        f = out_dir / fname
+        if f.exists():
+            try:
+                rec = json.loads(f.read_text())
+                return {k: rec.get(k) for k in ("experiment", "preset", "seed", "config")}, fname
+            except (json.JSONDecodeError, UnicodeDecodeError, AttributeError) as e:
+                raise RunFolderError(f"run folder {out_dir}: {f} is unreadable ({e}); cannot tell which run owns "
+                                     "the folder. Start over without --resume, or choose another --out") from e
+    return None, ""
+
+
+def _check_owner(out_dir: Path, identity: dict[str, Any], resume: bool) -> None:
+    owner, fname = _owner(out_dir)
+    if resume and owner is not None:
+        diffs = _differences(owner, identity)
+        if diffs:
+            raise RunFolderError(
+                f"--resume: run folder {out_dir} belongs to another run ({fname} records "
+                + "; ".join(diffs) + "). Resume with the same experiment, preset, seed and config, choose another "
+                "--out, or run without --resume to start over (that deletes the folder's stages and checkpoints)"
+            )
+    if not resume:
+        removed = [d for d in _PROGRESS_DIRS if (out_dir / d).exists()]
+        for d in removed:
+            shutil.rmtree(out_dir / d)
+        if (out_dir / "metrics.json").exists():  # the earlier run's; a crash of this one must not leave it behind
+            (out_dir / "metrics.json").unlink()
+            removed.append("metrics.json")
+        if removed:
+            print(f"[{identity['experiment']}] starting over in {out_dir}: removed the earlier run's "
+                  f"{' and '.join(removed)} (use --resume to continue a run)", file=sys.stderr)
+    atomic_write_bytes(out_dir / RUN_RECORD, (json.dumps(identity, indent=2) + "\n").encode())
+
+
+def _lock_holder(path: Path) -> str:
+    try:
+        info = json.loads(path.read_text())
+        return f"pid {info.get('pid')} on {info.get('host')}, started {info.get('started')}"
+    except (OSError, ValueError):
+        return "holder unknown"
+
+
+@contextlib.contextmanager
+def claim_run_folder(out_dir: Path, identity: dict[str, Any], *, resume: bool) -> Iterator[Path]:
+    """Hold the run folder for one run: an exclusive lock (fails fast if another process holds it), then the
+    ownership check (``resume``: the folder's recorded run must equal ``identity``) and the new record.
+
+    The lock is ``flock`` on ``out_dir/.lock``: the kernel drops it when the holding process exits or is killed,
+    so a lock file left by a dead process never blocks a new run. Raises :class:`RunFolderError`."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    lock = out_dir / LOCK_FILE
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunFolderError(
+                f"run folder {out_dir} is in use by another run ({_lock_holder(lock)}); wait for it to finish, "
+                "or choose another --out"
+            ) from None
+        except OSError as e:  # file systems without flock (some network mounts): run unguarded, say so
+            warnings.warn(f"cannot lock run folder {out_dir} ({e}); concurrent runs are not prevented", stacklevel=2)
+        info = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                "argv": sys.argv}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(info).encode(), 0)
+        _check_owner(out_dir, identity, resume)
+        yield out_dir
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def run_folder_busy(out_dir: Path) -> str | None:
+    """A description of the process holding the run folder's lock, or None if no run is writing it."""
+    lock = Path(out_dir) / LOCK_FILE
+    if not lock.exists():
+        return None
+    fd = os.open(lock, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return None
+    except BlockingIOError:
+        return _lock_holder(lock)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)

@@ -239,34 +239,11 @@ def run_diagonal(cfg):
 
 
 # -------------------------------------------------------------------------------------------------------- nonlinear
-def _grad_norms(loss, traj):
-    g = jax.vmap(jax.grad(loss))(traj)
-    return np.asarray(jnp.sqrt(sum(jnp.sum(x**2, axis=tuple(range(1, x.ndim))) for x in jax.tree.leaves(g))))
-
-
 def _plateau_checks(loss, res):
-    ts, lv = np.asarray(res.ts), np.asarray(res.loss)
-    gn = _grad_norms(loss, res.params)
-    out = []
-    for p in dyn.plateaus(ts, lv):
-        if p.end >= ts[-1]:
-            continue
-        m = np.flatnonzero((ts >= p.start) & (ts <= p.end))
-        j = int(m[np.argmin(gn[m])])
-        c = dyn.saddle_check(
-            loss, jax.tree.map(lambda a, j=j: a[j], res.params), grad_tol=float(0.1 * gn.max())
-        )
-        out.append(
-            {
-                "level": p.level,
-                "start": p.start,
-                "end": p.end,
-                "grad_norm": c.grad_norm,
-                "min_eig": c.min_eig,
-                "is_saddle": c.is_saddle,
-            }
-        )
-    return out
+    """Saddle check of every plateau before the last (``dyn.plateau_saddle_checks``), as metrics rows."""
+    return [
+        {k: v for k, v in c._asdict().items() if k != "index"} for c in dyn.plateau_saddle_checks(loss, res)
+    ]
 
 
 def run_relu(cfg):
@@ -379,10 +356,8 @@ def run_attention(cfg):
 
 
 # ---------------------------------------------------------------------------------------------------------- figures
-def _figures(ctx, lin, sweep, spec, diag, relu, cnn, att, cfg):
-    import matplotlib.pyplot as plt
-
-    # 1. linear: loss + rank vs time with theory overlay
+def _figure_linear(ctx, plt, lin, cfg):
+    """Linear net: loss + rank vs time with the Saxe closed form overlaid."""
     c = lin["curves"]
     s = np.asarray(cfg["linear"]["s"])
     theory_u = np.asarray(dyn.saxe_mode(c["ts"][:, None], s[None], cfg["linear"]["u0"]))
@@ -405,8 +380,11 @@ def _figures(ctx, lin, sweep, spec, diag, relu, cnn, att, cfg):
     ctx.save_figure(fig, "linear.png")
     plt.close(fig)
 
-    # 2. init-scale sweep
+
+def _figure_sweeps(ctx, plt, sweep, spec, cfg):
+    """Init-scale sweep (loss curves, half-way time vs ln 1/scale) and data-spectrum sweep."""
     m = sweep["metrics"]
+    s = np.asarray(cfg["linear"]["s"])
     fig, ax = plt.subplots(1, 2, figsize=(11, 3.8))
     for j, sc in enumerate(m["scales"]):
         ax[0].plot(sweep["curves"]["ts"], sweep["curves"]["loss"][j], label=f"scale {sc:.0e}")
@@ -423,7 +401,6 @@ def _figures(ctx, lin, sweep, spec, diag, relu, cnn, att, cfg):
     ctx.save_figure(fig, "init_sweep.png")
     plt.close(fig)
 
-    # 3. spectrum sweep
     fig, ax = plt.subplots(figsize=(6, 3.8))
     for (ts, lv), row in zip(spec["curves"], spec["metrics"]["rows"]):
         ax.plot(ts, lv, label=f"s={row['s']} ({row['plateaus_found']} plateaus)")
@@ -432,7 +409,9 @@ def _figures(ctx, lin, sweep, spec, diag, relu, cnn, att, cfg):
     ctx.save_figure(fig, "spectrum_sweep.png")
     plt.close(fig)
 
-    # 4. diagonal
+
+def _figure_diagonal(ctx, plt, diag, cfg):
+    """Diagonal net: loss with the predicted jump times and saddle levels, and the coordinates."""
     d = diag["curves"]
     fig, ax = plt.subplots(1, 2, figsize=(11, 3.8))
     ax[0].plot(d["ts"], d["loss"], lw=2, label=f"flow, α={cfg['diagonal']['alpha']:g}")
@@ -451,7 +430,9 @@ def _figures(ctx, lin, sweep, spec, diag, relu, cnn, att, cfg):
     ctx.save_figure(fig, "diagonal.png")
     plt.close(fig)
 
-    # 5. nonlinear architectures: loss + complexity measure
+
+def _figure_architectures(ctx, plt, relu, cnn, att):
+    """Nonlinear architectures: loss and complexity measure (kinks, kernels, heads, rank)."""
     fig, ax = plt.subplots(1, 4, figsize=(18, 3.8))
     panels = [
         (relu, "ReLU (scalar input)", "kinks"),
@@ -471,6 +452,15 @@ def _figures(ctx, lin, sweep, spec, diag, relu, cnn, att, cfg):
     plt.close(fig)
 
 
+def _figures(ctx, out, cfg):
+    import matplotlib.pyplot as plt
+
+    _figure_linear(ctx, plt, out["linear"], cfg)
+    _figure_sweeps(ctx, plt, out["init_sweep"], out["spectrum_sweep"], cfg)
+    _figure_diagonal(ctx, plt, out["diagonal"], cfg)
+    _figure_architectures(ctx, plt, out["relu"], out["cnn"], out["attention"])
+
+
 def run(ctx) -> dict:
     cfg = ctx.config
     steps = [
@@ -485,17 +475,7 @@ def run(ctx) -> dict:
     out = {}
     for key, fn in ctx.progress(steps, desc="sections"):
         out[key] = ctx.stage(key, lambda fn=fn, key=key: fn(cfg[key]))
-    _figures(
-        ctx,
-        out["linear"],
-        out["init_sweep"],
-        out["spectrum_sweep"],
-        out["diagonal"],
-        out["relu"],
-        out["cnn"],
-        out["attention"],
-        cfg,
-    )
+    _figures(ctx, out, cfg)
     metrics = {k: v["metrics"] for k, v in out.items()}
     lm, dm = metrics["linear"], metrics["diagonal"]
     am = metrics["attention"]["separate"]

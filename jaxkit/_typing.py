@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, TypeAlias
 
 import jax
@@ -19,10 +20,14 @@ BatchedField: TypeAlias = Float[Array, "batch channels *grid"]
 Rotation: TypeAlias = Float[Array, "*batch 3 3"]
 Vector3: TypeAlias = Float[Array, "*batch 3"]
 ArrayOrNumpy: TypeAlias = jax.Array | np.ndarray
+ArrayInput: TypeAlias = ArrayLike | Sequence[Any]
+"""What array arguments of public entry points accept: JAX/NumPy arrays, scalars and (nested) lists or tuples
+(converted with ``jaxkit._validate.as_float_array``, which rejects strings, ragged lists and complex values)."""
 
 __all__ = [
     "Array",
     "ArrayLike",
+    "ArrayInput",
     "ArrayOrNumpy",
     "Batch",
     "BatchedField",

@@ -94,6 +94,138 @@ def check_choice(name: str, value: Any, choices: Sequence[Any]) -> None:
         raise ValueError(f"{name}: expected one of {list(choices)}, received {value!r}")
 
 
+# ------------------------------------------------------------------------------- arrays, norms, rotations
+# Shared by train, geometry, dynamics (and anyone else). Conversions accept lists, tuples, NumPy and JAX arrays
+# alike; value checks (finite, norms, rotation validity) read concrete values and are skipped on tracers, where
+# ``error_if_invalid`` (``eqx.error_if``) is the check that survives ``jax.jit``.
+
+ROTATION_ATOL = 1e-4
+"""Default tolerance of :func:`check_rotation`: ``max |R^T R - I| <= atol`` and ``|det R - 1| <= atol``."""
+
+
+def _numeric(name: str, x: Any) -> np.ndarray:
+    """``x`` as a NumPy array with a real numeric dtype (no cast), or ``TypeError``/``ValueError`` naming ``name``."""
+    try:
+        arr = np.asarray(x)
+    except ValueError as e:  # ragged nested lists
+        raise ValueError(f"{name}: expected a rectangular array, received a ragged sequence ({e})") from None
+    if arr.dtype.kind in "OUSV":
+        raise TypeError(f"{name}: expected a numeric array, received dtype {arr.dtype} ({type(x).__name__})")
+    if arr.dtype.kind == "c":
+        raise TypeError(f"{name}: expected a real array, received dtype {arr.dtype}")
+    return arr
+
+
+def as_float_array(name: str, x: Any) -> jax.Array:
+    """``x`` (list, NumPy or JAX array, scalar) as a JAX array with a real floating dtype.
+
+    Integer and boolean inputs are promoted to the default float dtype; complex, string and object inputs raise
+    ``TypeError``; ragged nested lists raise ``ValueError``; all naming the argument. Works on tracers (dtype
+    checks only)."""
+    if isinstance(x, jax.Array):  # JAX arrays and tracers: dtype checks, no transfer
+        dtype = x.dtype
+        if jnp.issubdtype(dtype, jnp.complexfloating):
+            raise TypeError(f"{name}: expected a real array, received dtype {dtype}")
+        if jnp.issubdtype(dtype, jnp.floating):
+            return x
+        if jnp.issubdtype(dtype, jnp.integer) or dtype == jnp.bool_:
+            return x.astype(jnp.result_type(float))
+        raise TypeError(f"{name}: expected a numeric array, received dtype {dtype}")
+    arr = _numeric(name, x)
+    return jnp.asarray(arr, dtype=None if arr.dtype.kind == "f" else jnp.result_type(float))
+
+
+def as_float64(name: str, x: Any) -> np.ndarray:
+    """``x`` as a float64 NumPy array (for NumPy/SciPy code paths), with the checks of :func:`as_float_array`."""
+    if isinstance(x, jax.core.Tracer):
+        raise TypeError(f"{name}: expected a concrete array (this function runs in NumPy, outside jax.jit), "
+                        "received a traced value")
+    return _numeric(name, x).astype(np.float64)
+
+
+def check_nonempty(name: str, x: Any) -> None:
+    """Raise ``ValueError`` if ``x`` has no elements."""
+    if int(np.prod(_shape(x), dtype=np.int64)) == 0:
+        raise ValueError(f"{name}: expected a non-empty array, received shape {_shape(x)}")
+
+
+def check_norm(name: str, x: Any, *, unit: bool = False, atol: float = 1e-4, min_norm: float = 1e-12) -> None:
+    """Vectors along the last axis of concrete ``x`` must have norm ``>= min_norm`` (``unit``: ``|norm - 1| <=
+    atol``). No-op on tracers."""
+    if is_tracer(x):
+        return
+    n = np.linalg.norm(np.asarray(x, dtype=np.float64), axis=-1)
+    if unit:
+        bad = np.abs(n - 1.0) > atol
+        if np.any(bad):
+            raise ValueError(f"{name}: expected unit vectors (|norm - 1| <= {atol}), received {int(bad.sum())} of "
+                             f"{n.size} with norms in [{n.min():.6g}, {n.max():.6g}]")
+    elif np.any(n < min_norm):
+        raise ValueError(f"{name}: expected vectors of non-zero norm, received {int((n < min_norm).sum())} of "
+                         f"{n.size} with norm < {min_norm}")
+
+
+def rotation_errors(R: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Per matrix of concrete ``R (..., 3, 3)``: ``max |R^T R - I|`` and ``det R`` (float64; NaN/inf give NaN)."""
+    Rn = np.asarray(R, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        orth = np.abs(np.swapaxes(Rn, -1, -2) @ Rn - np.eye(3)).max(axis=(-1, -2))
+        det = np.linalg.det(Rn) if Rn.size else np.zeros(Rn.shape[:-2])
+    finite = np.all(np.isfinite(Rn), axis=(-1, -2))
+    return np.where(finite, orth, np.nan), np.where(finite, det, np.nan)
+
+
+def check_rotation(name: str, R: Any, atol: float = ROTATION_ATOL) -> None:
+    """Raise ``ValueError`` unless ``R`` has shape ``(..., 3, 3)`` and (when concrete) holds finite rotation
+    matrices: ``max |R^T R - I| <= atol`` and ``|det R - 1| <= atol`` (a reflection has ``det = -1``)."""
+    check_trailing_shape(name, R, (3, 3))
+    if is_tracer(R):
+        return
+    orth, det = rotation_errors(R)
+    ok = (orth <= atol) & (np.abs(det - 1.0) <= atol)
+    if not np.all(ok):
+        bad = int(np.size(ok) - np.count_nonzero(ok))
+        what = "NaN/inf entries" if np.any(np.isnan(orth)) else "not rotations"
+        raise ValueError(
+            f"{name}: expected rotation matrices (R^T R = I, det R = +1 within {atol}), received {bad} of "
+            f"{np.size(ok)} {what} (max |R^T R - I| = {np.nanmax(orth, initial=0):.3g}, det range "
+            f"[{np.nanmin(det, initial=np.inf):.3g}, {np.nanmax(det, initial=-np.inf):.3g}])"
+        )
+
+
+def check_key(name: str, key: Any) -> None:
+    """Raise ``TypeError`` unless ``key`` is a JAX PRNG key (``jax.random.key``) or a raw ``uint32`` key
+    (``jax.random.PRNGKey``)."""
+    dtype = getattr(key, "dtype", None)
+    if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+        return
+    if dtype is None or np.dtype(dtype) != np.uint32 or len(_shape(key)) < 1:
+        raise TypeError(
+            f"{name}: expected a PRNG key (jax.random.key(seed) or jax.random.PRNGKey(seed)), received "
+            f"{type(key).__name__}{' of dtype ' + str(dtype) if dtype is not None else ''} with shape {_shape(key)}"
+        )
+
+
+def check_shape_tuple(name: str, shape: Any) -> tuple[int, ...]:
+    """A batch shape: a tuple/list of integers >= 0 (or one integer); returns it as a tuple."""
+    seq = (shape,) if isinstance(shape, int | np.integer) and not isinstance(shape, bool) else shape
+    try:
+        out = tuple(seq)
+    except TypeError:
+        raise TypeError(f"{name}: expected a tuple of integers, received {type(shape).__name__} {shape!r}") from None
+    if any(isinstance(s, bool) or not isinstance(s, int | np.integer) or s < 0 for s in out):
+        raise ValueError(f"{name}: expected a tuple of integers >= 0, received {shape!r}")
+    return tuple(int(s) for s in out)
+
+
+def error_if_invalid(x: Any, invalid: Any, message: str) -> Any:
+    """``x`` with a runtime check that also works under ``jax.jit``/``vmap`` (``equinox.error_if``): raises
+    (an ``EqxRuntimeError`` naming ``message``) when any entry of the boolean ``invalid`` is true."""
+    import equinox as eqx
+
+    return eqx.error_if(x, invalid, message)
+
+
 def is_tracer(x: Any) -> bool:
     return isinstance(x, jax.core.Tracer)
 

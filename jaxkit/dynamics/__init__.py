@@ -5,15 +5,18 @@ from small initialisation, networks learn one mode / kink / kernel / head at a t
 saddle. See ``docs/tutorials/saddle_to_saddle.md``.
 """
 
-from ._flow import FlowResult, gradient_descent, gradient_flow, gradient_flow_batch, log_times
+from ._flow import FlowResult, SolveError, gradient_descent, gradient_flow, gradient_flow_batch, log_times
 from ._measures import (
     Plateau,
+    PlateauCheck,
     SaddleCheck,
     active_heads,
     active_kernels,
     crossing_time,
     effective_rank,
+    grad_norms,
     kink_count,
+    plateau_saddle_checks,
     plateaus,
     saddle_check,
 )
@@ -61,7 +64,9 @@ __all__ = [
     "FlowResult",
     "Network",
     "Plateau",
+    "PlateauCheck",
     "SaddleCheck",
+    "SolveError",
     "active_heads",
     "active_kernels",
     "attention_merged_apply",
@@ -75,6 +80,7 @@ __all__ = [
     "diagonal_jumps",
     "effective_rank",
     "embed_unit",
+    "grad_norms",
     "gradient_descent",
     "gradient_flow",
     "gradient_flow_batch",
@@ -95,6 +101,7 @@ __all__ = [
     "min_l1_interpolator",
     "mse_loss",
     "plateau_losses",
+    "plateau_saddle_checks",
     "plateau_shift",
     "plateaus",
     "quadratic_apply",

@@ -6,12 +6,19 @@ rate η, so ``gradient_flow(..., tau=1/η)`` at time ``t`` is comparable to ``gr
 ``"tsit5"``: explicit, cheaper for short runs), output at log-spaced times (``ts``), and stop early through a
 diffrax ``Event`` once ``||∇L|| < grad_tol`` (converged); saved values after the stop repeat the final state.
 ``gradient_flow_batch`` runs many initialisations (seeds × init scales) in one compiled, vmapped call.
+
+A solve that does not reach ``t1`` (``max_steps`` exhausted, step size collapsed, non-finite values) never returns
+plausible numbers: by default (``on_failure="raise"``) it raises :class:`SolveError` naming the time reached (under
+an outer ``jax.jit`` through ``equinox.error_if``); with ``on_failure="flag"`` the result has ``solved=False``
+and NaN at every save time after the failure. Default tolerances follow the dtype of ``params0``: ``rtol=1e-7,
+atol=1e-9`` in float64, ``rtol=1e-4, atol=1e-6`` in float32 (the implicit solver cannot meet float64 tolerances
+in single precision: with them it stalled and, before, returned the stalled state as if it were the answer).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import diffrax
 import jax
@@ -19,21 +26,28 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from jaxkit._typing import Array, Float, PRNGKey
-from jaxkit._validate import check_int, check_positive
+from jaxkit._typing import Array, ArrayInput, Float, PRNGKey
+from jaxkit._validate import check_choice, check_int, check_key, check_positive, error_if_invalid
 
-__all__ = ["FlowResult", "gradient_descent", "gradient_flow", "gradient_flow_batch", "log_times"]
+__all__ = ["FlowResult", "SolveError", "gradient_descent", "gradient_flow", "gradient_flow_batch", "log_times"]
+
+
+class SolveError(RuntimeError):
+    """A gradient flow / descent did not reach its final time (``max_steps``, step-size collapse, NaN/inf)."""
 
 
 class FlowResult(NamedTuple):
     """Trajectory: ``ts`` (T,), ``params`` (pytree with a leading T axis), ``loss`` (T,), ``t_stop`` (time the run
-    ended: the convergence event or ``t1``), ``converged`` (the event fired)."""
+    ended: the convergence event, ``t1``, or where a failed solve stopped), ``converged`` (the ``grad_tol`` event
+    fired; always False without ``grad_tol``), ``solved`` (the run reached ``t1`` or the event; False only with
+    ``on_failure="flag"``, and then the saves after ``t_stop`` are NaN)."""
 
     ts: Array
     params: Any
     loss: Array
     t_stop: Array
     converged: Array
+    solved: Any = True
 
 
 def log_times(t1: float, n: int = 200, t_min: float | None = None) -> Float[Array, " n"]:
@@ -42,6 +56,7 @@ def log_times(t1: float, n: int = 200, t_min: float | None = None) -> Float[Arra
     check_int("n", n, minimum=2)
     t_min = t1 * 1e-4 if t_min is None else t_min
     check_positive("t_min", t_min)
+    t1, t_min = float(t1), float(t_min)
     if t_min >= t1:
         raise ValueError(f"t_min: expected a value < t1={t1}, received {t_min}")
     return jnp.concatenate([jnp.zeros(1), jnp.geomspace(t_min, t1, n - 1)])
@@ -96,66 +111,107 @@ def _flow_core(
     )
     ys_ts, ys_end = sol.ys
     t_stop = sol.ts[1][0]
-    after = ts > t_stop
-    params = jax.tree.map(
-        lambda y, f: jnp.where(after.reshape((-1,) + (1,) * (f.ndim - 1)), f, y), ys_ts, ys_end
-    )
-    loss = jax.vmap(loss_fn)(params)
     converged = sol.result == diffrax.RESULTS.event_occurred
-    return FlowResult(ts, params, loss, t_stop, converged)
+    solved = (sol.result == diffrax.RESULTS.successful) | converged
+    after = ts > t_stop
+
+    def fill(y, f):
+        mask = after.reshape((-1,) + (1,) * (f.ndim - 1))
+        return jnp.where(mask, jnp.where(solved, f, jnp.nan), y)  # after a failure: NaN, never a plausible value
+
+    params = jax.tree.map(fill, ys_ts, ys_end)
+    loss = jax.vmap(loss_fn)(params)
+    return FlowResult(ts, params, loss, t_stop, converged, solved)
 
 
-def _check_flow_args(ts: Any, tau: float, rtol: float, atol: float, grad_tol: float, max_steps: int) -> Array:
-    check_positive("tau", tau)
+def _tolerances(dtype: Any, rtol: float | None, atol: float | None) -> tuple[float, float]:
+    single = jnp.finfo(dtype).bits < 64
+    rtol = (1e-4 if single else 1e-7) if rtol is None else rtol
+    atol = (1e-6 if single else 1e-9) if atol is None else atol
     check_positive("rtol", rtol)
     check_positive("atol", atol)
+    return float(rtol), float(atol)
+
+
+def _check_flow_args(ts: Any, tau: float, grad_tol: float, max_steps: int, on_failure: str) -> Array:
+    check_positive("tau", tau)
     check_positive("grad_tol", grad_tol, strict=False)
     check_int("max_steps", max_steps, minimum=1)
+    check_choice("on_failure", on_failure, ("raise", "flag"))
     ts = jnp.asarray(ts)
+    if not jnp.issubdtype(ts.dtype, jnp.floating):
+        ts = ts.astype(jnp.result_type(float))
     if ts.ndim != 1 or ts.shape[0] < 2:
         raise ValueError(f"ts: expected a 1D array of at least 2 save times, received shape {ts.shape}")
-    if not isinstance(ts, jax.core.Tracer) and not bool(jnp.all(jnp.diff(ts) > 0)):
-        raise ValueError("ts: expected strictly increasing save times")
+    if not isinstance(ts, jax.core.Tracer):
+        tn = np.asarray(ts)
+        if not np.all(np.isfinite(tn)):
+            raise ValueError("ts: expected finite save times, received NaN/inf")
+        if not np.all(np.diff(tn) > 0):
+            raise ValueError("ts: expected strictly increasing save times")
     return ts
+
+
+def _check_params(name: str, params: Any) -> Any:
+    leaves = jax.tree.leaves(params)
+    if not leaves:
+        raise ValueError(f"{name}: expected a non-empty params pytree")
+    dtypes = [leaf.dtype if isinstance(leaf, jax.ShapeDtypeStruct) else jnp.result_type(leaf) for leaf in leaves]
+    for leaf, dtype in zip(leaves, dtypes):
+        if not jnp.issubdtype(dtype, jnp.floating):
+            raise TypeError(f"{name}: expected floating-point leaves, received dtype {dtype}")
+        if not isinstance(leaf, jax.core.Tracer | jax.ShapeDtypeStruct) and not np.all(np.isfinite(np.asarray(leaf))):
+            raise ValueError(f"{name}: expected finite values, received NaN/inf")
+    return jnp.result_type(*dtypes)
 
 
 def gradient_flow(
     loss_fn: Callable[[Any], Any],
     params0: Any,
-    ts: Float[Array, " T"] | np.ndarray,
+    ts: Float[Array, " T"] | ArrayInput,
     *,
     tau: float = 1.0,
     solver: Any = "kvaerno5",
-    rtol: float = 1e-7,
-    atol: float = 1e-9,
+    rtol: float | None = None,
+    atol: float | None = None,
     grad_tol: float = 0.0,
     max_steps: int = 100_000,
+    on_failure: Literal["raise", "flag"] = "raise",
 ) -> FlowResult:
     """Exact gradient flow ``τ dθ/dt = −∇L(θ)`` from ``params0`` saved at ``ts`` (e.g. :func:`log_times`).
 
     ``grad_tol > 0`` adds a diffrax ``Event`` that stops the solve once ``||∇L||₂ < grad_tol``. The call is
-    jit-compiled; ``loss_fn`` must be a pure function of the params (close over the data).
+    jit-compiled; ``loss_fn`` must be a pure function of the params (close over the data). ``rtol``/``atol``
+    default to ``1e-7``/``1e-9`` in float64 and ``1e-4``/``1e-6`` in float32.
+
+    Raises:
+        SolveError: (``on_failure="raise"``, the default) the solve stopped before ``ts[-1]`` (``max_steps``
+            reached, step size collapsed, NaN/inf). With ``on_failure="flag"`` the result carries
+            ``solved=False`` and NaN after ``t_stop`` instead.
     """
-    ts = _check_flow_args(ts, tau, rtol, atol, grad_tol, max_steps)
-    leaves = jax.tree.leaves(params0)
-    if not leaves:
-        raise ValueError("params0: expected a non-empty params pytree")
-    for leaf in leaves:
-        if not isinstance(leaf, jax.core.Tracer) and not np.all(np.isfinite(np.asarray(leaf))):
-            raise ValueError("params0: expected finite values, received NaN/inf")
+    ts = _check_flow_args(ts, tau, grad_tol, max_steps, on_failure)
+    dtype = _check_params("params0", params0)
+    ts = ts.astype(jnp.promote_types(ts.dtype, dtype))  # float32 save times, float64 params: solve in float64
+    rtol, atol = _tolerances(ts.dtype, rtol, atol)
     out = _jit_flow(loss_fn, params0, ts, tau, _solver(solver), rtol, atol, grad_tol, max_steps)
-    _check_solved(out)
+    return _check_solved(out, on_failure, max_steps, ts)
+
+
+def _check_solved(out: FlowResult, on_failure: str, max_steps: int, ts: Array) -> FlowResult:
+    if on_failure == "flag":
+        return out
+    hint = (f"raise max_steps (now {max_steps}), loosen rtol/atol, or use solver='kvaerno5' for stiff problems; "
+            "pass on_failure='flag' to get the partial trajectory (NaN after the failure) instead")
+    if isinstance(out.solved, jax.core.Tracer):
+        return error_if_invalid(out, ~out.solved, f"gradient_flow: the solve stopped before t1; {hint}")
+    solved = np.asarray(out.solved)
+    if not np.all(solved):
+        t_stop = np.asarray(out.t_stop)
+        where = (f"at t = {float(t_stop):.6g} of t1 = {float(ts[-1]):.6g}" if solved.ndim == 0 else
+                 f"in {int(solved.size - solved.sum())} of {solved.size} runs (earliest stop t = "
+                 f"{float(np.min(t_stop[~solved])):.6g} of t1 = {float(ts[-1]):.6g})")
+        raise SolveError(f"gradient_flow: the solve stopped {where}; {hint}")
     return out
-
-
-def _check_solved(out: FlowResult) -> None:
-    if isinstance(out.t_stop, jax.core.Tracer):
-        return
-    if not np.all(np.isfinite(np.asarray(out.t_stop))):
-        raise RuntimeError(
-            "gradient_flow: the solver failed (max_steps reached or non-finite values); raise max_steps, loosen "
-            "rtol/atol, or use solver='kvaerno5' for stiff problems"
-        )
 
 
 _jit_flow = jax.jit(_flow_core, static_argnums=(0, 3, 4, 5, 6, 7, 8))
@@ -165,31 +221,38 @@ def gradient_flow_batch(
     loss_fn: Callable[[Any], Any],
     init_fn: Callable[[PRNGKey, Any], Any],
     keys: Array,
-    scales: Float[Array, " S"] | np.ndarray,
-    ts: Float[Array, " T"] | np.ndarray,
+    scales: Float[Array, " S"] | ArrayInput,
+    ts: Float[Array, " T"] | ArrayInput,
     *,
     tau: float = 1.0,
     solver: Any = "kvaerno5",
-    rtol: float = 1e-7,
-    atol: float = 1e-9,
+    rtol: float | None = None,
+    atol: float | None = None,
     grad_tol: float = 0.0,
     max_steps: int = 100_000,
+    on_failure: Literal["raise", "flag"] = "raise",
 ) -> FlowResult:
     """Gradient flows for every (seed, init scale) pair in one compiled, vmapped call.
 
     ``init_fn(key, scale) -> params``. Returns a :class:`FlowResult` whose arrays carry leading axes
-    ``(n_seeds, n_scales)``.
+    ``(n_seeds, n_scales)``. Tolerances and ``on_failure`` as in :func:`gradient_flow` (one failed run raises
+    :class:`SolveError`, naming how many failed).
     """
-    ts = _check_flow_args(ts, tau, rtol, atol, grad_tol, max_steps)
+    ts = _check_flow_args(ts, tau, grad_tol, max_steps, on_failure)
     scales = jnp.asarray(scales)
-    if scales.ndim != 1:
-        raise ValueError(f"scales: expected a 1D array of init scales, received shape {scales.shape}")
-    if not bool(jnp.all(scales > 0)):
-        raise ValueError(f"scales: expected init scales > 0, received {np.asarray(scales).tolist()}")
+    if scales.ndim != 1 or scales.shape[0] < 1:
+        raise ValueError(f"scales: expected a non-empty 1D array of init scales, received shape {scales.shape}")
+    if not isinstance(scales, jax.core.Tracer) and not bool(jnp.all(jnp.isfinite(scales) & (scales > 0))):
+        raise ValueError(f"scales: expected finite init scales > 0, received {np.asarray(scales).tolist()}")
+    if np.ndim(keys) < 1 or np.shape(keys)[0] < 1:
+        raise ValueError(f"keys: expected a non-empty batch of PRNG keys, received shape {np.shape(keys)}")
+    check_key("keys", keys)
+    dtype = _check_params("init_fn(keys[0], scales[0])", jax.eval_shape(init_fn, keys[0], scales[0]))
+    ts = ts.astype(jnp.promote_types(ts.dtype, dtype))
+    rtol, atol = _tolerances(ts.dtype, rtol, atol)
     solver = _solver(solver)
     out = _jit_batch(loss_fn, init_fn, keys, scales, ts, tau, solver, rtol, atol, grad_tol, max_steps)
-    _check_solved(out)
-    return out
+    return _check_solved(out, on_failure, max_steps, ts)
 
 
 def _batch_core(loss_fn, init_fn, keys, scales, ts, tau, solver, rtol, atol, grad_tol, max_steps):
@@ -211,21 +274,41 @@ def gradient_descent(
     save_every: int = 1,
     batch_fn: Callable[[PRNGKey], Any] | None = None,
     key: PRNGKey | None = None,
+    on_failure: Literal["raise", "flag"] = "raise",
 ) -> FlowResult:
     """Discrete (S)GD ``θ ← θ − η ∇L(θ)`` (optax.sgd) for ``n_steps`` steps, saving every ``save_every`` steps.
 
     Full batch: ``loss_fn(params)``. SGD: pass ``batch_fn(key) -> batch`` and ``key``; each step then uses
     ``loss_fn(params, batch_fn(fresh key))`` and the saved loss is evaluated on the fixed batch ``batch_fn(key)``.
     ``ts`` in the result are step counts (compare with a flow of ``tau = 1/lr``).
+
+    Raises:
+        SolveError: (``on_failure="raise"``) the iterates diverged (a saved loss or parameter is NaN/inf), naming
+            the first such step; with ``on_failure="flag"`` the result has ``solved=False`` instead.
     """
     check_positive("lr", lr)
     check_int("n_steps", n_steps, minimum=1)
     check_int("save_every", save_every, minimum=1)
+    check_choice("on_failure", on_failure, ("raise", "flag"))
     if n_steps % save_every:
         raise ValueError(f"save_every: expected a divisor of n_steps={n_steps}, received {save_every}")
     if batch_fn is not None and key is None:
         raise ValueError("key: SGD (batch_fn given) needs a PRNG key, received None")
-    return _jit_gd(loss_fn, params0, lr, n_steps, save_every, batch_fn, key)
+    if key is not None:
+        check_key("key", key)
+    _check_params("params0", params0)
+    out = _jit_gd(loss_fn, params0, lr, n_steps, save_every, batch_fn, key)
+    if on_failure == "flag":
+        return out
+    if isinstance(out.solved, jax.core.Tracer):
+        return error_if_invalid(out, ~out.solved, "gradient_descent: the iterates diverged (NaN/inf)")
+    if not bool(out.solved):
+        bad = int(np.flatnonzero(~np.isfinite(np.asarray(out.loss)))[0]) if not np.all(
+            np.isfinite(np.asarray(out.loss))) else None
+        at = f"at step {int(out.ts[bad])}" if bad is not None else "(a parameter is NaN/inf)"
+        raise SolveError(f"gradient_descent: the iterates diverged {at}; lower lr (now {lr}) or pass "
+                         "on_failure='flag' to get the trajectory")
+    return out
 
 
 def _gd_core(loss_fn, params0, lr, n_steps, save_every, batch_fn, key):
@@ -256,7 +339,10 @@ def _gd_core(loss_fn, params0, lr, n_steps, save_every, batch_fn, key):
     else:
         loss = jax.vmap(loss_fn)(params)
     ts = jnp.arange(n_steps // save_every + 1) * save_every
-    return FlowResult(ts.astype(loss.dtype), params, loss, jnp.asarray(float(n_steps)), jnp.asarray(False))
+    finite = jnp.all(jnp.isfinite(loss))
+    for leaf in jax.tree.leaves(params):
+        finite &= jnp.all(jnp.isfinite(leaf))
+    return FlowResult(ts.astype(loss.dtype), params, loss, jnp.asarray(float(n_steps)), jnp.asarray(False), finite)
 
 
 _jit_gd = jax.jit(_gd_core, static_argnums=(0, 2, 3, 4, 5))

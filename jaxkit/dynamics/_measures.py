@@ -2,8 +2,9 @@
 
 Effective rank (threshold count, or the entropy rank of Roy & Vetterli 2007), number of kinks of a scalar ReLU
 net (coincident kinks merged), active kernels and heads (norm thresholds), crossing times, plateau segmentation of
-a loss curve, and the saddle check (gradient norm and smallest Hessian eigenvalue) used to verify that a plateau
-sits at a saddle of the loss (Zhang, Saxe & Latham, ICLR 2026).
+a loss curve, the saddle check (gradient norm and smallest Hessian eigenvalue) used to verify that a plateau
+sits at a saddle of the loss, and its trajectory-level form :func:`plateau_saddle_checks` (Zhang, Saxe & Latham,
+ICLR 2026).
 """
 
 from __future__ import annotations
@@ -16,32 +17,70 @@ import jax.numpy as jnp
 import numpy as np
 from jax.flatten_util import ravel_pytree
 
-from jaxkit._typing import Array, Float
-from jaxkit._validate import check_choice, check_positive
+from jaxkit._typing import Array, ArrayInput, Float
+from jaxkit._validate import (
+    as_float64,
+    as_float_array,
+    check_choice,
+    check_finite,
+    check_nonempty,
+    check_positive,
+)
 
 __all__ = [
     "Plateau",
+    "PlateauCheck",
     "SaddleCheck",
     "active_heads",
     "active_kernels",
     "crossing_time",
     "effective_rank",
+    "grad_norms",
     "kink_count",
+    "plateau_saddle_checks",
     "plateaus",
     "saddle_check",
 ]
 
 
-def effective_rank(matrix: Float[Array, "m n"], tol: float = 0.1, method: str = "threshold") -> Array:
+def _params(name: str, params: Any, keys: tuple[str, ...], source: str) -> dict[str, Any]:
+    """The named leaves of a params dict, checked: present and (when concrete) finite."""
+    if not isinstance(params, dict) or any(k not in params for k in keys):
+        got = sorted(params) if isinstance(params, dict) else type(params).__name__
+        raise ValueError(f"{name}: expected a params dict with keys {list(keys)} (from {source}), received {got}")
+    out = {}
+    for k in keys:
+        check_finite(f"{name}[{k!r}]", params[k])
+        out[k] = params[k]
+    return out
+
+
+def _increasing_times(ts: Any, values: Any, vname: str, min_len: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    ts = as_float64("ts", ts)
+    v = as_float64(vname, values)
+    if ts.ndim != 1 or ts.shape != v.shape or ts.size < min_len:
+        raise ValueError(
+            f"ts, {vname}: expected equal 1D shapes with >= {min_len} points, received {ts.shape} and {v.shape}"
+        )
+    check_finite("ts", ts)
+    check_finite(vname, v)
+    if np.any(np.diff(ts) <= 0):
+        raise ValueError("ts: expected strictly increasing times")
+    return ts, v
+
+
+def effective_rank(matrix: Float[Array, "m n"] | ArrayInput, tol: float = 0.1, method: str = "threshold") -> Array:
     """Effective rank of a matrix.
 
     ``threshold``: number of singular values above ``tol`` (absolute). ``entropy``: ``exp(H(p))`` with
     ``p = σ / Σσ`` (Roy & Vetterli 2007; continuous, 1 for rank one, n for a multiple of an orthogonal matrix).
     """
     check_choice("method", method, ("threshold", "entropy"))
-    matrix = jnp.asarray(matrix)
+    matrix = as_float_array("matrix", matrix)
     if matrix.ndim != 2:
         raise ValueError(f"matrix: expected a 2D array, received shape {matrix.shape}")
+    check_nonempty("matrix", matrix)
+    check_finite("matrix", matrix)
     sv = jnp.linalg.svd(matrix, compute_uv=False)
     if method == "threshold":
         check_positive("tol", tol)
@@ -52,7 +91,7 @@ def effective_rank(matrix: Float[Array, "m n"], tol: float = 0.1, method: str = 
 
 
 def kink_count(
-    params: dict[str, Any], x_range: tuple[float, float], tol: float = 1e-2, merge_tol: float = 1e-2
+    params: dict[str, Any], x_range: tuple[float, float] | ArrayInput, tol: float = 1e-2, merge_tol: float = 1e-2
 ) -> int:
     """Number of kinks of ``f(x) = Σ a_h relu(w_h x + b_h) + c`` inside ``x_range``.
 
@@ -61,10 +100,16 @@ def kink_count(
     """
     check_positive("tol", tol)
     check_positive("merge_tol", merge_tol)
+    if np.shape(x_range) != (2,):
+        raise ValueError(f"x_range: expected (lo, hi), received {x_range!r}")
     lo, hi = float(x_range[0]), float(x_range[1])
-    if not lo < hi:
-        raise ValueError(f"x_range: expected (lo, hi) with lo < hi, received {x_range}")
-    w, b, a = (np.asarray(params[k], dtype=float) for k in ("w", "b", "a"))
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise ValueError(f"x_range: expected finite (lo, hi) with lo < hi, received {x_range}")
+    p = _params("params", params, ("w", "b", "a"), "init_relu_scalar")
+    w, b, a = (np.asarray(p[k], dtype=float) for k in ("w", "b", "a"))
+    if not (w.ndim == 1 and w.shape == b.shape == a.shape):
+        raise ValueError(f"params: expected 1D 'w', 'b', 'a' of one width, received shapes {w.shape}, {b.shape}, "
+                         f"{a.shape}")
     ok = np.abs(w) > 1e-12
     xk = -b[ok] / w[ok]
     dslope = a[ok] * np.abs(w[ok])
@@ -89,6 +134,10 @@ def kink_count(
 def active_kernels(params: dict[str, Any], tol: float = 0.1) -> Array:
     """Number of CNN kernels k with ``||w_k|| · ||a_{:,k}|| > tol`` (params from ``init_cnn``)."""
     check_positive("tol", tol)
+    _params("params", params, ("w", "a"), "init_cnn")
+    if np.ndim(params["w"]) != 2 or np.ndim(params["a"]) != 2 or np.shape(params["w"])[0] != np.shape(params["a"])[1]:
+        raise ValueError(f"params: expected w (kernels, size) and a (channels, kernels), received shapes "
+                         f"{np.shape(params['w'])}, {np.shape(params['a'])}")
     strength = jnp.linalg.norm(params["w"], axis=1) * jnp.linalg.norm(params["a"], axis=0)
     return jnp.sum(strength > tol)
 
@@ -97,7 +146,10 @@ def active_heads(params: dict[str, Any], tol: float = 0.1) -> Array:
     """Number of attention heads whose product ``|v_h| ||k_h|| ||q_h||`` (separate) or ``|v_h| ||W_h||_F``
     (merged) exceeds ``tol``."""
     check_positive("tol", tol)
-    if "W" in params:
+    merged = isinstance(params, dict) and "W" in params
+    _params("params", params, ("v", "W") if merged else ("v", "k", "q"),
+            "init_attention_merged" if merged else "init_attention_separate")
+    if merged:
         strength = jnp.abs(params["v"]) * jnp.linalg.norm(params["W"], axis=(1, 2))
     else:
         strength = (
@@ -107,14 +159,13 @@ def active_heads(params: dict[str, Any], tol: float = 0.1) -> Array:
 
 
 def crossing_time(
-    ts: Float[Array, " T"] | np.ndarray, values: Any, level: float, direction: str = "up"
+    ts: Float[Array, " T"] | ArrayInput, values: Any, level: float, direction: str = "up"
 ) -> float:
     """First time ``values`` crosses ``level`` (linear interpolation between saves); NaN if it never does."""
     check_choice("direction", direction, ("up", "down"))
-    ts = np.asarray(ts, dtype=float)
-    v = np.asarray(values, dtype=float)
-    if ts.shape != v.shape or ts.ndim != 1:
-        raise ValueError(f"ts, values: expected equal 1D shapes, received {ts.shape} and {v.shape}")
+    ts, v = _increasing_times(ts, values, "values")
+    if not np.isfinite(float(level)):
+        raise ValueError(f"level: expected a finite value, received {level!r}")
     above = v >= level if direction == "up" else v <= level
     idx = np.flatnonzero(above)
     if idx.size == 0:
@@ -136,7 +187,7 @@ class Plateau(NamedTuple):
 
 
 def plateaus(
-    ts: Float[Array, " T"] | np.ndarray,
+    ts: Float[Array, " T"] | ArrayInput,
     loss: Any,
     slope_tol: float = 0.1,
     min_duration: float = 0.02,
@@ -155,14 +206,7 @@ def plateaus(
     check_positive("slope_tol", slope_tol)
     check_positive("min_duration", min_duration, strict=False)
     check_positive("floor", floor)
-    ts = np.asarray(ts, dtype=float)
-    loss = np.asarray(loss, dtype=float)
-    if ts.ndim != 1 or ts.shape != loss.shape or ts.size < 3:
-        raise ValueError(
-            f"ts, loss: expected equal 1D shapes with >= 3 points, received {ts.shape}, {loss.shape}"
-        )
-    if not np.all(np.isfinite(loss)):
-        raise ValueError("loss: expected finite values, received NaN/inf")
+    ts, loss = _increasing_times(ts, loss, "loss", min_len=3)
     if log_time:
         if np.any(ts <= 0):
             keep = ts > 0
@@ -224,11 +268,85 @@ def saddle_check(
     eigenvalue. Uses the dense Hessian of the flattened params (small networks)."""
     check_positive("grad_tol", grad_tol)
     check_positive("eig_tol", eig_tol)
-    n_params = sum(int(np.size(leaf)) for leaf in jax.tree.leaves(params))
+    leaves = jax.tree.leaves(params)
+    if not leaves:
+        raise ValueError("params: expected a non-empty params pytree")
+    for leaf in leaves:
+        check_finite("params", leaf)
+    n_params = sum(int(np.size(leaf)) for leaf in leaves)
     if n_params > 5000:
         raise ValueError(f"params: dense Hessian needs <= 5000 parameters, received {n_params}")
     g, h = _grad_and_hessian(loss_fn, params)
     h = np.asarray(h, dtype=float)
+    if not (np.all(np.isfinite(h)) and np.all(np.isfinite(np.asarray(g)))):
+        raise ValueError("loss_fn: the gradient or Hessian at params is not finite")
     eig = np.linalg.eigvalsh(0.5 * (h + h.T))
     gn = float(jnp.linalg.norm(g))
     return SaddleCheck(gn, float(eig[0]), float(eig[-1]), bool(gn < grad_tol and eig[0] < -eig_tol))
+
+
+@jax.jit(static_argnums=0)
+def _grad_norms(loss_fn, traj):
+    g = jax.vmap(jax.grad(loss_fn))(traj)
+    return jnp.sqrt(sum(jnp.sum(x**2, axis=tuple(range(1, x.ndim))) for x in jax.tree.leaves(g)))
+
+
+def grad_norms(loss_fn: Callable[[Any], Any], trajectory: Any) -> np.ndarray:
+    """``||∇L(θ_t)||₂`` at every saved point of a trajectory (a params pytree with a leading time axis, e.g.
+    ``FlowResult.params``)."""
+    leaves = jax.tree.leaves(trajectory)
+    if not leaves or any(np.ndim(leaf) < 1 for leaf in leaves) or len({np.shape(x)[0] for x in leaves}) != 1:
+        raise ValueError("trajectory: expected a params pytree whose leaves share a leading time axis")
+    return np.asarray(_grad_norms(loss_fn, trajectory))
+
+
+class PlateauCheck(NamedTuple):
+    """One plateau of a trajectory and the :func:`saddle_check` at its closest approach to the saddle (the save
+    with the smallest gradient norm inside it): loss ``level``, ``start``/``end`` times, ``grad_norm``,
+    ``min_eig`` (smallest Hessian eigenvalue), ``is_saddle``, and ``index`` of the checked save."""
+
+    level: float
+    start: float
+    end: float
+    grad_norm: float
+    min_eig: float
+    is_saddle: bool
+    index: int
+
+
+def plateau_saddle_checks(
+    loss_fn: Callable[[Any], Any],
+    result: Any,
+    grad_tol_fraction: float = 0.1,
+    eig_tol: float = 1e-6,
+    include_final: bool = False,
+    **plateau_options: Any,
+) -> list[PlateauCheck]:
+    """Saddle check of every plateau of a trajectory (Zhang, Saxe & Latham, ICLR 2026: plateaus sit at saddles).
+
+    ``result`` has ``ts``, ``loss`` and ``params`` with a leading time axis (a :class:`FlowResult`). The loss
+    curve is segmented by :func:`plateaus` (``plateau_options`` are passed on); inside each plateau the save with
+    the smallest ``||∇L||`` is checked with :func:`saddle_check` at ``grad_tol = grad_tol_fraction`` times the
+    largest gradient norm along the trajectory (small relative to the drops) and ``eig_tol``. The plateau that
+    reaches the last save is the final minimum, not a saddle, and is skipped unless ``include_final``.
+    """
+    check_positive("grad_tol_fraction", grad_tol_fraction)
+    for attr in ("ts", "loss", "params"):
+        if not hasattr(result, attr):
+            raise TypeError(f"result: expected a trajectory with ts, loss and params (a FlowResult), received "
+                            f"{type(result).__name__} without {attr!r}")
+    ts, lv = _increasing_times(result.ts, result.loss, "result.loss", min_len=3)
+    gn = grad_norms(loss_fn, result.params)
+    if gn.shape != ts.shape:
+        raise ValueError(f"result.params: expected {ts.size} saves along the leading axis, received {gn.size}")
+    check_finite("grad norms along the trajectory", gn)
+    out = []
+    for p in plateaus(ts, lv, **plateau_options):
+        if p.end >= ts[-1] and not include_final:
+            continue
+        m = np.flatnonzero((ts >= p.start) & (ts <= p.end))
+        j = int(m[np.argmin(gn[m])])
+        c = saddle_check(loss_fn, jax.tree.map(lambda a, j=j: a[j], result.params),
+                         grad_tol=float(grad_tol_fraction * gn.max()), eig_tol=eig_tol)
+        out.append(PlateauCheck(p.level, p.start, p.end, c.grad_norm, c.min_eig, c.is_saddle, j))
+    return out

@@ -28,8 +28,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxkit._typing import Array, Float, PRNGKey
-from jaxkit._validate import check_choice, check_int, check_positive
+from jaxkit._typing import Array, ArrayInput, Float, PRNGKey
+from jaxkit._validate import as_float_array, check_choice, check_finite, check_int, check_key, check_positive
 
 __all__ = [
     "NETWORKS",
@@ -66,6 +66,18 @@ class Network(NamedTuple):
     unit_spec: dict[str, tuple[int, str]]
 
 
+def _need(params: Any, keys: tuple[str, ...], source: str) -> None:
+    if not isinstance(params, dict) or any(k not in params for k in keys):
+        got = sorted(params) if isinstance(params, dict) else type(params).__name__
+        raise ValueError(f"params: expected a dict with keys {list(keys)} (from {source}), received {got}")
+
+
+def _vector_in(name: str, x: Any, d: int) -> None:
+    if jnp.shape(x) != (d,):
+        raise ValueError(f"{name}: expected one input vector of shape ({d},) (batch with jax.vmap), received shape "
+                         f"{jnp.shape(x)}")
+
+
 def _check_scale(scale: Any) -> None:
     if isinstance(scale, jax.core.Tracer):
         return
@@ -86,7 +98,7 @@ def init_deep_linear(
     dims: tuple[int, ...] | list[int],
     scale: Scale,
     scheme: str = "balanced",
-    target: Float[Array, "d_out d_in"] | None = None,
+    target: Float[Array, "d_out d_in"] | ArrayInput | None = None,
 ) -> dict[str, Any]:
     """Deep linear net ``f(x) = W_L ⋯ W_1 x`` with ``dims = (d_in, h_1, …, d_out)``; params ``{"layers": [W_1…]}``.
 
@@ -95,6 +107,7 @@ def init_deep_linear(
     input-output correlation Σ_yx = U S Vᵀ) and starts every mode of Σ_yx at strength ``scale``
     (Saxe et al. 2014). ``random``: iid N(0, a²/fan_in).
     """
+    check_key("key", key)
     dims = tuple(int(d) for d in dims)
     if len(dims) < 3:
         raise ValueError(f"dims: expected (d_in, hidden..., d_out) with at least 3 entries, received {dims}")
@@ -117,9 +130,10 @@ def init_deep_linear(
             raise ValueError(
                 "target: scheme='aligned' needs the input-output correlation matrix Σ_yx, received None"
             )
-        target = jnp.asarray(target)
+        target = as_float_array("target", target)
         if target.shape != (dims[-1], dims[0]):
             raise ValueError(f"target: expected shape ({dims[-1]}, {dims[0]}), received {target.shape}")
+        check_finite("target", target)
         u, _, vt = jnp.linalg.svd(target, full_matrices=False)
         r = min(r, u.shape[1])
         frames = [vt[:r].T] + [_orthonormal(keys[i], w, r) for i, w in enumerate(widths)] + [u[:, :r]]
@@ -131,6 +145,8 @@ def init_deep_linear(
 
 def deep_linear_apply(params: dict[str, Any], x: Float[Array, " d_in"]) -> Float[Array, " d_out"]:
     """``W_L ⋯ W_1 x`` for one sample."""
+    _need(params, ("layers",), "init_deep_linear")
+    _vector_in("x", x, jnp.shape(params["layers"][0])[-1])
     for w in params["layers"]:
         x = w @ x
     return x
@@ -143,7 +159,7 @@ def init_linear(
     d_out: int,
     scale: Scale,
     scheme: str = "balanced",
-    target: Float[Array, "d_out d_in"] | None = None,
+    target: Float[Array, "d_out d_in"] | ArrayInput | None = None,
 ) -> dict[str, Any]:
     """Two-layer linear net ``W2 W1 x``; params ``{"W1": (hidden, d_in), "W2": (d_out, hidden)}``.
 
@@ -155,6 +171,8 @@ def init_linear(
 
 def linear_apply(params: dict[str, Any], x: Float[Array, " d_in"]) -> Float[Array, " d_out"]:
     """Two-layer linear net ``W2 W1 x``."""
+    _need(params, ("W1", "W2"), "init_linear")
+    _vector_in("x", x, jnp.shape(params["W1"])[-1])
     return params["W2"] @ (params["W1"] @ x)
 
 
@@ -165,6 +183,7 @@ def init_relu_scalar(key: PRNGKey, hidden: int, scale: Scale, scheme: str = "ran
     ``random``: w, b, a iid N(0, scale); ``balanced``: |a_h| = ||(w_h, b_h)|| = sqrt(scale) with random signs and
     directions (each unit's two layers balanced). The output bias ``c`` starts at 0.
     """
+    check_key("key", key)
     check_int("hidden", hidden, minimum=1)
     check_choice("scheme", scheme, ("random", "balanced"))
     _check_scale(scale)
@@ -181,12 +200,16 @@ def init_relu_scalar(key: PRNGKey, hidden: int, scale: Scale, scheme: str = "ran
 
 def relu_scalar_apply(params: dict[str, Any], x: Float[Array, ""]) -> Float[Array, ""]:
     """``Σ_h a_h relu(w_h x + b_h) + c`` for one scalar input."""
+    _need(params, ("w", "b", "a", "c"), "init_relu_scalar")
+    if jnp.ndim(x) != 0:
+        raise ValueError(f"x: expected one scalar input (batch with jax.vmap), received shape {jnp.shape(x)}")
     return jnp.dot(params["a"], jax.nn.relu(params["w"] * x + params["b"])) + params["c"]
 
 
 def init_relu(key: PRNGKey, d_in: int, hidden: int, d_out: int, scale: Scale) -> dict[str, Any]:
     """Vector-input ReLU net ``f(x) = A relu(W x + b)``: W (hidden, d_in), b (hidden,), A (d_out, hidden), iid N(0,
     scale²/fan_in)."""
+    check_key("key", key)
     for n, v in (("d_in", d_in), ("hidden", hidden), ("d_out", d_out)):
         check_int(n, v, minimum=1)
     _check_scale(scale)
@@ -200,6 +223,8 @@ def init_relu(key: PRNGKey, d_in: int, hidden: int, d_out: int, scale: Scale) ->
 
 def relu_apply(params: dict[str, Any], x: Float[Array, " d_in"]) -> Float[Array, " d_out"]:
     """``A relu(W x + b)``."""
+    _need(params, ("W", "b", "A"), "init_relu")
+    _vector_in("x", x, jnp.shape(params["W"])[-1])
     return params["A"] @ jax.nn.relu(params["W"] @ x + params["b"])
 
 
@@ -210,6 +235,7 @@ def init_cnn(key: PRNGKey, kernels: int, kernel_size: int, channels: int, scale:
     Params ``{"w": (kernels, kernel_size), "a": (channels, kernels)}``, iid N(0, scale/ fan_in) per layer so the
     end-to-end map is O(scale).
     """
+    check_key("key", key)
     for n, v in (("kernels", kernels), ("kernel_size", kernel_size), ("channels", channels)):
         check_int(n, v, minimum=1)
     _check_scale(scale)
@@ -231,6 +257,9 @@ def cnn_apply(
     params: dict[str, Any], x: Float[Array, " n"], activation: str = "linear"
 ) -> Float[Array, "c n"]:
     """``f_c(x)_i = Σ_k a_{ck} σ((w_k ⋆ x)_i)`` with circular cross-correlation; σ = identity or ReLU."""
+    _need(params, ("w", "a"), "init_cnn")
+    if jnp.ndim(x) != 1:
+        raise ValueError(f"x: expected one 1D signal (n,) (batch with jax.vmap), received shape {jnp.shape(x)}")
     patches = _circular_patches(x, params["w"].shape[1])  # (n, k)
     h = patches @ params["w"].T  # (n, K)
     if activation == "relu":
@@ -246,6 +275,7 @@ def init_attention_separate(key: PRNGKey, dim: int, heads: int, scale: Scale) ->
 
     Each factor has entries N(0, scale^(2/3)/D) so the head's product ``v q kᵀ`` is O(scale).
     """
+    check_key("key", key)
     check_int("dim", dim, minimum=1)
     check_int("heads", heads, minimum=1)
     _check_scale(scale)
@@ -260,6 +290,7 @@ def init_attention_separate(key: PRNGKey, dim: int, heads: int, scale: Scale) ->
 
 def init_attention_merged(key: PRNGKey, dim: int, heads: int, scale: Scale) -> dict[str, Any]:
     """Linear attention with a merged key-query matrix per head: ``{"v": (H,), "W": (H, D, D)}``, product O(scale)."""
+    check_key("key", key)
     check_int("dim", dim, minimum=1)
     check_int("heads", heads, minimum=1)
     _check_scale(scale)
@@ -272,7 +303,10 @@ def init_attention_merged(key: PRNGKey, dim: int, heads: int, scale: Scale) -> d
 
 
 def _context_moment(x: Any) -> tuple[Array, Array]:
-    xs, ys, xq = x
+    if not isinstance(x, tuple | list) or len(x) != 3:
+        raise ValueError("x: expected one in-context sample (xs (N, D), ys (N,), x_query (D,)), received "
+                         f"{type(x).__name__}")
+    xs, ys, xq = (jnp.asarray(a) for a in x)
     if xs.ndim != 2 or ys.ndim != 1 or xq.ndim != 1:
         raise ValueError(
             "x: expected one in-context sample (xs (N, D), ys (N,), x_query (D,)), received shapes "
@@ -288,12 +322,14 @@ def attention_separate_apply(params: dict[str, Any], x: Any) -> Float[Array, ""]
     (the value/key/query blocks that act on the label token; Zhang et al. 2025, "Training dynamics of in-context
     learning in linear attention").
     """
+    _need(params, ("v", "k", "q"), "init_attention_separate")
     h, xq = _context_moment(x)
     return jnp.sum(params["v"] * (params["k"] @ h) * (params["q"] @ xq))
 
 
 def attention_merged_apply(params: dict[str, Any], x: Any) -> Float[Array, ""]:
     """Same read-out with a merged key-query matrix per head: ``ŷ = Σ_h v_h hᵀ W_h x_q``."""
+    _need(params, ("v", "W"), "init_attention_merged")
     h, xq = _context_moment(x)
     return jnp.einsum("h,i,hij,j->", params["v"], h, params["W"], xq)
 
@@ -301,6 +337,7 @@ def attention_merged_apply(params: dict[str, Any], x: Any) -> Float[Array, ""]:
 # ------------------------------------------------------------------------------------------------ quadratic/diagonal
 def init_quadratic(key: PRNGKey, d_in: int, hidden: int, scale: Scale) -> dict[str, Any]:
     """Quadratic-activation net ``f(x) = Σ_h a_h (w_h · x)²``; entries of W N(0, scale^(2/3)/d_in), a N(0, scale^(2/3))."""
+    check_key("key", key)
     check_int("d_in", d_in, minimum=1)
     check_int("hidden", hidden, minimum=1)
     _check_scale(scale)
@@ -314,6 +351,8 @@ def init_quadratic(key: PRNGKey, d_in: int, hidden: int, scale: Scale) -> dict[s
 
 def quadratic_apply(params: dict[str, Any], x: Float[Array, " d_in"]) -> Float[Array, ""]:
     """``Σ_h a_h (w_h · x)²``."""
+    _need(params, ("W", "a"), "init_quadratic")
+    _vector_in("x", x, jnp.shape(params["W"])[-1])
     return jnp.dot(params["a"], (params["W"] @ x) ** 2)
 
 
@@ -327,6 +366,8 @@ def init_diagonal(d: int, scale: Scale) -> dict[str, Any]:
 
 def diagonal_apply(params: dict[str, Any], x: Float[Array, " d"]) -> Float[Array, ""]:
     """``⟨u ⊙ v, x⟩``."""
+    _need(params, ("u", "v"), "init_diagonal")
+    _vector_in("x", x, jnp.shape(params["u"])[-1])
     return jnp.dot(params["u"] * params["v"], x)
 
 
@@ -340,6 +381,9 @@ def mse_loss(apply: Callable[..., Any], params: Any, inputs: Any, targets: Any) 
             f"inputs, targets: expected the same number of samples along axis 0, received inputs leading sizes "
             f"{sorted(sizes)} and targets shape {np.shape(targets)}"
         )
+    for i, leaf in enumerate(jax.tree.leaves(inputs)):
+        check_finite(f"inputs (leaf {i})", leaf)
+    check_finite("targets", targets)
     pred = jax.vmap(lambda x: apply(params, x))(inputs)
     if pred.shape != jnp.shape(targets):
         raise ValueError(

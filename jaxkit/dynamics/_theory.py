@@ -22,7 +22,7 @@ unit (all weights zero) or by splitting a unit (copy its input weights; share it
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import diffrax
 import jax
@@ -30,8 +30,16 @@ import jax.numpy as jnp
 import numpy as np
 from scipy import integrate, optimize
 
-from jaxkit._typing import Array, ArrayLike, Float
-from jaxkit._validate import check_choice, check_int, check_positive, check_range
+from jaxkit._typing import Array, ArrayInput, Float
+from jaxkit._validate import (
+    as_float64,
+    as_float_array,
+    check_choice,
+    check_finite,
+    check_int,
+    check_positive,
+    check_range,
+)
 
 __all__ = [
     "DiagonalJumps",
@@ -50,24 +58,36 @@ __all__ = [
 
 
 def _pos(name: str, x: Any) -> np.ndarray:
-    arr = np.asarray(x, dtype=float)
+    arr = as_float64(name, x)
+    if arr.size == 0:
+        raise ValueError(f"{name}: expected at least one value, received shape {arr.shape}")
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
         raise ValueError(f"{name}: expected finite values > 0, received {arr.tolist()}")
     return arr
 
 
+def _vector(name: str, x: Any) -> np.ndarray:
+    arr = as_float64(name, x)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name}: expected a non-empty 1D array, received shape {arr.shape}")
+    check_finite(name, arr)
+    return arr
+
+
 # --------------------------------------------------------------------------------------------------- two-layer Saxe
-def saxe_mode(t: ArrayLike, s: ArrayLike, u0: ArrayLike, tau: float = 1.0) -> Array:
+def saxe_mode(t: ArrayInput, s: ArrayInput, u0: ArrayInput, tau: float = 1.0) -> Array:
     """Mode strength ``u(t) = s e^{2st/τ} / (e^{2st/τ} − 1 + s/u0)`` (broadcasts over t, s, u0)."""
     _pos("s", s)
     _pos("u0", u0)
     check_positive("tau", tau)
-    t, s, u0 = jnp.asarray(t), jnp.asarray(s), jnp.asarray(u0)
+    t = as_float_array("t", t)
+    check_finite("t", t)
+    s, u0 = jnp.asarray(s), jnp.asarray(u0)
     # numerically stable form: s / (1 + (s/u0 − 1) e^{−2st/τ})
     return s / (1.0 + (s / u0 - 1.0) * jnp.exp(-2.0 * s * t / tau))
 
 
-def saxe_half_time(s: ArrayLike, u0: ArrayLike, tau: float = 1.0) -> Array:
+def saxe_half_time(s: ArrayInput, u0: ArrayInput, tau: float = 1.0) -> Array:
     """Time at which mode ``s`` reaches ``s/2``: ``(τ/2s) ln(s/u0 − 1)`` (requires u0 < s/2)."""
     s_, u0_ = _pos("s", s), _pos("u0", u0)
     if np.any(u0_ >= s_ / 2):
@@ -79,29 +99,29 @@ def saxe_half_time(s: ArrayLike, u0: ArrayLike, tau: float = 1.0) -> Array:
     return tau / (2 * s) * jnp.log(s / u0 - 1.0)
 
 
-def plateau_losses(s: ArrayLike) -> Array:
+def plateau_losses(s: ArrayInput) -> Array:
     """Loss levels ``½ Σ_{i>k} s_i²`` for k = 0 … r (s sorted decreasingly first); the last entry is 0."""
-    s = np.sort(np.abs(np.asarray(s, dtype=float)))[::-1]
+    s = np.sort(np.abs(_vector("s", s)))[::-1]
     tails = np.concatenate([np.cumsum((s**2)[::-1])[::-1], [0.0]])
     return jnp.asarray(0.5 * tails)
 
 
-def plateau_shift(s: ArrayLike, factor: float = 10.0, tau: float = 1.0) -> Array:
+def plateau_shift(s: ArrayInput, factor: float = 10.0, tau: float = 1.0) -> Array:
     """Delay of mode s when the init scale is divided by ``factor``: ``(τ/2s) ln(factor)``."""
     check_positive("factor", factor)
     check_positive("tau", tau)
     return tau / (2 * jnp.asarray(_pos("s", s))) * np.log(factor)
 
 
-def learning_order(strengths: ArrayLike) -> np.ndarray:
+def learning_order(strengths: ArrayInput) -> np.ndarray:
     """Predicted order in which modes/components are learned: indices by decreasing strength (singular value of
     Σ_yx for linear nets, eigenvalue of the input covariance for linear attention)."""
-    return np.argsort(-np.asarray(strengths, dtype=float), kind="stable")
+    return np.argsort(-_vector("strengths", strengths), kind="stable")
 
 
 # ------------------------------------------------------------------------------------------------------ deep linear
 def deep_linear_mode(
-    t: Float[Array, " T"] | np.ndarray, s: ArrayLike, u0: ArrayLike, depth: int, tau: float = 1.0
+    t: Float[Array, " T"] | ArrayInput, s: ArrayInput, u0: ArrayInput, depth: int, tau: float = 1.0
 ) -> Array:
     """Solve the depth-N mode ODE ``τ du/dt = N u^{2−2/N}(s − u)`` at times ``t`` (diffrax, Tsit5, tight tolerances).
 
@@ -110,9 +130,12 @@ def deep_linear_mode(
     check_int("depth", depth, minimum=2)
     check_positive("tau", tau)
     s_, u0_ = np.broadcast_arrays(_pos("s", s), _pos("u0", u0))
-    t = jnp.asarray(t)
-    if t.ndim != 1:
-        raise ValueError(f"t: expected a 1D array of times, received shape {t.shape}")
+    t = as_float_array("t", t)
+    if t.ndim != 1 or t.shape[0] < 1:
+        raise ValueError(f"t: expected a non-empty 1D array of times, received shape {t.shape}")
+    check_finite("t", t)
+    if not np.all(np.diff(np.asarray(t)) > 0):
+        raise ValueError("t: expected strictly increasing times")
     return _deep_mode_solve(t, jnp.asarray(s_, t.dtype), jnp.asarray(u0_, t.dtype), float(depth), float(tau))
 
 
@@ -143,6 +166,7 @@ def deep_linear_half_time(s: float, u0: float, depth: int, tau: float = 1.0) -> 
     check_int("depth", depth, minimum=2)
     check_positive("s", s)
     check_positive("u0", u0)
+    check_positive("tau", tau)
     if u0 >= s / 2:
         raise ValueError(f"u0: expected a value below s/2 = {s / 2}, received {u0}")
     n = float(depth)
@@ -159,16 +183,17 @@ def deep_linear_half_time(s: float, u0: float, depth: int, tau: float = 1.0) -> 
 
 
 # ---------------------------------------------------------------------------------------------------- fixed points
-def linear_fixed_point(sigma_yx: Float[Array, "d_out d_in"], modes: Any, hidden: int) -> dict[str, Array]:
+def linear_fixed_point(sigma_yx: Float[Array, "d_out d_in"] | ArrayInput, modes: Any, hidden: int) -> dict[str, Array]:
     """Critical point of the two-layer linear net that has learned exactly the SVD modes ``modes`` of Σ_yx.
 
     ``W1 = [diag(√s_S) V_Sᵀ; 0]``, ``W2 = [U_S diag(√s_S), 0]`` (the width-|S| solution embedded into width
     ``hidden`` with silent units). Its loss is ``½ Σ_{i∉S} s_i²``; it is a saddle when an unlearned mode with
     s > 0 exists and ``hidden > |S|``.
     """
-    sigma_yx = jnp.asarray(sigma_yx)
-    if sigma_yx.ndim != 2:
-        raise ValueError(f"sigma_yx: expected a matrix (d_out, d_in), received shape {sigma_yx.shape}")
+    sigma_yx = as_float_array("sigma_yx", sigma_yx)
+    if sigma_yx.ndim != 2 or sigma_yx.size == 0:
+        raise ValueError(f"sigma_yx: expected a non-empty matrix (d_out, d_in), received shape {sigma_yx.shape}")
+    check_finite("sigma_yx", sigma_yx)
     modes = [int(m) for m in np.atleast_1d(np.asarray(modes, dtype=int))] if np.size(modes) else []
     check_int("hidden", hidden, minimum=1)
     r = min(sigma_yx.shape)
@@ -207,11 +232,19 @@ def embed_unit(
     missing = [k for k in unit_spec if k not in params]
     if missing:
         raise ValueError(f"unit_spec: names {missing} are not in params (keys {sorted(params)})")
+    check_int("unit", unit, minimum=0)
     out = dict(params)
+    widths = set()
     for name, (axis, role) in unit_spec.items():
         check_choice(f"unit_spec[{name!r}] role", role, ("in", "out"))
-        p = jnp.asarray(params[name])
+        p = as_float_array(f"params[{name!r}]", params[name])
+        check_finite(f"params[{name!r}]", p)
+        if not -p.ndim <= axis < p.ndim:
+            raise ValueError(f"unit_spec[{name!r}]: axis {axis} is out of range for shape {p.shape}")
         width = p.shape[axis]
+        widths.add(width)
+        if len(widths) > 1:
+            raise ValueError(f"unit_spec: the hidden axes have different widths {sorted(widths)}")
         if method == "zero":
             new = jnp.zeros_like(jnp.take(p, jnp.array([0]), axis=axis))
             out[name] = jnp.concatenate([p, new], axis=axis)
@@ -230,14 +263,16 @@ def embed_unit(
 # -------------------------------------------------------------------------------------------------- diagonal nets
 class DiagonalJumps(NamedTuple):
     """Output of :func:`diagonal_jumps`: accelerated jump times ``t̃_k`` (k = 1…K), the saddles ``β_k`` visited
-    after each jump (``saddles[0] = 0``), their losses, the dual variable ``s`` at each jump and the coordinate
-    that activates at each jump."""
+    after each jump (``saddles[0] = 0``), their losses, the dual variable ``s`` at each jump, the coordinate
+    that activates at each jump, and ``complete`` (the algorithm reached a critical point; False only with
+    ``on_failure="flag"`` when ``max_jumps`` ran out)."""
 
     times: np.ndarray
     saddles: np.ndarray
     losses: np.ndarray
     duals: np.ndarray
     coords: np.ndarray
+    complete: bool = True
 
 
 def _sq_loss(X: np.ndarray, y: np.ndarray, beta: np.ndarray) -> float:
@@ -245,10 +280,11 @@ def _sq_loss(X: np.ndarray, y: np.ndarray, beta: np.ndarray) -> float:
 
 
 def diagonal_jumps(
-    X: Float[Array, "n d"] | np.ndarray,
-    y: Float[Array, " n"] | np.ndarray,
+    X: Float[Array, "n d"] | ArrayInput,
+    y: Float[Array, " n"] | ArrayInput,
     max_jumps: int = 100,
     tol: float = 1e-10,
+    on_failure: Literal["raise", "flag"] = "raise",
 ) -> DiagonalJumps:
     """Pesme & Flammarion (2023) saddle-jump algorithm for ``L(β) = 1/(2n)||y − Xβ||²``.
 
@@ -258,19 +294,26 @@ def diagonal_jumps(
     (3) β ← argmin L(β) s.t. β_i ≥ 0 if s_i = 1, β_i ≤ 0 if s_i = −1, β_i = 0 otherwise.
     Times are in units ``t / ln(1/α)`` for the flow of ``β = u ⊙ v`` from ``u = √2α, v = 0``
     (:func:`jaxkit.dynamics.init_diagonal`).
+
+    Raises ``SolveError`` if ``max_jumps`` jumps do not reach a critical point (``on_failure="flag"``: returns
+    the jumps so far with ``complete=False``).
     """
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:
-        raise ValueError(f"X, y: expected shapes (n, d) and (n,), received {X.shape} and {y.shape}")
+    X, y = _regression("X", X, "y", y)
+    check_int("max_jumps", max_jumps, minimum=1)
+    check_positive("tol", tol)
+    check_choice("on_failure", on_failure, ("raise", "flag"))
     n, d = X.shape
+    complete = False
     beta = np.zeros(d)
     s = np.zeros(d)
     t = 0.0
     times, saddles, losses, duals, coords = [], [beta.copy()], [_sq_loss(X, y, beta)], [], []
-    for _ in range(max_jumps):
+    for _ in range(max_jumps + 1):
         g = -X.T @ (y - X @ beta) / n
         if np.max(np.abs(g)) < tol:
+            complete = True
+            break
+        if len(times) == max_jumps:
             break
         pushing_out = ((s >= 1 - 1e-12) & (g < 0)) | ((s <= -1 + 1e-12) & (g > 0))
         valid = (np.abs(g) > tol) & ~pushing_out
@@ -280,6 +323,7 @@ def diagonal_jumps(
         i = int(np.argmin(delta))
         dlt = float(delta[i])
         if not np.isfinite(dlt):
+            complete = True  # no coordinate can move: β is optimal on the constraint set it can reach
             break
         t += dlt
         s = s - dlt * g
@@ -300,19 +344,32 @@ def diagonal_jumps(
         losses.append(_sq_loss(X, y, beta))
         duals.append(s.copy())
         coords.append(i)
+    if not complete and on_failure == "raise":
+        from ._flow import SolveError
+
+        raise SolveError(f"diagonal_jumps: {max_jumps} jumps did not reach a critical point (gradient "
+                         f"{np.max(np.abs(g)):.3g} > tol {tol}); raise max_jumps or pass on_failure='flag'")
     return DiagonalJumps(
-        np.array(times), np.array(saddles), np.array(losses), np.array(duals), np.array(coords)
+        np.array(times), np.array(saddles), np.array(losses), np.array(duals), np.array(coords), complete
     )
 
 
+def _regression(xname: str, X: Any, yname: str, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    X = as_float64(xname, X)
+    y = as_float64(yname, y)
+    if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0] or X.size == 0:
+        raise ValueError(f"{xname}, {yname}: expected shapes (n, d) and (n,) with n, d >= 1, received {X.shape} "
+                         f"and {y.shape}")
+    check_finite(xname, X)
+    check_finite(yname, y)
+    return X, y
+
+
 def min_l1_interpolator(
-    X: Float[Array, "n d"] | np.ndarray, y: Float[Array, " n"] | np.ndarray
+    X: Float[Array, "n d"] | ArrayInput, y: Float[Array, " n"] | ArrayInput
 ) -> np.ndarray:
     """``argmin ||β||₁ s.t. Xβ = y`` by linear programming (scipy ``linprog``, β = p − m with p, m ≥ 0)."""
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:
-        raise ValueError(f"X, y: expected shapes (n, d) and (n,), received {X.shape} and {y.shape}")
+    X, y = _regression("X", X, "y", y)
     d = X.shape[1]
     res = optimize.linprog(np.ones(2 * d), A_eq=np.hstack([X, -X]), b_eq=y, bounds=(0, None), method="highs")
     if not res.success:

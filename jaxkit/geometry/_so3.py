@@ -10,6 +10,14 @@ Rodrigues: ``exp(hat v) = I + sin(w)/w hat(v) + (1 - cos w)/w^2 hat(v)^2``. The 
 ``omega <= 2 pi/3`` (Taylor ``omega/sin omega`` near 0) and the symmetric part ``(R + R^T)/2 - cos(omega) I =
 (1 - cos omega) a a^T`` for the axis near ``pi``. The geodesic distance for the bi-invariant metric with
 ``|hat v| = |v|`` is the rotation angle of ``R_1^T R_2``.
+
+Input checks. Every public function accepts lists, NumPy and JAX arrays, checks shapes and dtypes (integers are
+promoted to floats, complex is refused) and, on concrete inputs, that values are finite and that matrices passed
+as rotations are rotations (``R^T R = I`` and ``det R = +1`` within ``atol = 1e-4``;
+:func:`jaxkit.geometry.so3.check_rotation`), raising ``ValueError``/``TypeError`` that names the argument. Inside
+``jax.jit`` values are unknown, so only shapes and dtypes are checked there: check concrete inputs before the jit
+boundary (``check_rotation``), or wrap them with ``jaxkit``'s ``eqx.error_if`` based check where a traced check
+is needed.
 """
 
 from __future__ import annotations
@@ -20,9 +28,20 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, ArrayLike, PRNGKeyArray
+from jaxtyping import Array, PRNGKeyArray
 
-from jaxkit._validate import check_trailing_shape
+from jaxkit._typing import ArrayInput
+from jaxkit._validate import (
+    ROTATION_ATOL,
+    as_float_array,
+    check_finite,
+    check_key,
+    check_norm,
+    check_shape_tuple,
+    check_trailing_shape,
+    rotation_errors,
+)
+from jaxkit._validate import check_rotation as _check_rotation
 
 __all__ = [
     "rotation_from_uniforms",
@@ -46,63 +65,84 @@ __all__ = [
 ]
 
 
-def is_rotation(R: ArrayLike, atol: float = 1e-4) -> np.ndarray:
-    """Concrete check (NumPy): ``R^T R = I`` and ``det R = +1`` within ``atol``, per matrix."""
-    R = np.asarray(R, dtype=np.float64)
+def is_rotation(R: ArrayInput, atol: float = ROTATION_ATOL) -> np.ndarray:
+    """Concrete check (NumPy): ``R^T R = I`` and ``det R = +1`` within ``atol``, per matrix (``False`` for NaN/inf)."""
     check_trailing_shape("R", R, (3, 3))
-    orth = np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)).max(axis=(-1, -2)) <= atol
-    return np.asarray(orth & (np.abs(np.linalg.det(R) - 1.0) <= atol) & np.all(np.isfinite(R), axis=(-1, -2)))
+    orth, det = rotation_errors(R)
+    with np.errstate(invalid="ignore"):
+        return np.asarray((orth <= atol) & (np.abs(det - 1.0) <= atol))
 
 
-def check_rotation(name: str, R: Any, atol: float = 1e-4) -> None:
-    """Raise ``ValueError`` unless ``R`` has shape ``(..., 3, 3)`` and (when concrete) holds rotations."""
-    check_trailing_shape(name, R, (3, 3))
-    if isinstance(R, jax.core.Tracer):
-        return
-    ok = is_rotation(R, atol)
-    if not np.all(ok):
-        bad = int(np.size(ok) - np.count_nonzero(ok))
-        Rn = np.asarray(R, dtype=np.float64)
-        err = np.abs(np.swapaxes(Rn, -1, -2) @ Rn - np.eye(3)).max()
-        det = np.linalg.det(Rn)
-        raise ValueError(
-            f"{name}: expected rotation matrices (R^T R = I, det R = +1 within {atol}), received {bad} of "
-            f"{np.size(ok)} that are not (max |R^T R - I| = {err:.3g}, det range [{np.min(det):.3g}, {np.max(det):.3g}])"
-        )
+def check_rotation(name: str, R: Any, atol: float = ROTATION_ATOL) -> None:
+    """Raise ``ValueError`` unless ``R`` has shape ``(..., 3, 3)`` and (when concrete) holds finite rotations
+    (``R^T R = I``, ``det R = +1`` within ``atol``). Shapes only on tracers."""
+    _check_rotation(name, R, atol)
 
 
-def hat(v: ArrayLike) -> Array:
+def _vectors(name: str, v: Any, n: int) -> Array:
+    v = as_float_array(name, v)
+    check_trailing_shape(name, v, (n,))
+    check_finite(name, v)
+    return v
+
+
+def _rotations(name: str, R: Any) -> Array:
+    R = as_float_array(name, R)
+    _check_rotation(name, R)
+    return R
+
+
+def _matrices(name: str, M: Any) -> Array:
+    M = as_float_array(name, M)
+    check_trailing_shape(name, M, (3, 3))
+    check_finite(name, M)
+    return M
+
+
+def hat(v: ArrayInput) -> Array:
     """``(..., 3) -> (..., 3, 3)`` skew-symmetric matrix with ``hat(v) x = v x x``."""
-    v = jnp.asarray(v)
-    check_trailing_shape("v", v, (3,))
+    return _hat(_vectors("v", v, 3))
+
+
+def _hat(v: Array) -> Array:
     x, y, z = v[..., 0], v[..., 1], v[..., 2]
     o = jnp.zeros_like(x)
     return jnp.stack([jnp.stack([o, -z, y], -1), jnp.stack([z, o, -x], -1), jnp.stack([-y, x, o], -1)], -2)
 
 
-def vee(M: ArrayLike) -> Array:
+def vee(M: ArrayInput) -> Array:
     """Inverse of :func:`hat` on the skew part: ``(..., 3, 3) -> (..., 3)``, ``vee((M - M^T)/2)``."""
-    M = jnp.asarray(M)
-    check_trailing_shape("M", M, (3, 3))
+    return _vee(_matrices("M", M))
+
+
+def _vee(M: Array) -> Array:
     return 0.5 * jnp.stack(
         [M[..., 2, 1] - M[..., 1, 2], M[..., 0, 2] - M[..., 2, 0], M[..., 1, 0] - M[..., 0, 1]], -1
     )
 
 
+@jax.custom_jvp
+def _norm(v: Array) -> Array:
+    """``|v|`` along the last axis; its derivative at ``v = 0`` is 0 (plain ``sqrt`` gives ``inf * 0 = NaN``)."""
+    return jnp.sqrt(jnp.sum(v * v, axis=-1))
+
+
+@_norm.defjvp
+def _norm_jvp(primals: tuple[Array], tangents: tuple[Array]) -> tuple[Array, Array]:
+    (v,), (dv,) = primals, tangents
+    n = _norm(v)
+    pos = n > 0
+    return n, jnp.where(pos, jnp.sum(v * dv, axis=-1) / jnp.where(pos, n, 1.0), 0.0)
+
+
 def _safe_norm(v: Array) -> tuple[Array, Array]:
-    sq = jnp.sum(v * v, axis=-1)
-    small = sq < 1e-20
-    n = jnp.sqrt(jnp.where(small, 1.0, sq))
-    return jnp.where(small, jnp.sqrt(sq), n), small
+    n = _norm(v)
+    return n, n < 1e-10
 
 
-def exp(v: ArrayLike) -> Array:
+def exp(v: ArrayInput) -> Array:
     """Rotation vector ``(..., 3)`` to rotation matrix (Rodrigues, Taylor series for small angles)."""
-    v = jnp.asarray(v)
-    check_trailing_shape("v", v, (3,))
-    if not jnp.issubdtype(v.dtype, jnp.floating):
-        v = v.astype(jnp.result_type(float))
-    return _exp(v)
+    return _exp(_vectors("v", v, 3))
 
 
 @jax.jit
@@ -133,50 +173,79 @@ def _rodrigues(x: Array, y: Array, z: Array, a: Array, b: Array, th2: Array) -> 
     )
 
 
-def uniform_axis(u1: Array, u2: Array) -> tuple[Array, Array, Array]:
+def _uniforms(**named: Any) -> list[Array]:
+    out = []
+    for name, u in named.items():
+        u = as_float_array(name, u)
+        check_finite(name, u)
+        if not isinstance(u, jax.core.Tracer) and (bool(jnp.any(u < 0)) or bool(jnp.any(u > 1))):
+            raise ValueError(f"{name}: expected U(0, 1) variates in [0, 1], received values in "
+                             f"[{float(jnp.min(u)):.4g}, {float(jnp.max(u)):.4g}]")
+        out.append(u)
+    return out
+
+
+def uniform_axis(u1: ArrayInput, u2: ArrayInput) -> tuple[Array, Array, Array]:
     """Uniform unit vector from two U(0, 1) variates (Archimedes: ``z = 2 u1 - 1`` is uniform, azimuth ``2 pi u2``)."""
+    return _uniform_axis(*_uniforms(u1=u1, u2=u2))
+
+
+def _uniform_axis(u1: Array, u2: Array) -> tuple[Array, Array, Array]:
     z = 2.0 * u1 - 1.0
     r = jnp.sqrt(jnp.maximum(1.0 - z * z, 0.0))
     phi = (2.0 * np.pi) * u2
     return r * jnp.cos(phi), r * jnp.sin(phi), z
 
 
-def rotation_from_uniforms(u1: Array, u2: Array, omega: Array) -> Array:
+def rotation_from_uniforms(u1: ArrayInput, u2: ArrayInput, omega: ArrayInput) -> Array:
     """Rotation by ``omega`` about the uniform axis drawn from ``(u1, u2)`` (see :func:`uniform_axis`)."""
-    x, y, z = uniform_axis(u1, u2)
+    u1, u2 = _uniforms(u1=u1, u2=u2)
+    omega = as_float_array("omega", omega)
+    check_finite("omega", omega)
+    return _rotation_from_uniforms(u1, u2, omega)
+
+
+def _rotation_from_uniforms(u1: Array, u2: Array, omega: Array) -> Array:
+    x, y, z = _uniform_axis(u1, u2)
     return _rodrigues(x, y, z, jnp.sin(omega), 1.0 - jnp.cos(omega), jnp.ones_like(omega))
 
 
-def from_axis_angle(axis: ArrayLike, angle_: ArrayLike) -> Array:
-    """Rotation by ``angle`` about the unit ``axis``."""
-    axis = jnp.asarray(axis)
-    return exp(axis * jnp.asarray(angle_)[..., None])
+def from_axis_angle(axis: ArrayInput, angle_: ArrayInput) -> Array:
+    """Rotation by ``angle`` about the unit ``axis`` (``(..., 3)``, norm 1 within 1e-4; broadcasts with
+    ``angle``)."""
+    axis = _vectors("axis", axis, 3)
+    check_norm("axis", axis, unit=True)
+    angle_ = as_float_array("angle", angle_)
+    check_finite("angle", angle_)
+    try:
+        v = axis * angle_[..., None]
+    except (TypeError, ValueError):
+        raise ValueError(f"angle: expected a shape broadcastable with axis {axis.shape[:-1]}, received "
+                         f"{angle_.shape}") from None
+    return _exp(v)
 
 
-def angle(R: ArrayLike) -> Array:
+def angle(R: ArrayInput) -> Array:
     """Rotation angle in ``[0, pi]``, ``atan2(|vee(R - R^T)|/2, (tr R - 1)/2)``."""
-    R = jnp.asarray(R)
-    check_trailing_shape("R", R, (3, 3))
-    return _angle(R)
+    return _angle(_rotations("R", R))
 
 
 @jax.jit
 def _angle(R: Array) -> Array:
-    s, _ = _safe_norm(vee(R))
+    s, _ = _safe_norm(_vee(R))
     c = 0.5 * (jnp.trace(R, axis1=-2, axis2=-1) - 1.0)
     return jnp.arctan2(s, c)
 
 
-def log(R: ArrayLike) -> Array:
-    """Rotation matrix to rotation vector ``(..., 3)`` with angle in ``[0, pi]``; stable near 0 and ``pi``."""
-    R = jnp.asarray(R)
-    check_trailing_shape("R", R, (3, 3))
-    return _log(R)
+def log(R: ArrayInput) -> Array:
+    """Rotation matrix to rotation vector ``(..., 3)`` with angle in ``[0, pi]``; stable near 0 and ``pi``, and
+    differentiable at the identity (the gradient of ``log(exp(v))`` at ``v = 0`` is the identity)."""
+    return _log(_rotations("R", R))
 
 
 @jax.jit
 def _log(R: Array) -> Array:
-    w = vee(R)  # = sin(omega) * axis
+    w = _vee(R)  # = sin(omega) * axis
     s, _ = _safe_norm(w)
     c = 0.5 * (jnp.trace(R, axis1=-2, axis2=-1) - 1.0)
     om = jnp.arctan2(s, c)
@@ -201,30 +270,53 @@ def _log(R: Array) -> Array:
     return jnp.where(use2[..., None], v2, v1)
 
 
-def compose(R1: ArrayLike, R2: ArrayLike) -> Array:
-    """``R1 R2`` (apply ``R2`` first)."""
-    return jnp.matmul(jnp.asarray(R1), jnp.asarray(R2))
+def _broadcast(name: str, a: Array, b: Array, core: int) -> None:
+    try:
+        np.broadcast_shapes(a.shape[: a.ndim - core], b.shape[: b.ndim - core])
+    except ValueError:
+        raise ValueError(f"{name}: expected batch dimensions broadcastable with {a.shape[: a.ndim - core]}, "
+                         f"received shape {b.shape}") from None
 
 
-def inverse(R: ArrayLike) -> Array:
-    """``R^T``."""
-    return jnp.swapaxes(jnp.asarray(R), -1, -2)
+def compose(R1: ArrayInput, R2: ArrayInput) -> Array:
+    """``R1 R2`` (apply ``R2`` first); batch dimensions broadcast."""
+    R1, R2 = _rotations("R1", R1), _rotations("R2", R2)
+    _broadcast("R2", R1, R2, 2)
+    return jnp.matmul(R1, R2)
 
 
-def apply(R: ArrayLike, x: ArrayLike) -> Array:
-    """Rotate points ``x (..., 3)``: ``R x``."""
-    return jnp.einsum("...ij,...j->...i", jnp.asarray(R), jnp.asarray(x))
+def inverse(R: ArrayInput) -> Array:
+    """``R^T`` (the inverse of a rotation)."""
+    return jnp.swapaxes(_rotations("R", R), -1, -2)
 
 
-def geodesic_distance(R1: ArrayLike, R2: ArrayLike) -> Array:
+def apply(R: ArrayInput, x: ArrayInput) -> Array:
+    """Rotate points ``x (..., 3)``: ``R x`` (batch dimensions broadcast)."""
+    R, x = _rotations("R", R), _vectors("x", x, 3)
+    _broadcast2(R, x)
+    return jnp.einsum("...ij,...j->...i", R, x)
+
+
+def _broadcast2(R: Array, x: Array) -> None:
+    try:
+        np.broadcast_shapes(R.shape[:-2], x.shape[:-1])
+    except ValueError:
+        raise ValueError(f"x: expected batch dimensions broadcastable with R's {R.shape[:-2]}, received shape "
+                         f"{x.shape}") from None
+
+
+def geodesic_distance(R1: ArrayInput, R2: ArrayInput) -> Array:
     """Angle of ``R1^T R2`` in ``[0, pi]``."""
-    return angle(compose(inverse(R1), R2))
+    R1, R2 = _rotations("R1", R1), _rotations("R2", R2)
+    _broadcast("R2", R1, R2, 2)
+    return _angle(jnp.matmul(jnp.swapaxes(R1, -1, -2), R2))
 
 
-def from_quaternion(q: ArrayLike) -> Array:
-    """Unit quaternion ``(w, x, y, z)`` (normalised here) to rotation matrix."""
-    q = jnp.asarray(q)
-    check_trailing_shape("q", q, (4,))
+def from_quaternion(q: ArrayInput) -> Array:
+    """Quaternion ``(w, x, y, z)`` to rotation matrix; ``q`` is normalised here (any non-zero norm is accepted,
+    a zero quaternion is an error)."""
+    q = _vectors("q", q, 4)
+    check_norm("q", q, min_norm=1e-12)
     return _from_quaternion(q)
 
 
@@ -246,11 +338,9 @@ def _quaternion_matrix(w: Array, x: Array, y: Array, z: Array) -> Array:
     )
 
 
-def to_quaternion(R: ArrayLike) -> Array:
+def to_quaternion(R: ArrayInput) -> Array:
     """Rotation matrix to unit quaternion ``(w, x, y, z)`` with ``w >= 0`` (Shepperd's branch on the largest)."""
-    R = jnp.asarray(R)
-    check_trailing_shape("R", R, (3, 3))
-    return _to_quaternion(R)
+    return _to_quaternion(_rotations("R", R))
 
 
 @jax.jit
@@ -310,9 +400,11 @@ def random_uniform(key: PRNGKeyArray, shape: tuple[int, ...] = (), dtype: Any = 
     Shoemake's subgroup algorithm (Graphics Gems III, 1992): three ``U(0, 1)`` variates give a uniform unit
     quaternion ``(sqrt(1-u1) sin 2 pi u2, sqrt(1-u1) cos 2 pi u2, sqrt(u1) sin 2 pi u3, sqrt(u1) cos 2 pi u3)``;
     three random words per rotation instead of four Gaussians, and no normalisation."""
+    check_key("key", key)
+    shape = check_shape_tuple("shape", shape)
     dtype = dtype or jnp.result_type(float)
     _check_dtype("dtype", dtype)
-    return _random_uniform(key, tuple(shape), jnp.dtype(dtype))
+    return _random_uniform(key, shape, jnp.dtype(dtype))
 
 
 @partial(jax.jit, static_argnums=(1, 2))
@@ -325,14 +417,17 @@ def _random_uniform(key: PRNGKeyArray, shape: tuple[int, ...], dtype: Any) -> Ar
 
 
 def _check_dtype(name: str, dtype: Any) -> None:
-    if not jnp.issubdtype(jnp.dtype(dtype), jnp.floating):
+    try:
+        dtype = jnp.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{name}: expected a floating dtype, received {dtype!r}") from None
+    if not jnp.issubdtype(dtype, jnp.floating):
         raise TypeError(f"{name}: expected a floating dtype, received {jnp.dtype(dtype)}")
 
 
-def project(M: ArrayLike) -> Array:
+def project(M: ArrayInput) -> Array:
     """Nearest rotation in Frobenius norm (SVD with a determinant guard)."""
-    M = jnp.asarray(M)
-    check_trailing_shape("M", M, (3, 3))
+    M = _matrices("M", M)
     U, _, Vt = jnp.linalg.svd(M)
     d = jnp.sign(jnp.linalg.det(U @ Vt))
     D = jnp.ones(M.shape[:-1], M.dtype).at[..., -1].set(d)

@@ -1,12 +1,16 @@
-"""Shared training core: jit-compiled optax fit loop, atomic checkpoints, deterministic loaders, data parallelism."""
+"""Shared training core: jit-compiled optax fit loop, verified atomic checkpoints (orbax-checkpoint + SHA-256 over
+every byte), deterministic loaders, data parallelism."""
 
 from ._checkpoint import (
     CheckpointError,
     CheckpointManager,
+    CheckpointWarning,
     atomic_write_bytes,
     load_checkpoint,
+    read_checked_bytes,
     read_metadata,
     save_checkpoint,
+    write_checked_bytes,
 )
 from ._data import ArrayLoader, full_batch
 from ._ema import EmaState, ema_params, params_ema
@@ -18,6 +22,7 @@ __all__ = [
     "ArrayLoader",
     "CheckpointError",
     "CheckpointManager",
+    "CheckpointWarning",
     "EmaState",
     "FitResult",
     "atomic_write_bytes",
@@ -30,8 +35,10 @@ __all__ = [
     "load_checkpoint",
     "make_train_step",
     "params_ema",
+    "read_checked_bytes",
     "read_metadata",
     "replicate",
     "save_checkpoint",
     "shard_batch",
+    "write_checked_bytes",
 ]

@@ -1,59 +1,70 @@
-"""Atomic, checksummed checkpoints of training state.
+"""Checkpoints of training state, written with orbax-checkpoint and verified end to end.
 
-A checkpoint holds any pytree of arrays (model parameters, optimizer state, PRNG key, ...) plus a JSON-able
-metadata dict (step, data-iterator position, metric history). File layout::
+A checkpoint is a folder::
 
-    b"JAXKITCK1\\n" | 8-byte little-endian header length | header JSON | payload (.npz bytes)
+    <path>/state/          orbax ``StandardCheckpointer`` output (TensorStore/OCDBT): the array leaves
+    <path>/MANIFEST.jkx    jaxkit manifest: leaf paths, shapes, dtypes, PRNG-key impls, the metadata dict
+                           (step, history, ...), and the size and SHA-256 of every file under ``state/``
 
-The header records the payload length and its SHA-256, so a truncated or corrupted file is detected and reported
-with its path (:class:`CheckpointError`). Writes go to a temporary file in the same directory, are fsync'ed, then
-renamed over the destination (atomic on POSIX), and the directory is fsync'ed: a process killed at any moment
-leaves either the old or the new checkpoint, never a partial one. Older checkpoints are pruned only after the new
-one is durable, so no earlier checkpoint is lost to a failed write.
+The array leaves go through orbax-checkpoint, the JAX ecosystem's format (sharded and multi-host arrays, readable
+with ``orbax.checkpoint.StandardCheckpointer().restore(path / "state")``). Orbax has no end-to-end checksum
+(only an optional crc32c on zarr3 shard indices), so jaxkit adds one: the manifest lists every file's SHA-256
+and is itself stored by :func:`write_checked_bytes`, whose trailing SHA-256 covers every byte before it (magic,
+header and payload). Any change to any byte of any file, a missing or an extra file is detected on load and
+reported as :class:`CheckpointError` naming the file.
+
+Writes are atomic: the checkpoint is assembled in a hidden sibling folder, every file is fsync'ed, then the folder
+is renamed into place (and the parent folder fsync'ed); a process killed at any moment leaves either the old or
+the new checkpoint, never a partial one. :class:`CheckpointManager` keeps the newest ``keep`` checkpoints, prunes
+only after a new one is durable and, on restore, falls back from a damaged newest checkpoint to the newest valid
+one with a :class:`CheckpointWarning` naming the damaged folder.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import re
+import shutil
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
 import jax
 import numpy as np
 
-MAGIC = b"JAXKITCK1\n"
-_NAME = re.compile(r"^ckpt_(\d{9})\.jkc$")
+__all__ = [
+    "CheckpointError",
+    "CheckpointManager",
+    "CheckpointWarning",
+    "atomic_write_bytes",
+    "load_checkpoint",
+    "read_checked_bytes",
+    "read_metadata",
+    "save_checkpoint",
+    "write_checked_bytes",
+]
+
+FORMAT = "jaxkit-checkpoint/2"
+MANIFEST = "MANIFEST.jkx"
+STATE = "state"
+_BLOB_MAGIC = b"JAXKIT-CHECKED/1\n"
+_DIGEST = 32
+_NAME = re.compile(r"^ckpt_(\d{9})$")
+_LEGACY = re.compile(r"^ckpt_(\d{9})\.jkc$")
 
 
 class CheckpointError(RuntimeError):
-    """A checkpoint file is missing, truncated, corrupted or does not match the expected structure."""
+    """A checkpoint (or checked file) is missing, truncated, corrupted or does not match the expected structure."""
 
 
-def _key_to_data(leaf: Any) -> Any:
-    if isinstance(leaf, jax.Array) and jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
-        return {"__prng_key__": np.asarray(jax.random.key_data(leaf)), "impl": str(jax.random.key_impl(leaf))}
-    return leaf
+class CheckpointWarning(UserWarning):
+    """A damaged checkpoint was skipped in favour of an older valid one (or a damaged stage is recomputed)."""
 
 
-def _flatten(tree: Any) -> tuple[list[np.ndarray], list[dict | None]]:
-    leaves = jax.tree_util.tree_leaves(tree)
-    arrays, extras = [], []
-    for leaf in leaves:
-        leaf = _key_to_data(leaf)
-        if isinstance(leaf, dict) and "__prng_key__" in leaf:
-            arrays.append(leaf["__prng_key__"])
-            extras.append({"prng_impl": leaf["impl"]})
-        else:
-            arrays.append(np.asarray(jax.device_get(leaf)))
-            extras.append(None)
-    return arrays, extras
-
-
+# ------------------------------------------------------------------------------------------------ atomic + checked
 def _fsync_dir(path: Path) -> None:
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -85,146 +96,326 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     _fsync_dir(path.parent)
 
 
-def save_checkpoint(path: str | os.PathLike, tree: Any, metadata: dict | None = None) -> Path:
-    """Atomically write ``tree`` (a pytree of arrays) and ``metadata`` (JSON-able) to ``path``."""
-    arrays, extras = _flatten(tree)
-    buf = io.BytesIO()
-    np.savez(buf, **{f"a{i}": a for i, a in enumerate(arrays)})
-    payload = buf.getvalue()
-    header = {
-        "format": 1,
-        "n_leaves": len(arrays),
-        "shapes": [list(a.shape) for a in arrays],
-        "dtypes": [str(a.dtype) for a in arrays],
-        "extras": extras,
-        "payload_bytes": len(payload),
-        "sha256": hashlib.sha256(payload).hexdigest(),
-        "metadata": metadata or {},
-    }
-    hbytes = json.dumps(header).encode()
-    data = MAGIC + len(hbytes).to_bytes(8, "little") + hbytes + payload
-    atomic_write_bytes(path, data)
-    return Path(path)
+def write_checked_bytes(path: str | os.PathLike, data: bytes, *, kind: str, info: dict | None = None) -> None:
+    """Atomically write ``data`` with a header and a SHA-256 over every byte (see :func:`read_checked_bytes`).
+
+    Layout: ``magic | 8-byte header length | header JSON {kind, info, payload_bytes} | payload | SHA-256 of all
+    preceding bytes``. ``kind`` names what the file holds (``"stage"``, ``"checkpoint-manifest"``, ...);
+    ``info`` is a small JSON-able dict checked by the reader (e.g. the stage key)."""
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise TypeError(f"data: expected bytes, received {type(data).__name__}")
+    data = bytes(data)
+    header = json.dumps({"kind": kind, "info": info or {}, "payload_bytes": len(data)}, sort_keys=True).encode()
+    body = _BLOB_MAGIC + len(header).to_bytes(8, "little") + header + data
+    atomic_write_bytes(path, body + hashlib.sha256(body).digest())
 
 
-def _read(path: Path) -> tuple[dict, bytes]:
-    if not path.exists():
-        raise CheckpointError(f"checkpoint file {path} does not exist")
-    raw = path.read_bytes()
-    if not raw.startswith(MAGIC):
-        raise CheckpointError(f"checkpoint file {path} is not a jaxkit checkpoint (bad magic bytes) or is corrupted")
-    off = len(MAGIC)
-    if len(raw) < off + 8:
-        raise CheckpointError(f"checkpoint file {path} is truncated ({len(raw)} bytes, header length missing)")
-    hlen = int.from_bytes(raw[off : off + 8], "little")
-    off += 8
-    if len(raw) < off + hlen:
-        raise CheckpointError(f"checkpoint file {path} is truncated (header needs {hlen} bytes)")
+def read_checked_bytes(path: str | os.PathLike, *, kind: str) -> tuple[bytes, dict]:
+    """Read a file written by :func:`write_checked_bytes`; returns ``(payload, info)``.
+
+    Raises :class:`CheckpointError` naming the file when it is missing, truncated, of another kind, or when any
+    byte differs from what was written (SHA-256 over the whole file)."""
+    path = Path(path)
     try:
-        header = json.loads(raw[off : off + hlen])
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise CheckpointError(f"checkpoint file {path} has a corrupted header: {e}") from e
-    payload = raw[off + hlen :]
-    if len(payload) != header.get("payload_bytes"):
-        raise CheckpointError(
-            f"checkpoint file {path} is truncated or padded: payload has {len(payload)} bytes, "
-            f"header says {header.get('payload_bytes')}"
-        )
-    if hashlib.sha256(payload).hexdigest() != header.get("sha256"):
-        raise CheckpointError(f"checkpoint file {path} is corrupted: SHA-256 of the payload does not match")
-    return header, payload
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise CheckpointError(f"{kind} file {path} does not exist") from None
+    except OSError as e:
+        raise CheckpointError(f"{kind} file {path} cannot be read: {e}") from e
+    if len(raw) < len(_BLOB_MAGIC) + 8 + _DIGEST:
+        raise CheckpointError(f"{kind} file {path} is truncated ({len(raw)} bytes)")
+    body, digest = raw[:-_DIGEST], raw[-_DIGEST:]
+    if hashlib.sha256(body).digest() != digest:
+        if not raw.startswith(_BLOB_MAGIC):
+            raise CheckpointError(f"{kind} file {path} is not a jaxkit checked file (bad magic bytes) or is corrupted")
+        raise CheckpointError(f"{kind} file {path} is corrupted: its SHA-256 does not match (a byte was changed, "
+                              "or the file was truncated or padded)")
+    off = len(_BLOB_MAGIC)
+    hlen = int.from_bytes(body[off : off + 8], "little")
+    try:
+        header = json.loads(body[off + 8 : off + 8 + hlen])
+        payload = body[off + 8 + hlen :]
+        if header["kind"] != kind:
+            raise CheckpointError(f"{kind} file {path} holds a {header['kind']!r} file, not a {kind!r} file")
+        if header["payload_bytes"] != len(payload):
+            raise ValueError("payload length mismatch")
+    except CheckpointError:
+        raise
+    except Exception as e:  # checksum matched but the layout is wrong: written by something else
+        raise CheckpointError(f"{kind} file {path} has a malformed header ({type(e).__name__}: {e})") from e
+    return payload, header.get("info", {})
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _list_files(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() or p.is_symlink())
+
+
+# ------------------------------------------------------------------------------------------------------- leaves
+def _is_key(leaf: Any) -> bool:
+    return isinstance(leaf, jax.Array) and jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key)
+
+
+def _describe(tree: Any) -> tuple[list[dict], dict[str, Any], list[Any]]:
+    """Leaf records for the manifest, the dict orbax saves, and the leaves."""
+    flat, _ = jax.tree_util.tree_flatten_with_path(tree)
+    records, to_save = [], {}
+    for i, (kp, leaf) in enumerate(flat):
+        rec: dict[str, Any] = {"path": jax.tree_util.keystr(kp)}
+        if _is_key(leaf):
+            rec["prng_impl"] = str(jax.random.key_impl(leaf))
+            leaf = jax.random.key_data(leaf)
+        elif not isinstance(leaf, jax.Array | np.ndarray):
+            leaf = np.asarray(leaf)
+        if np.dtype(leaf.dtype).kind not in "biufcV" and not str(leaf.dtype).startswith(("bfloat", "float8")):
+            raise TypeError(f"tree: leaf {rec['path']} has dtype {leaf.dtype}; checkpoints hold numeric arrays and "
+                            "PRNG keys (put other values in metadata)")
+        rec["shape"], rec["dtype"] = list(np.shape(leaf)), str(np.dtype(leaf.dtype))
+        if np.size(leaf) > 0:  # orbax cannot store zero-size arrays; their shape and dtype are the whole content
+            to_save[f"leaf_{i:05d}"] = leaf
+        records.append(rec)
+    return records, to_save, [leaf for _, leaf in flat]
+
+
+def _orbax_checkpointer():
+    import orbax.checkpoint as ocp
+
+    return ocp.Checkpointer(ocp.StandardCheckpointHandler())
+
+
+def save_checkpoint(path: str | os.PathLike, tree: Any, metadata: dict | None = None) -> Path:
+    """Atomically write ``tree`` (a pytree of arrays, PRNG keys included) and ``metadata`` (JSON-able) to the
+    checkpoint folder ``path`` (orbax arrays + a checksummed manifest; see the module docstring)."""
+    import orbax.checkpoint as ocp
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    records, to_save, _ = _describe(tree)
+    try:
+        meta_json = json.loads(json.dumps(metadata or {}))
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"metadata: expected a JSON-able dict, received {type(metadata).__name__} ({e})") from e
+    primary = jax.process_index() == 0
+    tmp = path.parent / f".{path.name}.partial"  # same name on every process (multi-host orbax writes one folder)
+    if primary and tmp.exists():
+        shutil.rmtree(tmp)  # left over by a process killed mid-write
+    if to_save:
+        _orbax_checkpointer().save(tmp / STATE, args=ocp.args.StandardSave(to_save))
+    if primary:
+        tmp.mkdir(parents=True, exist_ok=True)
+        files = {}
+        for rel in _list_files(tmp):
+            f = tmp / rel
+            files[rel] = {"bytes": f.stat().st_size, "sha256": _sha256_file(f)}
+            with open(f, "rb") as fh:
+                os.fsync(fh.fileno())
+        manifest = {"format": FORMAT, "leaves": records, "metadata": meta_json, "files": files}
+        write_checked_bytes(tmp / MANIFEST, json.dumps(manifest).encode(), kind="checkpoint-manifest")
+        for d in sorted({(tmp / rel).parent for rel in files}, key=lambda p: -len(p.parts)):
+            _fsync_dir(d)
+        if path.exists():
+            trash = path.parent / f".{path.name}.old"
+            shutil.rmtree(trash, ignore_errors=True)
+            os.replace(path, trash)
+            os.replace(tmp, path)
+            shutil.rmtree(trash, ignore_errors=True)
+        else:
+            os.replace(tmp, path)
+        _fsync_dir(path.parent)
+    if jax.process_count() > 1:
+        from jax.experimental import multihost_utils
+
+        multihost_utils.sync_global_devices(f"jaxkit_checkpoint_{path.name}")
+    return path
+
+
+def _verify(path: Path) -> dict:
+    """Check every byte of the checkpoint folder against its manifest; return the manifest."""
+    if not path.exists():
+        if path.with_suffix(".jkc").exists() or path.suffix == ".jkc":
+            raise CheckpointError(_legacy_message(path))
+        raise CheckpointError(f"checkpoint {path} does not exist")
+    if not path.is_dir():
+        raise CheckpointError(f"checkpoint {path} is not a checkpoint folder (written by an older jaxkit, or by "
+                              "something else)")
+    payload, _ = read_checked_bytes(path / MANIFEST, kind="checkpoint-manifest")
+    try:
+        manifest = json.loads(payload)
+        if manifest.get("format") != FORMAT:
+            raise ValueError(f"format {manifest.get('format')!r}, expected {FORMAT!r}")
+        files = manifest["files"]
+    except Exception as e:
+        raise CheckpointError(f"checkpoint {path}: malformed manifest ({e})") from e
+    on_disk = set(_list_files(path)) - {MANIFEST}
+    missing, extra = sorted(set(files) - on_disk), sorted(on_disk - set(files))
+    if missing:
+        raise CheckpointError(f"checkpoint {path} is incomplete: missing {missing[:5]}")
+    if extra:
+        raise CheckpointError(f"checkpoint {path} holds files its manifest does not list: {extra[:5]}")
+    for rel, rec in files.items():
+        f = path / rel
+        if f.stat().st_size != rec["bytes"] or _sha256_file(f) != rec["sha256"]:
+            raise CheckpointError(f"checkpoint {path} is corrupted: {rel} does not match its SHA-256 "
+                                  f"({f.stat().st_size} bytes, manifest says {rec['bytes']})")
+    return manifest
 
 
 def read_metadata(path: str | os.PathLike) -> dict:
-    """The metadata dict of a checkpoint (validates the whole file first)."""
-    header, _ = _read(Path(path))
-    return header["metadata"]
+    """The metadata dict of a checkpoint (every byte of the checkpoint is verified first)."""
+    return _verify(Path(path))["metadata"]
+
+
+def _target(rec: dict, ref: Any) -> Any:
+    if "prng_impl" in rec or not isinstance(ref, jax.Array):
+        return np.zeros(rec["shape"], rec["dtype"])
+    return jax.ShapeDtypeStruct(tuple(rec["shape"]), np.dtype(rec["dtype"]), sharding=ref.sharding)
+
+
+def _check_leaf(path: Path, i: int, rec: dict, ref: Any) -> None:
+    where = f"checkpoint {path}: leaf {i} {rec.get('path', '')}"
+    if _is_key(ref):
+        if "prng_impl" not in rec:
+            raise CheckpointError(f"{where} holds a {rec['dtype']} array, expected a PRNG key")
+        return
+    if "prng_impl" in rec:
+        raise CheckpointError(f"{where} holds a PRNG key, expected an array of shape {tuple(np.shape(ref))}")
+    if tuple(rec["shape"]) != tuple(np.shape(ref)):
+        raise CheckpointError(f"{where} has shape {tuple(rec['shape'])}, expected {tuple(np.shape(ref))}")
+    ref_dtype = getattr(ref, "dtype", None)
+    if ref_dtype is not None and np.dtype(ref_dtype) != np.dtype(rec["dtype"]):
+        raise CheckpointError(f"{where} has dtype {rec['dtype']}, expected {ref_dtype}")
 
 
 def load_checkpoint(path: str | os.PathLike, like: Any) -> tuple[Any, dict]:
     """Load a checkpoint into the structure of ``like`` (a pytree with the same leaves); returns (tree, metadata).
 
-    Raises :class:`CheckpointError` naming the file if it is truncated, corrupted, or its leaves do not match
-    ``like`` in number, shape or dtype.
+    Every byte is verified first. Raises :class:`CheckpointError` naming the checkpoint if it is missing,
+    truncated or corrupted, or its leaves do not match ``like`` in number, shape, dtype or kind (PRNG key).
+    Leaves of ``like`` that are ``jax.Array`` come back with their sharding (orbax restores onto it).
     """
+    import orbax.checkpoint as ocp
+
     path = Path(path)
-    header, payload = _read(path)
+    manifest = _verify(path)
+    records = manifest["leaves"]
     leaves, treedef = jax.tree_util.tree_flatten(like)
-    if header["n_leaves"] != len(leaves):
-        raise CheckpointError(
-            f"checkpoint file {path} holds {header['n_leaves']} arrays, the expected structure has {len(leaves)}"
-        )
-    with np.load(io.BytesIO(payload)) as z:
-        arrays = [z[f"a{i}"] for i in range(len(leaves))]
+    if len(records) != len(leaves):
+        raise CheckpointError(f"checkpoint {path} holds {len(records)} arrays, the expected structure has "
+                              f"{len(leaves)}")
+    for i, (rec, ref) in enumerate(zip(records, leaves)):
+        _check_leaf(path, i, rec, ref)
+    targets = {f"leaf_{i:05d}": _target(rec, ref) for i, (rec, ref) in enumerate(zip(records, leaves))
+               if int(np.prod(rec["shape"])) > 0}
+    try:
+        restored = (_orbax_checkpointer().restore(path / STATE, args=ocp.args.StandardRestore(targets))
+                    if targets else {})
+    except Exception as e:  # verified bytes that orbax cannot read: report with the path
+        raise CheckpointError(f"checkpoint {path}: orbax could not restore the arrays ({type(e).__name__}: {e})") from e
     out = []
-    for i, (arr, ref, extra) in enumerate(zip(arrays, leaves, header["extras"])):
-        if extra is not None and "prng_impl" in extra:
-            out.append(jax.random.wrap_key_data(arr, impl=extra["prng_impl"]))
-            continue
-        ref_shape = tuple(np.shape(ref))
-        if tuple(arr.shape) != ref_shape:
-            raise CheckpointError(
-                f"checkpoint file {path}: leaf {i} has shape {tuple(arr.shape)}, expected {ref_shape}"
-            )
-        ref_dtype = getattr(ref, "dtype", None)
-        if ref_dtype is not None and np.dtype(ref_dtype) != arr.dtype:
-            raise CheckpointError(f"checkpoint file {path}: leaf {i} has dtype {arr.dtype}, expected {ref_dtype}")
-        sharding = getattr(ref, "sharding", None)
-        if isinstance(ref, jax.Array) and sharding is not None:
-            out.append(jax.device_put(arr, sharding))
-        elif isinstance(ref, jax.Array):
-            out.append(jax.numpy.asarray(arr))
+    for i, (rec, ref) in enumerate(zip(records, leaves)):
+        arr = restored.get(f"leaf_{i:05d}", np.zeros(rec["shape"], rec["dtype"]))
+        if "prng_impl" in rec:
+            out.append(jax.random.wrap_key_data(np.asarray(arr), impl=rec["prng_impl"]))
+        elif isinstance(ref, jax.Array) and not isinstance(arr, jax.Array):
+            out.append(jax.device_put(arr, ref.sharding))
         else:
             out.append(arr)
-    return jax.tree_util.tree_unflatten(treedef, out), header["metadata"]
+    return jax.tree_util.tree_unflatten(treedef, out), manifest["metadata"]
 
 
+def _legacy_message(path: Path) -> str:
+    return (f"checkpoint {path} is in the single-file format of older jaxkit versions (ckpt_*.jkc, header not "
+            "covered by its checksum), which is no longer read; start the run again without resuming")
+
+
+# ------------------------------------------------------------------------------------------------------ manager
 class CheckpointManager:
-    """Numbered checkpoints ``ckpt_<step>.jkc`` in one folder, keeping the newest ``keep``.
+    """Numbered checkpoints ``ckpt_<step>`` (folders) in one directory, keeping the newest ``keep``.
 
-    ``save`` writes the new file atomically before pruning older ones. ``latest`` returns the path of the newest
-    file; ``restore`` loads it and raises :class:`CheckpointError` (naming the file) if it is damaged; the
-    older checkpoints stay on disk so the user can fall back (``restore(step=...)``).
+    ``save`` writes the new checkpoint atomically before pruning older ones. ``restore`` (no ``step``) verifies
+    the newest checkpoint and, if it is damaged, warns (:class:`CheckpointWarning`, naming it) and falls back to
+    the newest valid one; it raises :class:`CheckpointError` only when no valid checkpoint is left. The step
+    recorded inside a checkpoint must equal the step in its name (a renamed checkpoint counts as damaged).
     """
 
     def __init__(self, directory: str | os.PathLike, keep: int = 2):
-        if keep < 1:
-            raise ValueError(f"keep: expected an integer >= 1, received {keep}")
+        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
+            raise ValueError(f"keep: expected an integer >= 1, received {keep!r}")
         self.directory = Path(directory)
         self.keep = keep
 
     def path(self, step: int) -> Path:
-        return self.directory / f"ckpt_{step:09d}.jkc"
+        return self.directory / f"ckpt_{int(step):09d}"
 
-    def steps(self) -> list[int]:
+    def _matching(self, pattern: re.Pattern) -> list[int]:
         if not self.directory.exists():
             return []
-        found = []
-        for p in self.directory.iterdir():
-            m = _NAME.match(p.name)
-            if m:
-                found.append(int(m.group(1)))
-        return sorted(found)
+        return sorted(int(m.group(1)) for p in self.directory.iterdir() if (m := pattern.match(p.name)))
+
+    def steps(self) -> list[int]:
+        """Steps of the checkpoints on disk (not verified), ascending."""
+        return self._matching(_NAME)
 
     def latest(self) -> Path | None:
         s = self.steps()
         return self.path(s[-1]) if s else None
 
+    def clear(self) -> list[int]:
+        """Delete every checkpoint (and leftover partial write) in the directory; returns the removed steps."""
+        removed = self.steps()
+        for s in removed:
+            shutil.rmtree(self.path(s), ignore_errors=True)
+        for s in self._matching(_LEGACY):
+            (self.directory / f"ckpt_{s:09d}.jkc").unlink(missing_ok=True)
+        if self.directory.exists():
+            for p in self.directory.glob(".ckpt_*"):
+                shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+        return removed
+
     def save(self, step: int, tree: Any, metadata: dict | None = None) -> Path:
         meta = dict(metadata or {})
         meta["step"] = int(step)
         p = save_checkpoint(self.path(step), tree, meta)
-        for old in self.steps()[: -self.keep]:
-            if old != step:
-                self.path(old).unlink(missing_ok=True)
+        if jax.process_index() == 0:
+            for old in self.steps()[: -self.keep]:
+                if old != step:
+                    shutil.rmtree(self.path(old), ignore_errors=True)
         return p
 
+    def _load(self, step: int, like: Any) -> tuple[Any, dict]:
+        p = self.path(step)
+        tree, meta = load_checkpoint(p, like)
+        if meta.get("step") != step:
+            raise CheckpointError(f"checkpoint {p} records step {meta.get('step')!r}, its name says {step}")
+        return tree, meta
+
     def restore(self, like: Any, step: int | None = None) -> tuple[Any, dict] | None:
-        """Load checkpoint ``step`` (default: newest). ``None`` if the folder holds no checkpoint."""
-        if step is None:
-            p = self.latest()
-            if p is None:
-                return None
-        else:
-            p = self.path(step)
-        return load_checkpoint(p, like)
+        """Load checkpoint ``step``, or the newest valid one (``step=None``); ``None`` if there is none at all."""
+        if step is not None:
+            return self._load(step, like)
+        steps = self.steps()
+        if not steps:
+            legacy = self._matching(_LEGACY)
+            if legacy:
+                raise CheckpointError(_legacy_message(self.directory / f"ckpt_{legacy[-1]:09d}.jkc"))
+            return None
+        errors = []
+        for s in reversed(steps):
+            try:
+                out = self._load(s, like)
+            except CheckpointError as e:
+                errors.append(str(e))
+                continue
+            if errors:
+                damaged = ", ".join(str(self.path(d)) for d in steps[len(steps) - len(errors):][::-1])
+                warnings.warn(f"skipping damaged checkpoint(s) {damaged} ({'; '.join(errors)}); resuming from the "
+                              f"older checkpoint {self.path(s)}", CheckpointWarning, stacklevel=2)
+            return out
+        raise CheckpointError(f"no valid checkpoint in {self.directory}: " + "; ".join(errors))

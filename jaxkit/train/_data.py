@@ -12,6 +12,19 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxkit._validate import check_finite, check_int, check_key
+
+
+def _numeric_leaves(arrays: Any) -> Any:
+    """The data pytree as NumPy arrays: numeric, finite (NaN/inf in training data is reported, naming the leaf)."""
+    out = jax.tree_util.tree_map(np.asarray, arrays)
+    for path, leaf in jax.tree_util.tree_flatten_with_path(out)[0]:
+        name = f"arrays{jax.tree_util.keystr(path)}"
+        if leaf.dtype.kind not in "biuf":
+            raise TypeError(f"{name}: expected a numeric array, received dtype {leaf.dtype}")
+        check_finite(name, leaf)
+    return out
+
 
 class ArrayLoader:
     """Shuffled mini-batches from arrays sharing a leading sample axis.
@@ -21,6 +34,8 @@ class ArrayLoader:
     """
 
     def __init__(self, arrays: Any, batch_size: int, *, key: jax.Array, shuffle: bool = True, drop_last: bool = True):
+        check_key("key", key)
+        arrays = _numeric_leaves(arrays)
         leaves = jax.tree_util.tree_leaves(arrays)
         if not leaves:
             raise ValueError("arrays: expected a pytree with at least one array, received an empty pytree")
@@ -34,7 +49,9 @@ class ArrayLoader:
             raise ValueError(f"batch_size: expected an integer >= 1, received {batch_size!r}")
         if batch_size > n:
             raise ValueError(f"batch_size: expected at most the number of samples {n}, received {batch_size}")
-        self.arrays = jax.tree_util.tree_map(np.asarray, arrays)
+        if n == 0:
+            raise ValueError("arrays: expected at least one sample, received leading size 0")
+        self.arrays = arrays
         self.n = n
         self.batch_size = batch_size
         self.key = key
@@ -52,6 +69,7 @@ class ArrayLoader:
         return self._perm_cache[1]
 
     def indices(self, step: int) -> np.ndarray:
+        check_int("step", step, minimum=0)
         epoch, pos = divmod(int(step), self.steps_per_epoch)
         perm = self._perm(epoch)
         return perm[pos * self.batch_size : (pos + 1) * self.batch_size]
@@ -63,5 +81,7 @@ class ArrayLoader:
 
 def full_batch(arrays: Any):
     """A loader that serves the whole data set at every step (full-batch gradient descent)."""
-    arrays = jax.tree_util.tree_map(np.asarray, arrays)
+    arrays = _numeric_leaves(arrays)
+    if not jax.tree_util.tree_leaves(arrays):
+        raise ValueError("arrays: expected a pytree with at least one array, received an empty pytree")
     return lambda step: arrays

@@ -25,8 +25,7 @@ class EmaState(NamedTuple):
 
 def params_ema(decay: float) -> optax.GradientTransformation:
     """Keep the EMA of ``params + updates`` in the state; the updates pass through unchanged."""
-    if not 0.0 <= decay < 1.0:
-        raise ValueError(f"decay: expected a value in [0, 1), received {decay}")
+    _check_decay(decay)
 
     def init(params):
         return EmaState(jnp.zeros((), jnp.int32), jax.tree.map(jnp.zeros_like, params))
@@ -41,8 +40,14 @@ def params_ema(decay: float) -> optax.GradientTransformation:
     return optax.GradientTransformation(init, update)
 
 
+def _check_decay(decay: Any) -> None:
+    if isinstance(decay, bool) or not isinstance(decay, int | float) or not 0.0 <= decay < 1.0:
+        raise ValueError(f"decay: expected a number in [0, 1), received {decay!r}")
+
+
 def ema_params(opt_state: Any, decay: float) -> Any:
     """The debiased average from the :class:`EmaState` found in ``opt_state`` (a chain's state tuple)."""
+    _check_decay(decay)
     states = [
         s
         for s in jax.tree.leaves(opt_state, is_leaf=lambda s: isinstance(s, EmaState))

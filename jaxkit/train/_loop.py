@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import equinox as eqx
 import jax
@@ -23,7 +24,9 @@ import numpy as np
 import optax
 from tqdm.auto import tqdm
 
-from ._checkpoint import CheckpointManager
+from jaxkit._validate import check_key
+
+from ._checkpoint import CheckpointManager, CheckpointWarning
 from ._sharding import replicate, shard_batch
 
 
@@ -67,6 +70,145 @@ def _to_float_dict(d: dict) -> dict:
     return out
 
 
+def _check_count(name: str, value: Any, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ValueError(f"{name}: expected an integer >= {minimum}, received {value!r}")
+
+
+def _check_fit_args(model, optimizer, loss_fn, data, n_steps, key, eval_fn, counts, patience, mode, monitor,
+                    checkpoint_dir, nonfinite) -> None:
+    """Every check of :func:`fit`'s arguments, before anything is traced."""
+    if isinstance(n_steps, bool) or not isinstance(n_steps, int | np.integer) or n_steps < 0:
+        raise ValueError(f"n_steps: expected an integer >= 0, received {n_steps!r}")
+    for name, value in counts.items():
+        _check_count(name, value, 1 if name == "keep_checkpoints" else 0)
+    if not isinstance(optimizer, optax.GradientTransformation):
+        raise TypeError(f"optimizer: expected an optax.GradientTransformation, received {type(optimizer).__name__}")
+    for name, fn in (("loss_fn", loss_fn), ("data", data)):
+        if not callable(fn):
+            raise TypeError(f"{name}: expected a callable, received {type(fn).__name__}")
+    if eval_fn is not None and not callable(eval_fn):
+        raise TypeError(f"eval_fn: expected a callable or None, received {type(eval_fn).__name__}")
+    check_key("key", key)
+    if mode not in ("min", "max"):
+        raise ValueError(f"mode: expected 'min' or 'max', received {mode!r}")
+    if nonfinite not in ("raise", "ignore"):
+        raise ValueError(f"nonfinite: expected 'raise' or 'ignore', received {nonfinite!r}")
+    if patience is not None:
+        _check_count("patience", patience, 1)
+        if eval_fn is None:
+            raise ValueError("patience: early stopping needs eval_fn to produce the monitored metric")
+        if not isinstance(monitor, str):
+            raise TypeError(f"monitor: expected a metric name (str), received {type(monitor).__name__}")
+    if counts["checkpoint_every"] and checkpoint_dir is None:
+        raise ValueError("checkpoint_dir: checkpoint_every > 0 needs a checkpoint_dir")
+    params = jax.tree_util.tree_leaves(eqx.filter(model, eqx.is_inexact_array))
+    if not params:
+        raise ValueError("model: expected a pytree with floating-point array leaves to train, received none")
+    for i, p in enumerate(params):
+        if not isinstance(p, jax.core.Tracer) and not bool(jnp.all(jnp.isfinite(p))):
+            raise ValueError(f"model: expected finite parameters, leaf {i} (shape {p.shape}) holds NaN/inf")
+
+
+@dataclass
+class _State:
+    """What a checkpoint holds and the loop updates: the model, optimizer state, key, step and early-stop state."""
+
+    model: Any
+    opt_state: Any
+    key: jax.Array
+    step: int = 0
+    history: list[dict] = field(default_factory=list)
+    best: float = math.inf
+    bad_evals: int = 0
+
+
+def _save(manager: CheckpointManager | None, s: _State) -> None:
+    if manager is None:
+        return
+    params, _ = eqx.partition(s.model, eqx.is_inexact_array)
+    manager.save(
+        s.step,
+        {"params": params, "opt_state": s.opt_state, "key": s.key},
+        {"data_position": s.step, "history": s.history, "best": s.best, "bad_evals": s.bad_evals},
+    )
+
+
+def _resume(manager: CheckpointManager, s: _State, n_steps: int) -> int | None:
+    """Load the newest valid checkpoint into ``s`` (falls back past damaged ones); returns its step or None."""
+    params, static = eqx.partition(s.model, eqx.is_inexact_array)
+    restored = manager.restore({"params": params, "opt_state": s.opt_state, "key": s.key})
+    if restored is None:
+        return None
+    tree, meta = restored
+    step = int(meta["step"])
+    if step > n_steps:
+        raise ValueError(
+            f"n_steps: the checkpoint in {manager.directory} is at step {step}, beyond n_steps={n_steps}; "
+            "resume with n_steps >= that step or start over (resume=False)"
+        )
+    s.model, s.opt_state, s.key = eqx.combine(tree["params"], static), tree["opt_state"], tree["key"]
+    s.step, s.history = step, list(meta.get("history", []))
+    s.best, s.bad_evals = float(meta.get("best", s.best)), int(meta.get("bad_evals", 0))
+    return step
+
+
+def _prepare_checkpoints(checkpoint_dir, keep: int, resume: bool, s: _State, n_steps: int):
+    """The checkpoint manager, after resuming (``resume``) or clearing an earlier run's checkpoints (not)."""
+    if checkpoint_dir is None:
+        return None, None
+    manager = CheckpointManager(checkpoint_dir, keep=keep)
+    if resume:
+        return manager, _resume(manager, s, n_steps)
+    removed = manager.clear()
+    if removed:
+        warnings.warn(
+            f"checkpoint_dir {checkpoint_dir} held checkpoints of an earlier run (steps {removed}); resume=False "
+            "starts over, so they were removed",
+            CheckpointWarning,
+            stacklevel=3,
+        )
+    return manager, None
+
+
+class _Monitor:
+    """Early stopping on ``eval_fn``'s ``monitor`` metric: stop after ``patience`` evaluations without improvement."""
+
+    def __init__(self, patience: int | None, monitor: str, mode: str):
+        self.patience, self.monitor, self.mode = patience, monitor, mode
+
+    def update(self, s: _State, metrics: dict) -> bool:
+        if self.patience is None:
+            return False
+        if self.monitor not in metrics:
+            raise KeyError(f"monitor: eval_fn returned {sorted(metrics)}, which lacks {self.monitor!r}")
+        value = metrics[self.monitor]
+        if value < s.best if self.mode == "min" else value > s.best:
+            s.best, s.bad_evals = value, 0
+        else:
+            s.bad_evals += 1
+        return s.bad_evals >= self.patience
+
+
+def _check_loss(loss: float, step: int, history: list[dict]) -> None:
+    if not math.isfinite(loss):
+        last = next((r["step"] for r in reversed(history) if math.isfinite(r.get("loss", math.nan))), None)
+        raise FloatingPointError(
+            f"loss_fn: the training loss is {loss} at step {step} (last finite logged loss at step {last}); "
+            "lower the learning rate or check the data, or pass nonfinite='ignore' to keep going"
+        )
+
+
+def _record(done: int, n_steps: int, loss, aux: dict, eval_fn, eval_every: int, log_every: int, model):
+    """The history record for step ``done`` (None if nothing is logged) and the eval metrics (None if no eval)."""
+    evaluate = eval_fn is not None and ((eval_every and done % eval_every == 0) or done == n_steps)
+    logged = log_every and (done % log_every == 0 or done == n_steps)
+    if not (evaluate or logged):
+        return None, None
+    metrics = _to_float_dict(eval_fn(model)) if evaluate else None
+    return {"step": done, "loss": float(loss), **_to_float_dict(aux), **(metrics or {})}, metrics
+
+
 def fit(
     model: Any,
     optimizer: optax.GradientTransformation,
@@ -85,114 +227,80 @@ def fit(
     resume: bool = False,
     patience: int | None = None,
     monitor: str = "val_loss",
-    mode: str = "min",
+    mode: Literal["min", "max"] = "min",
     mesh: jax.sharding.Mesh | None = None,
     progress: bool | str = True,
     callback: Callable[[int, dict], None] | None = None,
     opt_state: Any = None,
+    nonfinite: Literal["raise", "ignore"] = "raise",
 ) -> FitResult:
     """Train ``model`` for ``n_steps`` optimizer steps.
 
     Args:
         data: ``data(step)`` returns the batch for that global step (e.g. :class:`ArrayLoader`).
         eval_fn: ``eval_fn(model) -> dict`` of floats, called every ``eval_every`` steps and at the end.
-        checkpoint_dir: folder for atomic checkpoints of params, optimizer state, PRNG key, step (= data
-            position) and history, written every ``checkpoint_every`` steps and at the end.
-        resume: continue from the newest checkpoint in ``checkpoint_dir`` if there is one.
+        checkpoint_dir: folder for atomic, checksummed checkpoints (:class:`CheckpointManager`) of params,
+            optimizer state, PRNG key, step (= data position) and history, written every ``checkpoint_every``
+            steps and at the end.
+        resume: continue from the newest valid checkpoint in ``checkpoint_dir`` if there is one (a damaged newest
+            checkpoint is skipped with a :class:`CheckpointWarning`). With ``resume=False`` the checkpoints of an
+            earlier run in ``checkpoint_dir`` are removed (with a warning): the run starts over.
         patience: stop when ``eval_fn``'s ``monitor`` metric has not improved (``mode`` "min" or "max") for
             ``patience`` consecutive evaluations.
         mesh: data-parallel mesh (:func:`jaxkit.train.data_mesh`); batches are split over it, params replicated.
         callback: ``callback(step, record)`` after each logged step (for custom logging).
+        nonfinite: ``"raise"`` (default): a NaN/inf training loss at a logged step (and at the end) raises
+            ``FloatingPointError`` naming the step; ``"ignore"`` keeps training.
+
+    Raises:
+        ValueError/TypeError: invalid arguments (before anything is traced), non-finite initial parameters, or a
+            checkpoint beyond ``n_steps``. CheckpointError: no valid checkpoint left to resume from.
     """
-    if isinstance(n_steps, bool) or not isinstance(n_steps, int) or n_steps < 0:
-        raise ValueError(f"n_steps: expected an integer >= 0, received {n_steps!r}")
-    if mode not in ("min", "max"):
-        raise ValueError(f"mode: expected 'min' or 'max', received {mode!r}")
-    if patience is not None and eval_fn is None:
-        raise ValueError("patience: early stopping needs eval_fn to produce the monitored metric")
-    if checkpoint_every and checkpoint_dir is None:
-        raise ValueError("checkpoint_dir: checkpoint_every > 0 needs a checkpoint_dir")
-
-    params, static = eqx.partition(model, eqx.is_inexact_array)
+    counts = {"eval_every": eval_every, "log_every": log_every, "checkpoint_every": checkpoint_every,
+              "keep_checkpoints": keep_checkpoints}
+    _check_fit_args(model, optimizer, loss_fn, data, n_steps, key, eval_fn, counts, patience, mode, monitor,
+                    checkpoint_dir, nonfinite)
     if opt_state is None:
-        opt_state = optimizer.init(params)
+        opt_state = optimizer.init(eqx.filter(model, eqx.is_inexact_array))
     if mesh is not None:
-        model = replicate(model, mesh)
-        opt_state = replicate(opt_state, mesh)
+        model, opt_state = replicate(model, mesh), replicate(opt_state, mesh)
+    s = _State(model, opt_state, key, best=math.inf if mode == "min" else -math.inf)
+    manager, resumed_from = _prepare_checkpoints(checkpoint_dir, keep_checkpoints, resume, s, n_steps)
     step_fn = make_train_step(loss_fn, optimizer, has_aux=has_aux)
-
-    history: list[dict] = []
-    start = 0
-    best = math.inf if mode == "min" else -math.inf
-    bad_evals = 0
-    manager = CheckpointManager(checkpoint_dir, keep=keep_checkpoints) if checkpoint_dir is not None else None
-    resumed_from = None
-    if resume and manager is not None and manager.latest() is not None:
-        params, _ = eqx.partition(model, eqx.is_inexact_array)
-        restored, meta = manager.restore({"params": params, "opt_state": opt_state, "key": key})
-        model = eqx.combine(restored["params"], static)
-        opt_state, key = restored["opt_state"], restored["key"]
-        start = int(meta["step"])
-        history = list(meta.get("history", []))
-        best = float(meta.get("best", best))
-        bad_evals = int(meta.get("bad_evals", 0))
-        resumed_from = start
-
-    def save(step: int) -> None:
-        if manager is None:
-            return
-        p, _ = eqx.partition(model, eqx.is_inexact_array)
-        manager.save(
-            step,
-            {"params": p, "opt_state": opt_state, "key": key},
-            {"data_position": step, "history": history, "best": best, "bad_evals": bad_evals},
-        )
-
-    def improved(value: float) -> bool:
-        return value < best if mode == "min" else value > best
+    early = _Monitor(patience, monitor, mode)
 
     t0 = time.perf_counter()
-    stopped = False
+    stopped, loss = False, None
     desc = progress if isinstance(progress, str) else "train"
-    bar = tqdm(total=n_steps, initial=start, desc=desc, disable=not progress, leave=False)
-    for step in range(start, n_steps):
-        batch = data(step)
+    bar = tqdm(total=n_steps, initial=s.step, desc=desc, disable=not progress, leave=False)
+    while s.step < n_steps and not stopped:
+        batch = data(s.step)
         if mesh is not None:
             batch = shard_batch(batch, mesh)
-        model, opt_state, loss, aux = step_fn(model, opt_state, batch, jax.random.fold_in(key, step))
-        done = step + 1
-        record: dict | None = None
-        if log_every and (done % log_every == 0 or done == n_steps):
-            record = {"step": done, "loss": float(loss), **_to_float_dict(aux)}
-        if eval_fn is not None and ((eval_every and done % eval_every == 0) or done == n_steps):
-            metrics = _to_float_dict(eval_fn(model))
-            record = {"step": done, "loss": float(loss), **_to_float_dict(aux), **metrics}
-            if patience is not None:
-                if monitor not in metrics:
-                    raise KeyError(f"monitor: eval_fn returned {sorted(metrics)}, which lacks {monitor!r}")
-                if improved(metrics[monitor]):
-                    best, bad_evals = metrics[monitor], 0
-                else:
-                    bad_evals += 1
-                    stopped = bad_evals >= patience
+        s.model, s.opt_state, loss, aux = step_fn(s.model, s.opt_state, batch, jax.random.fold_in(s.key, s.step))
+        s.step += 1
+        record, metrics = _record(s.step, n_steps, loss, aux, eval_fn, eval_every, log_every, s.model)
         if record is not None:
-            history.append(record)
+            if nonfinite == "raise":
+                _check_loss(record["loss"], s.step, s.history)
+            stopped = metrics is not None and early.update(s, metrics)
+            s.history.append(record)
             bar.set_postfix(loss=f"{record['loss']:.4g}")
             if callback is not None:
-                callback(done, record)
+                callback(s.step, record)
         bar.update(1)
-        if manager is not None and ((checkpoint_every and done % checkpoint_every == 0) or done == n_steps or stopped):
-            save(done)
-        if stopped:
-            break
+        if manager is not None and ((checkpoint_every and s.step % checkpoint_every == 0) or s.step == n_steps
+                                    or stopped):
+            _save(manager, s)
     bar.close()
-    jax.block_until_ready(jax.tree_util.tree_leaves(model))
-    final_step = (step + 1) if n_steps > start else start
+    if nonfinite == "raise" and loss is not None:
+        _check_loss(float(loss), s.step, s.history)
+    jax.block_until_ready(jax.tree_util.tree_leaves(s.model))
     return FitResult(
-        model=model,
-        opt_state=opt_state,
-        step=final_step,
-        history=history,
+        model=s.model,
+        opt_state=s.opt_state,
+        step=s.step,
+        history=s.history,
         stopped_early=stopped,
         wall_time=time.perf_counter() - t0,
         resumed_from=resumed_from,

@@ -14,12 +14,16 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from jaxkit._validate import check_int
+
 DATA_AXIS = "data"
 
 
 def data_mesh(n_devices: int | None = None, axis: str = DATA_AXIS) -> Mesh:
     """A 1-D mesh over the first ``n_devices`` global devices (default: all of them)."""
     n_all = jax.device_count()
+    if n_devices is not None:
+        check_int("n_devices", n_devices, minimum=1)
     n = n_all if n_devices is None else int(n_devices)
     if not 1 <= n <= n_all:
         raise ValueError(f"n_devices: expected 1..{n_all} (the devices available), received {n_devices}")
@@ -28,8 +32,16 @@ def data_mesh(n_devices: int | None = None, axis: str = DATA_AXIS) -> Mesh:
 
 def replicate(tree: Any, mesh: Mesh) -> Any:
     """Place every array leaf of ``tree`` fully replicated on ``mesh``."""
+    _check_mesh(mesh)
     sharding = NamedSharding(mesh, PartitionSpec())
     return jax.tree_util.tree_map(lambda x: jax.device_put(x, sharding) if _is_array(x) else x, tree)
+
+
+def _check_mesh(mesh: Any, axis: str | None = None) -> None:
+    if not isinstance(mesh, Mesh):
+        raise TypeError(f"mesh: expected a jax.sharding.Mesh (see data_mesh), received {type(mesh).__name__}")
+    if axis is not None and axis not in mesh.shape:
+        raise ValueError(f"axis: expected one of the mesh axes {list(mesh.shape)}, received {axis!r}")
 
 
 def _is_array(x: Any) -> bool:
@@ -43,6 +55,7 @@ def shard_batch(batch: Any, mesh: Mesh, axis: str = DATA_AXIS) -> Any:
     ``jax.make_array_from_process_local_data``. Raises ``ValueError`` if a leading size is not divisible by the
     number of devices on the axis.
     """
+    _check_mesh(mesh, axis)
     n_dev = mesh.shape[axis]
     n_local = n_dev // jax.process_count() if jax.process_count() > 1 else n_dev
     sharding = NamedSharding(mesh, PartitionSpec(axis))

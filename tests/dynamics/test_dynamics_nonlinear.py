@@ -8,32 +8,14 @@ import pytest
 import jaxkit.dynamics as dyn
 
 
-@jax.jit(static_argnums=0)
-def _grad_norms(loss, traj):
-    g = jax.vmap(jax.grad(loss))(traj)
-    return jnp.sqrt(sum(jnp.sum(x**2, axis=tuple(range(1, x.ndim))) for x in jax.tree.leaves(g)))
-
-
 def _check_plateaus(loss, res, min_plateaus, slope_tol=0.1):
-    """Saddle check at the closest approach (smallest gradient) inside each plateau that is followed by a drop."""
-    ts, lv = np.asarray(res.ts), np.asarray(res.loss)
-    gn = np.asarray(_grad_norms(loss, res.params))
-    found = [p for p in dyn.plateaus(ts, lv, slope_tol=slope_tol) if p.end < ts[-1]]
-    checks = []
-    for p in found:
-        m = np.flatnonzero((ts >= p.start) & (ts <= p.end))
-        j = int(m[np.argmin(gn[m])])
-        chk = dyn.saddle_check(
-            loss, jax.tree.map(lambda a, j=j: a[j], res.params), grad_tol=float(0.1 * gn.max())
-        )
-        checks.append((p, j, chk))
-    print(
-        "plateaus + saddle checks:",
-        [(round(p.level, 4), round(c.grad_norm, 5), round(c.min_eig, 5)) for p, _, c in checks],
-    )
+    """Saddle check at the closest approach (smallest gradient) inside each plateau that is followed by a drop
+    (``dyn.plateau_saddle_checks``)."""
+    checks = dyn.plateau_saddle_checks(loss, res, slope_tol=slope_tol)
+    print("plateaus + saddle checks:", [(round(c.level, 4), round(c.grad_norm, 5), round(c.min_eig, 5)) for c in checks])
     assert len(checks) >= min_plateaus
-    for p, _, c in checks:
-        assert c.is_saddle, (p, c)
+    for c in checks:
+        assert c.is_saddle, c
     return checks
 
 

@@ -230,5 +230,5 @@ def test_bad_input_errors():
         so3.log(np.zeros((3, 4)))
     with pytest.raises(ValueError, match="Q: expected the shape of P"):
         kabsch(np.zeros((5, 3)), np.zeros((6, 3)))
-    with pytest.raises(ValueError, match="t: expected batch shape"):
+    with pytest.raises(ValueError, match="t2: expected batch shape"):
         se3.compose(np.eye(3), np.zeros(3), np.broadcast_to(np.eye(3), (2, 3, 3)), np.zeros((3, 3)))

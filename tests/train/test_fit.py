@@ -60,3 +60,85 @@ def test_bad_arguments_raise_clear_errors():
         fit(model, optax.sgd(0.1), loss, data, n_steps=1, key=jax.random.key(0), patience=2)
     with pytest.raises(ValueError, match="checkpoint_dir"):
         fit(model, optax.sgd(0.1), loss, data, n_steps=1, key=jax.random.key(0), checkpoint_every=1)
+
+
+def _problem():
+    x = jax.random.normal(jax.random.key(0), (16, 3))
+    y = x @ jnp.array([[1.0], [-1.0], [0.5]])
+    model = eqx.nn.Linear(3, 1, key=jax.random.key(1))
+
+    def loss(m, b, k):
+        return jnp.mean((jax.vmap(m)(b["x"]) - b["y"]) ** 2) + 0.0 * jax.random.normal(k)
+
+    return model, loss, ArrayLoader({"x": x, "y": y}, 4, key=jax.random.key(2))
+
+
+def _leaves(m):
+    return [np.asarray(a) for a in jax.tree_util.tree_leaves(eqx.filter(m, eqx.is_array))]
+
+
+def test_resume_falls_back_past_a_damaged_checkpoint_and_stays_bit_identical(tmp_path):
+    from jaxkit.train import CheckpointManager, CheckpointWarning
+
+    model, loss, loader = _problem()
+    kw = dict(n_steps=12, key=jax.random.key(3), progress=False, log_every=2)
+    ref = fit(model, optax.adam(1e-2), loss, loader, **kw)
+    part = fit(model, optax.adam(1e-2), loss, loader, **{**kw, "n_steps": 9}, checkpoint_dir=tmp_path,
+               checkpoint_every=3, keep_checkpoints=3)
+    assert CheckpointManager(tmp_path).steps() == [3, 6, 9] and part.step == 9
+    manifest = tmp_path / "ckpt_000000009" / "MANIFEST.jkx"
+    raw = bytearray(manifest.read_bytes())
+    raw[len(raw) // 2] ^= 0x01
+    manifest.write_bytes(bytes(raw))
+    with pytest.warns(CheckpointWarning, match="ckpt_000000009"):
+        res = fit(model, optax.adam(1e-2), loss, loader, **kw, checkpoint_dir=tmp_path, checkpoint_every=3,
+                  resume=True)
+    assert res.resumed_from == 6 and res.step == 12
+    assert res.history == ref.history
+    for a, b in zip(_leaves(res.model), _leaves(ref.model)):
+        np.testing.assert_array_equal(a, b)
+    # a checkpoint beyond n_steps is an error, not a silent "done"
+    with pytest.raises(ValueError, match="beyond n_steps=5"):
+        fit(model, optax.adam(1e-2), loss, loader, **{**kw, "n_steps": 5}, checkpoint_dir=tmp_path, resume=True)
+    # resume=False starts over and removes the earlier run's checkpoints (which a later resume would pick up)
+    with pytest.warns(CheckpointWarning, match="earlier run"):
+        fit(model, optax.adam(1e-2), loss, loader, **{**kw, "n_steps": 2}, checkpoint_dir=tmp_path)
+    assert CheckpointManager(tmp_path).steps() == [2]
+
+
+def test_nonfinite_loss_raises_naming_the_step():
+    model, loss, loader = _problem()
+    with pytest.raises(FloatingPointError, match="step 2"):
+        fit(model, optax.sgd(1e30), loss, loader, n_steps=50, key=jax.random.key(0), progress=False)
+    res = fit(model, optax.sgd(1e30), loss, loader, n_steps=3, key=jax.random.key(0), progress=False,
+              nonfinite="ignore")
+    assert not np.isfinite(res.history[-1]["loss"])
+    with pytest.raises(FloatingPointError, match="step 3"):   # log_every=0: checked at the end
+        fit(model, optax.sgd(1e30), loss, loader, n_steps=3, key=jax.random.key(0), progress=False, log_every=0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "match"),
+    [
+        ({"n_steps": 2.5}, ValueError, "n_steps"),
+        ({"log_every": -1}, ValueError, "log_every"),
+        ({"eval_every": 1.5}, ValueError, "eval_every"),
+        ({"keep_checkpoints": 0}, ValueError, "keep_checkpoints"),
+        ({"key": 0}, TypeError, "key"),
+        ({"key": np.zeros(2, np.float32)}, TypeError, "key"),
+        ({"mode": "up"}, ValueError, "mode"),
+        ({"nonfinite": "warn"}, ValueError, "nonfinite"),
+        ({"patience": 0, "eval_fn": lambda m: {"val_loss": 0.0}}, ValueError, "patience"),
+        ({"optimizer": "adam"}, TypeError, "optimizer"),
+        ({"loss_fn": None}, TypeError, "loss_fn"),
+        ({"data": np.zeros(3)}, TypeError, "data"),
+        ({"model": {"w": jnp.array([1.0, jnp.nan])}}, ValueError, "finite"),
+        ({"model": {"n": jnp.arange(3)}}, ValueError, "floating-point"),
+    ],
+)
+def test_fit_rejects_bad_arguments(kwargs, exc, match):
+    model, loss, loader = _problem()
+    args = {"model": model, "optimizer": optax.sgd(0.1), "loss_fn": loss, "data": loader, "n_steps": 2,
+            "key": jax.random.key(0), "progress": False, **kwargs}
+    with pytest.raises((exc, TypeError), match=match):  # TypeError: the test suite's jaxtyping+beartype hook
+        fit(**args)
