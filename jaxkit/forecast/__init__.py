@@ -7,6 +7,7 @@ from jaxkit.forecast._data import (
     MarketData,
     align_published,
     build_market_data,
+    ewma_volatility,
     forecast_windows,
     kalman_betas,
     load_macro,
@@ -15,7 +16,7 @@ from jaxkit.forecast._data import (
     stock_signals,
     walk_forward_splits,
 )
-from jaxkit.forecast._denoiser import ConditionalDenoiser, ResidualLayer, step_embedding
+from jaxkit.forecast._denoiser import ConditionalDenoiser, MLPDenoiser, ResidualLayer, step_embedding
 from jaxkit.forecast._metrics import (
     coverage,
     crps,
@@ -38,12 +39,14 @@ __all__ = [
     "SP500_TICKERS",
     "ConditionalDenoiser",
     "DiffusionForecaster",
+    "MLPDenoiser",
     "MarketData",
     "ResidualLayer",
     "align_published",
     "ar1_conditional_law",
     "ar1_windows",
     "build_market_data",
+    "ewma_volatility",
     "coverage",
     "crps",
     "crps_sum",
