@@ -41,6 +41,9 @@ __all__ = [
     "build_market_data",
     "ewma_volatility",
     "forecast_windows",
+    "market_data_from_frames",
+    "stable_macro_features",
+    "stable_macro_frame",
     "kalman_betas",
     "load_macro",
     "load_prices",
@@ -535,8 +538,8 @@ def stable_macro_frame(start: str | None = None, end: str | None = None, *, vari
 
 
 def market_data_from_frames(
-    prices: pd.DataFrame,
-    macro: pd.DataFrame | None = None,
+    prices: Any,
+    macro: Any = None,
     *,
     kind: str = "prices",
     history: int = 1,
@@ -590,7 +593,7 @@ def market_data_from_frames(
     if kind == "returns":
         lr.iloc[0] = np.log1p(v[0])
     if macro is None:
-        mac = pd.DataFrame({"equal_weight_index": np.exp(lr.fillna(0.0).mean(1).cumsum())}, index=idx)
+        mac = pd.DataFrame({"equal_weight_index": np.exp(lr.fillna(0.0).mean(axis=1).cumsum())}, index=idx)
     else:
         midx = _frame_index(macro, "macro")
         missing = idx.difference(midx)
