@@ -13,6 +13,65 @@ ABLATION_SETUP = (
 )
 
 
+# (denoiser, scale, schedule, sampler, train steps, CRPS, CRPS-sum, coverage90, MSE x1e-4, CRPS mean-0, CRPS-sum mean-0)
+ABLATION = (
+    ("bootstrap (756-day window)", "–", "–", "–", "–", 0.7887, 0.7895, 0.860, 2.922, None, None),
+    ("Gaussian (756-day window)", "–", "–", "–", "–", 0.7985, 0.7974, 0.884, 2.946, None, None),
+    ("GARCH(1,1) per asset", "–", "–", "–", "–", 0.7898, 0.8119, 0.891, 2.937, None, None),
+    ("EWMA vol x hist. correlation, Gaussian (no learning)", "EWMA", "–", "–", "–", 0.7897, 0.7734, 0.878, 2.942,
+     None, None),
+    ("MLP", "fixed", "cosine 100", "ancestral (100)", 1500, 1.0638, 1.0347, 0.991, 3.377, 1.0220, 0.9972),
+    ("MLP", "EWMA", "cosine 100", "ancestral (100)", 1500, 0.9099, 0.8985, 0.972, 3.253, 0.8750, 0.8669),
+    ("MLP", "EWMA", "cosine 100", "ancestral (100), antithetic", 1500, 0.9032, 0.8919, 0.973, 3.155, 0.8781, 0.8716),
+    ("MLP", "EWMA", "cosine 100", "DDIM η=1 (20)", 1500, 0.8855, 0.8747, 0.962, 3.261, 0.8478, 0.8428),
+    ("MLP", "EWMA", "cosine 100", "DDIM η=0 (20)", 1500, 1.7789, 1.3109, 0.997, 4.009, 1.6997, 1.2597),
+    ("MLP", "EWMA", "CSDI quadratic 50", "ancestral (50)", 1500, 0.8377, 0.8061, 0.943, 3.074, 0.8157, 0.7925),
+    ("MLP", "EWMA", "CSDI quadratic 50", "DDIM η=0 (10)", 1500, 1.5149, 1.0820, 0.997, 3.650, 1.4599, 1.0467),
+    ("MLP", "EWMA", "cosine 100", "ancestral (100)", 3000, 0.8339, 0.8043, 0.901, 3.212, None, None),
+    ("MLP", "EWMA", "cosine 100", "DDIM η=1 (20)", 3000, 0.8316, 0.8026, 0.880, 3.219, None, None),
+    ("MLP", "EWMA", "cosine 100", "DDIM η=0 (20)", 3000, 1.4708, 1.1225, 0.997, 3.921, None, None),
+    ("MLP", "EWMA", "cosine 100", "DDIM η=0 (10)", 3000, 1.7011, 1.1676, 0.997, 4.308, None, None),
+)
+ABLATION_ZERO_MSE = 2.889
+
+
+def ablation_lines():
+    lines = [
+        "## The ablation that chose the forecaster",
+        "",
+        ABLATION_SETUP,
+        "",
+        "| model | scale | schedule | sampler | steps | CRPS | CRPS-sum | cov90 | MSE ×1e-4 | CRPS, mean 0 | "
+        "CRPS-sum, mean 0 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in ABLATION:
+        cells = [str(c) for c in row[:5]] + [f"{row[5]:.4f}", f"{row[6]:.4f}", f"{row[7]:.3f}", f"{row[8]:.3f}"]
+        cells += [_fmt(row[9], ".4f"), _fmt(row[10], ".4f")]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        f"Zero forecast MSE {ABLATION_ZERO_MSE:.3f}e-4. All learned rows: the guided two-level MLP denoiser "
+        "(hidden 256, depth 3), batch 256, lr 2e-3 cosine-decayed, EMA 0.999. The attention (CSDI-like) denoiser of "
+        "the previous sessions costs ~40x more per evaluation at 20 assets; its row at this budget did not finish on "
+        "the shared machine (the earlier quick run measured CRPS 1.26 vs bootstrap 0.79, coverage 0.986, with the "
+        "fixed scale, CSDI schedule and DDIM η=0).",
+        "",
+        "What decided it: (1) deterministic DDIM (η=0) over-disperses on the learned ε at every budget and schedule "
+        "(coverage 0.997, CRPS ≈ 2x); the ancestral chain (or DDIM η=1) is calibrated; (2) dividing each window by "
+        "the RiskMetrics EWMA volatility known at the decision date (per-date scale) beats the fixed training-period "
+        "scale by 15% CRPS at equal budget; (3) at equal budget CSDI's 50-step quadratic schedule trained better than "
+        "a 100-step cosine one (0.838 vs 0.910), although the cosine schedule has the smaller discretisation error "
+        "with the exact ε; (4) more training steps narrow the spread (coverage 0.97 -> 0.90 from 1500 to 3000 "
+        "steps); (5) the learned conditional mean is noise: every learned row has a higher MSE than the zero "
+        "forecast, antithetic pairs only remove the Monte-Carlo part, and replacing each date's sample mean by 0 "
+        "lowers CRPS by 2-4%. A no-learning reference (EWMA volatility with the historical correlation, Gaussian) "
+        "shows how little there is to win on per-asset CRPS in the calm 2015–2018 test years (0.7897 vs bootstrap "
+        "0.7887) and that the cross-asset structure is where CRPS-sum can be won (0.7734 vs 0.7895).",
+    ]
+    return lines
+
+
 def _fmt(x, spec=".3f"):
     return "–" if x is None else format(x, spec)
 
@@ -87,7 +146,7 @@ def _sanity_lines(s):
     return lines
 
 
-def summary(ctx, cfg, m, ablation_lines=()) -> str:
+def summary(ctx, cfg, m) -> str:
     best_crps, best_sum, zero, verdicts = _verdict(m)
     yes = {True: "yes", False: "**no**"}
     acc = [
@@ -133,5 +192,5 @@ def summary(ctx, cfg, m, ablation_lines=()) -> str:
     ]
     if "sanity" in m:
         lines += ["", "## Known-law check (AR(1), exact conditional Gaussian)", "", *_sanity_lines(m["sanity"])]
-    lines += ["", *ablation_lines]
+    lines += ["", *ablation_lines()]
     return "\n".join(lines) + "\n"

@@ -175,11 +175,15 @@ def check_covariance(name: str, cov: Any, n: int | None = None, *, tol: float = 
         )
 
 
-def check_positive_definite(name: str, mat: Any, *, rtol: float = 1e-12, why: str = "") -> None:
-    """Raise ``ValueError`` unless the symmetric matrix ``mat`` has smallest eigenvalue > rtol * largest."""
+def check_positive_definite(
+    name: str, mat: Any, *, rtol: float = 1e-12, scale: float | None = None, why: str = ""
+) -> None:
+    """Raise ``ValueError`` unless the symmetric matrix ``mat`` has smallest eigenvalue > ``rtol * scale``
+    (``scale``: the size of the problem's entries; default the largest eigenvalue)."""
     c = np.asarray(mat, dtype=np.float64)
     ev = np.linalg.eigvalsh(0.5 * (c + c.T))
-    if not ev[-1] > 0 or ev[0] <= rtol * ev[-1]:
+    ref = ev[-1] if scale is None else max(float(scale), ev[-1])
+    if not ref > 0 or ev[0] <= rtol * ref:
         extra = f" ({why})" if why else ""
         raise ValueError(
             f"{name}: expected a positive definite matrix{extra}, eigenvalues range {ev[0]:.3g} .. {ev[-1]:.3g}"

@@ -173,6 +173,7 @@ def black_litterman(
     S64, P64, om64 = (np.asarray(a, np.float64) for a in (prior_cov, P, om))
     check_positive_definite(
         "omega", float(tau) * P64 @ S64 @ P64.T + om64,
+        scale=float(tau) * np.max(np.abs(S64)) * max(np.max(np.abs(P64)), 1e-300) ** 2,
         why="tau P Sigma P^T + omega must be invertible; a view on a zero-variance direction of the prior needs an "
         "explicit omega > 0",
     )  # fmt: skip
@@ -208,6 +209,7 @@ def precision_black_litterman(
     dtype = float_dtype(prior_mean, prior_cov, view_mean, view_cov)
     check_positive_definite(
         "prior_cov + view_cov", np.asarray(prior_cov, np.float64) + np.asarray(view_cov, np.float64),
+        scale=float(np.max(np.abs(np.asarray(prior_cov, np.float64)))),
         why="the prior and view precisions share a zero-variance direction",
     )  # fmt: skip
     with jax.enable_x64(True):
