@@ -20,7 +20,7 @@ from experiments._registry import Anchor, Experiment, register
 _COMMON = dict(
     history=20, horizon=5, nu=252, lookback=756, cost=0.001, denoiser="mlp", hidden=256, depth=3, channels=64,
     schedule="quadratic", diffusion_steps=50, sampler="ddpm", eta=1.0, sample_steps=50, lr=2e-3, ema=0.999,
-    batch_size=256, leverage_cap=3.0, min_net_exposure=0.05, boot_block=21, n_boot=2000,
+    batch_size=256, leverage_cap=3.0, min_net_exposure=0.05, boot_block=21, n_boot=2000, calib_window=24,
 )  # fmt: skip
 PRESETS = {
     "quick": dict(_COMMON, test_years=[2021, 2022], block_years=2, steps=300, hidden=64, depth=2, num_samples=32,
@@ -217,7 +217,7 @@ def _plots(ctx, curves, t_axis, stats, ftab):
 
 
 def run(ctx) -> dict:
-    from jaxkit.forecast import forecast_windows, recentre_paths
+    from jaxkit.forecast import calibrate_spread, forecast_windows, recentre_paths
     from jaxkit.portfolio import strategy_weights
 
     cfg = ctx.config
@@ -231,22 +231,29 @@ def run(ctx) -> dict:
         paths[seed], train_info[seed] = _diffusion_paths(ctx, data, cfg, seed, dates, dec, blocks)
     base = ctx.stage("baselines", lambda: _baselines(ctx, data, cfg, dec))
     truth = forecast_windows(data, dec, history=cfg["history"], horizon=cfg["horizon"])["target"]
+    cal = {s: calibrate_spread(recentre_paths(p), truth, dec, horizon=cfg["horizon"], window=cfg["calib_window"])
+           for s, p in paths.items()}  # fmt: skip
     forecasts = {f"diffusion (seed {s})": p for s, p in paths.items()}
     forecasts.update({f"diffusion, mean 0 (seed {s})": recentre_paths(p) for s, p in paths.items()})
+    forecasts.update({f"diffusion, mean 0, calibrated spread (seed {s})": c[0] for s, c in cal.items()})
     forecasts.update(base)
     ftab = _forecast_table(forecasts, truth)
     win = np.stack([data.log_returns[max(1, t - cfg["lookback"] + 1) : t + 1] for t in dec])
     seed0 = ctx.seed
-    weights = ctx.stage("weights", lambda: strategy_weights(
-        win, paths[seed0], horizon=cfg["horizon"], min_net_exposure=cfg["min_net_exposure"],
-        leverage_cap=cfg["leverage_cap"]))  # fmt: skip
+    kw = dict(horizon=cfg["horizon"], min_net_exposure=cfg["min_net_exposure"], leverage_cap=cfg["leverage_cap"])
+    weights = ctx.stage("weights", lambda: strategy_weights(win, paths[seed0], **kw))
     guard = weights.pop("STABLE (published) guard used")
+    wcal = ctx.stage("weights_calibrated", lambda: strategy_weights(win, cal[seed0][0], **kw))
+    for name in ("STABLE (published)", "STABLE (long-only)"):
+        weights[f"{name}, calibrated mean-0 views"] = wcal[name]
     results, curves, t_axis = _backtest(data, cfg, dec, weights)
     stats = _sharpe_stats(curves, cfg)
     _plots(ctx, curves, t_axis, stats, ftab)
     metrics = {
         "forecast": ftab, "allocation": results, "sharpe_stats": stats, "regimes": _regimes(curves, t_axis),
         "guard_fraction": float(np.mean(guard)), "train": {str(k): v for k, v in train_info.items()},
+        "calibration_factors": {str(s): [float(np.min(c[1])), float(np.median(c[1])), float(np.max(c[1]))]
+                                for s, c in cal.items()},
         "n_decisions": len(dec), "test_period": f"{dates[dec[0]].date()} .. {t_axis[-1].date()}",
         "macro_names": list(data.macro_names), "signal_names": list(data.signal_names),
         "stable_sharpe": results["STABLE (published)"]["sharpe"], "mvo_sharpe": results["MVO (sample)"]["sharpe"],

@@ -31,6 +31,7 @@ from jaxkit.forecast._metrics import (
 )
 from jaxkit.forecast._model import (
     DiffusionForecaster,
+    calibrate_spread,
     forecaster_loss,
     make_forecaster,
     recentre_paths,
@@ -43,6 +44,7 @@ __all__ = [
     "SP500_TICKERS",
     "ConditionalDenoiser",
     "DiffusionForecaster",
+    "calibrate_spread",
     "MLPDenoiser",
     "MarketData",
     "ResidualLayer",

@@ -30,6 +30,7 @@ from jaxkit.train import ArrayLoader, ema_params, fit, params_ema
 
 __all__ = [
     "DiffusionForecaster",
+    "calibrate_spread",
     "forecaster_loss",
     "make_forecaster",
     "recentre_paths",
@@ -336,3 +337,52 @@ def recentre_paths(paths: Any, mean: Any = 0.0) -> np.ndarray:
         raise ValueError(f"paths: expected shape (B, k, H, N), received {x.shape}")
     m = np.broadcast_to(np.asarray(mean, dtype=np.float64), (x.shape[0], x.shape[2], x.shape[3]))
     return x - x.mean(1, keepdims=True) + m[:, None]
+
+
+def calibrate_spread(
+    paths: Any,
+    truth: Any,
+    positions: Any,
+    *,
+    horizon: int,
+    window: int = 24,
+    min_history: int = 6,
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Online (walk-forward) recalibration of each date's predictive spread from past realised errors.
+
+    For date $b$ at grid position $t_b$, with the earlier dates $j$ whose whole target window has been observed
+    ($t_j + H \le t_b$; the last ``window`` of them), the spread factor is
+    $f_b = \sqrt{\sum_j \|y_j - \bar x_j\|^2 / \sum_j \sum_{h,n} \widehat{\mathrm{Var}}(x_{j,\cdot,h,n})}$ and the
+    paths become $\bar x_b + f_b (x_b - \bar x_b)$ (mean kept; $f_b = 1$ until ``min_history`` dates are
+    available). Only outcomes known at $t_b$ are used, so the result is still an out-of-sample forecast: a variance
+    recalibration in the spirit of conformal / probability-integral-transform recalibration (Kuleshov et al.
+    2018, "Accurate uncertainties for deep learning using calibrated regression").
+
+    Args:
+        paths: (B, k, H, N) sampled paths for ``B`` dates in increasing time order.
+        truth: (B, H, N) realised values (only those of earlier, completed windows are used for date ``b``).
+        positions: (B,) increasing grid positions $t_b$.
+    Returns:
+        ``(calibrated paths, factors (B,))``.
+    """
+    x = np.asarray(paths, dtype=np.float64)
+    y = np.asarray(truth, dtype=np.float64)
+    t = np.asarray(positions)
+    check_int("horizon", horizon, minimum=1)
+    check_int("window", window, minimum=1)
+    check_int("min_history", min_history, minimum=1)
+    if x.ndim != 4 or y.shape != (x.shape[0],) + x.shape[2:] or t.shape != (x.shape[0],):
+        raise ValueError(
+            f"paths, truth, positions: expected (B, k, H, N), (B, H, N), (B,), received {x.shape}, {y.shape}, {t.shape}"
+        )
+    if np.any(np.diff(t) <= 0):
+        raise ValueError("positions: expected strictly increasing grid positions")
+    mean = x.mean(1)
+    err = ((np.where(np.isfinite(y), y, 0.0) - mean) ** 2).sum((1, 2))
+    var = x.var(1, ddof=1).sum((1, 2))
+    factors = np.ones(x.shape[0])
+    for b in range(x.shape[0]):
+        done = np.flatnonzero(t[:b] + horizon <= t[b])[-window:]
+        if done.size >= min_history:
+            factors[b] = np.sqrt(err[done].sum() / var[done].sum())
+    return mean[:, None] + factors[:, None, None, None] * (x - mean[:, None]), factors

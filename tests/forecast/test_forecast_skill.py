@@ -65,3 +65,24 @@ def test_forecaster_beats_baselines_on_held_out_windows():
     assert got[0] <= best_crps and got[1] <= best_sum, (got, best_crps, best_sum)
     assert 0.85 <= got[2] <= 0.95, got
     assert mse(s, truth, sample_axis=1) <= np.mean(truth**2)
+
+
+def test_calibrate_spread_is_causal_and_recovers_a_known_dispersion_error():
+    from jaxkit.forecast import calibrate_spread, recentre_paths
+
+    rng = np.random.default_rng(0)
+    B, k, H, N = 80, 400, 2, 3
+    truth = rng.normal(0, 1.0, (B, H, N))
+    paths = rng.normal(0, 0.8, (B, k, H, N))  # 20% too narrow
+    pos = np.arange(B) * 5
+    cal, f = calibrate_spread(paths, truth, pos, horizon=5, window=40, min_history=6)
+    assert np.all(f[:6] == 1.0) and abs(np.median(f[20:]) - 1.25) < 0.08
+    np.testing.assert_allclose(cal.mean(1), paths.mean(1), atol=1e-12)  # the mean is kept
+    # date b only uses outcomes of windows that ended by its own position
+    t2 = truth.copy()
+    t2[50:] += 10.0
+    _, f2 = calibrate_spread(paths, t2, pos, horizon=5, window=40, min_history=6)
+    np.testing.assert_array_equal(f[:51], f2[:51])
+    assert f2[52] != f[52]
+    r = recentre_paths(paths, 0.5)
+    np.testing.assert_allclose(r.mean(1), 0.5, atol=1e-12)
