@@ -39,7 +39,11 @@ __all__ = [
     "SP500_TICKERS",
     "align_published",
     "build_market_data",
+    "ewma_volatility",
     "forecast_windows",
+    "market_data_from_frames",
+    "stable_macro_features",
+    "stable_macro_frame",
     "kalman_betas",
     "load_macro",
     "load_prices",
@@ -238,6 +242,20 @@ def _kalman_one(y, X, q, r, p0):
     return betas
 
 
+def ewma_volatility(log_returns: Any, *, decay: float = 0.94, floor: float = 1e-4) -> np.ndarray:
+    r"""RiskMetrics volatility known at the close of each row (J.P. Morgan/Reuters 1996, daily $\lambda = 0.94$):
+    $\sigma_t^2 = \sum_{j\ge0}\lambda^j r_{t-j}^2 / \sum_{j\ge0}\lambda^j$ over the rows up to and
+    including $t$ (zero mean; finite-sample normalised), floored at ``floor``. Rows before the first return
+    get the first value. Returns (T, N)."""
+    r = np.asarray(log_returns, dtype=np.float64)
+    if r.ndim != 2:
+        raise ValueError(f"log_returns: expected a (time, assets) array, received shape {r.shape}")
+    if not 0.0 < decay < 1.0:
+        raise ValueError(f"decay: expected a value in (0, 1), received {decay}")
+    v = pd.DataFrame(r**2).ewm(alpha=1.0 - decay, adjust=True, ignore_na=True).mean().bfill().to_numpy()
+    return np.maximum(np.sqrt(np.nan_to_num(v, nan=floor**2)), floor)
+
+
 def kalman_betas(
     y: Any, X: Any, *, q: float = 1e-4, r: float = 1.0, p0: float = 1e4
 ) -> Float[Array, "t n k"]:
@@ -311,6 +329,7 @@ class MarketData:
     signals: np.ndarray  # (T, N, F)
     macro_names: tuple[str, ...]
     signal_names: tuple[str, ...]
+    scale: np.ndarray | None = None  # (T, N) EWMA volatility of the grid returns known at t (per_date_scale)
 
     @property
     def n_assets(self) -> int:
@@ -401,7 +420,10 @@ def forecast_windows(data: MarketData, index: Any, *, history: int, horizon: int
     padded = np.concatenate([data.log_returns, np.full((horizon, data.n_assets), np.nan)], axis=0)
     hist = np.stack([data.log_returns[t - history + 1 : t + 1] for t in idx]) if idx.size else None
     tgt = np.stack([padded[t + 1 : t + 1 + horizon] for t in idx]) if idx.size else None
-    return {"history": hist, "target": tgt, "macro": data.macro[idx], "signals": data.signals[idx]}
+    out = {"history": hist, "target": tgt, "macro": data.macro[idx], "signals": data.signals[idx]}
+    if data.scale is not None:
+        out["scale"] = data.scale[idx]
+    return out
 
 
 def walk_forward_splits(
@@ -433,3 +455,184 @@ def walk_forward_splits(
             raise ValueError(f"test_years: no training dates before {y}")
         out.append((train, test))
     return out
+
+
+# --------------------------------------------------------------------------------------------------------------
+# User data frames and STABLE's macro inputs
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _frame_index(df: Any, name: str) -> pd.DatetimeIndex:
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"{name}: expected a pandas DataFrame (dates x columns), received {type(df).__name__}")
+    try:
+        idx = pd.DatetimeIndex(df.index)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{name}: expected an index of dates, received {df.index.dtype} ({e})") from None
+    if idx.has_duplicates:
+        dup = idx[idx.duplicated()][0]
+        raise ValueError(f"{name}: expected unique dates, {dup.date()} appears more than once")
+    if not idx.is_monotonic_increasing:
+        pos = int(np.argmax(np.diff(idx.asi8) < 0)) + 1
+        raise ValueError(f"{name}: expected dates sorted in increasing order, {idx[pos].date()} follows "
+                         f"{idx[pos - 1].date()} at row {pos}; sort with df.sort_index()")  # fmt: skip
+    return idx
+
+
+def _frame_values(df: pd.DataFrame, name: str) -> np.ndarray:
+    try:
+        v = df.to_numpy(dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{name}: expected numeric columns ({e})") from None
+    bad = ~np.isfinite(v)
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise ValueError(
+            f"{name}: expected no gaps, found {int(bad.sum())} NaN/inf values (first on {df.index[r].date()}, column "
+            f"{df.columns[c]!r}); fill or drop them first (e.g. df.ffill() for prices, or drop the asset)"
+        )
+    return v
+
+
+def stable_macro_features(macro: pd.DataFrame, *, norm_window: int = 252) -> pd.DataFrame:
+    r"""STABLE's macro transform: for each column $x$, its log-difference $\log x_t - \log x_{t-1}$ (or the
+    plain difference for a series that is not strictly positive, e.g. a spread), and its level, each normalised
+    by a trailing ``norm_window``-row ($\nu$) rolling z-score (:func:`rolling_zscore`, clipped to ±5).
+    Columns ``<name>:dlog`` (or ``:diff``) and ``<name>:level``."""
+    check_int("norm_window", norm_window, minimum=2)
+    cols = {}
+    for c in macro.columns:
+        x = macro[c].astype(np.float64)
+        if (x > 0).all():
+            cols[f"{c}:dlog"] = np.log(x).diff()
+        else:
+            cols[f"{c}:diff"] = x.diff()
+        cols[f"{c}:level"] = x
+    return rolling_zscore(pd.DataFrame(cols, index=macro.index), norm_window).clip(-5, 5)
+
+
+def stable_macro_frame(start: str | None = None, end: str | None = None, *, variant: str = "long") -> pd.DataFrame:
+    """Raw macro levels for STABLE's inputs from the offline data (no download), on the S&P 500 trading days.
+
+    ``variant="long"`` (1990-01 .. 2022-12, skfolio): ``sp500`` (S&P 500 index, the market input) and
+    ``vix_proxy`` (21-day realised volatility of the S&P 500 in % p.a.; VIX itself ships only for 2014–2019).
+    ``variant="rich"`` (to 2018-10; arch): adds ``credit_spread`` (Moody's BAA − AAA yield, monthly, stamped the
+    next month — the offline stand-in for Treasury spreads) and ``oil`` (WTI, stamped the next day — the offline
+    stand-in for gold). No offline source has a US dollar index: it is omitted in both variants.
+    """
+    if variant not in ("long", "rich"):
+        raise ValueError(f"variant: expected 'long' or 'rich', received {variant!r}")
+    index = _skfolio_csv("sp500_index.csv.gz")["SP500"]
+    r = np.log(index).diff()
+    out = pd.DataFrame({"sp500": index, "vix_proxy": 100 * np.sqrt(252) * r.rolling(21).std()})
+    if variant == "rich":
+        out = out.loc[:"2018-10-31"]
+        yields = _arch_csv("default", "default.csv.gz")
+        out["credit_spread"] = align_published(
+            yields["BAA"] - yields["AAA"], _month_start_plus(yields.index, 1), out.index
+        ).to_numpy()[:, 0]
+        wti = _arch_csv("wti", "wti.csv.gz")["DCOILWTICO"].dropna()
+        wti = wti[wti > 0]
+        out["oil"] = align_published(wti, wti.index + pd.Timedelta(days=1), out.index).to_numpy()[:, 0]
+    return out.dropna().loc[start:end]
+
+
+def market_data_from_frames(
+    prices: Any,
+    macro: Any = None,
+    *,
+    kind: str = "prices",
+    history: int = 1,
+    horizon: int = 1,
+    norm_window: int = 252,
+    kalman_q: float = 1e-4,
+    vol_decay: float = 0.94,
+) -> MarketData:
+    r"""A :class:`MarketData` (daily grid = the frame's rows) from your own data, for :func:`forecast_windows`,
+    :func:`train_forecaster` and :func:`sample_paths`.
+
+    Args:
+        prices: dates x assets, prices (``kind="prices"``) or simple returns (``kind="returns"``); no gaps.
+        macro: optional dates x series of macro *levels* on the same dates (e.g. from
+            :func:`stable_macro_frame`); transformed by :func:`stable_macro_features`. Without it the macro
+            context is the equal-weight index of ``prices`` (its level and log-difference).
+        history, horizon: the window sizes you will use (only to check that enough rows remain).
+    Features at date $t$ use rows up to $t$ only: macro z-scores; per asset 21/63-day momentum and 21-day
+    volatility (z-scored), and Kalman time-varying betas (:func:`kalman_betas`) of the asset's standardised log
+    return on the standardised macro log-differences (STABLE's stock embedding); ``scale`` = RiskMetrics EWMA
+    volatility (:func:`ewma_volatility`). The first ``norm_window // 2 + 63`` rows are warm-up and dropped.
+
+    Raises ``TypeError`` for a non-DataFrame, ``ValueError`` for unsorted or duplicated dates, NaN gaps,
+    non-positive prices, a macro frame missing some dates, or too few rows for the warm-up plus the window.
+    """
+    if kind not in ("prices", "returns"):
+        raise ValueError(f"kind: expected 'prices' or 'returns', received {kind!r}")
+    check_int("history", history, minimum=1)
+    check_int("horizon", horizon, minimum=1)
+    check_int("norm_window", norm_window, minimum=2)
+    idx = _frame_index(prices, "prices")
+    v = _frame_values(prices, "prices")
+    if kind == "prices":
+        if np.any(v <= 0):
+            r, c = np.argwhere(v <= 0)[0]
+            raise ValueError(f"prices: expected positive prices, found {v[r, c]} on {idx[r].date()} "
+                             f"(column {prices.columns[c]!r}); pass kind='returns' for returns")  # fmt: skip
+        px = v
+    else:
+        if np.any(v <= -1):
+            raise ValueError("prices: simple returns must be > -1 (kind='returns')")
+        px = np.cumprod(np.vstack([np.ones((1, v.shape[1])), 1 + v]), axis=0)[1:]
+    warm = norm_window // 2 + 63
+    need = warm + history + horizon + 1
+    if len(idx) < need:
+        raise ValueError(
+            f"prices: expected at least {need} rows ({warm} feature warm-up rows for norm_window={norm_window}, "
+            f"+ history={history} + horizon={horizon} + 1), received {len(idx)}"
+        )
+    lr = pd.DataFrame(np.log(px), index=idx, columns=[str(c) for c in prices.columns]).diff()
+    if kind == "returns":
+        lr.iloc[0] = np.log1p(v[0])
+    if macro is None:
+        mac = pd.DataFrame({"equal_weight_index": np.exp(lr.fillna(0.0).mean(axis=1).cumsum())}, index=idx)
+    else:
+        midx = _frame_index(macro, "macro")
+        missing = idx.difference(midx)
+        if len(missing):
+            raise ValueError(f"macro: expected a row for every date of prices, {len(missing)} missing "
+                             f"(first {missing[0].date()})")  # fmt: skip
+        mac = macro.loc[idx]
+        _frame_values(mac, "macro")
+    zmac = stable_macro_features(mac, norm_window=norm_window)
+    diffs = zmac[[c for c in zmac.columns if not c.endswith(":level")]].fillna(0.0).to_numpy()
+    X = np.concatenate([np.ones((len(idx), 1)), diffs], axis=1)
+    scale = lr.rolling(norm_window, min_periods=21).std().bfill()
+    y = (lr / scale).fillna(0.0).clip(-10, 10)
+    betas = np.asarray(kalman_betas(y.to_numpy(), X, q=kalman_q))[:, :, 1:]  # (T, N, K) without the intercept
+    feats = {
+        "mom_21": lr.rolling(21).sum(),
+        "mom_63": lr.rolling(63).sum(),
+        "vol_21": lr.rolling(21).std(),
+    }
+    zf = [rolling_zscore(f, norm_window).clip(-5, 5).to_numpy() for f in feats.values()]
+    sig = np.concatenate([np.stack(zf, -1), np.clip(betas, -5, 5)], axis=-1)
+    names = tuple(feats) + tuple(f"beta[{c}]" for c in zmac.columns if not c.endswith(":level"))
+    first = warm
+    lrv = lr.to_numpy()
+    ok = np.isfinite(zmac.to_numpy()[first:]).all() and np.isfinite(sig[first:]).all()
+    if not ok:  # a constant column in the warm-up can leave NaN z-scores for longer
+        good = np.isfinite(zmac.to_numpy()).all(1) & np.isfinite(sig).all((1, 2))
+        first = int(np.argmax(good & (np.arange(len(idx)) >= warm)))
+        if not good[first:].all() or len(idx) - first < history + horizon + 1:
+            raise ValueError("prices, macro: features stay undefined after the warm-up (constant series?)")
+    sl = slice(first, None)
+    return MarketData(
+        dates=np.asarray(idx[sl]),
+        tickers=tuple(lr.columns),
+        prices=px[sl],
+        log_returns=lrv[sl],
+        macro=zmac.to_numpy()[sl].astype(np.float64),
+        signals=sig[sl],
+        macro_names=tuple(zmac.columns),
+        signal_names=names,
+        scale=ewma_volatility(lrv[1:], decay=vol_decay)[first - 1 :] if first >= 1 else None,
+    )

@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int, PRNGKeyArray
 
-__all__ = ["ConditionalDenoiser", "ResidualLayer", "step_embedding"]
+__all__ = ["ConditionalDenoiser", "MLPDenoiser", "ResidualLayer", "step_embedding"]
 
 
 def step_embedding(t: Int[Array, ""] | Float[Array, ""], dim: int) -> Float[Array, " d"]:
@@ -217,6 +217,98 @@ class ConditionalDenoiser(eqx.Module):
     ):
         """ε prediction ``(H, N)``; ``return_branches=True`` returns ``(eps, eps_full, eps_macro, gate)`` (for the
         loss, which trains each level on its own as well as the blend)."""
+        step = _apply_mlp(self.step_mlp, step_embedding(t, self.channels))
+        macro_e = _apply_mlp(self.macro_proj, macro)
+        eps_full = self.branch(x_t, step, history, macro_e, signals, True)
+        if not self.guided:
+            return (eps_full, eps_full, eps_full, jnp.ones(())) if return_branches else eps_full
+        eps_macro = self.branch(x_t, step, history, macro_e, signals, False)
+        g = self.gate(macro_e, step)
+        eps = g * eps_full + (1 - g) * eps_macro
+        if return_branches:
+            return eps, eps_full, eps_macro, g
+        return eps
+
+
+class MLPDenoiser(eqx.Module):
+    r"""A residual-MLP ε-network on the flattened sample, with the same interface and multi-level guidance as
+    :class:`ConditionalDenoiser`: ``model(x_t, t, history, macro, signals) -> eps (H, N)``.
+
+    Input $[x_t, h\cdot m, s\cdot m, m, \mathrm{emb}(\text{macro})]$ with $m=1$ for the full level and $m=0$
+    for the macro-only level; ``depth`` pre-norm residual blocks
+    $u \leftarrow u + W_2\,\mathrm{SiLU}(W_1\,\mathrm{LN}(u) + e_t)$ of width ``hidden``, with the step embedding
+    $e_t$ added inside each block; a zero-initialised read-out (so training starts at $\hat\varepsilon = 0$).
+    About 40x cheaper per evaluation than the attention denoiser at 20 assets (chosen by measurement, see the
+    stable experiment's ablation)."""
+
+    w_in: Float[Array, "D W"]
+    b_in: Float[Array, " W"]
+    step_mlp: tuple[Array, ...]
+    macro_proj: tuple[Array, ...]
+    gate_mlp: tuple[Array, ...]
+    blocks: tuple[tuple[Array, ...], ...]
+    w_out: Float[Array, "W HN"]
+    b_out: Float[Array, " HN"]
+    history: int = eqx.field(static=True)
+    horizon: int = eqx.field(static=True)
+    channels: int = eqx.field(static=True)
+    guided: bool = eqx.field(static=True)
+
+    def __init__(
+        self,
+        *,
+        n_assets: int,
+        history: int,
+        horizon: int,
+        n_macro: int,
+        n_signals: int,
+        hidden: int = 256,
+        depth: int = 3,
+        channels: int = 64,
+        guided: bool = True,
+        key: PRNGKeyArray,
+    ):
+        rng = _numpy_rng(key)
+        N, L, H, C, W = n_assets, history, horizon, channels, hidden
+        self.history, self.horizon, self.channels, self.guided = history, horizon, channels, guided
+        d_in = H * N + L * N + N * n_signals + 1 + C
+        self.w_in = _dense(rng, d_in, W)
+        self.b_in = jnp.zeros((W,), jnp.float32)
+        self.step_mlp = _mlp(rng, C, C, C)
+        self.macro_proj = _mlp(rng, n_macro, C, C)
+        w1, b1, w2, _ = _mlp(rng, 2 * C, C, 1)
+        self.gate_mlp = (w1, b1, w2, jnp.full((1,), 2.0, jnp.float32))  # start at g ~ 0.88, as the attention net
+        self.blocks = tuple(
+            (_dense(rng, W, W), jnp.zeros((W,), jnp.float32), _dense(rng, C, W), _dense(rng, W, W, 0.5))
+            for _ in range(depth)
+        )
+        self.w_out = jnp.zeros((W, H * N), jnp.float32)
+        self.b_out = jnp.zeros((H * N,), jnp.float32)
+
+    def branch(self, x_t, step, history, macro_e, signals, full: bool):
+        m = 1.0 if full else 0.0
+        u = jnp.concatenate(
+            [x_t.ravel(), m * history.ravel(), m * signals.ravel(), jnp.full((1,), m, x_t.dtype), macro_e]
+        )
+        u = u @ self.w_in + self.b_in
+        for w1, b1, ws, w2 in self.blocks:
+            u = u + jax.nn.silu(_layer_norm(u) @ w1 + b1 + step @ ws) @ w2
+        return (jax.nn.silu(_layer_norm(u)) @ self.w_out + self.b_out).reshape(x_t.shape)
+
+    def gate(self, macro_e: Float[Array, " C"], step: Float[Array, " C"]) -> Float[Array, ""]:
+        return jax.nn.sigmoid(_apply_mlp(self.gate_mlp, jnp.concatenate([macro_e, step]))[0])
+
+    def __call__(
+        self,
+        x_t: Float[Array, "H N"],
+        t: Int[Array, ""] | Float[Array, ""],
+        history: Float[Array, "L N"],
+        macro: Float[Array, " M"],
+        signals: Float[Array, "N F"],
+        *,
+        return_branches: bool = False,
+    ):
+        """ε prediction ``(H, N)``; ``return_branches=True`` returns ``(eps, eps_full, eps_macro, gate)``."""
         step = _apply_mlp(self.step_mlp, step_embedding(t, self.channels))
         macro_e = _apply_mlp(self.macro_proj, macro)
         eps_full = self.branch(x_t, step, history, macro_e, signals, True)

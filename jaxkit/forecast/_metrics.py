@@ -76,44 +76,77 @@ def coverage(samples: Any, truth: Any, *, level: float = 0.9, sample_axis: int =
     return float(np.mean((y >= lo) & (y <= hi)))
 
 
-def energy_distance(x: Any, y: Any) -> float:
-    """Energy distance between two samples of shape (n, d) and (m, d)."""
+def _pairwise_distance_sums(a: np.ndarray, b: np.ndarray, chunk: int) -> np.ndarray:
+    r"""Row sums $\sum_j \|a_i - b_j\|$ (len(a),), computed in row blocks of ``chunk`` rows (memory
+    O(chunk * len(b) * d)) with the direct difference formula (same numbers as the all-at-once version)."""
+    out = np.empty(a.shape[0])
+    for i in range(0, a.shape[0], chunk):
+        blk = a[i : i + chunk]
+        out[i : i + chunk] = np.sqrt(np.maximum(((blk[:, None, :] - b[None, :, :]) ** 2).sum(-1), 0.0)).sum(1)
+    return out
+
+
+def _chunk_rows(m: int, d: int, chunk_bytes: int) -> int:
+    return max(1, int(chunk_bytes // max(8 * m * d, 1)))
+
+
+def _two_samples(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     x, y = x.reshape(x.shape[0], -1), y.reshape(y.shape[0], -1)
     if x.shape[1] != y.shape[1]:
         raise ValueError(f"x, y: expected the same dimension, received {x.shape} and {y.shape}")
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise ValueError("x, y: expected finite values")
+    return x, y
+
+
+def energy_distance(x: Any, y: Any, *, chunk_bytes: int = 64 * 2**20) -> float:
+    """Energy distance between two samples of shape (n, d) and (m, d). Pairwise distances are formed in row
+    blocks of at most ``chunk_bytes`` of temporaries, so memory stays bounded for large samples."""
+    x, y = _two_samples(x, y)
 
     def mean_dist(a, b):
-        return np.mean(np.sqrt(np.maximum(((a[:, None, :] - b[None, :, :]) ** 2).sum(-1), 0.0)))
+        return _pairwise_distance_sums(a, b, _chunk_rows(b.shape[0], a.shape[1], chunk_bytes)).sum() / (
+            a.shape[0] * b.shape[0]
+        )
 
     return float(2 * mean_dist(x, y) - mean_dist(x, x) - mean_dist(y, y))
 
 
-def energy_test(x: Any, y: Any, *, num_permutations: int = 999, seed: int = 0) -> tuple[float, float]:
+def energy_test(
+    x: Any, y: Any, *, num_permutations: int = 999, seed: int = 0, chunk_bytes: int = 64 * 2**20
+) -> tuple[float, float]:
     """Two-sample energy test of ``x (n, d)`` and ``y (m, d)`` drawn from the same law.
 
     Returns ``(T, p)``: ``T = n m / (n + m) * energy_distance(x, y)`` and the permutation p-value
-    ``(1 + #{T_perm >= T}) / (1 + num_permutations)``, each permutation a random relabelling of the pooled sample
-    (all permutations evaluated at once from the pooled distance matrix)."""
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    x, y = x.reshape(x.shape[0], -1), y.reshape(y.shape[0], -1)
-    if x.shape[1] != y.shape[1]:
-        raise ValueError(f"x, y: expected the same dimension, received {x.shape} and {y.shape}")
+    ``(1 + #{T_perm >= T}) / (1 + num_permutations)``, each permutation a random relabelling of the pooled sample.
+    The pooled distance matrix is built in row blocks and the permutations are evaluated in blocks, each with at
+    most ``chunk_bytes`` of temporaries (the result does not depend on the block sizes)."""
+    x, y = _two_samples(x, y)
     if num_permutations < 1:
         raise ValueError(f"num_permutations: expected >= 1, received {num_permutations}")
     n, m = x.shape[0], y.shape[0]
     z = np.concatenate([x, y])
-    D = np.sqrt(np.sum((z[:, None, :] - z[None, :, :]) ** 2, -1))
+    N = n + m
+    D = np.empty((N, N))
+    rows = _chunk_rows(N, z.shape[1], chunk_bytes)
+    for i in range(0, N, rows):
+        D[i : i + rows] = np.sqrt(np.sum((z[i : i + rows, None, :] - z[None, :, :]) ** 2, -1))
     rng = np.random.default_rng(seed)
-    labels = np.zeros((num_permutations + 1, n + m))
-    labels[0, :n] = 1.0
-    for i in range(1, num_permutations + 1):
-        labels[i, rng.permutation(n + m)[:n]] = 1.0
-    DZ = labels @ D  # (P, n+m): row sums of distances to the group-x points
-    xx = np.sum(DZ * labels, 1)
-    xy = np.sum(DZ * (1 - labels), 1)
-    yy = D.sum() - 2 * xy - xx
-    stat = n * m / (n + m) * (2 * xy / (n * m) - xx / n**2 - yy / m**2)
+    perms = [np.arange(N)] + [rng.permutation(N) for _ in range(num_permutations)]
+    total = D.sum()
+    stat = np.empty(num_permutations + 1)
+    prow = _chunk_rows(N, 3, chunk_bytes)
+    for i in range(0, num_permutations + 1, prow):
+        block = perms[i : i + prow]
+        labels = np.zeros((len(block), N))
+        for r, p in enumerate(block):
+            labels[r, p[:n]] = 1.0
+        DZ = labels @ D  # row sums of distances to the group-x points
+        xx = np.sum(DZ * labels, 1)
+        xy = np.sum(DZ * (1 - labels), 1)
+        yy = total - 2 * xy - xx
+        stat[i : i + len(block)] = n * m / N * (2 * xy / (n * m) - xx / n**2 - yy / m**2)
     return float(stat[0]), float((1 + np.sum(stat[1:] >= stat[0])) / (1 + num_permutations))
 
 

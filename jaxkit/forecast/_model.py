@@ -14,7 +14,7 @@ Schedules and samplers come from :mod:`jaxkit.diffusion`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import equinox as eqx
 import jax
@@ -24,22 +24,37 @@ import optax
 from jaxtyping import Array, Float, PRNGKeyArray
 
 from jaxkit import diffusion as dm
-from jaxkit.forecast._denoiser import ConditionalDenoiser
+from jaxkit._validate import check_int
+from jaxkit.forecast._denoiser import ConditionalDenoiser, MLPDenoiser
 from jaxkit.train import ArrayLoader, ema_params, fit, params_ema
 
-__all__ = ["DiffusionForecaster", "forecaster_loss", "make_forecaster", "sample_paths", "train_forecaster"]
+__all__ = [
+    "DiffusionForecaster",
+    "calibrate_spread",
+    "forecaster_loss",
+    "make_forecaster",
+    "recentre_paths",
+    "sample_paths",
+    "train_forecaster",
+]
 
 
 class DiffusionForecaster(eqx.Module):
-    """Denoiser + discrete VP schedule + per-asset return scale."""
+    """Denoiser + discrete VP schedule + per-asset return scale.
 
-    denoiser: ConditionalDenoiser
+    ``per_date_scale=True``: targets and history are divided by a scale given with every window (the ``"scale"``
+    entry of :func:`forecast_windows`, e.g. an EWMA volatility known at the decision date) instead of the fixed
+    training-period ``scale``; sampling then needs that scale too."""
+
+    denoiser: ConditionalDenoiser | MLPDenoiser
     schedule: dm.DiscreteSchedule
     scale: Float[Array, " N"]
     aux_weight: float = eqx.field(static=True, default=1.0)
+    per_date_scale: bool = eqx.field(static=True, default=False)
 
-    def eps(self, x_t, t, history, macro, signals):
-        return self.denoiser(x_t, t, history / self.scale, macro, signals)
+    def eps(self, x_t, t, history, macro, signals, scale=None):
+        s = self.scale if scale is None else scale
+        return self.denoiser(x_t, t, history / s, macro, signals)
 
 
 def make_forecaster(
@@ -57,11 +72,23 @@ def make_forecaster(
     diffusion_steps: int = 50,
     beta_start: float = 1e-4,
     beta_end: float = 0.5,
-    schedule: str = "quadratic",
+    schedule: Literal["quadratic", "linear", "cosine"] = "quadratic",
     aux_weight: float = 1.0,
+    denoiser: Literal["attention", "mlp"] = "attention",
+    hidden: int = 256,
+    depth: int = 3,
+    per_date_scale: bool = False,
     key: PRNGKeyArray,
 ) -> DiffusionForecaster:
-    """Build a forecaster; the default schedule is CSDI's (quadratic β from 1e-4 to 0.5, 50 steps)."""
+    """Build a forecaster; the default schedule is CSDI's (quadratic β from 1e-4 to 0.5, 50 steps).
+
+    ``denoiser="attention"``: :class:`ConditionalDenoiser` (``channels``, ``layers``, ``heads``);
+    ``"mlp"``: :class:`MLPDenoiser` (``hidden``, ``depth``; ``channels`` sizes its step/macro embeddings).
+    ``per_date_scale``: see :class:`DiffusionForecaster`."""
+    if denoiser not in ("attention", "mlp"):
+        raise ValueError(f"denoiser: expected 'attention' or 'mlp', received {denoiser!r}")
+    if schedule not in ("quadratic", "linear", "cosine"):
+        raise ValueError(f"schedule: expected 'quadratic', 'linear' or 'cosine', received {schedule!r}")
     scale = np.asarray(scale, dtype=np.float32)
     if scale.shape != (n_assets,) or not np.all(np.isfinite(scale)) or np.any(scale <= 0):
         raise ValueError(f"scale: expected {n_assets} positive finite values, received shape {scale.shape}")
@@ -69,11 +96,12 @@ def make_forecaster(
         sched = dm.discrete_schedule("cosine", diffusion_steps)
     else:
         sched = dm.discrete_schedule(schedule, diffusion_steps, beta_start=beta_start, beta_end=beta_end)
-    den = ConditionalDenoiser(
-        n_assets=n_assets, history=history, horizon=horizon, n_macro=n_macro, n_signals=n_signals,
-        channels=channels, layers=layers, heads=heads, guided=guided, key=key,
-    )  # fmt: skip
-    return DiffusionForecaster(den, sched, jnp.asarray(scale), aux_weight)
+    common = dict(n_assets=n_assets, history=history, horizon=horizon, n_macro=n_macro, n_signals=n_signals)
+    if denoiser == "mlp":
+        den = MLPDenoiser(**common, hidden=hidden, depth=depth, channels=channels, guided=guided, key=key)
+    else:
+        den = ConditionalDenoiser(**common, channels=channels, layers=layers, heads=heads, guided=guided, key=key)
+    return DiffusionForecaster(den, sched, jnp.asarray(scale), aux_weight, bool(per_date_scale))
 
 
 def forecaster_loss(model: DiffusionForecaster, batch: dict, key: PRNGKeyArray) -> tuple[Array, dict]:
@@ -86,17 +114,18 @@ def _denoiser_loss(den, schedule, scale, aux_weight, batch, key):
     keys = jax.random.split(key, B)
     T = schedule.num_steps
 
-    def one(target, hist, macro, sig, k):
+    def one(target, hist, macro, sig, sc, k):
         kt, ke = jax.random.split(k)
         t = jax.random.randint(kt, (), 0, T)
-        x0 = target / scale
+        x0 = target / sc
         eps = jax.random.normal(ke, x0.shape, x0.dtype)
         x_t = dm.q_sample(schedule, x0, t, eps)
-        e, e_full, e_macro, g = den(x_t, t, hist / scale, macro, sig, return_branches=True)
+        e, e_full, e_macro, g = den(x_t, t, hist / sc, macro, sig, return_branches=True)
         return jnp.mean((e - eps) ** 2), jnp.mean((e_full - eps) ** 2), jnp.mean((e_macro - eps) ** 2), g
 
+    sc = batch["scale"] if "scale" in batch else jnp.broadcast_to(scale, (B, scale.shape[0]))
     main, full, macro_only, g = jax.vmap(one)(
-        batch["target"], batch["history"], batch["macro"], batch["signals"], keys
+        batch["target"], batch["history"], batch["macro"], batch["signals"], sc, keys
     )
     aux = jnp.mean(full) + jnp.mean(macro_only)
     loss = jnp.mean(main) + (aux_weight * aux if den.guided else 0.0)
@@ -130,7 +159,13 @@ def train_forecaster(
         raise ValueError(f"final_lr_fraction: expected a value in [0, 1], received {final_lr_fraction}")
     if weight_decay < 0:
         raise ValueError(f"weight_decay: expected a value >= 0, received {weight_decay}")
-    arrays = {k: np.asarray(windows[k], dtype=np.float32) for k in ("history", "target", "macro", "signals")}
+    names = ("history", "target", "macro", "signals") + (("scale",) if model.per_date_scale else ())
+    missing = [k for k in names if k not in windows]
+    if missing:
+        raise ValueError(f"windows: expected entries {list(names)}, missing {missing}")
+    arrays = {k: np.asarray(windows[k], dtype=np.float32) for k in names}
+    if model.per_date_scale and not (np.all(np.isfinite(arrays["scale"])) and np.all(arrays["scale"] > 0)):
+        raise ValueError("windows['scale']: expected positive finite per-date scales")
     if not np.all(np.isfinite(arrays["target"])):
         raise ValueError("windows: training targets contain NaN (a window runs past the data end)")
     k_data, k_fit = jax.random.split(key)
@@ -156,28 +191,71 @@ def train_forecaster(
     return eqx.tree_at(lambda m: m.denoiser, model, den), res.history
 
 
+def _ddim_signed(eps_fn, schedule, x_T, key, sign, num_steps, eta, clip):
+    """DDIM(η) on ``num_steps`` evenly spaced steps (η = 1 with all steps is the ancestral DDPM chain) with every
+    Gaussian draw multiplied by ``sign`` (±1): a path and its antithetic twin share all draws up to sign. The
+    update is that of :func:`jaxkit.diffusion.ddim_sample`; written here because that sampler draws its noise
+    internally."""
+    T = schedule.num_steps
+    ts = dm.ddim_timesteps(T, num_steps)
+    t_prev = np.concatenate([ts[1:], [-1]]).astype(np.int32)
+    keys = jax.random.split(key, len(ts))
+
+    def step(x, inp):
+        t, tp, k = inp
+        eps = eps_fn(x, t)
+        ab = schedule.alpha_bars[t]
+        ab_prev = jnp.where(tp >= 0, schedule.alpha_bars[jnp.maximum(tp, 0)], 1.0)
+        x0 = (x - jnp.sqrt(1.0 - ab) * eps) / jnp.sqrt(ab)
+        if clip is not None:
+            x0 = jnp.clip(x0, -clip, clip)
+            eps = (x - jnp.sqrt(ab) * x0) / jnp.sqrt(1.0 - ab)
+        s = eta * jnp.sqrt((1.0 - ab_prev) / (1.0 - ab)) * jnp.sqrt(jnp.clip(1.0 - ab / ab_prev, 0.0))
+        dir_coef = jnp.sqrt(jnp.clip(1.0 - ab_prev - s**2, 0.0))
+        z = sign * jax.random.normal(k, x.shape, x.dtype)
+        return jnp.sqrt(ab_prev) * x0 + dir_coef * eps + s * z, None
+
+    x0, _ = jax.lax.scan(step, sign * x_T, (jnp.asarray(ts), jnp.asarray(t_prev), keys))
+    return x0
+
+
 @eqx.filter_jit
-def _sample(model, history, macro, signals, keys, num_steps, sampler, eta, clip):
+def _sample(model, history, macro, signals, scale, keys, num_steps, sampler, eta, clip, chunk, antithetic=False):
+    """Paths for (B, k) (date, key) pairs: flattened to B*k items and mapped in chunks of ``chunk`` items
+    (``jax.lax.map(..., batch_size=chunk)``: vmapped inside a chunk, sequential over chunks), so peak memory is
+    bounded by the chunk, not by B*k."""
     H, N = model.denoiser.horizon, model.scale.shape[0]
+    B, k = keys.shape[:2]
 
-    def one_date(hist, mac, sig, key):
+    def one_path(inp):
+        hist, mac, sig, sc, key, sign = inp
+
         def eps_fn(x, t):
-            return model.eps(x, t, hist, mac, sig)
+            return model.eps(x, t, hist, mac, sig, sc)
 
-        def one_path(k):
-            k0, k1 = jax.random.split(k)
-            xT = jax.random.normal(k0, (H, N))
-            if sampler == "ddpm":
-                x0 = dm.ddpm_sample(eps_fn, model.schedule, xT, k1, clip_x0=clip)
-            else:
-                x0 = dm.ddim_sample(
-                    eps_fn, model.schedule, xT, k1, num_steps=num_steps, eta=eta, clip_x0=clip
-                )
-            return x0 * model.scale
+        k0, k1 = jax.random.split(key)
+        xT = jax.random.normal(k0, (H, N))
+        if antithetic:
+            n = model.schedule.num_steps if sampler == "ddpm" else num_steps
+            x0 = _ddim_signed(eps_fn, model.schedule, xT, k1, sign, n, 1.0 if sampler == "ddpm" else eta, clip)
+        elif sampler == "ddpm":
+            x0 = dm.ddpm_sample(eps_fn, model.schedule, xT, k1, clip_x0=clip)
+        else:
+            x0 = dm.ddim_sample(eps_fn, model.schedule, xT, k1, num_steps=num_steps, eta=eta, clip_x0=clip)
+        return x0 * sc
 
-        return jax.vmap(one_path)(key)
-
-    return jax.vmap(one_date)(history, macro, signals, keys)
+    rep = lambda a: jnp.repeat(a, k, axis=0)  # noqa: E731  (date b's conditioning for each of its k paths)
+    flat = keys.reshape((B * k,) + keys.shape[2:])
+    sign = jnp.ones((B * k,), jnp.float32)
+    if antithetic:  # path 2i+1 reuses path 2i's key with all draws negated
+        flat = jnp.repeat(flat[::2], 2, axis=0)
+        sign = jnp.tile(jnp.array([1.0, -1.0], jnp.float32), B * k // 2)
+    items = (rep(history), rep(macro), rep(signals), rep(scale), flat, sign)
+    if chunk >= B * k:
+        out = jax.vmap(one_path)(items)
+    else:
+        out = jax.lax.map(one_path, items, batch_size=chunk)
+    return out.reshape(B, k, H, N)
 
 
 def sample_paths(
@@ -189,24 +267,37 @@ def sample_paths(
     *,
     num_samples: int = 32,
     num_steps: int = 10,
-    sampler: str = "ddim",
+    sampler: Literal["ddim", "ddpm"] = "ddim",
     eta: float = 0.0,
     clip_x0: float | None = 6.0,
+    scale: Any = None,
+    chunk_size: int | None = 256,
+    antithetic: bool = False,
 ) -> Float[Array, "B k H N"]:
-    """``num_samples`` future return paths for each of ``B`` dates in one jitted, vmapped call.
+    """``num_samples`` future return paths for each of ``B`` dates in one jitted call.
 
-    ``history`` (B, L, N) raw log returns, ``macro`` (B, M), ``signals`` (B, N, F). ``sampler="ddim"`` uses
-    ``num_steps`` DDIM steps (``eta`` = 0 deterministic), ``"ddpm"`` the full ancestral chain. ``clip_x0``
-    clips the predicted clean sample (in units of the per-asset scale) at every step (``None``: no clipping).
+    ``history`` (B, L, N) raw log returns, ``macro`` (B, M), ``signals`` (B, N, F); ``scale`` (B, N) the
+    per-date return scale (required when the model was built with ``per_date_scale=True``, ignored otherwise).
+    ``sampler="ddim"`` uses ``num_steps`` DDIM steps (``eta`` = 0 deterministic, ``eta`` = 1 ancestral on the
+    sub-sequence), ``"ddpm"`` the full ancestral chain. ``clip_x0`` clips the predicted clean sample (in units of
+    the scale) at every step (``None``: no clipping). ``chunk_size``: at most this many paths are computed at
+    once (memory grows with it; ``None`` = all ``B * num_samples`` at once). Path ``j`` of date ``b`` depends only
+    on ``key``, ``b``, ``j`` and date ``b``'s condition, so the result does not depend on ``chunk_size`` (up to
+    float rounding). ``antithetic=True`` (even ``num_samples``): paths come in antithetic pairs, the second
+    of a pair using the first one's Gaussian draws negated (antithetic variates, Hammersley & Morton 1956). Each
+    path keeps the sampler's law; the pair mean has much lower variance when the learned map is nearly odd around
+    the conditional mean, so the sample mean (the point forecast) is far less noisy than with independent paths.
     """
     if sampler not in ("ddim", "ddpm"):
         raise ValueError(f"sampler: expected 'ddim' or 'ddpm', received {sampler!r}")
+    check_int("num_samples", num_samples, minimum=1)
+    check_int("num_steps", num_steps, minimum=1)
+    if chunk_size is not None:
+        check_int("chunk_size", chunk_size, minimum=1)
     h = jnp.asarray(history, jnp.float32)
-    d = model.denoiser
-    if h.ndim != 3 or h.shape[1:] != (d.history, model.scale.shape[0]):
-        raise ValueError(
-            f"history: expected shape (B, {d.history}, {model.scale.shape[0]}), received {h.shape}"
-        )
+    d, N = model.denoiser, model.scale.shape[0]
+    if h.ndim != 3 or h.shape[1:] != (d.history, N):
+        raise ValueError(f"history: expected shape (B, {d.history}, {N}), received {h.shape}")
     B = h.shape[0]
     if np.shape(macro)[0] != B or np.shape(signals)[0] != B:
         raise ValueError(
@@ -214,9 +305,84 @@ def sample_paths(
         )
     if not (np.all(np.isfinite(np.asarray(history))) and np.all(np.isfinite(np.asarray(macro)))):
         raise ValueError("history, macro: expected finite conditioning values")
+    if model.per_date_scale:
+        if scale is None:
+            raise ValueError("scale: required (B, N) per-date scales, the model was built with per_date_scale=True")
+        sc = np.asarray(scale, dtype=np.float32)
+        if sc.shape != (B, N) or not np.all(np.isfinite(sc)) or np.any(sc <= 0):
+            raise ValueError(f"scale: expected ({B}, {N}) positive finite values, received shape {sc.shape}")
+        sc = jnp.asarray(sc)
+    else:
+        sc = jnp.broadcast_to(model.scale, (B, N))
+    if antithetic and num_samples % 2:
+        raise ValueError(f"num_samples: expected an even number with antithetic=True, received {num_samples}")
     keys = jax.random.split(key, B * num_samples)
     keys = keys.reshape((B, num_samples) + keys.shape[1:])
+    chunk = B * num_samples if chunk_size is None else min(int(chunk_size), B * num_samples)
     return _sample(
-        model, h, jnp.asarray(macro, jnp.float32), jnp.asarray(signals, jnp.float32), keys, num_steps, sampler,
-        float(eta), None if clip_x0 is None else float(clip_x0),
+        model, h, jnp.asarray(macro, jnp.float32), jnp.asarray(signals, jnp.float32), sc, keys, num_steps, sampler,
+        float(eta), None if clip_x0 is None else float(clip_x0), chunk, bool(antithetic),
     )  # fmt: skip
+
+
+def recentre_paths(paths: Any, mean: Any = 0.0) -> np.ndarray:
+    r"""Replace the sample mean of each date's paths by ``mean``: $x_{b,j} - \bar x_b + m_b$ for paths
+    (B, k, H, N) (``mean`` broadcast against (B, H, N); default 0, a "no mean skill" point forecast).
+
+    For daily returns the learned conditional mean of a diffusion forecaster is mostly estimation noise (the stable
+    experiment measured it worse than a zero forecast); recentring keeps the learned spread, correlation and tails
+    and drops the mean. Report both, as the experiment does."""
+    x = np.asarray(paths, dtype=np.float64)
+    if x.ndim != 4:
+        raise ValueError(f"paths: expected shape (B, k, H, N), received {x.shape}")
+    m = np.broadcast_to(np.asarray(mean, dtype=np.float64), (x.shape[0], x.shape[2], x.shape[3]))
+    return x - x.mean(1, keepdims=True) + m[:, None]
+
+
+def calibrate_spread(
+    paths: Any,
+    truth: Any,
+    positions: Any,
+    *,
+    horizon: int,
+    window: int = 24,
+    min_history: int = 6,
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Online (walk-forward) recalibration of each date's predictive spread from past realised errors.
+
+    For date $b$ at grid position $t_b$, with the earlier dates $j$ whose whole target window has been observed
+    ($t_j + H \le t_b$; the last ``window`` of them), the spread factor is
+    $f_b = \sqrt{\sum_j \|y_j - \bar x_j\|^2 / \sum_j \sum_{h,n} \widehat{\mathrm{Var}}(x_{j,\cdot,h,n})}$ and the
+    paths become $\bar x_b + f_b (x_b - \bar x_b)$ (mean kept; $f_b = 1$ until ``min_history`` dates are
+    available). Only outcomes known at $t_b$ are used, so the result is still an out-of-sample forecast: a variance
+    recalibration in the spirit of conformal / probability-integral-transform recalibration (Kuleshov et al.
+    2018, "Accurate uncertainties for deep learning using calibrated regression").
+
+    Args:
+        paths: (B, k, H, N) sampled paths for ``B`` dates in increasing time order.
+        truth: (B, H, N) realised values (only those of earlier, completed windows are used for date ``b``).
+        positions: (B,) increasing grid positions $t_b$.
+    Returns:
+        ``(calibrated paths, factors (B,))``.
+    """
+    x = np.asarray(paths, dtype=np.float64)
+    y = np.asarray(truth, dtype=np.float64)
+    t = np.asarray(positions)
+    check_int("horizon", horizon, minimum=1)
+    check_int("window", window, minimum=1)
+    check_int("min_history", min_history, minimum=1)
+    if x.ndim != 4 or y.shape != (x.shape[0],) + x.shape[2:] or t.shape != (x.shape[0],):
+        raise ValueError(
+            f"paths, truth, positions: expected (B, k, H, N), (B, H, N), (B,), received {x.shape}, {y.shape}, {t.shape}"
+        )
+    if np.any(np.diff(t) <= 0):
+        raise ValueError("positions: expected strictly increasing grid positions")
+    mean = x.mean(1)
+    err = ((np.where(np.isfinite(y), y, 0.0) - mean) ** 2).sum((1, 2))
+    var = x.var(1, ddof=1).sum((1, 2))
+    factors = np.ones(x.shape[0])
+    for b in range(x.shape[0]):
+        done = np.flatnonzero(t[:b] + horizon <= t[b])[-window:]
+        if done.size >= min_history:
+            factors[b] = np.sqrt(err[done].sum() / var[done].sum())
+    return mean[:, None] + factors[:, None, None, None] * (x - mean[:, None]), factors

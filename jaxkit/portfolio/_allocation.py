@@ -26,8 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from jaxkit._validate import check_int, check_positive, is_tracer
-from jaxkit.portfolio._checks import check_covariance, check_vector
+from jaxkit._validate import check_covariance, check_int, check_positive, check_vector, float_dtype, is_tracer
 
 __all__ = [
     "equal_weight",
@@ -123,8 +122,7 @@ def _check_mean_cov(mean: Any, cov: Any) -> None:
 
 
 def _dtype(*xs):
-    d = jnp.result_type(*xs)
-    return d if jnp.issubdtype(d, jnp.floating) else jnp.result_type(float)
+    return float_dtype(*xs)
 
 
 def min_variance(cov: Any, *, max_iter: int = 60) -> Float[Array, " n"]:

@@ -7,12 +7,16 @@ r"""Performance metrics of a series of periodic (simple) portfolio returns $r_1,
 - maximum drawdown $\max_t 1 - W_t/\max_{s\le t} W_s$ with $W_0 = 1$, $W_t=\prod_{s\le t}(1+r_s)$;
 - Calmar: annualised return / maximum drawdown; turnover: $\sum_i |w^+_i - w^-_i|$ per rebalance.
 
-``rf`` is a per-period risk-free rate. These are reporting functions: they run in NumPy float64 and return
+``rf`` is a per-period risk-free rate. A series whose excess returns have (numerically) zero spread,
+$\mathrm{sd} \le 10^{-12}\max(|\bar x|, 10^{-300})$ — e.g. a constant series, whose float sd is rounding
+noise — has no defined Sharpe (or Sortino, without downside) ratio: ``nan`` is returned with a
+``RuntimeWarning`` saying why (a constant 1% series used to give 6.9e16). These are reporting functions: they run in NumPy float64 and return
 Python floats (a differentiable Sharpe for training belongs in a loss, not here).
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -26,6 +30,8 @@ __all__ = [
     "drawdown",
     "max_drawdown",
     "performance_summary",
+    "sharpe_confidence_interval",
+    "sharpe_difference_test",
     "sharpe_ratio",
     "sortino_ratio",
 ]
@@ -48,15 +54,23 @@ def annualized_volatility(returns: Any, periods_per_year: int = 252) -> float:
     return np.std(_r(returns), ddof=1) * np.sqrt(periods_per_year)
 
 
+def _ratio(num: float, den: float, what: str) -> float:
+    if not den > 1e-12 * max(abs(num), 1e-300):
+        warnings.warn(f"{what} is undefined: {den:.3g} spread for a mean of {num:.3g}; returning nan", RuntimeWarning,
+                      stacklevel=3)  # fmt: skip
+        return float("nan")
+    return num / den
+
+
 def sharpe_ratio(returns: Any, rf: float = 0.0, periods_per_year: int = 252) -> float:
     x = _r(returns) - rf
-    return np.sqrt(periods_per_year) * np.mean(x) / np.std(x, ddof=1)
+    return np.sqrt(periods_per_year) * _ratio(np.mean(x), np.std(x, ddof=1), "sharpe_ratio (constant returns)")
 
 
 def sortino_ratio(returns: Any, rf: float = 0.0, periods_per_year: int = 252) -> float:
     x = _r(returns) - rf
     down = np.sqrt(np.mean(np.minimum(x, 0.0) ** 2))
-    return np.sqrt(periods_per_year) * np.mean(x) / down
+    return np.sqrt(periods_per_year) * _ratio(np.mean(x), down, "sortino_ratio (no downside deviation)")
 
 
 def drawdown(returns: Any) -> np.ndarray:
@@ -92,3 +106,69 @@ def performance_summary(
         out["turnover_per_rebalance"] = float(np.mean(t)) if t.size else 0.0
         out["turnover_per_year"] = float(np.sum(t) / years)
     return out
+
+
+def _circular_block_indices(rng: np.random.Generator, T: int, block: int, n_boot: int) -> np.ndarray:
+    """(n_boot, T) indices of circular block-bootstrap resamples (Politis & Romano 1992)."""
+    n_blocks = -(-T // block)
+    starts = rng.integers(0, T, (n_boot, n_blocks))
+    idx = (starts[:, :, None] + np.arange(block)[None, None, :]) % T
+    return idx.reshape(n_boot, -1)[:, :T]
+
+
+def _sharpe_rows(x: np.ndarray, periods_per_year: int) -> Any:
+    sd = x.std(axis=-1, ddof=1)
+    return np.sqrt(periods_per_year) * x.mean(-1) / np.where(sd > 0, sd, np.nan)
+
+
+def sharpe_confidence_interval(
+    returns: Any,
+    *,
+    level: float = 0.95,
+    block: int = 21,
+    n_boot: int = 2000,
+    rf: float = 0.0,
+    periods_per_year: int = 252,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    r"""``(sharpe, lo, hi)``: annualised Sharpe ratio with a percentile interval from a circular block bootstrap
+    (blocks of ``block`` periods keep volatility clustering and serial dependence; Politis & Romano 1992)."""
+    x = _r(returns) - rf
+    if not 0 < level < 1:
+        raise ValueError(f"level: expected a value in (0, 1), received {level}")
+    if block < 1 or block > x.shape[0]:
+        raise ValueError(f"block: expected an integer in [1, {x.shape[0]}], received {block}")
+    idx = _circular_block_indices(np.random.default_rng(seed), x.shape[0], int(block), int(n_boot))
+    sr = _sharpe_rows(x[idx], periods_per_year)
+    lo, hi = np.nanquantile(sr, [(1 - level) / 2, (1 + level) / 2])
+    return float(sharpe_ratio(x, 0.0, periods_per_year)), float(lo), float(hi)
+
+
+def sharpe_difference_test(
+    returns_a: Any,
+    returns_b: Any,
+    *,
+    level: float = 0.95,
+    block: int = 21,
+    n_boot: int = 2000,
+    periods_per_year: int = 252,
+    seed: int = 0,
+) -> dict[str, float]:
+    r"""Test $H_0: SR_a = SR_b$ for two return series on the same dates (paired circular block bootstrap, in the
+    spirit of Ledoit & Wolf 2008, "Robust performance hypothesis testing with the Sharpe ratio").
+
+    Returns ``diff`` $= \widehat{SR}_a - \widehat{SR}_b$ (annualised), its percentile interval ``lo``/``hi`` and
+    the two-sided p-value $\Pr^*(|\Delta^* - \hat\Delta| \ge |\hat\Delta|)$ from the centred bootstrap
+    distribution."""
+    a, b = _r(returns_a), _r(returns_b)
+    if a.shape != b.shape:
+        raise ValueError(f"returns_a, returns_b: expected the same dates, received {a.shape} and {b.shape}")
+    if block < 1 or block > a.shape[0]:
+        raise ValueError(f"block: expected an integer in [1, {a.shape[0]}], received {block}")
+    idx = _circular_block_indices(np.random.default_rng(seed), a.shape[0], int(block), int(n_boot))
+    d_hat = float(_sharpe_rows(a, periods_per_year) - _sharpe_rows(b, periods_per_year))
+    d = _sharpe_rows(a[idx], periods_per_year) - _sharpe_rows(b[idx], periods_per_year)
+    d = d[np.isfinite(d)]
+    lo, hi = np.quantile(d, [(1 - level) / 2, (1 + level) / 2])
+    p = float((1 + np.sum(np.abs(d - d_hat) >= abs(d_hat))) / (1 + d.size))
+    return {"diff": d_hat, "lo": float(lo), "hi": float(hi), "p_value": p}
