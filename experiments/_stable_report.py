@@ -245,12 +245,17 @@ def ablation_lines(cfg=None):
         chosen = [
             "",
             f"This experiment uses the {cfg['denoiser'].upper()} denoiser with the per-date EWMA scale, the "
-            f"{cfg['schedule']} {cfg['diffusion_steps']}-step schedule, the {cfg['sampler']} sampler (η = "
-            f"{cfg['eta']}) and {cfg['steps']} training steps per model.",
+            f"{cfg['schedule']} {cfg['diffusion_steps']}-step schedule, "
+            + (
+                "the ancestral chain"
+                if cfg["sampler"] == "ddpm"
+                else f"DDIM η = {cfg['eta']} ({cfg['sample_steps']} steps)"
+            )
+            + f" and {cfg['steps']} training steps per model.",
         ]
     return head + [
-        f"From the published `stable_ablation` run (`{rec['command']}`, finished {rec['finished'][:10]}; "
-        "[its page](../stable_ablation/standard/summary.md)).",
+        f"From the published `stable_ablation` run (`{rec['command']}`, finished {rec['finished'][:10]}; files in "
+        "`docs/results/stable_ablation/standard/`).",
         "",
         ablation_setup_text(m),
         "",
