@@ -245,7 +245,7 @@ def check_finite(name: str, x: Any) -> None:
 # ==============================================================================================================
 
 
-def as_float_array(name: str, x: Any, *, ndim: int | None = None, what: str = "") -> np.ndarray:
+def as_float64_numpy(name: str, x: Any, *, ndim: int | None = None, what: str = "") -> np.ndarray:
     """``x`` (list, tuple, NumPy or JAX array) as a float64 NumPy array; ``TypeError`` naming ``name`` for
     non-numeric input, ``ValueError`` for a wrong number of dimensions."""
     if is_tracer(x):

@@ -39,7 +39,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from jaxkit._validate import (
-    as_float_array,
+    as_float64_numpy,
     check_covariance,
     check_finite,
     check_ndim,
@@ -140,8 +140,8 @@ def black_litterman(
     check_covariance("prior_cov", prior_cov)
     n = np.shape(prior_cov)[0]
     check_vector("prior_mean", prior_mean, n)
-    as_float_array("P", P)
-    as_float_array("Q", Q)
+    as_float64_numpy("P", P)
+    as_float64_numpy("Q", Q)
     check_ndim("P", P, 2, what="a (k, n) pick matrix")
     if np.shape(P)[1] != n:
         raise ValueError(f"P: expected shape (k, {n}) for {n} assets, received shape {np.shape(P)}")

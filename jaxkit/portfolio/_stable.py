@@ -37,7 +37,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from jaxkit._validate import (
-    as_float_array,
+    as_float64_numpy,
     check_covariance,
     check_positive,
     check_positive_definite,
@@ -59,7 +59,7 @@ __all__ = [
 
 def stable_views(paths: Any) -> tuple[Float[Array, " N"], Float[Array, "N N"]]:
     """``(mu_view, Sigma_view)`` from sampled paths (k, H, N) or horizon means (k, N); needs ``k > N``."""
-    x = as_float_array("paths", paths)
+    x = as_float64_numpy("paths", paths)
     if x.ndim not in (2, 3):
         raise ValueError(f"paths: expected (k, H, N) paths or (k, N) path means, received shape {x.shape}")
     if not np.all(np.isfinite(x)):
@@ -185,7 +185,7 @@ def strategy_weights(
     from jaxkit.portfolio._black_litterman import black_litterman_core, he_litterman_omega
     from jaxkit.portfolio._covariance import ledoit_wolf_core
 
-    X = as_float_array("window_returns", window_returns, ndim=3, what="(dates, lookback, assets)")
+    X = as_float64_numpy("window_returns", window_returns, ndim=3, what="(dates, lookback, assets)")
     if not np.all(np.isfinite(X)):
         raise ValueError("window_returns: expected finite values")
     D, _, N = X.shape
@@ -207,7 +207,7 @@ def strategy_weights(
         m_bl, c_bl = jax.vmap(bl_hist)(S_lw * horizon, mu0 * horizon)
         out["BL (hist views)"] = np.asarray(ms(m_bl, c_bl))
         if paths is not None:
-            P = as_float_array("paths", paths, ndim=4, what="(dates, k, horizon, assets)")
+            P = as_float64_numpy("paths", paths, ndim=4, what="(dates, k, horizon, assets)")
             if P.shape[0] != D or P.shape[3] != N:
                 raise ValueError(f"paths: expected shape ({D}, k, H, {N}), received {P.shape}")
             views = [stable_views(p) for p in P]
