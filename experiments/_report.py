@@ -56,7 +56,7 @@ SYSTEMS: tuple[System, ...] = (
            ("sigmadock",), "docking", "Docking"),
     System("forecasting_portfolio", "Forecasting and portfolios",
            "Conditional diffusion forecasts of return paths as Black–Litterman views, backtested (STABLE, ICLR "
-           "2026).", ("stable",), "portfolio", "Portfolio"),
+           "2026).", ("stable", "stable_ablation"), "portfolio", "Portfolio"),
 )
 EXPERIMENT_SYSTEM = {name: s.slug for s in SYSTEMS for name in s.experiments}
 

@@ -23,12 +23,40 @@ _COMMON = dict(
     batch_size=256, leverage_cap=3.0, min_net_exposure=0.05, boot_block=21, n_boot=2000, calib_window=24,
 )  # fmt: skip
 PRESETS = {
-    "quick": dict(_COMMON, test_years=[2021, 2022], block_years=2, steps=300, hidden=64, depth=2, num_samples=32,
-                  seeds=1, garch=False, sanity=False),  # fmt: skip
-    "standard": dict(_COMMON, test_years=list(range(2006, 2023)), block_years=6, steps=3000, num_samples=64,
-                     seeds=1, garch=True, sanity=True, sanity_steps=1000),  # fmt: skip
-    "paper": dict(_COMMON, test_years=list(range(2006, 2023)), block_years=1, steps=10000, num_samples=128,
-                  seeds=3, garch=True, sanity=True, sanity_steps=3000),  # fmt: skip
+    "quick": dict(
+        _COMMON,
+        test_years=[2021, 2022],
+        block_years=2,
+        steps=300,
+        hidden=64,
+        depth=2,
+        num_samples=32,
+        seeds=1,
+        garch=False,
+        sanity=False,
+    ),  # fmt: skip
+    "standard": dict(
+        _COMMON,
+        test_years=list(range(2006, 2023)),
+        block_years=6,
+        steps=3000,
+        num_samples=64,
+        seeds=1,
+        garch=True,
+        sanity=True,
+        sanity_steps=1000,
+    ),  # fmt: skip
+    "paper": dict(
+        _COMMON,
+        test_years=list(range(2006, 2023)),
+        block_years=1,
+        steps=10000,
+        num_samples=128,
+        seeds=3,
+        garch=True,
+        sanity=True,
+        sanity_steps=3000,
+    ),  # fmt: skip
 }
 
 
@@ -39,7 +67,11 @@ def _data(cfg):
     macro = stable_macro_frame(variant="long")
     common = stocks.index.intersection(macro.index)
     return market_data_from_frames(
-        stocks.loc[common], macro.loc[common], history=cfg["history"], horizon=cfg["horizon"], norm_window=cfg["nu"]
+        stocks.loc[common],
+        macro.loc[common],
+        history=cfg["history"],
+        horizon=cfg["horizon"],
+        norm_window=cfg["nu"],
     )
 
 
@@ -70,7 +102,7 @@ def _fit_block(ctx, data, cfg, seed, train_idx, j):
     )  # fmt: skip
     model, hist = train_forecaster(
         model, win, steps=cfg["steps"], batch_size=cfg["batch_size"], lr=cfg["lr"], ema_decay=cfg["ema"],
-        key=jax.random.PRNGKey(1000 + seed), checkpoint_dir=ctx.checkpoint_dir(f"fit_s{seed}_{j}"),
+        key=jax.random.PRNGKey(1000 + seed), checkpoint_dir=ctx.checkpoint_dir(f"fit_s{seed}_{j}").resolve(),
         resume=ctx.resume, progress=f"stable:train seed {seed} block {j}",
     )  # fmt: skip
     return model, hist
@@ -136,6 +168,28 @@ def _forecast_table(forecasts, truth):
     return tab
 
 
+CALIB_WINDOWS = (12, 24, 36, 60)  # sensitivity of the spread recalibration to its one parameter (not tuned)
+COVERAGE_SPANS = {"2006-2019": (2006, 2019), "2020-2022": (2020, 2022)}
+
+
+def _calibration_checks(paths0, truth, dec, dates, cfg):
+    """Coverage of the mean-0 model by span, and the calibrated mean-0 forecast for several recalibration windows."""
+    from jaxkit.forecast import calibrate_spread, coverage, crps, crps_sum
+
+    years = dates[dec].year
+    spans = {}
+    for label, (a, b) in COVERAGE_SPANS.items():
+        sel = (years >= a) & (years <= b)
+        if sel.sum() > 5:
+            spans[label] = coverage(paths0[sel], truth[sel], level=0.9, sample_axis=1)
+    windows = {}
+    for w in CALIB_WINDOWS:
+        c = calibrate_spread(paths0, truth, dec, horizon=cfg["horizon"], window=w)[0]
+        windows[str(w)] = {"crps": crps(c, truth, sample_axis=1), "crps_sum": crps_sum(c, truth, sample_axis=1),
+                           "coverage90": coverage(c, truth, level=0.9, sample_axis=1)}  # fmt: skip
+    return {"coverage_mean0_by_span": spans, "calibration_windows": windows}
+
+
 def _backtest(data, cfg, dec, weights):
     """Daily backtest of every strategy from the first decision to the end of the test period, with costs."""
     import pandas as pd
@@ -172,7 +226,12 @@ def _regimes(curves, t_axis):
     """Sharpe by regime sub-period (GFC 2007-09, 2010-19, COVID 2020, 2021, 2022 bear market)."""
     from jaxkit.portfolio import sharpe_ratio
 
-    spans = {"2006-2009": (2006, 2009), "2010-2019": (2010, 2019), "2020": (2020, 2020), "2021-2022": (2021, 2022)}
+    spans = {
+        "2006-2009": (2006, 2009),
+        "2010-2019": (2010, 2019),
+        "2020": (2020, 2020),
+        "2021-2022": (2021, 2022),
+    }
     out = {}
     for label, (a, b) in spans.items():
         m = (t_axis.year >= a) & (t_axis.year <= b)
@@ -240,7 +299,9 @@ def run(ctx) -> dict:
     ftab = _forecast_table(forecasts, truth)
     win = np.stack([data.log_returns[max(1, t - cfg["lookback"] + 1) : t + 1] for t in dec])
     seed0 = ctx.seed
-    kw = dict(horizon=cfg["horizon"], min_net_exposure=cfg["min_net_exposure"], leverage_cap=cfg["leverage_cap"])
+    kw = dict(
+        horizon=cfg["horizon"], min_net_exposure=cfg["min_net_exposure"], leverage_cap=cfg["leverage_cap"]
+    )
     weights = ctx.stage("weights", lambda: strategy_weights(win, paths[seed0], **kw))
     guard = weights.pop("STABLE (published) guard used")
     wcal = ctx.stage("weights_calibrated", lambda: strategy_weights(win, cal[seed0][0], **kw))
@@ -258,9 +319,11 @@ def run(ctx) -> dict:
         "macro_names": list(data.macro_names), "signal_names": list(data.signal_names),
         "stable_sharpe": results["STABLE (published)"]["sharpe"], "mvo_sharpe": results["MVO (sample)"]["sharpe"],
         "diffusion_mse": ftab[f"diffusion (seed {seed0})"]["mse"],
+        "calibration_checks": _calibration_checks(recentre_paths(paths[seed0]), truth, dec, dates, cfg),
     }  # fmt: skip
     if cfg.get("sanity"):
-        metrics["sanity"] = ctx.stage("sanity", lambda: _sanity(cfg, ctx.seed, ctx.checkpoint_dir("sanity")))
+        ckpt = ctx.checkpoint_dir("sanity").resolve()
+        metrics["sanity"] = ctx.stage("sanity", lambda: _sanity(cfg, ctx.seed, ckpt))
     metrics["wall_s"], metrics["cpu_s"] = time.time() - t0, time.process_time() - c0
     from experiments._stable_report import summary
 

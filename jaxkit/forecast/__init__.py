@@ -1,7 +1,7 @@
 """Diffusion forecasters of multi-asset return paths (STABLE-style): offline market data with publication lags,
 a conditional CSDI-like denoiser with multi-level guidance, DDIM/ancestral sampling, baselines and metrics."""
 
-from jaxkit.forecast._baselines import garch_paths, historical_bootstrap, rolling_gaussian
+from jaxkit.forecast._baselines import ewma_gaussian, garch_paths, historical_bootstrap, rolling_gaussian
 from jaxkit.forecast._data import (
     SP500_TICKERS,
     MarketData,
@@ -52,6 +52,7 @@ __all__ = [
     "ar1_conditional_law",
     "ar1_windows",
     "build_market_data",
+    "ewma_gaussian",
     "ewma_volatility",
     "coverage",
     "crps",

@@ -1,5 +1,6 @@
 """Baseline path forecasters from a trailing window of log returns (T, N): historical block bootstrap, rolling
-Gaussian, and per-asset GARCH(1,1) from the ``arch`` package. Each returns ``(num_samples, horizon, N)`` paths."""
+Gaussian, EWMA-volatility Gaussian with the window's correlation, and per-asset GARCH(1,1) from the ``arch``
+package. Each returns ``(num_samples, horizon, N)`` paths."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["garch_paths", "historical_bootstrap", "rolling_gaussian"]
+__all__ = ["ewma_gaussian", "garch_paths", "historical_bootstrap", "rolling_gaussian"]
 
 
 def _window(returns: Any, horizon: int) -> np.ndarray:
@@ -36,6 +37,29 @@ def rolling_gaussian(returns: Any, horizon: int, num_samples: int, *, seed: int 
     mu, cov = r.mean(0), np.cov(r.T)
     rng = np.random.default_rng(seed)
     return rng.multivariate_normal(mu, cov, size=(num_samples, horizon), method="cholesky")
+
+
+def ewma_gaussian(
+    returns: Any, horizon: int, num_samples: int, *, decay: float = 0.94, seed: int = 0
+) -> np.ndarray:
+    r"""i.i.d. zero-mean Gaussian steps with the RiskMetrics volatility at the window's last row and the window's
+    correlation (no learning): $x_{h} \sim \mathcal N(0, D R D)$ with $D = \mathrm{diag}(\sigma_T)$,
+    $\sigma_T^2 = \sum_{j\ge0}\lambda^j r_{T-j}^2 / \sum_{j\ge0}\lambda^j$ over the window
+    (:func:`jaxkit.forecast.ewma_volatility`, J.P. Morgan/Reuters 1996, daily $\lambda = 0.94$) and $R$ the sample
+    correlation of the window (constant conditional correlation, Bollerslev 1990)."""
+    from jaxkit.forecast._data import ewma_volatility
+
+    r = _window(returns, horizon)
+    if not 0.0 < decay < 1.0:
+        raise ValueError(f"decay: expected a value in (0, 1), received {decay}")
+    sd = r.std(axis=0)
+    if np.any(sd == 0):
+        const = np.flatnonzero(sd == 0).tolist()
+        raise ValueError(f"returns: expected every asset to vary in the window, constant columns {const}")
+    vol = ewma_volatility(r, decay=decay)[-1]
+    cov = vol[:, None] * np.corrcoef(r.T).reshape(r.shape[1], r.shape[1]) * vol[None, :]
+    rng = np.random.default_rng(seed)
+    return rng.multivariate_normal(np.zeros(r.shape[1]), cov, size=(num_samples, horizon), method="eigh")
 
 
 def garch_paths(returns: Any, horizon: int, num_samples: int, *, seed: int = 0) -> np.ndarray:

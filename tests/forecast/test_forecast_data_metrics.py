@@ -11,6 +11,7 @@ from jaxkit.forecast import (
     crps_sum,
     energy_distance,
     energy_test,
+    ewma_gaussian,
     historical_bootstrap,
     kalman_betas,
     load_prices,
@@ -186,3 +187,35 @@ def test_baselines_shapes_and_moments():
     bsp = historical_bootstrap(w, 3, 50, seed=2)
     rows = {tuple(r) for r in w}
     assert bsp.shape == (50, 3, 2) and all(tuple(r) in rows for r in bsp.reshape(-1, 2))
+
+
+def test_ewma_gaussian_uses_recent_volatility_and_window_correlation():
+    # window: calm for 400 rows, then 3x volatility for 60 rows; the EWMA (lambda 0.94) sees the recent regime
+    rng = np.random.default_rng(3)
+    C = np.array([[1.0, 0.6, -0.3], [0.6, 1.0, 0.2], [-0.3, 0.2, 1.0]])
+    z = rng.multivariate_normal(np.zeros(3), C, 460)
+    vol = np.where(np.arange(460) < 400, 1.0, 3.0)[:, None] * np.array([0.01, 0.02, 0.015])
+    w = z * vol
+    lam = 0.94
+    wts = lam ** np.arange(460)[::-1]  # direct float64 sum, independent of the pandas EWMA in the library
+    sig = np.sqrt((wts[:, None] * w**2).sum(0) / wts.sum())
+    want = sig[:, None] * np.corrcoef(w.T) * sig[None, :]
+    paths = ewma_gaussian(w, 2, 40000, decay=lam, seed=1)
+    assert paths.shape == (40000, 2, 3)
+    for h in range(2):
+        np.testing.assert_allclose(np.cov(paths[:, h].T), want, atol=0.03 * np.sqrt(np.outer(sig, sig)).max() ** 2)
+        np.testing.assert_allclose(np.diag(np.cov(paths[:, h].T)), np.diag(want), rtol=0.03)
+    assert np.all(np.abs(paths.mean(0)) < 4 * sig / np.sqrt(40000))  # zero mean
+    assert np.all(np.abs(np.corrcoef(paths[:, 0, 0], paths[:, 1, 0])[0, 1]) < 0.03)  # i.i.d. steps
+    assert sig[0] > 2.5 * w[:400, 0].std()  # recent volatility, not the window average
+    np.testing.assert_array_equal(ewma_gaussian(w.tolist(), 2, 5, seed=4), ewma_gaussian(w, 2, 5, seed=4))
+    with pytest.raises(ValueError, match="decay"):
+        ewma_gaussian(w, 2, 5, decay=1.0)
+    w_const = w.copy()
+    w_const[:, 1] = 0.0
+    with pytest.raises(ValueError, match="constant columns \\[1\\]"):
+        ewma_gaussian(w_const, 2, 5)
+    w_nan = w.copy()
+    w_nan[5, 0] = np.nan
+    with pytest.raises(ValueError, match="finite"):
+        ewma_gaussian(w_nan, 2, 5)
