@@ -195,7 +195,7 @@ def save_checkpoint(path: str | os.PathLike, tree: Any, metadata: dict | None = 
     checkpoint folder ``path`` (orbax arrays + a checksummed manifest; see the module docstring)."""
     import orbax.checkpoint as ocp
 
-    path = Path(path)
+    path = Path(path).resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
     records, to_save, _ = _describe(tree)
     try:
@@ -302,7 +302,7 @@ def load_checkpoint(path: str | os.PathLike, like: Any) -> tuple[Any, dict]:
     """
     import orbax.checkpoint as ocp
 
-    path = Path(path)
+    path = Path(path).resolve()
     manifest = _verify(path)
     records = manifest["leaves"]
     leaves, treedef = jax.tree_util.tree_flatten(like)
@@ -348,7 +348,7 @@ class CheckpointManager:
     def __init__(self, directory: str | os.PathLike, keep: int = 2):
         if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
             raise ValueError(f"keep: expected an integer >= 1, received {keep!r}")
-        self.directory = Path(directory)
+        self.directory = Path(directory).resolve()  # orbax requires absolute paths
         self.keep = keep
 
     def path(self, step: int) -> Path:

@@ -48,6 +48,20 @@ def test_round_trip_preserves_values_dtypes_and_keys(tmp_path):
     np.testing.assert_array_equal(jax.random.normal(loaded["key"], (4,)), jax.random.normal(tree["key"], (4,)))
 
 
+def test_relative_paths_work_like_absolute_ones(tmp_path, monkeypatch):
+    """orbax needs absolute paths; a relative checkpoint folder (as a user or an experiment passes) is resolved."""
+    monkeypatch.chdir(tmp_path)
+    tree = _tree()
+    path = save_checkpoint("rel/c", tree, {"step": 1, "history": []})
+    assert path.is_absolute() and path.parent == tmp_path / "rel"
+    mgr = CheckpointManager("rel/m", keep=1)
+    mgr.save(2, tree, {"step": 2, "history": []})
+    assert mgr.steps() == [2]
+    loaded, meta = load_checkpoint("rel/c", tree)
+    assert meta["step"] == 1
+    np.testing.assert_array_equal(np.asarray(loaded["params"]["w"]), np.asarray(tree["params"]["w"]))
+
+
 def _flip(path, offset: int, bit: int) -> None:
     with open(path, "r+b") as f:
         f.seek(offset)
