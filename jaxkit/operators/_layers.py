@@ -291,10 +291,7 @@ def _per_sample(w: Array, u: Array) -> Array:
 def pointwise(u: Float[Array, "cin *grid"], weight: Float[Array, "cout cin"], bias: Float[Array, "cout"] | None) -> Float[Array, "cout *grid"]:
     """1×1 convolution (pointwise channel map) ``W u + b``."""
     flat = u.reshape(u.shape[0], -1)  # one contraction axis: XLA:CPU's GEMMs need no copy for the gradients
-    if weight.shape[0] < 4:  # a few output channels (a projection): weighted sums, no outer-product GEMM
-        y = jnp.sum(weight[:, :, None] * flat[None], axis=1)
-    else:
-        y = jax.lax.dot_general(_per_sample(weight, u), flat, (((1,), (0,)), ((), ())))
+    y = jax.lax.dot_general(_per_sample(weight, u), flat, (((1,), (0,)), ((), ())))
     if bias is not None:
         y = y + bias[:, None]
     return y.reshape(weight.shape[0], *u.shape[1:])
