@@ -37,6 +37,7 @@ from ._spectral import _irdft_kept, _rdft_kept, riesz_multipliers, riesz_pairs
 
 __all__ = [
     "InstanceNorm",
+    "gelu",
     "Pointwise",
     "RieszSpectralConv",
     "SpectralConv",
@@ -295,6 +296,13 @@ def pointwise(u: Float[Array, "cin *grid"], weight: Float[Array, "cout cin"], bi
     if bias is not None:
         y = y + bias[:, None]
     return y.reshape(weight.shape[0], *u.shape[1:])
+
+
+def gelu(x: Float[Array, "..."]) -> Float[Array, "..."]:
+    """Exact GELU ``x Φ(x) = x (1 + erf(x/√2)) / 2`` (Hendrycks & Gimpel 2016), written with ``erf`` as PyTorch's
+    ``F.gelu`` computes it. Same function as ``jax.nn.gelu(x, approximate=False)``, which uses ``erfc``: on XLA:CPU
+    that costs about 3x more per element (and its gradient too), about 15% of an FNO training step."""
+    return x * (0.5 + 0.5 * jax.lax.erf(x * np.asarray(np.sqrt(0.5), dtype=jnp.result_type(x))))
 
 
 def instance_norm(

@@ -167,3 +167,20 @@ def test_vmapped_fno_training_step_never_copies_the_field():
     big = [m.group(0) for m in re.finditer(r"= f32\[([\d,]*)\]\{[\d,]*\} (copy|transpose)\(", hlo)
            if m.group(1) in field]
     assert not big, f"copies of field-sized arrays: {big}"
+
+
+def test_gelu_is_the_exact_gelu():
+    """erf-form exact GELU: against x Φ(x) from scipy in float64, and jax.nn.gelu(approximate=False) (values and
+    derivatives) in float32."""
+    from scipy.special import erf
+
+    from jaxkit.operators._layers import gelu
+
+    x = np.linspace(-9.0, 9.0, 1201)
+    with jax.enable_x64(True):
+        np.testing.assert_allclose(np.asarray(gelu(jnp.asarray(x))), x * (1 + erf(x / np.sqrt(2))) / 2, atol=1e-15)
+    x32 = jnp.asarray(x, jnp.float32)
+    ref = jax.vmap(jax.value_and_grad(lambda v: jax.nn.gelu(v, approximate=False)))(x32)
+    got = jax.vmap(jax.value_and_grad(gelu))(x32)
+    np.testing.assert_allclose(np.asarray(got[0]), np.asarray(ref[0]), atol=2e-6)
+    np.testing.assert_allclose(np.asarray(got[1]), np.asarray(ref[1]), atol=2e-6)
