@@ -9,6 +9,8 @@ Every implementation runs in its own process (``experiments/_harness.py``).
 
 from __future__ import annotations
 
+import sys
+
 from experiments import Bench, register_bench
 from experiments._harness import Case, Impl, Workload, run_bench, threads
 
@@ -80,6 +82,57 @@ def neuralop_step(dims: str, compile: bool = False) -> Workload:
     return Workload(run, {"params": int(n_params), "torch_threads": torch.get_num_threads(), "compile": compile})
 
 
+def _op_classes(hlo_text: str) -> dict[str, tuple[str, str]]:
+    """HLO instruction name -> (pass, kind) from XLA's optimised program: forward / backward / optimizer by the
+    op_name metadata (``jvp(...)``, ``transpose(jvp(...))``, the rest), GEMM / FFT / elementwise by opcode."""
+    import re
+
+    out = {}
+    for m in re.finditer(r"^\s*(?:ROOT )?%?([\w.\-]+) = \S+ ([\w\-]+)\(.*?op_name=\"([^\"]*)\"", hlo_text, re.M):
+        name, opcode, op = m.groups()
+        phase = "backward" if "transpose(jvp" in op else "forward" if "jvp(" in op else "optimizer"
+        kind = ("GEMM" if "ynn" in name or opcode == "dot" else "FFT" if opcode == "fft" else
+                "GELU (erfc) + grad" if "erfc" in op or "exponential" in name or "select_select" in name else "copy/transpose"
+                if "copy" in name or "transpose" in name else "elementwise/other")
+        out[name] = (phase, kind)
+    return out
+
+
+def profile_step(dims: str, kind: str, dump: str, steps: int = 10) -> list[dict]:
+    """Where the time of one training step goes: a ``jax.profiler`` trace of ``steps`` steps, per-op durations
+    summed by pass and kind (share of the summed op time), ops classified from XLA's optimised program (dumped to
+    ``dump`` by ``--xla_dump_to``). Run with one thread (``--xla_cpu_multi_thread_eigen=false``) so that the shares
+    do not depend on the machine's load."""
+    import collections
+    import glob
+    import os
+    import tempfile
+
+    import jax
+
+    work = jaxkit_step(dims, kind)
+    for _ in range(3):
+        work.step()
+    hlo = max(glob.glob(f"{dump}/*jit_step*after_optimizations.txt"), key=os.path.getmtime)
+    trace = tempfile.mkdtemp(prefix="trace-")
+    jax.profiler.start_trace(trace)
+    for _ in range(steps):
+        work.step()
+    jax.profiler.stop_trace()
+    with open(hlo) as f:
+        classes = _op_classes(f.read())
+    data = jax.profiler.ProfileData.from_file(sorted(glob.glob(f"{trace}/**/*.xplane.pb", recursive=True))[-1])
+    agg: collections.Counter = collections.Counter()
+    for plane in data.planes:
+        for line in plane.lines:
+            for ev in line.events:
+                if ev.name in classes:
+                    agg[classes[ev.name]] += ev.duration_ns
+    total = sum(agg.values()) or 1
+    return [{"case": f"{dims} {kind.upper()}", "pass": ph, "kind": kd, "share_%": round(100 * v / total, 1)}
+            for (ph, kd), v in agg.most_common()]
+
+
 def cases() -> list[Case]:
     out = []
     peer_pk = ("torch", "neuraloperator")
@@ -108,3 +161,17 @@ def run(ctx) -> list[dict]:
 
 register_bench(Bench(name="operators", description="FNO/RNO training step: jaxkit vs neuraloperator (PyTorch CPU, "
                      "eager and torch.compile), each in its own process", run=run))
+
+
+if __name__ == "__main__":  # python -m experiments.bench_operators --profile  (one thread, see profile_step)
+    import os
+
+    if "--profile" in sys.argv:
+        import tempfile
+
+        dump = tempfile.mkdtemp(prefix="hlo-")
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false"
+                                   f" --xla_dump_to={dump} --xla_dump_hlo_as_text")
+        from experiments._cli import markdown_table
+
+        print(markdown_table([r for d in CONFIGS for k in ("fno", "rno") for r in profile_step(d, k, dump)]))
