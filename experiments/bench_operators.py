@@ -145,6 +145,9 @@ def cases() -> list[Case]:
         comp = Impl("neuraloperator FNO (torch.compile)", tgt + "neuralop_step", {"dims": dims, "compile": True},
                     packages=peer_pk)
         out.append(Case(f"{dims} FNO training step", fno, (eager, comp), config=conf, goal=1.5))
+        fno1 = Impl(**{**fno.__dict__, "threads": 1, "label": "jaxkit FNO, 1 thread"})
+        eager1 = Impl(**{**eager.__dict__, "threads": 1, "label": "neuraloperator FNO (torch eager), 1 thread"})
+        out.append(Case(f"{dims} FNO training step, 1 thread each", fno1, (eager1,), config=conf, goal=1.5))
         out.append(Case(f"{dims} RNO overhead (peer = our FNO)", rno, (fno,), config=conf, goal=1 / 1.3))
     return out
 
