@@ -19,6 +19,7 @@ CONFIGS = {
     "2D": dict(grid=(64, 64), modes=(12, 12), width=32, batch=10),
 }
 N_LAYERS = 4
+STEPS = dict(reps=5, warmup=2, min_time=0.0)  # timed steps per process (after the first call and warm-up)
 
 
 def _data(cfg: dict):
@@ -144,11 +145,11 @@ def cases() -> list[Case]:
         eager = Impl("neuraloperator FNO (torch eager)", tgt + "neuralop_step", {"dims": dims}, packages=peer_pk)
         comp = Impl("neuraloperator FNO (torch.compile)", tgt + "neuralop_step", {"dims": dims, "compile": True},
                     packages=peer_pk)
-        out.append(Case(f"{dims} FNO training step", fno, (eager, comp), config=conf, goal=1.5))
+        out.append(Case(f"{dims} FNO training step", fno, (eager, comp), config=conf, goal=1.5, **STEPS))
         fno1 = Impl(**{**fno.__dict__, "threads": 1, "label": "jaxkit FNO, 1 thread"})
         eager1 = Impl(**{**eager.__dict__, "threads": 1, "label": "neuraloperator FNO (torch eager), 1 thread"})
-        out.append(Case(f"{dims} FNO training step, 1 thread each", fno1, (eager1,), config=conf, goal=1.5))
-        out.append(Case(f"{dims} RNO overhead (peer = our FNO)", rno, (fno,), config=conf, goal=1 / 1.3))
+        out.append(Case(f"{dims} FNO training step, 1 thread each", fno1, (eager1,), config=conf, goal=1.5, **STEPS))
+        out.append(Case(f"{dims} RNO overhead (peer = our FNO)", rno, (fno,), config=conf, goal=1 / 1.3, **STEPS))
     return out
 
 
