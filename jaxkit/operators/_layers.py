@@ -10,8 +10,11 @@
   and mixes them pointwise, ``Σ_j L_j (R_j u)``: directional, derivative-like detail that the truncated global
   branch cannot represent. ``branch="mix"`` (default) sums both; ``"global"`` and ``"local"`` are the ablations.
 
-The per-mode channel contraction ``out[o,k] = Σ_i x[i,k] W[i,o,k]`` goes through :func:`mode_mix`, which uses
-``kernels.spectral_mix`` when that kernel exists (Pallas on GPU/TPU, the XLA einsum on CPU), else a local einsum.
+Two paths, same maths (tested against each other in float64). **CPU**: the kept modes are computed by truncated
+real DFTs (GEMMs, ``_spectral._rdft_kept``/``_irdft_kept``) and mixed, ``out[o,k] = Σ_i x[i,k] W[i,o,k]``, by real
+batched GEMMs over the modes; pointwise maps are per-sample batched GEMMs (:func:`_per_sample`). Written so that
+under ``jax.vmap`` XLA:CPU never copies or transposes the hidden field. **GPU/TPU**: ``rfftn``/``irfftn`` and
+:func:`mode_mix`, i.e. ``kernels.spectral_mix`` (Pallas). RNO's full-band local branch uses ``rfftn`` on both.
 Complex weights are stored as real/imaginary planes (``weight_re``, ``weight_im``) so that every parameter is real.
 Both layers are resolution-consistent: the kept wavenumbers are fixed integers ``q``, independent of the grid size,
 so a band-limited input sampled at ``n`` and ``2n`` gives the same output on the common points.
