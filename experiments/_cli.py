@@ -180,30 +180,49 @@ def write_bench_section(name: str, text: str, doc: Path = BENCH_DOC) -> None:
     doc.write_text(body)
 
 
+def _bench_section(name: str, description: str, table: str, ctx: RunContext, figure: str | None) -> str:
+    import os
+
+    load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
+    fig = f"![{name}: per-pair ratios](benchmarks/{name}.png)\n\n" if figure else ""
+    return (
+        f"## {name}\n\n{description}\n\nMeasured {time.strftime('%Y-%m-%d %H:%M')} with "
+        f"`python -m experiments bench {name}` ({platform.machine()}, {ctx.extra.get('device', 'CPU')}, "
+        f"{os.cpu_count()} cores; load average at the end {load}).\n\n{fig}{table}\n{ctx.extra.get('note', '')}"
+    )
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
+    """Run benchmarks through the harness (``experiments/_harness.py``); rewrite their docs sections and figures."""
+    import shutil
+
     if args.name != "all" and args.name not in BENCHES:
         return _unknown("bench", args.name, sorted(BENCHES))
     names = sorted(BENCHES) if args.name == "all" else [args.name]
     if not names:
         print("No benchmarks registered.")
         return 0
+    write_docs = not args.no_docs and args.pairs >= 5 and not args.cases
     for name in names:
         b = BENCHES[name]
-        ctx = RunContext(name=f"bench-{name}", preset="bench", config={}, seed=args.seed,
-                         out_dir=RESULTS / f"bench_{name}", extra={"write_docs": not args.no_docs})
+        config = {"pairs": args.pairs, "cases": args.cases}
+        ctx = RunContext(name=f"bench-{name}", preset="bench", config=config, seed=args.seed,
+                         out_dir=RESULTS / f"bench_{name}", extra={"write_docs": write_docs})
         ctx.out_dir.mkdir(parents=True, exist_ok=True)
         rows = b.run(ctx)
         table = markdown_table(rows)
         print(f"\n## bench {name}: {b.description}\n\n{table}")
-        write_json(ctx.out_dir / "bench.json", {"bench": name, "versions": versions(), "rows": rows})
-        if not args.no_docs:
-            stamp = time.strftime("%Y-%m-%d")
-            note = ctx.extra.get("note", "")
-            write_bench_section(
-                name,
-                f"## {name}\n\n{b.description}\n\nMeasured {stamp} with `python -m experiments bench {name}` "
-                f"({platform.machine()}, {ctx.extra.get('device', 'CPU')}).\n\n{table}\n{note}",
-            )
+        write_json(ctx.out_dir / "bench.json", {"bench": name, "versions": versions(), "config": config,
+                                                "rows": rows, "raw": ctx.extra.get("raw")})
+        figure = ctx.extra.get("figure")
+        if write_docs:
+            if figure:
+                dst = BENCH_DOC.parent / "benchmarks" / f"{name}.png"
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(figure, dst)
+            write_bench_section(name, _bench_section(name, b.description, table, ctx, figure))
+        elif not args.no_docs:
+            print("docs/benchmarks.md not rewritten: it needs >= 5 pairs and all cases (--pairs, --cases)")
     return 0
 
 
@@ -300,6 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     p_bench.add_argument("name")
     p_bench.add_argument("--seed", type=int, default=0)
     p_bench.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
+    p_bench.add_argument("--pairs", type=int, default=5, help="alternating ours/peer process pairs (>= 5 for docs)")
+    p_bench.add_argument("--cases", nargs="*", default=None, help="only cases whose name contains one of these")
     p_report = sub.add_parser("report", help="collect results/*/metrics.json into results/REPORT.md")
     p_report.add_argument("--results", default=str(RESULTS))
     p_pub = sub.add_parser("publish", help="copy results/NAME/PRESET/{metrics.json,summary.md,*.png} to docs/results/")

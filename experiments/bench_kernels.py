@@ -27,6 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from experiments import Bench, register_bench
+from experiments._harness import Case, Impl, Workload, run_bench
 from kernels.linear_scan import linear_scan, linear_scan_reference
 from kernels.spectral_mix import spectral_mix, spectral_mix_reference
 
@@ -182,183 +183,77 @@ def correctness_rows(interpret: bool, tol: float = 1e-5) -> list[dict]:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# GPU timings
+# GPU timings (harness workloads: each implementation in its own process)
 # ---------------------------------------------------------------------------------------------------------------
 
-SCAN_SIZES = [  # (B, T, D, complex)
-    (4, 4096, 1024, False),
-    (16, 8192, 1024, False),
-    (16, 16384, 2048, False),  # 2 GiB per array
-    (16, 8192, 1024, True),  # complex64, 1 GiB per array
-]
-MIX_SIZES = [  # (B, I, O, K) complex64
-    (32, 64, 64, 256),  # FNO-2D-like: width 64, 16x16 retained modes
-    (256, 64, 64, 1024),
-    (512, 64, 64, 4096),  # x and out 1 GiB each
-]
-SCAN_SWEEP = [(8, 32), (16, 32), (32, 32), (64, 32), (16, 64), (32, 64), (32, 128)]
-MIX_SWEEP = [(8, 16, 32), (16, 16, 16), (4, 32, 32), (8, 8, 64), (16, 16, 32), (4, 16, 64)]
+SCAN_SIZE = (16, 8192, 1024)  # (B, T, D) float32, 0.5 GiB per array
+MIX_SIZE = (256, 64, 64, 1024)  # (B, I, O, K) complex64, FNO-like width 64
+T = "experiments.bench_kernels:"
 
 
-def _scan_rows(copy_bw: float, sweep: bool) -> list[dict]:
-    rows = []
+def _scan_fn(impl: str):
+    if impl == "pallas":
+        return functools.partial(linear_scan, interpret=False)
+    return functools.partial(linear_scan_reference, method="associative" if impl == "associative_scan" else "sequential")
+
+
+def _mix_fn(impl: str):
+    if impl == "pallas":
+        return functools.partial(spectral_mix, interpret=False)
+    prec = jax.lax.Precision.HIGHEST if impl.endswith("HIGHEST") else jax.lax.Precision.DEFAULT
+    return functools.partial(spectral_mix_reference, precision=prec)
+
+
+def kernel_step(kernel: str, impl: str, grad: bool = False) -> Workload:
+    """One forward (or forward + VJP) of ``kernel`` by ``impl`` on the GPU; the check compares with the
+    reference and measures the device's copy bandwidth (an XLA negate over 2 GiB)."""
     rng = np.random.default_rng(1)
-    for i, (bsz, t_len, d, cplx) in enumerate(SCAN_SIZES):
-        shape = (bsz, t_len, d)
-        a = _rand(rng, shape, cplx, lo=0.9)
-        b = _rand(rng, shape, cplx)
-        moved = 3 * _nbytes(b)  # read a, b; write h
-        fns = {
-            "pallas": jax.jit(functools.partial(linear_scan, interpret=False)),
-            "associative_scan": jax.jit(functools.partial(linear_scan_reference, method="associative")),
-            "lax.scan": jax.jit(functools.partial(linear_scan_reference, method="sequential")),
-        }
-        err = _rel_err(fns["pallas"](a, b), fns["lax.scan"](a, b))
-        t = {k: _time(f, a, b) for k, f in fns.items()}
-        best_cfg, best_t = "default", t["pallas"]
-        if sweep and i == len(SCAN_SIZES) - 2:
-            for bt, bd in SCAN_SWEEP:
-                f = jax.jit(functools.partial(linear_scan, interpret=False, block_t=bt, block_d=bd))
-                if _rel_err(f(a, b), fns["lax.scan"](a, b)) > 1e-4:
-                    continue
-                tt = _time(f, a, b)
-                if tt < best_t:
-                    best_cfg, best_t = f"t={bt},d={bd}", tt
-        label = f"{'c64' if cplx else 'f32'} B{bsz} T{t_len} D{d}"
-        for peer in ("associative_scan", "lax.scan"):
-            rows.append(
-                {
-                    "kernel": "linear_scan fwd",
-                    "size": label,
-                    "GiB/array": round(_nbytes(b) / 2**30, 3),
-                    "pallas_ms": round(1e3 * t["pallas"], 3),
-                    "peer": peer,
-                    "peer_ms": round(1e3 * t[peer], 3),
-                    "ratio": round(t[peer] / t["pallas"], 2),
-                    "pallas_GB/s": round(_gb(moved, t["pallas"]), 1),
-                    "%copy_bw": round(100 * _gb(moved, t["pallas"]) / copy_bw, 1),
-                    "best_blocks": best_cfg
-                    if best_cfg == "default"
-                    else f"{best_cfg}: {1e3 * best_t:.3f} ms",
-                    "max_rel_err": f"{err:.1e}",
-                }
-            )
-        del a, b
-    # backward (fwd + VJP) at a mid size
-    bsz, t_len, d, cplx = SCAN_SIZES[1]
-    a = _rand(rng, (bsz, t_len, d), cplx, lo=0.9)
-    b = _rand(rng, (bsz, t_len, d), cplx)
-    c = _rand(rng, (bsz, t_len, d), cplx)
+    if kernel == "linear_scan":
+        args = (_rand(rng, SCAN_SIZE, False, lo=0.9), _rand(rng, SCAN_SIZE, False))
+        fn, ref = _scan_fn(impl), _scan_fn("lax.scan")
+        moved = (8 if grad else 3) * _nbytes(args[1])
+    else:
+        bsz, ci, co, k = MIX_SIZE
+        args = (_rand(rng, (bsz, ci, k), True), _rand(rng, (ci, co, k), True))
+        fn, ref = _mix_fn(impl), _mix_fn("einsum HIGHEST")
+        moved = (3 if grad else 1) * (_nbytes(*args) + bsz * co * k * 8)
+    if grad:
+        c = _rand(rng, jax.eval_shape(ref, *args).shape, kernel != "linear_scan")
 
-    def grad_of(fn):
-        return jax.jit(jax.grad(lambda a, b: jnp.real(jnp.sum(c * fn(a, b))), argnums=(0, 1)))
+        def with_grad(f):
+            return jax.grad(lambda *a: jnp.real(jnp.sum(c * f(*a))), argnums=(0, 1))
 
-    gp = grad_of(functools.partial(linear_scan, interpret=False))
-    ga = grad_of(functools.partial(linear_scan_reference, method="associative"))
-    err = _rel_err(gp(a, b), ga(a, b))
-    tp, ta = _time(gp, a, b), _time(ga, a, b)
-    moved = 8 * _nbytes(b)  # fwd: a,b -> h; bwd: a,h,g -> da,db (+ c read once)
-    rows.append(
-        {
-            "kernel": "linear_scan fwd+bwd",
-            "size": f"{'c64' if cplx else 'f32'} B{bsz} T{t_len} D{d}",
-            "GiB/array": round(_nbytes(b) / 2**30, 3),
-            "pallas_ms": round(1e3 * tp, 3),
-            "peer": "associative_scan (autodiff)",
-            "peer_ms": round(1e3 * ta, 3),
-            "ratio": round(ta / tp, 2),
-            "pallas_GB/s": round(_gb(moved, tp), 1),
-            "%copy_bw": round(100 * _gb(moved, tp) / copy_bw, 1),
-            "best_blocks": "default",
-            "max_rel_err": f"{err:.1e}",
-        }
-    )
-    return rows
+        fn, ref = with_grad(fn), with_grad(ref)
+    f, r = jax.jit(fn), jax.jit(ref)
+
+    def check():
+        return {"max_rel_err": _rel_err(f(*args), r(*args)), "bytes_moved": moved, "copy_GBps": copy_bandwidth()}
+
+    return Workload(lambda: jax.block_until_ready(f(*args)), {"device": _device_name()}, check)
 
 
-def _mix_rows(copy_bw: float, sweep: bool) -> list[dict]:
-    rows = []
-    rng = np.random.default_rng(2)
-    hp, dflt = jax.lax.Precision.HIGHEST, jax.lax.Precision.DEFAULT
-    for i, (bsz, ci, co, k) in enumerate(MIX_SIZES):
-        x = _rand(rng, (bsz, ci, k), True)
-        w = _rand(rng, (ci, co, k), True)
-        fns = {
-            "pallas": jax.jit(functools.partial(spectral_mix, interpret=False)),
-            "einsum HIGHEST": jax.jit(functools.partial(spectral_mix_reference, precision=hp)),
-            "einsum DEFAULT": jax.jit(functools.partial(spectral_mix_reference, precision=dflt)),
-        }
-        err = _rel_err(fns["pallas"](x, w), fns["einsum HIGHEST"](x, w))
-        t = {kk: _time(f, x, w) for kk, f in fns.items()}
-        best_cfg, best_t = "default", t["pallas"]
-        if sweep and i == len(MIX_SIZES) - 2:
-            for bb, bo, bk in MIX_SWEEP:
-                f = jax.jit(
-                    functools.partial(spectral_mix, interpret=False, block_b=bb, block_o=bo, block_k=bk)
-                )
-                if _rel_err(f(x, w), fns["einsum HIGHEST"](x, w)) > 1e-4:
-                    continue
-                tt = _time(f, x, w)
-                if tt < best_t:
-                    best_cfg, best_t = f"b={bb},o={bo},k={bk}", tt
-        moved = _nbytes(x, w) + bsz * co * k * 8
-        flops = 8 * bsz * ci * co * k
-        for peer in ("einsum HIGHEST", "einsum DEFAULT"):
-            rows.append(
-                {
-                    "kernel": "spectral_mix fwd",
-                    "size": f"c64 B{bsz} I{ci} O{co} K{k}",
-                    "GiB/array": round(_nbytes(x) / 2**30, 3),
-                    "pallas_ms": round(1e3 * t["pallas"], 3),
-                    "peer": peer,
-                    "peer_ms": round(1e3 * t[peer], 3),
-                    "ratio": round(t[peer] / t["pallas"], 2),
-                    "pallas_GB/s": round(_gb(moved, t["pallas"]), 1),
-                    "%copy_bw": round(100 * _gb(moved, t["pallas"]) / copy_bw, 1),
-                    "best_blocks": (
-                        f"{flops / t['pallas'] / 1e12:.1f} TFLOP/s"
-                        if best_cfg == "default"
-                        else f"{best_cfg}: {1e3 * best_t:.3f} ms"
-                    ),
-                    "max_rel_err": f"{err:.1e}",
-                }
-            )
-        del x, w
-    bsz, ci, co, k = MIX_SIZES[1]
-    x = _rand(rng, (bsz, ci, k), True)
-    w = _rand(rng, (ci, co, k), True)
-    c = _rand(rng, (bsz, co, k), True)
-
-    def grad_of(fn):
-        return jax.jit(jax.grad(lambda x, w: jnp.real(jnp.sum(c * fn(x, w))), argnums=(0, 1)))
-
-    gp = grad_of(functools.partial(spectral_mix, interpret=False))
-    ge = grad_of(functools.partial(spectral_mix_reference, precision=hp))
-    err = _rel_err(gp(x, w), ge(x, w))
-    tp, te = _time(gp, x, w), _time(ge, x, w)
-    moved = 3 * _nbytes(x, w) + 2 * bsz * co * k * 8
-    rows.append(
-        {
-            "kernel": "spectral_mix fwd+bwd",
-            "size": f"c64 B{bsz} I{ci} O{co} K{k}",
-            "GiB/array": round(_nbytes(x) / 2**30, 3),
-            "pallas_ms": round(1e3 * tp, 3),
-            "peer": "einsum HIGHEST (autodiff)",
-            "peer_ms": round(1e3 * te, 3),
-            "ratio": round(te / tp, 2),
-            "pallas_GB/s": round(_gb(moved, tp), 1),
-            "%copy_bw": round(100 * _gb(moved, tp) / copy_bw, 1),
-            "best_blocks": "default",
-            "max_rel_err": f"{err:.1e}",
-        }
-    )
-    return rows
+def gpu_cases() -> list[Case]:
+    out = []
+    for kernel, peers in (("linear_scan", ("associative_scan", "lax.scan")),
+                          ("spectral_mix", ("einsum HIGHEST", "einsum DEFAULT"))):
+        size = "f32 B{} T{} D{}".format(*SCAN_SIZE) if kernel == "linear_scan" else "c64 B{} I{} O{} K{}".format(*MIX_SIZE)
+        for grad in (False, True):
+            ps = peers if not grad else peers[:1]
+            ours = Impl(f"Pallas {kernel}", T + "kernel_step", {"kernel": kernel, "impl": "pallas", "grad": grad})
+            peer_impls = tuple(Impl(f"XLA {p}", T + "kernel_step", {"kernel": kernel, "impl": p, "grad": grad})
+                               for p in ps)
+            goal = 1.5 if kernel == "linear_scan" and not grad else 1.0
+            out.append(Case(f"{kernel} {'fwd+bwd' if grad else 'fwd'} {size}", ours, peer_impls, goal=goal))
+    return out
 
 
-def gpu_rows(sweep: bool = True) -> tuple[list[dict], float]:
-    copy_bw = copy_bandwidth()
-    rows = _scan_rows(copy_bw, sweep) + _mix_rows(copy_bw, sweep)
-    return rows, copy_bw
+def _bandwidth(summary: dict, peer: str) -> dict:
+    rec = next((r for r in summary["runs"][summary["ours"]] if "error" not in r), None)
+    if rec is None:
+        return {}
+    gbps = rec["info"]["bytes_moved"] / rec["step"]["median"] / 1e9
+    return {"pallas_GB/s": round(gbps, 1), "%copy_bw": round(100 * gbps / rec["info"]["copy_GBps"], 1),
+            "max_rel_err": f"{rec['info']['max_rel_err']:.1e}"}
 
 
 def _device_name() -> str:
@@ -375,23 +270,21 @@ def run(ctx) -> list[dict]:
         ctx.extra["note"] = (
             "\nCPU run: the Pallas kernels ran through the interpreter (`interpret=True`), which checks correctness "
             "only (`ratio` = max relative error of forward + VJP / tolerance; <= 1 passes). "
-            f"All passed: {ok}. **Timings need a GPU: the GPU numbers (Pallas vs XLA einsum / "
-            "associative_scan / lax.scan, GB/s vs copy bandwidth) are still to be measured** — run "
-            "`bash kernels/gpu_check.sh` on the H200. " + GOALS + "\n"
+            f"All passed: {ok}. **The GPU rows (Pallas vs XLA einsum / associative_scan / lax.scan, through the "
+            "harness, GB/s vs copy bandwidth) are unmeasured: no accelerator was lent so far** — "
+            "`bash kernels/gpu_check.sh` runs them. " + GOALS + "\n"
         )
         return rows
     correctness = correctness_rows(interpret=False)
     bad = [r for r in correctness if not r["pass"]]
-    rows, copy_bw = gpu_rows(sweep=True)
-    ctx.extra["note"] = (
-        f"\nMeasured copy bandwidth (XLA elementwise negate, 2 GiB, read + write): {copy_bw:.0f} GB/s. "
-        "`ratio` = peer time / Pallas time (> 1: the Pallas kernel is faster). GB/s counts the minimum traffic "
-        "(scan: read a, b, write h; mix: read x, w, write out). `best_blocks`: fastest block configuration of a "
-        "small sweep at one size (or, for the mix, the default's TFLOP/s). "
-        f"Compiled correctness pass: {len(correctness) - len(bad)}/{len(correctness)} cases within 1e-5 "
-        f"relative error{'; FAILED: ' + str(bad) if bad else ''}. " + GOALS + "\n"
+    note = (
+        "`pallas_GB/s` counts the minimum traffic (scan: read a, b, write h; mix: read x, w, write out; fwd+bwd "
+        "about 8x / 3x that), `%copy_bw` against an XLA negate over 2 GiB on the same device. Compiled correctness "
+        f"pass: {len(correctness) - len(bad)}/{len(correctness)} cases within 1e-5 relative error"
+        f"{'; FAILED: ' + str(bad) if bad else ''}. " + GOALS
     )
-    return rows
+    return run_bench(ctx, gpu_cases(), f"Pallas kernels on {_device_name()}: XLA time / Pallas time per pair", note,
+                     extra=_bandwidth)
 
 
 register_bench(

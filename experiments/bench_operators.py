@@ -1,134 +1,181 @@
-"""Bench `operators`: training-step throughput of our FNO vs neuraloperator's FNO (PyTorch, CPU), and RNO vs our FNO.
+"""Bench `operators`: one FNO/RNO training step (forward, backward, Adam update), jaxkit vs neuraloperator.
 
-Same width, modes, layers, batch and resolution; one Adam step on the relative-L2 loss (forward, backward, update),
-timed as the median over repetitions after warm-up (compilation excluded). neuraloperator's FNO is configured
-close to ours: no channel MLP, linear skip, grid positional embedding, projection ratio 2; ``n_modes = 2m`` in
-its convention keeps the same ``|q| < m`` modes as our ``modes = m`` (plus one). Parameter counts are reported.
+Same width, modes, layers, batch and resolution; relative-L2 loss; Adam (lr 1e-3, L2 weight decay 1e-4). The peer is
+neuraloperator's ``FNO`` configured close to ours (no channel MLP, linear skip, grid positional embedding,
+projection ratio 2; its ``n_modes = 2m`` keeps the same ``|q| < m`` modes as our ``modes = m``), in PyTorch eager
+mode and under ``torch.compile`` (inductor), with threads = cores. RNO is timed against our FNO: its overhead.
+Every implementation runs in its own process (``experiments/_harness.py``).
 """
 
 from __future__ import annotations
 
-import os
-import statistics
-import time
-from typing import Any
-
-import jax
-import jax.numpy as jnp
-import numpy as np
+import sys
 
 from experiments import Bench, register_bench
-from jaxkit.operators import FNO, RNO, count_params, fno_optimizer, relative_l2
-from jaxkit.train import make_train_step
+from experiments._harness import Case, Impl, Workload, run_bench, threads
 
-CASES = [
-    dict(name="1D (Burgers-like)", grid=(1024,), modes=(16,), width=64, batch=20),
-    dict(name="2D (Darcy-like)", grid=(64, 64), modes=(12, 12), width=32, batch=10),
-]
-
-
-def _median_time(fn, reps: int, min_time: float = 1.0) -> float:
-    times = []
-    t_start = time.perf_counter()
-    while len(times) < reps or (time.perf_counter() - t_start < min_time and len(times) < 50):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+CONFIGS = {
+    "1D": dict(grid=(1024,), modes=(16,), width=64, batch=20),
+    "2D": dict(grid=(64, 64), modes=(12, 12), width=32, batch=10),
+}
+N_LAYERS = 4
+STEPS = dict(reps=5, warmup=2, min_time=0.0)  # timed steps per process (after the first call and warm-up)
 
 
-def _ours_step_time(model: Any, x: np.ndarray, y: np.ndarray, reps: int) -> float:
+def _data(cfg: dict):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    shape = (cfg["batch"], 1, *cfg["grid"])
+    return rng.normal(size=shape).astype(np.float32), rng.normal(size=shape).astype(np.float32)
+
+
+def jaxkit_step(dims: str, kind: str = "fno") -> Workload:
+    """Our training step: ``jaxkit.train.make_train_step`` on the relative L2 loss of a vmapped FNO/RNO."""
+    import jax
+    import jax.numpy as jnp
+
+    from jaxkit.operators import FNO, RNO, count_params, fno_optimizer, relative_l2
+    from jaxkit.train import make_train_step
+
+    cfg = CONFIGS[dims]
+    make = FNO if kind == "fno" else RNO
+    model = make(1, 1, cfg["modes"], cfg["width"], N_LAYERS, proj_hidden=2 * cfg["width"], key=jax.random.PRNGKey(0))
     opt = fno_optimizer(1e-3, 1e-4)
     import equinox as eqx
 
-    opt_state = opt.init(eqx.filter(model, eqx.is_inexact_array))
-
-    def loss(m, batch, key):
-        xb, yb = batch
-        return relative_l2(jax.vmap(m)(xb), yb)
-
-    step = make_train_step(loss, opt)
-    batch = (jnp.asarray(x), jnp.asarray(y))
-    key = jax.random.PRNGKey(0)
-    state = {"m": model, "o": opt_state}
+    state = {"m": model, "o": opt.init(eqx.filter(model, eqx.is_inexact_array))}
+    step = make_train_step(lambda m, b, k: relative_l2(jax.vmap(m)(b[0]), b[1]), opt)
+    batch = tuple(jnp.asarray(a) for a in _data(cfg))
+    key = jax.random.PRNGKey(1)
 
     def run():
-        m, o, lval, _ = step(state["m"], state["o"], batch, key)
-        jax.block_until_ready(lval)
-        state["m"], state["o"] = m, o
+        state["m"], state["o"], loss, _ = step(state["m"], state["o"], batch, key)
+        jax.block_until_ready(loss)
 
-    for _ in range(3):
-        run()
-    return _median_time(run, reps)
+    return Workload(run, {"params": count_params(model), "backend": jax.default_backend()})
 
 
-def _torch_step_time(case: dict, x: np.ndarray, y: np.ndarray, reps: int) -> tuple[float, int]:
+def neuralop_step(dims: str, compile: bool = False) -> Workload:
+    """neuraloperator's FNO training step in PyTorch (eager, or ``torch.compile`` of the model)."""
     import torch
     from neuralop.models import FNO as TorchFNO
 
-    torch.set_num_threads(os.cpu_count() or 1)
+    torch.set_num_threads(threads())
     torch.manual_seed(0)
-    model = TorchFNO(n_modes=tuple(2 * m for m in case["modes"]), in_channels=1, out_channels=1,
-                     hidden_channels=case["width"], n_layers=4, use_channel_mlp=False, fno_skip="linear",
+    cfg = CONFIGS[dims]
+    model = TorchFNO(n_modes=tuple(2 * m for m in cfg["modes"]), in_channels=1, out_channels=1,
+                     hidden_channels=cfg["width"], n_layers=N_LAYERS, use_channel_mlp=False, fno_skip="linear",
                      lifting_channel_ratio=1, projection_channel_ratio=2)
     n_params = sum(p.numel() * (2 if p.is_complex() else 1) for p in model.parameters())
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-4)
-    xt, yt = torch.from_numpy(x), torch.from_numpy(y)
+    fwd = torch.compile(model) if compile else model
+    x, y = (torch.from_numpy(a) for a in _data(cfg))
+    b = x.shape[0]
 
     def run():
         opt.zero_grad()
-        out = model(xt)
-        b = out.shape[0]
-        loss = torch.mean(torch.linalg.norm((out - yt).reshape(b, -1), dim=1) / torch.linalg.norm(yt.reshape(b, -1), dim=1))
+        out = fwd(x)
+        loss = torch.mean(torch.linalg.norm((out - y).reshape(b, -1), dim=1) / torch.linalg.norm(y.reshape(b, -1), dim=1))
         loss.backward()
         opt.step()
 
+    return Workload(run, {"params": int(n_params), "torch_threads": torch.get_num_threads(), "compile": compile})
+
+
+def _op_classes(hlo_text: str) -> dict[str, tuple[str, str]]:
+    """HLO instruction name -> (pass, kind) from XLA's optimised program: forward / backward / optimizer by the
+    op_name metadata (``jvp(...)``, ``transpose(jvp(...))``, the rest), GEMM / FFT / elementwise by opcode."""
+    import re
+
+    out = {}
+    for m in re.finditer(r"^\s*(?:ROOT )?%?([\w.\-]+) = \S+ ([\w\-]+)\(.*?op_name=\"([^\"]*)\"", hlo_text, re.M):
+        name, opcode, op = m.groups()
+        phase = "backward" if "transpose(jvp" in op else "forward" if "jvp(" in op else "optimizer"
+        kind = ("GEMM" if "ynn" in name or opcode == "dot" else "FFT" if opcode == "fft" else
+                "GELU (erfc) + grad" if "erfc" in op or "exponential" in name or "select_select" in name else "copy/transpose"
+                if "copy" in name or "transpose" in name else "elementwise/other")
+        out[name] = (phase, kind)
+    return out
+
+
+def profile_step(dims: str, kind: str, dump: str, steps: int = 10) -> list[dict]:
+    """Where the time of one training step goes: a ``jax.profiler`` trace of ``steps`` steps, per-op durations
+    summed by pass and kind (share of the summed op time), ops classified from XLA's optimised program (dumped to
+    ``dump`` by ``--xla_dump_to``). Run with one thread (``--xla_cpu_multi_thread_eigen=false``) so that the shares
+    do not depend on the machine's load."""
+    import collections
+    import glob
+    import os
+    import tempfile
+
+    import jax
+
+    work = jaxkit_step(dims, kind)
     for _ in range(3):
-        run()
-    return _median_time(run, reps), int(n_params)
+        work.step()
+    hlo = max(glob.glob(f"{dump}/*jit_step*after_optimizations.txt"), key=os.path.getmtime)
+    trace = tempfile.mkdtemp(prefix="trace-")
+    jax.profiler.start_trace(trace)
+    for _ in range(steps):
+        work.step()
+    jax.profiler.stop_trace()
+    with open(hlo) as f:
+        classes = _op_classes(f.read())
+    data = jax.profiler.ProfileData.from_file(sorted(glob.glob(f"{trace}/**/*.xplane.pb", recursive=True))[-1])
+    agg: collections.Counter = collections.Counter()
+    for plane in data.planes:
+        for line in plane.lines:
+            for ev in line.events:
+                if ev.name in classes:
+                    agg[classes[ev.name]] += ev.duration_ns
+    total = sum(agg.values()) or 1
+    return [{"case": f"{dims} {kind.upper()}", "pass": ph, "kind": kd, "share_%": round(100 * v / total, 1)}
+            for (ph, kd), v in agg.most_common()]
+
+
+def cases() -> list[Case]:
+    out = []
+    peer_pk = ("torch", "neuraloperator")
+    for dims, cfg in CONFIGS.items():
+        conf = f"width {cfg['width']}, modes {cfg['modes']}, {N_LAYERS} layers, batch {cfg['batch']}, grid {cfg['grid']}"
+        tgt = "experiments.bench_operators:"
+        fno = Impl("jaxkit FNO", tgt + "jaxkit_step", {"dims": dims, "kind": "fno"}, packages=("jax", "jaxlib"))
+        rno = Impl("jaxkit RNO", tgt + "jaxkit_step", {"dims": dims, "kind": "rno"}, packages=("jax", "jaxlib"))
+        eager = Impl("neuraloperator FNO (torch eager)", tgt + "neuralop_step", {"dims": dims}, packages=peer_pk)
+        comp = Impl("neuraloperator FNO (torch.compile)", tgt + "neuralop_step", {"dims": dims, "compile": True},
+                    packages=peer_pk)
+        out.append(Case(f"{dims} FNO training step", fno, (eager, comp), config=conf, goal=1.5, **STEPS))
+        fno1 = Impl(**{**fno.__dict__, "threads": 1, "label": "jaxkit FNO, 1 thread"})
+        eager1 = Impl(**{**eager.__dict__, "threads": 1, "label": "neuraloperator FNO (torch eager), 1 thread"})
+        out.append(Case(f"{dims} FNO training step, 1 thread each", fno1, (eager1,), config=conf, goal=1.5, **STEPS))
+        out.append(Case(f"{dims} RNO overhead (peer = our FNO)", rno, (fno,), config=conf, goal=1 / 1.3, **STEPS))
+    return out
 
 
 def run(ctx) -> list[dict]:
-    rows = []
-    reps = 10
-    rng = np.random.default_rng(0)
-    try:
-        import neuralop  # noqa: F401
-        import torch  # noqa: F401
-
-        have_peer = True
-    except Exception as e:  # pragma: no cover - peer not installed
-        have_peer = False
-        ctx.extra["note"] = f"neuraloperator/torch not importable ({e}); peer rows skipped."
-    for case in CASES:
-        x = rng.normal(size=(case["batch"], 1, *case["grid"])).astype(np.float32)
-        y = rng.normal(size=(case["batch"], 1, *case["grid"])).astype(np.float32)
-        key = jax.random.PRNGKey(0)
-        proj = 2 * case["width"]
-        fno = FNO(1, 1, case["modes"], case["width"], 4, proj_hidden=proj, key=key)
-        rno = RNO(1, 1, case["modes"], case["width"], 4, proj_hidden=proj, key=key)
-        t_fno = _ours_step_time(fno, x, y, reps)
-        t_rno = _ours_step_time(rno, x, y, reps)
-        common = f"width {case['width']}, modes {case['modes']}, 4 layers, batch {case['batch']}, grid {case['grid']}"
-        if have_peer:
-            t_peer, p_peer = _torch_step_time(case, x, y, reps)
-            rows.append({"case": case["name"], "comparison": "jaxkit FNO vs neuraloperator FNO (torch CPU)",
-                         "config": common, "ours_ms": 1e3 * t_fno, "peer_ms": 1e3 * t_peer,
-                         "ours_params": count_params(fno), "peer_params": p_peer, "ratio": t_peer / t_fno})
-        rows.append({"case": case["name"], "comparison": "jaxkit RNO vs jaxkit FNO (cost of the Riesz channels)",
-                     "config": common, "ours_ms": 1e3 * t_rno, "peer_ms": 1e3 * t_fno,
-                     "ours_params": count_params(rno), "peer_params": count_params(fno), "ratio": t_fno / t_rno})
-    import torch as _t
-
-    ctx.extra.setdefault(
-        "note",
-        "ratio = peer time / our time per training step (> 1: ours faster). Goal: jaxkit FNO >= 1.5x "
-        f"neuraloperator's. For the RNO row the 'peer' is our FNO, so ratio < 1 is the RNO overhead. torch "
-        f"{_t.__version__}, jax {jax.__version__}, {os.cpu_count()} CPU threads; the machine is shared, so timings "
-        "are noisy; ratios from one process, measured back to back.",
+    note = (
+        "Goal (issue 19): jaxkit FNO >= 1.5x neuraloperator's per training step (green marks); RNO's overhead over "
+        "our FNO <= 30%, i.e. ratio (FNO time / RNO time) >= 0.77. Configurations: "
+        + "; ".join(f"{d}: {c}" for d, c in CONFIGS.items())
+        + ". Where the time goes: see the profile section below."
     )
-    return rows
+    return run_bench(ctx, cases(), "FNO/RNO training step: peer time / jaxkit time per pair", note)
 
 
-register_bench(Bench(name="operators", description="FNO/RNO training-step throughput: jaxkit vs neuraloperator (torch CPU)",
-                     run=run))
+register_bench(Bench(name="operators", description="FNO/RNO training step: jaxkit vs neuraloperator (PyTorch CPU, "
+                     "eager and torch.compile), each in its own process", run=run))
+
+
+if __name__ == "__main__":  # python -m experiments.bench_operators --profile  (one thread, see profile_step)
+    import os
+
+    if "--profile" in sys.argv:
+        import tempfile
+
+        dump = tempfile.mkdtemp(prefix="hlo-")
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false"
+                                   f" --xla_dump_to={dump} --xla_dump_hlo_as_text")
+        from experiments._cli import markdown_table
+
+        print(markdown_table([r for d in CONFIGS for k in ("fno", "rno") for r in profile_step(d, k, dump)]))

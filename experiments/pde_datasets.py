@@ -2,8 +2,8 @@
 
 ``python -m experiments run pde_datasets --preset quick|paper`` generates every dataset (quick: few samples and
 cheaper fine grids; paper: the published sizes and fine grids, cached under ``<out>/cache``), records generation
-throughput and independent checks, and plots one sample of each. ``python -m experiments bench pde`` times our
-Navier–Stokes step against jax-cfd's spectral solver and our batched Darcy solve against scipy ``spsolve``.
+throughput and independent checks, and plots one sample of each. The solver benchmarks (``python -m experiments
+bench pde``) live in ``experiments/bench_pde.py``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments import Bench, Experiment, register, register_bench
+from experiments import Experiment, register
 
 _ALL = ["burgers", "darcy", "navier_stokes_1e-3", "navier_stokes_1e-4", "navier_stokes_1e-5", "navier_stokes_re40",
         "navier_stokes_re500", "navier_stokes_re5000", "duffing", "beam", "diffusion", "reaction_diffusion",
@@ -178,90 +178,4 @@ register(Experiment(
     presets={"quick": QUICK, "paper": PAPER},
     run=run,
     description=__doc__ or "",
-))
-
-
-# ------------------------------------------------------------------------------------------------------------
-# bench: our NS step vs jax-cfd spectral CN-RK4; our batched Darcy PCG vs scipy spsolve per sample
-# ------------------------------------------------------------------------------------------------------------
-
-def _best(fn, repeats: int = 3) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
-def bench(ctx: Any) -> list[dict]:
-    import jax
-    import jax.numpy as jnp
-
-    from jaxkit.pde import darcy, grf
-    from jaxkit.pde import navier_stokes as ns
-
-    rows: list[dict] = []
-    notes = []
-    # ---- Navier–Stokes: same grid, dt, steps and initial vorticity, unforced, ν = 1e-3 ----
-    n, nu, dt, steps, batch = 64, 1e-3, 1e-3, 200, 8
-    keys = jax.random.split(jax.random.PRNGKey(ctx.seed), batch)
-    w0 = jax.vmap(lambda k: grf.grf_periodic(k, (n, n), **grf.FNO_NAVIER_STOKES))(keys)
-    ours = jax.jit(jax.vmap(lambda w: ns.solve(w, nu=nu, t_final=steps * dt, dt=dt)[-1]))
-    ours(w0).block_until_ready()
-    t_ours = _best(lambda: ours(w0).block_until_ready())
-    try:
-        import jax_cfd.base as cfd
-        import jax_cfd.spectral as spectral
-
-        grid = cfd.grids.Grid((n, n), domain=((0, 1), (0, 1)))
-        eq = spectral.equations.NavierStokes2D(nu, grid, drag=0.0, smooth=True)
-        step_fn = spectral.time_stepping.crank_nicolson_rk4(eq, dt)
-        peer = jax.jit(jax.vmap(lambda w: jnp.fft.irfftn(cfd.funcutils.repeated(step_fn, steps)(jnp.fft.rfftn(w)))))
-        w_peer = peer(w0).block_until_ready()
-        t_peer = _best(lambda: peer(w0).block_until_ready())
-        w_ours = ours(w0)
-        agree = float(jnp.linalg.norm(w_ours - w_peer) / jnp.linalg.norm(w_peer))
-        import importlib.metadata as md
-
-        peer_name = f"jax-cfd {md.version('jax-cfd')} spectral CN-RK4"
-        rows.append({"case": f"NS {n}x{n}, {steps} steps, batch {batch}", "ours": "CN + explicit Euler (FNO)",
-                     "peer": peer_name, "ours_s": t_ours, "peer_s": t_peer,
-                     "ours_steps_per_s": batch * steps / t_ours, "peer_steps_per_s": batch * steps / t_peer,
-                     "rel_diff": agree, "ratio": t_peer / t_ours})
-        notes.append(f"NS: jax-cfd {md.version('jax-cfd')} runs with jax {jax.__version__} (installed with "
-                     "`pip install --no-deps jax-cfd tree-math`). Its spectral stepper is CN-RK4 (4 advection "
-                     "evaluations per step) vs our FNO scheme (1 per step), so per-step speed favours us; "
-                     "`rel_diff` is the relative L2 difference of the final vorticity fields.")
-    except ImportError as e:  # pragma: no cover - depends on the environment
-        rows.append({"case": f"NS {n}x{n}", "ours_s": t_ours, "peer": f"jax-cfd unavailable ({e})", "ratio": ""})
-    # ---- Darcy: batched PCG in JAX vs scipy spsolve one sample at a time ----
-    for res, batch_d in ((141, 8), (421, 4)):
-        keys = jax.random.split(jax.random.PRNGKey(ctx.seed + 1), batch_d)
-        a = jax.vmap(lambda k, r=res: darcy.coefficient_from_grf(grf.grf_neumann(k, (r, r), alpha=2.0, tau=3.0)))(keys)
-        solve = jax.jit(jax.vmap(darcy.solve))
-        u = solve(a).block_until_ready()
-        t_ours = _best(lambda f=solve, x=a: f(x).block_until_ready()) / batch_d
-        a_np = np.asarray(a, np.float64)
-        t0 = time.perf_counter()
-        refs = [darcy.reference_solve(a_np[i]) for i in range(min(batch_d, 2))]
-        t_peer = (time.perf_counter() - t0) / len(refs)
-        err = max(float(np.linalg.norm(np.asarray(u[i]) - r) / np.linalg.norm(r)) for i, r in enumerate(refs))
-        import scipy
-
-        rows.append({"case": f"Darcy {res}x{res}, batch {batch_d}", "ours": "PCG (FST preconditioner), vmap",
-                     "peer": f"scipy {scipy.__version__} spsolve", "ours_s": t_ours, "peer_s": t_peer,
-                     "ours_samples_per_s": 1 / t_ours, "peer_samples_per_s": 1 / t_peer, "rel_diff": err,
-                     "ratio": t_peer / t_ours})
-    notes.append("`ratio` = peer time / our time (> 1: ours faster). Times are per call (NS: whole batch) or per "
-                 "sample (Darcy), best of 3 after compilation, float32 for ours, float64 for spsolve.")
-    ctx.extra["note"] = "\n\n".join(notes) + "\n"
-    ctx.extra["device"] = jax.devices()[0].device_kind
-    return rows
-
-
-register_bench(Bench(
-    name="pde",
-    description="Navier–Stokes step vs jax-cfd spectral; Darcy batched PCG vs scipy spsolve",
-    run=bench,
 ))

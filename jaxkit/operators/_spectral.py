@@ -240,3 +240,91 @@ def fractional_laplacian(
     knorm = np.sqrt(sum(k**2 for k in ks))
     mult = np.where(knorm == 0, 0.0, np.abs(knorm) ** (2 * float(s)))[None].astype(np.complex128)
     return _apply_multiplier(u, mult, axs)[0]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Truncated real DFT as matrix products (the CPU path of the spectral layers)
+# ----------------------------------------------------------------------------------------------------------------
+# The spectral layers only need the kept modes ``q_a = 0..m_a-1, -m_a..-1`` (leading axes) and ``q_d = 0..m_d-1``
+# (last axis) of ``rfftn(u)``, and only those modes are non-zero before ``irfftn``. Both are then separable products
+# with small dense matrices, one axis at a time, carried in real arithmetic on real/imaginary planes. Every product
+# contracts the *last* axis of the data (forward) or its *first* axis (inverse), so the large field ``(C, *grid)``
+# (``(C, batch, *grid)`` under ``jax.vmap``) is read and written by plain GEMMs without a transpose, whatever axis
+# vmap puts the batch on. Same maths as ``rfftn``/``irfftn`` (Hermitian weights ``c_0 = 1``, ``c_q = 2``; the
+# imaginary part of the ``q_d = 0`` column is ignored, as ``irfft`` does; the Nyquist mode of the last axis is never
+# kept because ``n_d >= 2 m_d``).
+_HI = jax.lax.Precision.HIGHEST
+
+
+def _kept_q(modes: Sequence[int]) -> list[np.ndarray]:
+    """Kept integer wavenumbers per axis: ``0..m-1, -m..-1`` on leading axes, ``0..m-1`` on the last axis."""
+    qs = []
+    for a, m in enumerate(modes):
+        if a == len(modes) - 1:
+            qs.append(np.arange(m))
+        else:
+            qs.append(np.concatenate([np.arange(m), np.arange(-m, 0)]))
+    return qs
+
+
+@functools.lru_cache(maxsize=128)
+def _dft_factor(n: int, m: int, last: bool, inverse: bool, scale: float, dtype: str) -> np.ndarray:
+    """Real DFT factor of one axis, ``θ = 2π q j / n`` over the kept ``q`` (float64 maths, cast to ``dtype``).
+
+    * forward, last axis ``(n, 2, m)``: ``F[j, r', q] = [cos θ, -sin θ]`` (real input -> real/imaginary planes);
+    * forward, leading axis ``(n, 2, 2, 2m)``: ``F[j, r, r', q]``, the factor ``e^{-iθ}`` acting on planes;
+    * inverse, leading axis ``(2, 2m, n, 2)``: ``F[r, q, j, r']``, the factor ``e^{+iθ}`` acting on planes;
+    * inverse, last axis ``(2, m, n)``: ``scale · c_q [cos θ, -sin θ]`` with ``c_0 = 1``, ``c_q = 2`` (``irfft``).
+    """
+    q = np.arange(m) if last else np.concatenate([np.arange(m), np.arange(-m, 0)])
+    theta = 2.0 * np.pi * np.outer(q, np.arange(n)) / n  # (q, j)
+    c, s = np.cos(theta), np.sin(theta)
+    if last and not inverse:
+        out = np.stack([c, -s]).transpose(2, 0, 1)
+    elif last:
+        w = np.where(q == 0, 1.0, 2.0)[:, None] * scale
+        out = np.stack([w * c, -w * s])
+    else:
+        sn = s if inverse else -s  # (a + ib)(c + i sn) = (ac - b sn) + i(a sn + bc)
+        blocks = np.array([[c, -sn], [sn, c]])  # blocks[r', r, q, j]: input plane r -> output plane r'
+        out = blocks.transpose(1, 2, 3, 0) if inverse else blocks.transpose(3, 1, 0, 2)
+    return out.astype(dtype)
+
+
+def _dot(x: Array, f: np.ndarray, x_axes: tuple[int, ...], f_axes: tuple[int, ...]) -> Array:
+    return jax.lax.dot_general(x, jnp.asarray(f), ((x_axes, f_axes), ((), ())), precision=_HI)
+
+
+def _rdft_kept(u: Array, modes: Sequence[int]) -> Array:
+    """Kept modes of ``rfftn(u)`` over the trailing ``d = len(modes)`` axes of ``u`` ``(C, *grid)``, as planes.
+
+    Returns ``(C, 2, *kept)`` (real, imaginary) with ``kept = (2m_1, ..., 2m_{d-1}, m_d)`` ordered
+    ``0..m-1, -m..-1`` on leading axes; equals ``rfftn`` restricted to those modes, to rounding. The field is the
+    left operand of every product and is contracted on its trailing axes (XLA:CPU's GEMM layout, no copy); under
+    ``jax.vmap`` the batch axis stays where vmap put it.
+    """
+    d = len(modes)
+    grid = u.shape[u.ndim - d :]
+    dt = np.dtype(u.dtype).name
+    t = _dot(u, _dft_factor(grid[-1], modes[-1], True, False, 1.0, dt), (u.ndim - 1,), (0,))  # (C, N.., 2, m_d)
+    for a in range(d - 2, -1, -1):  # t: (C, N_0..N_a, 2, K_{a+1}..)
+        ax = t.ndim - (d - a) - 1  # position of N_a
+        t = _dot(t, _dft_factor(grid[a], modes[a], False, False, 1.0, dt), (ax, ax + 1), (0, 1))
+        t = jnp.moveaxis(t, (-2, -1), (ax, ax + 1))  # (C, N_0..N_{a-1}, 2, M_a, K_{a+1}..)
+    return t
+
+
+def _irdft_kept(y: Array, grid: Sequence[int], modes: Sequence[int]) -> Array:
+    """``irfftn`` (over ``grid``) of a spectrum that is zero outside the kept modes, given as planes ``(C, 2, *kept)``.
+
+    Returns ``(C, *grid)``; equals ``irfftn`` of the zero-filled spectrum to rounding (the imaginary part of the
+    ``q_d = 0`` column is ignored, as ``irfft`` does).
+    """
+    d = len(modes)
+    dt = np.dtype(y.dtype).name
+    for a in range(d - 1):  # y: (C, N_0..N_{a-1}, 2, M_a, K_{a+1}..)
+        ax = y.ndim - (d - a) - 1  # position of the plane axis
+        y = _dot(y, _dft_factor(grid[a], modes[a], False, True, 1.0, dt), (ax, ax + 1), (0, 1))
+        y = jnp.moveaxis(y, (-2, -1), (ax, ax + 1))  # (C, N_0..N_a, 2, K_{a+1}..)
+    f = _dft_factor(grid[-1], modes[-1], True, True, 1.0 / float(np.prod(grid)), dt)  # (2, m_d, n_d)
+    return _dot(y, f, (y.ndim - 2, y.ndim - 1), (0, 1))
