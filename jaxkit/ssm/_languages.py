@@ -13,7 +13,7 @@ Every task produces batches of equal-length token sequences with integer targets
   (Deletang et al. 2023 reverse string, stack manipulation).
 
 Recognition tasks with a ``draw`` use their own string law instead of the balanced one (``aa_star``, ``since``,
-``anbn``, ``anbncn``: see their samplers for why: uniform strings would not test what the language needs).
+``anbncn``; see their samplers for why: uniform strings would not test what the language needs).
 
 Task list (``TASKS``, build with :func:`get_task`): parity, count_mod{m}, aa_star, position_mod{m}, flip_flop,
 first_symbol, last_symbol, tomita1..7, star-free ``ab_star``/``no_bb``/``a_before_b``/``since``, ``dyck{k}_depth{d}``,
@@ -343,7 +343,8 @@ def _anbn_task(k: int) -> Task:
         return np.repeat(np.arange(k), length // k)[None, :].repeat(n, 0)
 
     return Task(name, tuple(alphabet), 2, "recognition", labels=labels, positives=positives, empty_member=False,
-                description=f"a^n b^n{' c^n' if k == 3 else ''}, n >= 1 (counting, not regular)", draw=_anbn_draw(k))
+                description=f"a^n b^n{' c^n' if k == 3 else ''}, n >= 1 (counting, not regular)",
+                draw=_anbn_draw(k) if k == 3 else None)
 
 
 def _aa_star_draw(rng: np.random.Generator, n: int, length: int) -> np.ndarray:

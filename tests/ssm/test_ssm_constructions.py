@@ -20,9 +20,32 @@ def test_construction_is_exact(task, variant):
     assert r["random_errors"] == 0 and r["random_positions"] > 50_000
 
 
+# the constructions added for the LTLf claims: one per mechanism, lighter random checks (the experiment runs
+# 10,000 random strings up to length 1,000 for every entry of CONSTRUCTIONS)
+NEW_CASES = [("aa_star", "time_invariant"), ("aa_star", "selective_signed"), ("since", "selective_nonneg"),
+             ("first_symbol", "time_invariant"), ("anbncn", "selective_nonneg"), ("s5_word", "dense")]
+
+
+@pytest.mark.parametrize("task,variant", NEW_CASES)
+def test_new_construction_is_exact(task, variant):
+    r = verify(construct(task, variant), exhaustive_len=8, n_random=40, max_len=600, seed=5)
+    assert r["exhaustive_len"] == (2 if task == "s5_word" else 8)
+    assert r["exhaustive_errors"] == 0
+    assert r["random_errors"] == 0 and r["random_positions"] > 8_000
+
+
+def test_anbncn_construction_needs_its_order_check():
+    c = construct("anbncn", "selective_nonneg")
+    blind = eqx.tree_at(lambda m: m.layers[0].w2, c.model, c.model.layers[0].w2 * 0.0)  # no descent flag
+    r = verify(type(c)(c.task, c.variant, blind, c.counting), exhaustive_len=6, n_random=0)
+    assert r["exhaustive_errors"] > 0  # e.g. "bac" has equal counts but is out of order
+
+
 def test_constructions_refuse_what_theory_forbids():
     for task, variant in [("parity", "selective_nonneg"), ("parity", "time_invariant"), ("count_mod3", "selective_signed"),
-                          ("flip_flop", "time_invariant"), ("position_mod3", "selective_nonneg")]:
+                          ("flip_flop", "time_invariant"), ("position_mod3", "selective_nonneg"),
+                          ("aa_star", "selective_nonneg"), ("since", "time_invariant"),
+                          ("s5_word", "selective_complex")]:
         assert variant not in CONSTRUCTIONS.get(task, ())
         with pytest.raises(ValueError, match="no construction"):
             construct(task, variant)
@@ -44,3 +67,7 @@ def test_fixed_width_counter_fails_exactly_beyond_its_range():
     # floats with m mantissa bits stop counting at 2^(m+1): first failure at 2^(m+1) + 1
     assert first_failure(c, LowFloat(5, 3), max_n=80) == 2**4 + 1
     assert first_failure(c, None, max_n=80) is None  # float32 counts far beyond
+    # a^n b^n c^n: the #a - #b counter saturates at 31 as well, so the member first fails at n = 32
+    abc = construct("anbncn", "time_invariant")
+    assert first_failure(abc, FixedPoint(6, 0), max_n=40) == 2**5
+    assert first_failure(abc, None, max_n=40) is None
