@@ -16,11 +16,22 @@ no_bb         layer 1: ``a = 1/4`` decaying memory flags ``bb``;            nonn
               layer 2: a set-reset latch (``a = 1 - f``, ``b = f``)        time_invariant (counter instead)
 dyck1         layer 1: counter ``a = 1``, ``b = ±1``; flags ``h<0``, ``h=0``; every variant (unbounded precision);
               layer 2: latch (or counter) of "went below zero"            fails in fixed width beyond the range
+aa_star       layer 1: constant gate ``-1``, ``h_t + 1 = (-1)^t``;          time_invariant, signed, complex, dense
+              layer 2: latch (or counter) of ``b``
+since         ``(¬c) S b``: reset ``a = 0`` on ``b``/``c``, ``b`` writes 1   nonneg, signed, complex, dense
+first_symbol  constant gate 1/2, ``h_t = 1 - 2^{-t}`` marks ``t = 1``;     every variant
+              layer 2: constant gate 1 accumulates ``[t = 1, a]``
+last_symbol   the head reads the current token                            every variant
+anbncn        previous-symbol memory (gate 1/8) flags descents, a latch;   every variant (log precision);
+              counters ``#a - #b`` and ``#b - #c`` with ``[h = 0]`` flags    fails in fixed width beyond the range
+s5_word       one layer, ``N = 5``, four Householder factors per step       dense only
 ============  ============================================================  =====================================
 
 Theory: parity needs a negative (or complex) eigenvalue (Grazzi et al. 2025; Sarrof et al. 2024), modular counting
 needs rotations (complex or non-diagonal), flip-flop and star-free languages need only non-negative input-dependent
-gates (Sarrof et al. 2024), counting needs unbounded precision (Alsmann, Noori & Lange 2026; Merrill et al. 2024).
+gates (Sarrof et al. 2024), counting needs unbounded precision (Alsmann, Noori & Lange 2026; Merrill et al. 2024);
+time-invariant gates give MOD predicates such as $(aa)^*$ but are conjectured unable to express "since" (Alsmann et
+al. 2026); non-solvable groups such as $S_5$ need non-diagonal transitions (Merrill et al. 2024; Grazzi et al. 2025).
 :func:`verify` checks a construction on all strings up to a length and on random strings up to another, and
 :func:`first_failure` measures where a counting construction breaks in fixed-width arithmetic.
 """

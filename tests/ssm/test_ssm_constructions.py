@@ -6,32 +6,24 @@ import pytest
 
 from jaxkit.ssm import CONSTRUCTIONS, FixedPoint, LowFloat, construct, first_failure, verify
 
-# one representative per mechanism (the experiment verifies all of CONSTRUCTIONS with 10,000 random strings)
-CASES = [("parity", "selective_signed"), ("count_mod3", "selective_complex"), ("count_mod3", "dense"),
-         ("position_mod3", "time_invariant"), ("flip_flop", "selective_nonneg"), ("no_bb", "selective_nonneg"),
-         ("dyck1", "time_invariant")]
+# one representative per mechanism (the experiment verifies all of CONSTRUCTIONS with 10,000 random strings up to
+# length 1,000); (task, variant, exhaustive length, random strings, max length, expected exhaustive length). The
+# constructions added for the LTLf claims get lighter random checks.
+CASES = [("parity", "selective_signed", 12, 200, 1000, 12), ("count_mod3", "selective_complex", 12, 200, 1000, 12),
+         ("count_mod3", "dense", 12, 200, 1000, 12), ("position_mod3", "time_invariant", 12, 200, 1000, 12),
+         ("flip_flop", "selective_nonneg", 12, 200, 1000, 9), ("no_bb", "selective_nonneg", 12, 200, 1000, 12),
+         ("dyck1", "time_invariant", 12, 200, 1000, 12), ("aa_star", "time_invariant", 8, 40, 600, 8),
+         ("aa_star", "selective_signed", 8, 40, 600, 8), ("since", "selective_nonneg", 8, 40, 600, 8),
+         ("first_symbol", "time_invariant", 8, 40, 600, 8), ("anbncn", "selective_nonneg", 8, 40, 600, 8),
+         ("s5_word", "dense", 8, 40, 600, 2)]
 
 
-@pytest.mark.parametrize("task,variant", CASES)
-def test_construction_is_exact(task, variant):
-    r = verify(construct(task, variant), exhaustive_len=12, n_random=200, max_len=1000, seed=3)
-    assert r["exhaustive_len"] == (9 if task == "flip_flop" else 12)
+@pytest.mark.parametrize("task,variant,exh,n_random,max_len,exh_used", CASES)
+def test_construction_is_exact(task, variant, exh, n_random, max_len, exh_used):
+    r = verify(construct(task, variant), exhaustive_len=exh, n_random=n_random, max_len=max_len, seed=3)
+    assert r["exhaustive_len"] == exh_used
     assert r["exhaustive_errors"] == 0
-    assert r["random_errors"] == 0 and r["random_positions"] > 50_000
-
-
-# the constructions added for the LTLf claims: one per mechanism, lighter random checks (the experiment runs
-# 10,000 random strings up to length 1,000 for every entry of CONSTRUCTIONS)
-NEW_CASES = [("aa_star", "time_invariant"), ("aa_star", "selective_signed"), ("since", "selective_nonneg"),
-             ("first_symbol", "time_invariant"), ("anbncn", "selective_nonneg"), ("s5_word", "dense")]
-
-
-@pytest.mark.parametrize("task,variant", NEW_CASES)
-def test_new_construction_is_exact(task, variant):
-    r = verify(construct(task, variant), exhaustive_len=8, n_random=40, max_len=600, seed=5)
-    assert r["exhaustive_len"] == (2 if task == "s5_word" else 8)
-    assert r["exhaustive_errors"] == 0
-    assert r["random_errors"] == 0 and r["random_positions"] > 8_000
+    assert r["random_errors"] == 0 and r["random_positions"] > 40 * n_random * max_len // 200
 
 
 def test_anbncn_construction_needs_its_order_check():
