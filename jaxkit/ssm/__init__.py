@@ -20,6 +20,7 @@ from ._layers import (
     dense_scan,
     diagonal_scan,
     householder_product,
+    reflection_scan,
 )
 from ._ltlf import (
     Formula,
@@ -45,5 +46,5 @@ __all__ = [
     "ProbeConfig", "SSMLayer", "SSMModel", "Task", "accepts", "construct", "dense_scan", "dfa_task",
     "diagonal_scan", "evaluate", "first_failure", "formula_task", "get_task", "householder_product", "in_fragment",
     "is_pure_future", "is_pure_past", "make_model", "parse", "parse_precision", "predict", "prefix_labels",
-    "quantize", "random_formula", "to_string", "train_runs", "verify",
+    "quantize", "random_formula", "reflection_scan", "to_string", "train_runs", "verify",
 ]

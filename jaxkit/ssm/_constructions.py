@@ -16,11 +16,22 @@ no_bb         layer 1: ``a = 1/4`` decaying memory flags ``bb``;            nonn
               layer 2: a set-reset latch (``a = 1 - f``, ``b = f``)        time_invariant (counter instead)
 dyck1         layer 1: counter ``a = 1``, ``b = ±1``; flags ``h<0``, ``h=0``; every variant (unbounded precision);
               layer 2: latch (or counter) of "went below zero"            fails in fixed width beyond the range
+aa_star       layer 1: constant gate ``-1``, ``h_t + 1 = (-1)^t``;          time_invariant, signed, complex, dense
+              layer 2: latch (or counter) of ``b``
+since         ``(¬c) S b``: reset ``a = 0`` on ``b``/``c``, ``b`` writes 1   nonneg, signed, complex, dense
+first_symbol  constant gate 1/2, ``h_t = 1 - 2^{-t}`` marks ``t = 1``;     every variant
+              layer 2: constant gate 1 accumulates ``[t = 1, a]``
+last_symbol   the head reads the current token                            every variant
+anbncn        previous-symbol memory (gate 1/8) flags descents, a latch;   every variant (log precision);
+              counters ``#a - #b`` and ``#b - #c`` with ``[h = 0]`` flags    fails in fixed width beyond the range
+s5_word       one layer, ``N = 5``, four Householder factors per step       dense only
 ============  ============================================================  =====================================
 
 Theory: parity needs a negative (or complex) eigenvalue (Grazzi et al. 2025; Sarrof et al. 2024), modular counting
 needs rotations (complex or non-diagonal), flip-flop and star-free languages need only non-negative input-dependent
-gates (Sarrof et al. 2024), counting needs unbounded precision (Alsmann, Noori & Lange 2026; Merrill et al. 2024).
+gates (Sarrof et al. 2024), counting needs unbounded precision (Alsmann, Noori & Lange 2026; Merrill et al. 2024);
+time-invariant gates give MOD predicates such as $(aa)^*$ but are conjectured unable to express "since" (Alsmann et
+al. 2026); non-solvable groups such as $S_5$ need non-diagonal transitions (Merrill et al. 2024; Grazzi et al. 2025).
 :func:`verify` checks a construction on all strings up to a length and on random strings up to another, and
 :func:`first_failure` measures where a counting construction breaks in fixed-width arithmetic.
 """
@@ -263,6 +274,146 @@ def _dyck1(variant: str) -> Construction:
     return Construction("dyck1", variant, _model(variant, 2, D, [l1, l2], hw, np.array([0.0, -5.0])), counting=True)
 
 
+def _aa_star(variant: str) -> Construction:
+    # channels: 0 a, 1 b, 2 [t even], 3 latch/counter of b. Layer 1: constant gate -1, h_t + 1 = (-1)^t.
+    if variant == "selective_nonneg":
+        raise ValueError("aa_star: no construction for selective_nonneg (needs a negative or complex gate; "
+                         "fixed-width non-negative diagonal SSMs cannot recognise (aa)*)")
+    D = 4
+    w1 = np.zeros((1, 1 + D))
+    w1[0, 0] = 0.5
+    w2 = np.zeros((D, 1))
+    w2[2, 0] = 1.0  # relu(h/2 + 1) = 1 at even t (h = 0), 0 at odd t (h = -2)
+    l1 = _scalar_layer(variant, D, 1, {}, {0: -2.0, 1: -2.0}, w1, np.array([1.0]), w2, const_gate=-1.0)
+    l2 = _latch_or_counter(variant, D, 1, 3)
+    hw = np.zeros((2, D))
+    hw[1, 2], hw[1, 3] = 10.0, -10.0
+    return Construction("aa_star", variant, _model(variant, 2, D, [l1, l2], hw, np.array([0.0, -5.0])),
+                        counting=variant == "time_invariant")
+
+
+def _since(variant: str) -> Construction:
+    # symbols a (filler), b, c: reset gate a = 0 on events, 1 on filler; b = 1 on b. h = [last event was b].
+    if variant == "time_invariant":
+        raise ValueError("since: no construction for time_invariant (needs an input-dependent reset; Alsmann et "
+                         "al. 2026 conjecture time-invariant SSMs cannot express S)")
+    D = 4
+    w1, b1, w2 = _identity_readout(D, 3)
+    layer = _scalar_layer(variant, D, 1, {0: 1.0, 1: 0.0, 2: 0.0}, {1: 1.0}, w1, b1, w2)
+    return Construction("since", variant, _model(variant, 3, D, [layer], *_head(D, 3, 10.0, -5.0)))
+
+
+def _first_symbol(variant: str) -> Construction:
+    # layer 1: constant gate 1/2 and input 1/2, h_t = 1 - 2^-t, so h_t = 1/2 only at t = 1: flag [t = 1 and a];
+    # layer 2: constant gate 1 accumulates the flag (it fires at most once). Channels: 0 a, 1 b, 2 flag, 3 out.
+    D = 4
+    w1 = np.zeros((1, 1 + D))
+    w1[0, 0], w1[0, 1] = -4.0, 1.0  # relu(u_a + 2 - 4h): u_a at t = 1, 0 later (h >= 3/4)
+    w2 = np.zeros((D, 1))
+    w2[2, 0] = 1.0
+    l1 = _scalar_layer(variant, D, 1, {}, {0: 0.5, 1: 0.5}, w1, np.array([2.0]), w2, const_gate=0.5)
+    w1b, b1b, w2b = _identity_readout(D, 3)
+    l2 = _scalar_layer(variant, D, 1, {}, {2: 1.0}, w1b, b1b, w2b, const_gate=1.0)
+    return Construction("first_symbol", variant, _model(variant, 2, D, [l1, l2], *_head(D, 3, 10.0, -5.0)))
+
+
+def _last_symbol(variant: str) -> Construction:
+    # the head reads the current symbol from the residual stream; the layer writes nothing
+    D = 2
+    layer = _scalar_layer(variant, D, 1, {}, {}, np.zeros((1, 1 + D)), np.zeros(1), np.zeros((D, 1)),
+                          const_gate=0.5)
+    return Construction("last_symbol", variant, _model(variant, 2, D, [layer], *_head(D, 0, 10.0, -5.0)))
+
+
+def _counter_hat(variant: str, D: int, b_rows: dict, out_ch: int) -> SSMLayer:
+    """Counter (constant gate 1, input ``b_rows``) whose readout writes ``[h = 0]`` (a ReLU hat) to ``out_ch``."""
+    w1 = np.zeros((3, 1 + D))
+    w1[:, 0] = 1.0
+    w2 = np.zeros((D, 3))
+    w2[out_ch] = [1.0, -2.0, 1.0]  # relu(h+1) - 2 relu(h) + relu(h-1) = [h = 0] for integer h
+    return _scalar_layer(variant, D, 3, {}, b_rows, w1, np.array([1.0, 0.0, -1.0]), w2, const_gate=1.0)
+
+
+def _anbncn(variant: str) -> Construction:
+    # channels: 0 a, 1 b, 2 c, 3 [x_{t-1} > x_t], 4 latch/counter of 3, 5 [#a = #b], 6 [#b = #c].
+    # Layer 1 remembers the previous symbol: h_t = h_{t-1}/8 + e(x_t), e = (0, 1, 2), so
+    # w = 8 h_t - 9 e(x_t) = h_{t-1} - e(x_t) lies in (e(x_{t-1}) - e(x_t)) + [0, 2/7]; [w >= 1] flags a descent.
+    D = 7
+    w1 = np.zeros((2, 1 + D))
+    w1[:, 0], w1[:, 2], w1[:, 3] = 32.0, -36.0, -72.0  # 4w - 2 and 4w - 3
+    w2 = np.zeros((D, 2))
+    w2[3] = [1.0, -1.0]
+    l1 = _scalar_layer(variant, D, 2, {}, {1: 1.0, 2: 2.0}, w1, np.array([-2.0, -3.0]), w2, const_gate=0.125)
+    l2 = _latch_or_counter(variant, D, 3, 4)
+    l3 = _counter_hat(variant, D, {0: 1.0, 1: -1.0}, 5)
+    l4 = _counter_hat(variant, D, {1: 1.0, 2: -1.0}, 6)
+    hw = np.zeros((2, D))
+    hw[1, 4], hw[1, 5], hw[1, 6] = -10.0, 10.0, 10.0
+    return Construction("anbncn", variant, _model(variant, 3, D, [l1, l2, l3, l4], hw, np.array([0.0, -15.0])),
+                        counting=True)
+
+
+def _transpositions(perm: tuple[int, ...]) -> list[tuple[int, int]]:
+    """Transpositions ``(i, j)`` with ``Q = S_1 S_2 ⋯ S_r`` for the gather matrix ``Q u = u[perm]``."""
+    n = len(perm)
+    R = np.zeros((n, n))
+    R[np.arange(n), perm] = 1.0
+    swaps = []
+    for i in range(n):
+        if R[i, i] != 1.0:
+            j = int(np.flatnonzero(R[:, i])[0])
+            R[[i, j]] = R[[j, i]]
+            swaps.append((i, j))
+    return swaps
+
+
+def _s5_word(variant: str) -> Construction:
+    """One dense layer, ``N = 5``, four Householder factors: ``A(x)`` is the permutation matrix of symbol ``x``
+    (at most four transpositions, each ``I - 2kkᵀ`` with ``k = (e_i - e_j)/√2``), ``b(x) = (A(x) - I) v`` with
+    ``v = (0, 1, 2, 3, 4)``, so ``h_t + v`` is the running product applied to ``v`` (the images of 0..4); the head
+    scores class ``c`` by ``<h_t + v, p_c>``, maximal exactly at the product (rearrangement inequality, margin ≥ 1).
+    """
+    if variant != "dense":
+        raise ValueError(f"s5_word: no construction for {variant} (S5 is not solvable: diagonal gates cannot track "
+                         "it, Merrill et al. 2024; Shakerinava et al. 2026)")
+    task = get_task("s5_word")
+    perms = [tuple(int(c) for c in a) for a in task.alphabet]
+    V, n, m = len(perms), 5, 4
+    D = V + n
+    v = np.arange(n, dtype=float)
+    gw = np.zeros((m * n + m, D))
+    iw = np.zeros((n, D))
+    for s_, p in enumerate(perms):
+        swaps = _transpositions(p)[::-1]  # H_1 = S_r, ..., so H_m ⋯ H_1 = S_1 ⋯ S_r
+        for j in range(m):
+            k = np.zeros(n)
+            if j < len(swaps):
+                k[list(swaps[j])] = [1.0 / np.sqrt(2), -1.0 / np.sqrt(2)]
+            else:
+                k[0] = 1.0
+            gw[j * n:(j + 1) * n, s_] = k
+            gw[m * n + j, s_] = BIG_NONNEG if j < len(swaps) else -BIG_NONNEG
+        Q = np.zeros((n, n))
+        Q[np.arange(n), p] = 1.0
+        iw[:, s_] = Q @ v - v
+    layer = SSMLayer("dense", D, n, key=jax.random.PRNGKey(0), d_hidden=n, n_householder=m)
+    w1 = np.zeros((n, n + D))
+    w1[:, :n] = np.eye(n)
+    w2 = np.zeros((D, n))
+    w2[V:, :] = np.eye(n)
+    layer = _set(layer, gate_w=gw, gate_b=np.zeros(m * n + m), in_w=iw, in_b=np.zeros(n), w1=w1, b1=v, w2=w2,
+                 b2=np.zeros(D))
+    model = SSMModel("dense", V, V, key=jax.random.PRNGKey(0), d_model=D, d_state=n, n_layers=1, d_hidden=n,
+                     n_householder=m)
+    hw = np.zeros((V, D))
+    hw[:, V:] = np.array(perms, float)
+    model = eqx.tree_at(lambda t: t.layers, model, (layer,))
+    model = eqx.tree_at(lambda t: t.embed, model, jnp.asarray(np.eye(V, D), jnp.float32))
+    model = eqx.tree_at(lambda t: t.head_w, model, jnp.asarray(hw, jnp.float32))
+    model = eqx.tree_at(lambda t: t.head_b, model, jnp.zeros((V,), jnp.float32))
+    return Construction("s5_word", variant, model)
+
+
 CONSTRUCTIONS: dict[str, tuple[str, ...]] = {
     "parity": ("selective_signed", "selective_complex", "dense"),
     "count_mod3": ("selective_complex", "dense"),
@@ -270,6 +421,12 @@ CONSTRUCTIONS: dict[str, tuple[str, ...]] = {
     "flip_flop": ("selective_nonneg", "selective_signed", "selective_complex", "dense"),
     "no_bb": VARIANTS,
     "dyck1": VARIANTS,
+    "aa_star": ("time_invariant", "selective_signed", "selective_complex", "dense"),
+    "since": ("selective_nonneg", "selective_signed", "selective_complex", "dense"),
+    "first_symbol": VARIANTS,
+    "last_symbol": VARIANTS,
+    "anbncn": VARIANTS,
+    "s5_word": ("dense",),
 }
 
 
@@ -280,7 +437,9 @@ def construct(task: str, variant: str) -> Construction:
         return _count_mod(variant, int(task[9:]))
     if task.startswith("position_mod") and task[12:].isdigit():
         return _position_mod(variant, int(task[12:]))
-    builders = {"parity": _parity, "flip_flop": _flip_flop, "no_bb": _no_bb, "dyck1": _dyck1}
+    builders = {"parity": _parity, "flip_flop": _flip_flop, "no_bb": _no_bb, "dyck1": _dyck1, "aa_star": _aa_star,
+                "since": _since, "first_symbol": _first_symbol, "last_symbol": _last_symbol, "anbncn": _anbncn,
+                "s5_word": _s5_word}
     if task not in builders:
         raise ValueError(f"task: no construction for {task!r}; available {sorted(CONSTRUCTIONS)}")
     if task == "parity" and variant in ("time_invariant", "selective_nonneg"):
@@ -309,7 +468,7 @@ def predict(c: Construction, tokens: np.ndarray, precision: Any = None, chunk: i
 
 def _reference(task: Task, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-position reference labels and the positions where they are defined."""
-    if task.kind == "recognition":
+    if task.labels is not None:  # languages, and transductions whose target is a function of the prefix
         return task.labels(tokens.astype(np.int64)).astype(np.int32), np.ones(tokens.shape, bool)
     if task.name == "flip_flop":  # the construction outputs the last written bit at every position
         last = np.zeros(tokens.shape[0], np.int64)
@@ -372,25 +531,28 @@ def verify(c: Construction, *, exhaustive_len: int = 12, n_random: int = 10_000,
             "random_positions": n_checked, "random_errors": rand_err}
 
 
+COUNTING_MEMBERS = {"dyck1": 2, "anbncn": 3}  # language -> k, the member (^n )^n or a^n b^n c^n has length k n
+
+
 def first_failure(c: Construction, precision: Any, *, max_n: int = 4096) -> int | None:
-    """Smallest ``n`` such that the construction misclassifies ``(^n )^n`` (Dyck-1) or its analogue under
+    """Smallest ``n`` such that the construction rejects the member ``(^n )^n`` (Dyck-1) or ``a^n b^n c^n`` under
     ``precision``; None if all ``n <= max_n`` pass. Measured by running the model, not predicted."""
-    if c.task != "dyck1":
-        raise ValueError(f"first_failure: defined for counting constructions (dyck1), received {c.task!r}")
+    if c.task not in COUNTING_MEMBERS:
+        raise ValueError(f"first_failure: defined for counting constructions {sorted(COUNTING_MEMBERS)}, "
+                         f"received {c.task!r}")
+    k = COUNTING_MEMBERS[c.task]
     ns = np.arange(1, max_n + 1)
-    T = 2 * max_n
-    lo, hi = 0, len(ns)
-    # evaluate in chunks of n, each string padded with ')' after its end (scored only at position 2n - 1)
+    # evaluate in chunks of n, each member padded with its last symbol (scored only at position k n - 1)
     for start in range(0, max_n, 256):
         chunk = ns[start:start + 256]
-        toks = np.ones((len(chunk), T), np.int32)
+        T = k * int(chunk.max())
+        toks = np.full((len(chunk), T), k - 1, np.int32)
         for j, n in enumerate(chunk):
-            toks[j, :n] = 0
-        pred = predict(c, toks[:, : 2 * int(chunk.max())], precision, chunk=64)
-        ok = pred[np.arange(len(chunk)), 2 * chunk - 1] == 1
+            toks[j, : k * n] = np.repeat(np.arange(k), n)
+        pred = predict(c, toks, precision, chunk=64)
+        ok = pred[np.arange(len(chunk)), k * chunk - 1] == 1
         if not ok.all():
             return int(chunk[np.argmin(ok)])
-    del lo, hi
     return None
 
 

@@ -12,8 +12,11 @@ Every task produces batches of equal-length token sequences with integer targets
 * ``kind="seq2seq"``: an input, a separator and query tokens whose targets are the output string
   (Deletang et al. 2023 reverse string, stack manipulation).
 
+Recognition tasks with a ``draw`` use their own string law instead of the balanced one (``aa_star``, ``since``,
+``anbncn``; see their samplers for why: uniform strings would not test what the language needs).
+
 Task list (``TASKS``, build with :func:`get_task`): parity, count_mod{m}, aa_star, position_mod{m}, flip_flop,
-first_symbol, last_symbol, tomita1..7, star-free ``ab_star``/``no_bb``/``a_before_b``, ``dyck{k}_depth{d}``,
+first_symbol, last_symbol, tomita1..7, star-free ``ab_star``/``no_bb``/``a_before_b``/``since``, ``dyck{k}_depth{d}``,
 dyck1, anbn, anbncn, s5_word, a5_word and Deletang's regular (even_pairs, modular_arithmetic_simple,
 parity_check, cycle_navigation) and context-free (stack_manipulation, reverse_string, modular_arithmetic,
 solve_equation) tasks.
@@ -128,13 +131,14 @@ class Task:
     alphabet: tuple[str, ...]
     n_classes: int
     kind: str
-    labels: Callable[[np.ndarray], np.ndarray] | None = None  # recognition: per-prefix membership
+    labels: Callable[[np.ndarray], np.ndarray] | None = None  # per-prefix membership (or per-prefix class)
     dfa_for_length: Callable[[int], DFA] | None = None  # recognition: DFA exact up to that length
     positives: Callable | None = None  # recognition without a DFA: (rng, n, length) -> members or None
     empty_member: bool | None = None
     sampler: Callable[[np.random.Generator, int, int], Batch] | None = None  # transduction / seq2seq
     seq_len: Callable[[int], int] = lambda n: n
     description: str = ""
+    draw: Callable[[np.random.Generator, int, int], np.ndarray] | None = None  # recognition: custom string law
 
     @property
     def vocab(self) -> int:
@@ -181,6 +185,8 @@ class Task:
         check_int("length", length, minimum=1)
         if self.kind != "recognition":
             return self.sampler(rng, n, length)
+        if self.draw is not None:
+            return self._labelled(self.draw(rng, n, length))
         n_pos = n // 2
         pos = self._sample_members(rng, n_pos, length, True)
         neg = self._sample_members(rng, n - n_pos, length, False)
@@ -200,7 +206,10 @@ class Task:
                 ok = ~self.labels(src)[:, -1].astype(bool)
                 neg[:n_mut][ok] = src[ok]
             toks = np.concatenate([pos, neg])[rng.permutation(n)]
-        tgt = self.labels(toks).astype(np.int32)
+        return self._labelled(toks)
+
+    def _labelled(self, toks: np.ndarray) -> Batch:
+        tgt = self.labels(toks.astype(np.int64)).astype(np.int32)
         final = np.zeros(toks.shape, bool)
         final[:, -1] = True
         return Batch(toks.astype(np.int32), tgt, np.ones(toks.shape, bool), final)
@@ -286,6 +295,41 @@ def _anbn_labels(toks, k):
     return sorted_ok & eq & (counts[0] > 0)
 
 
+def _near_counts(rng: np.random.Generator, k: int, length: int) -> list[int]:
+    """Block sizes ``(c_1..c_k)`` summing to ``length``, each within 2 of ``length / k``, not all equal."""
+    m = length // k
+    for _ in range(100):
+        c = [m + int(d) for d in rng.integers(-2, 3, k - 1)]
+        c.append(length - sum(c))
+        if min(c) >= 0 and len(set(c)) > 1:
+            return c
+    return [length] + [0] * (k - 1)
+
+
+def _anbn_draw(k: int) -> Callable:
+    """Strings that test the counting, not just the order: when ``length = k n``, half are ``a^n b^n (c^n)``, a
+    quarter sorted near misses ``a^i b^j (c^l)`` with block sizes within 2 of ``n`` (only the counts are wrong) and a
+    quarter one-symbol mutations of members (mostly out of order); other lengths: sorted near misses and their
+    mutations."""
+
+    def draw(rng, n, length):
+        exact = length % k == 0
+        rows = []
+        for u in rng.random(n):
+            if exact and u < 0.5:
+                counts = [length // k] * k
+            else:
+                counts = _near_counts(rng, k, length) if (u < 0.75 or not exact) else [length // k] * k
+            row = np.repeat(np.arange(k), counts)
+            if u >= 0.75 or (not exact and u >= 0.5):
+                j = rng.integers(length)
+                row[j] = (row[j] + rng.integers(1, k)) % k
+            rows.append(row)
+        return np.array(rows, np.int64)
+
+    return draw
+
+
 def _anbn_task(k: int) -> Task:
     name = "anbn" if k == 2 else "anbncn"
     alphabet = "abc"[:k]
@@ -299,7 +343,29 @@ def _anbn_task(k: int) -> Task:
         return np.repeat(np.arange(k), length // k)[None, :].repeat(n, 0)
 
     return Task(name, tuple(alphabet), 2, "recognition", labels=labels, positives=positives, empty_member=False,
-                description=f"a^n b^n{' c^n' if k == 3 else ''}, n >= 1 (counting, not regular)")
+                description=f"a^n b^n{' c^n' if k == 3 else ''}, n >= 1 (counting, not regular)",
+                draw=_anbn_draw(k) if k == 3 else None)
+
+
+def _aa_star_draw(rng: np.random.Generator, n: int, length: int) -> np.ndarray:
+    """Half ``a^length``, half ``a^length`` with 1-3 ``b`` at random positions: at even lengths the members are
+    balanced against near misses, at odd lengths ``a^length`` is the hard non-member (parity of the length)."""
+    toks = np.zeros((n, length), np.int64)
+    for i in np.flatnonzero(rng.random(n) < 0.5):
+        kk = min(int(rng.integers(1, 4)), length)
+        toks[i, rng.choice(length, kk, replace=False)] = 1
+    return toks
+
+
+def _since_draw(rng: np.random.Generator, n: int, length: int) -> np.ndarray:
+    """Filler ``a`` with 1-4 events (``b`` or ``c``, equally likely) at uniform random positions: the last event is
+    typically ``length / 5`` or more symbols back, so the gap to remember grows with the length (with uniform
+    strings it would be ~1.5 symbols at every length)."""
+    toks = np.zeros((n, length), np.int64)
+    for i in range(n):
+        kk = min(int(rng.integers(1, 5)), length)
+        toks[i, rng.choice(length, kk, replace=False)] = rng.integers(1, 3, kk)
+    return toks
 
 
 def _dyck_bounded(k: int, depth: int) -> DFA:
@@ -327,18 +393,22 @@ def _word_problem(name: str, even_only: bool) -> Task:
     perms, table = _perm_group(even_only)
     e = perms.index(tuple(range(5)))
 
-    def sampler(rng, n, length):
-        toks = rng.integers(0, len(perms), (n, length))
-        acc = np.full(n, e)
-        tgt = np.empty_like(toks)
-        for t in range(length):
+    def labels(toks):  # the running product after each prefix (acc_t = acc_{t-1} ∘ x_t)
+        toks = np.asarray(toks)
+        acc = np.full(toks.shape[0], e)
+        tgt = np.empty(toks.shape, np.int64)
+        for t in range(toks.shape[1]):
             acc = table[acc, toks[:, t]]
             tgt[:, t] = acc
+        return tgt
+
+    def sampler(rng, n, length):
+        toks = rng.integers(0, len(perms), (n, length))
         m = np.ones(toks.shape, bool)
-        return Batch(toks.astype(np.int32), tgt.astype(np.int32), m, m)
+        return Batch(toks.astype(np.int32), labels(toks).astype(np.int32), m, m)
 
     alphabet = tuple("".join(map(str, p)) for p in perms)
-    return Task(name, alphabet, len(perms), "transduction", sampler=sampler,
+    return Task(name, alphabet, len(perms), "transduction", labels=labels, sampler=sampler,
                 description=f"running product in {'A5' if even_only else 'S5'} (Merrill et al. 2024)")
 
 
@@ -529,6 +599,11 @@ def _tomita() -> dict[str, DFA]:
     return d
 
 
+def _with_draw(task: Task, draw: Callable) -> Task:
+    task.draw = draw
+    return task
+
+
 def _build() -> dict[str, Callable[[], Task]]:
     t: dict[str, Callable[[], Task]] = {}
     t["parity"] = lambda: _dfa_task("parity", "01", DFA([[0, 1], [1, 0]], [1, 0]), "even number of 1s")
@@ -537,7 +612,11 @@ def _build() -> dict[str, Callable[[], Task]]:
         t[f"count_mod{m}"] = (lambda m=m, trans=trans: _dfa_task(f"count_mod{m}", "01", DFA(trans, [1] + [0] * (m - 1)),
                                                                f"number of 1s = 0 mod {m}"))
         t[f"position_mod{m}"] = lambda m=m: _position_mod(m)
-    t["aa_star"] = lambda: _dfa_task("aa_star", "ab", DFA([[1, 2], [0, 2], [2, 2]], [1, 0, 0]), "(aa)*")
+    t["aa_star"] = lambda: _with_draw(_dfa_task("aa_star", "ab", DFA([[1, 2], [0, 2], [2, 2]], [1, 0, 0]),
+                                                "(aa)*: even number of a and no b (not star-free)"), _aa_star_draw)
+    t["since"] = lambda: _with_draw(_dfa_task("since", "abc", DFA([[0, 1, 2], [1, 1, 2], [2, 1, 2]], [0, 1, 0]),
+                                              "(¬c) S b = c* ... the last b comes after the last c (star-free; "
+                                              "LTLf past 'since'); sparse events"), _since_draw)
     t["first_symbol"] = lambda: _dfa_task("first_symbol", "ab", DFA([[1, 2], [1, 1], [2, 2]], [0, 1, 0]),
                                           "first symbol is a")
     t["last_symbol"] = lambda: _dfa_task("last_symbol", "ab", DFA([[1, 0], [1, 0]], [0, 1]), "last symbol is a")

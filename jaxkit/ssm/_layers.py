@@ -96,6 +96,26 @@ def dense_scan(A: jax.Array, b: jax.Array, *, mode: str = "parallel", precision:
     return jax.lax.scan(step, jnp.zeros(b.shape[1:], b.dtype), (A, b))[1]
 
 
+def reflection_scan(k: jax.Array, beta: jax.Array, b: jax.Array) -> jax.Array:
+    """All states of ``h_t = H_{t,n} ⋯ H_{t,1} h_{t-1} + b_t`` (``h_0 = 0``, ``H_{t,j} = I - β_{t,j} k_{t,j} k_{t,j}ᵀ``).
+
+    The same recurrence as :func:`dense_scan` of :func:`householder_product` matrices, but each reflection is
+    applied to the state directly (``h - β k (kᵀ h)``: ``O(nN)`` per step instead of forming ``N × N`` products);
+    ``k`` is ``(T, n, N)``, ``beta`` ``(T, n)``, ``b`` ``(T, N)``. Sequential (``lax.scan``), no rounding.
+    """
+
+    def reflect(h, kb):
+        kj, bj = kb
+        return h - bj * kj * jnp.dot(kj, h), None
+
+    def step(h, inp):
+        kt, bt, b_t = inp
+        h = jax.lax.scan(reflect, h, (kt, bt))[0] + b_t
+        return h, h
+
+    return jax.lax.scan(step, jnp.zeros(b.shape[1:], b.dtype), (k, beta, b))[1]
+
+
 def _n_gate(variant: str, d_state: int, n_householder: int) -> int:
     if variant in COMPLEX_VARIANTS:
         return 2 * d_state
@@ -170,14 +190,25 @@ class SSMLayer(eqx.Module):
             return jax.nn.sigmoid(z), bin_
         if v == "selective_signed":
             return jnp.tanh(z), bin_
-        m = self.n_householder
-        k = z[:, : m * n].reshape(-1, m, n)
-        k = k / jnp.sqrt(jnp.sum(k**2, axis=-1, keepdims=True) + 1e-12)
-        beta = 2.0 * jax.nn.sigmoid(z[:, m * n :])
+        k, beta = self._reflections(z)
         return jax.vmap(householder_product)(k, beta), bin_
 
+    def _reflections(self, z: jax.Array) -> tuple[jax.Array, jax.Array]:
+        n, m = self.d_state, self.n_householder
+        k = z[:, : m * n].reshape(-1, m, n)
+        k = k / jnp.sqrt(jnp.sum(k**2, axis=-1, keepdims=True) + 1e-12)
+        return k, 2.0 * jax.nn.sigmoid(z[:, m * n :])
+
     def states(self, u: jax.Array, *, mode: str = "parallel", precision: Any = None) -> jax.Array:
-        """All hidden states ``(T, N)`` (complex for the complex variants)."""
+        """All hidden states ``(T, N)`` (complex for the complex variants).
+
+        ``dense`` with ``mode="recurrent"`` and no ``precision`` applies the reflections to the state one by one
+        (:func:`reflection_scan`, the cheap sequential form); with a ``precision`` it rounds ``A_t`` and every update.
+        """
+        if self.variant == "dense" and mode == "recurrent" and precision is None:
+            z = self.gate_b + u @ self.gate_w.T
+            k, beta = self._reflections(z)
+            return reflection_scan(k, beta, u @ self.in_w.T + self.in_b)
         a, b = self.transitions(u)
         if self.variant == "dense":
             return dense_scan(a, b, mode=mode, precision=precision)
@@ -226,4 +257,4 @@ class SSMModel(eqx.Module):
 
 
 __all__ = ["COMPLEX_VARIANTS", "MODES", "VARIANTS", "SSMLayer", "SSMModel", "dense_scan", "diagonal_scan",
-           "householder_product"]
+           "householder_product", "reflection_scan"]

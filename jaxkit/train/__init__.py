@@ -14,6 +14,7 @@ from ._checkpoint import (
 )
 from ._data import ArrayLoader, full_batch
 from ._ema import EmaState, ema_params, params_ema
+from ._ensemble import ensemble_member, ensemble_optimizer, ensemble_size, fit_ensemble, init_ensemble
 from ._loop import FitResult, fit, global_norm, make_train_step
 from ._sharding import DATA_AXIS, data_mesh, initialize_distributed, replicate, shard_batch
 
@@ -28,9 +29,14 @@ __all__ = [
     "atomic_write_bytes",
     "data_mesh",
     "ema_params",
+    "ensemble_member",
+    "ensemble_optimizer",
+    "ensemble_size",
     "fit",
+    "fit_ensemble",
     "full_batch",
     "global_norm",
+    "init_ensemble",
     "initialize_distributed",
     "load_checkpoint",
     "make_train_step",

@@ -56,6 +56,7 @@ PREDICATES = {
     "anbn": ("ab", lambda s: len(s) > 0 and s == "a" * (len(s) // 2) + "b" * (len(s) // 2)),
     "anbncn": ("abc", lambda s: len(s) > 0 and s == "".join(c * (len(s) // 3) for c in "abc")),
     "a_before_b": ("abc", lambda s: "b" not in s or "a" in s[: s.index("b")]),
+    "since": ("abc", lambda s: s.replace("a", "")[-1:] == "b"),
 }
 
 
@@ -85,6 +86,35 @@ def test_recognition_samplers_are_balanced_and_labelled_by_the_oracle(name):
             assert pred("".join(alphabet[i] for i in row)) == bool(y)
 
 
+def test_custom_string_laws_test_what_the_language_needs():
+    rng = np.random.default_rng(3)
+    for name in ("aa_star", "since", "anbncn"):
+        alphabet, pred = PREDICATES[name]
+        for length in (45, 48, 249, 252):
+            b = get_task(name).sample(rng, 200, length)
+            words = ["".join(alphabet[i] for i in row) for row in b.tokens]
+            assert [pred(w) for w in words] == [bool(y) for y in b.targets[:, -1]]
+            frac = b.targets[:, -1].mean()
+            if name == "aa_star":  # half are a^n: members at even lengths, the hard non-members at odd ones
+                assert np.mean([set(w) == {"a"} for w in words]) == pytest.approx(0.5, abs=0.1)
+                assert frac == 0.0 if length % 2 else 0.35 < frac < 0.65
+            elif name == "anbncn":  # half members, a quarter sorted strings whose block sizes are off by 1-2
+                assert 0.35 < frac < 0.65
+                srt = [w == "".join(sorted(w)) and not pred(w) for w in words]
+                assert 0.15 < np.mean(srt) < 0.35
+            else:  # balanced, and the last event lies ~length/5 or more back: the gap grows with the length
+                assert 0.4 < frac < 0.6
+                gap = np.mean([len(w) - 1 - max(w.rfind("b"), w.rfind("c")) for w in words])
+                assert gap > length / 8
+
+
+def test_since_is_the_ltlf_past_formula():
+    from jaxkit.ssm import prefix_labels
+
+    toks = np.array(list(itertools.product(range(3), repeat=7)))  # a = {}, b = {p0}, c = {p1}
+    np.testing.assert_array_equal(get_task("since").labels(toks), prefix_labels("(!p1) S p0", toks, n_props=2))
+
+
 def test_word_problems_compose_permutations():
     for name, size in (("s5_word", 120), ("a5_word", 60)):
         task = get_task(name)
@@ -97,6 +127,7 @@ def test_word_problems_compose_permutations():
                 p = perms[sym]
                 acc = tuple(acc[p[i]] for i in range(5))  # acc ∘ p
                 assert perms[tgt[t]] == acc
+        np.testing.assert_array_equal(task.labels(b.tokens), b.targets)
 
 
 def test_deletang_tasks():
