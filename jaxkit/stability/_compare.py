@@ -113,15 +113,15 @@ def stacked_eval(
     val_y: Any,
     *,
     positions: Any = -1,
-    agreement: tuple[float, int, Any] | None = None,
+    agreement: tuple[float, int, Any, int | None] | None = None,
     key: jax.Array | None = None,
     train: tuple[Any, Any] | None = None,
 ) -> Callable[[Any], dict]:
     """``eval(models) -> {"val_acc", "val_loss", ["train_acc"], ["agreement"]}`` (one array entry per seed).
 
     ``val_x`` ``(S, N, T)`` and ``val_y`` per seed (``(S, N)`` for ``positions=-1``, ``(S, N, T)`` for all);
-    ``agreement = (rho, vocab_size, noise_mask)`` adds the paper's $E\\sum_i M(X)_i M(Y)_i$ on the validation inputs
-    (fixed noise ``key``).
+    ``agreement = (rho, vocab_size, noise_mask, n)`` adds the paper's $E\\sum_i M(X)_i M(Y)_i$ on the first ``n``
+    validation inputs (all if ``None``; fixed noise ``key``). ``train = (x, y)`` adds the training accuracy.
     """
     vx, vy = jnp.asarray(val_x), jnp.asarray(val_y)
     tr = None if train is None else (jnp.asarray(train[0]), jnp.asarray(train[1]))
@@ -133,9 +133,9 @@ def stacked_eval(
         if t is not None:
             out["train_acc"] = jnp.mean(jnp.argmax(model_logits(model, t[0], positions), -1) == t[1])
         if agreement is not None:
-            rho, vocab, mask = agreement
+            rho, vocab, mask, n = agreement
             out["agreement"] = token_agreement(
-                model, x, k, rho=rho, vocab_size=vocab, positions=positions, noise_mask=mask
+                model, x[:n], k, rho=rho, vocab_size=vocab, positions=positions, noise_mask=mask
             )
         return out
 
@@ -235,25 +235,39 @@ def compare_speed(
     mode: str = "max",
     baseline: str = "baseline",
     n_boot: int = 10_000,
-    columns: Sequence[int] | None = None,
 ) -> dict:
     """Per method: steps-to-target statistics (:func:`median_spread` fields) and, against ``baseline``, the median
-    speedup with its bootstrap CI (:func:`speedup_ci`). ``columns`` selects seed columns of the histories (e.g.
-    one sweep cell out of a stacked run; the baseline's columns must pair with them)."""
+    speedup with its bootstrap CI (:func:`speedup_ci`); seed ``s`` of each method pairs with seed ``s`` of the
+    baseline."""
     from ._seeds import median_spread
 
     if baseline not in runs:
         raise ValueError(f"runs: expected a {baseline!r} entry, received methods {sorted(runs)}")
     per = {}
     for m, r in runs.items():
-        st = steps_to_target(r["history"], metric, target, mode=mode)
-        per[m] = st if columns is None else [st[c] for c in columns]
+        per[m] = steps_to_target(r["history"], metric, target, mode=mode)
     out = {}
     for m, st in per.items():
         row = median_spread(st, n_steps)
         if m != baseline:
             row |= speedup_ci(per[baseline], st, n_steps, n_boot=n_boot)
         out[m] = row
+    return out
+
+
+def split_members(history: Sequence[dict], groups: dict[str, Sequence[int]]) -> dict[str, dict]:
+    """Split the history of ONE stacked run (per-member lists) into one pseudo-run per group of member indices,
+    e.g. the cells of a sweep: ``{name: {"history": [...]}}`` with the selected columns, in the given order."""
+    out = {}
+    for name, cols in groups.items():
+        cols = list(cols)
+        rows = []
+        for r in history:
+            row = {}
+            for k, v in r.items():
+                row[k] = [v[c] for c in cols] if isinstance(v, list) and len(v) > max(cols) else v
+            rows.append(row)
+        out[name] = {"history": rows}
     return out
 
 

@@ -161,7 +161,7 @@ _stability_jit = jax.jit(_stability_core, static_argnums=(0, 4, 5, 6, 7, 8))
 
 def noise_stability(
     f: Callable[[jax.Array], Any],
-    x: jax.Array,
+    x: Any,
     *,
     rho: float | int,
     key: jax.Array,
@@ -244,7 +244,7 @@ _sens_jit = jax.jit(_sens_core, static_argnums=(0, 3, 4, 5, 6))
 
 def average_sensitivity(
     f: Callable[[jax.Array], Any],
-    x: jax.Array,
+    x: Any,
     *,
     key: jax.Array,
     n_samples: int = 4,

@@ -41,7 +41,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-from jaxtyping import Array, ArrayLike, Float, Int
+from jaxtyping import Array, Float, Int
 
 from .._validate import check_choice, check_int, is_tracer
 from ._checks import check_gamma, check_rho, check_token_ids
@@ -69,7 +69,7 @@ def _resample_core(tokens, key, rho, vocab_size, noise_mask):
 
 
 def resample_tokens(
-    tokens: Int[ArrayLike, "..."],
+    tokens: Any,
     key: jax.Array,
     *,
     rho: float | int | Float[Array, ""],
