@@ -44,7 +44,7 @@ from ._regularizer import (
     resample_tokens,
     token_agreement,
 )
-from ._seeds import compare_methods, median_curves, median_spread, seed_stacked_loss, steps_to_target
+from ._seeds import median_curves, median_spread, seed_stacked_loss, steps_to_target
 from ._tasks import (
     char_dataset,
     fixed_windows,
@@ -77,7 +77,6 @@ __all__ = [
     "grokfast_ema",
     "init_stack",
     "make_loss_fn",
-    "compare_methods",
     "median_curves",
     "median_spread",
     "modular_addition",

@@ -163,12 +163,13 @@ def train_method(
     checkpoint_dir: str | Path | None = None,
     resume: bool = False,
     progress: bool | str = False,
+    return_model: bool = False,
 ) -> dict:
     """Train ``n_seeds`` stacked models with ``spec`` for ``n_steps`` (:func:`jaxkit.train.fit`, checkpointed).
 
     ``per_member=True``: the batches carry per-seed ``(γ, ρ)`` (sweeps; :func:`make_member_loss_fn`) and
     ``spec.gamma``/``spec.rho`` are ignored. Returns ``{"history", "wall_time_s", "cpu_time_s"}`` with the
-    evaluated records only (per-seed lists).
+    evaluated records only (per-seed lists); with ``return_model=True`` also the trained stack under ``"model"``.
     """
     from jaxkit.train import fit
 
@@ -193,7 +194,8 @@ def train_method(
         progress=progress,
     )
     hist = [r for r in res.history if "val_acc" in r or "val_loss" in r]
-    return {"history": hist, "wall_time_s": res.wall_time, "cpu_time_s": time.process_time() - cpu0}
+    out = {"history": hist, "wall_time_s": res.wall_time, "cpu_time_s": time.process_time() - cpu0}
+    return out | ({"model": res.model} if return_model else {})
 
 
 def _censored(steps: Sequence[int | None], censor: int) -> np.ndarray:
