@@ -52,6 +52,7 @@ class MethodSpec(NamedTuple):
     rho: float = 0.0
     grokfast: tuple[float, float] | None = None
     regularizer: Method = "agreement"
+    detach_clean: bool = False
 
 
 def standard_methods(
@@ -174,7 +175,8 @@ def train_method(
     from jaxkit.train import fit
 
     check_int("n_seeds", n_seeds, minimum=1)
-    kw = dict(vocab_size=vocab_size, positions=positions, noise_mask=noise_mask, method=spec.regularizer)
+    kw = dict(vocab_size=vocab_size, positions=positions, noise_mask=noise_mask, method=spec.regularizer,
+              detach_clean=spec.detach_clean)
     inner = make_member_loss_fn(**kw) if per_member else make_loss_fn(gamma=spec.gamma, rho=spec.rho, **kw)
     cpu0 = time.process_time()
     res = fit(

@@ -21,7 +21,8 @@ $$
 
 averaged over the batch (and scored positions); the training loss is $\\ell + \\gamma R$, one extra forward pass
 on the noisy batch. $S = 1$ rewards agreement between the clean and the noisy prediction (the only setting the
-paper tests). Gradients flow through both $M(X)$ and $M(Y)$ (no stop-gradient; the paper does not say otherwise).
+paper tests). Gradients flow through both $M(X)$ and $M(Y)$ (the paper does not say otherwise);
+``detach_clean=True`` stops the gradient through the clean branch $M(X)$ (an ablation).
 
 **Alternative** (``method="gaussian_embedding_mse"``, our earlier construction, *not* the paper's): Gaussian
 noise on the embeddings, $\\tilde e = \\rho e + \\sqrt{1-\\rho^2}\\,\\sigma z$ ($\\sigma$ = per-sequence RMS of $e$),
@@ -171,6 +172,7 @@ def regularized_loss(
     positions: Any = None,
     noise_mask: Any = None,
     method: Method = "agreement",
+    detach_clean: bool = False,
 ) -> tuple[Float[Array, ""], dict]:
     """Cross-entropy at the scored ``positions`` plus ``gamma · R`` (``method`` as in the module docstring).
 
@@ -184,7 +186,8 @@ def regularized_loss(
         return task, {"task": task, "penalty": jnp.zeros_like(task)}
     if method == "agreement":
         noisy = _resample_core(tokens, key, rho, vocab_size, noise_mask)
-        pen = agreement_regularizer(jax.nn.softmax(logits), jax.nn.softmax(model_logits(model, noisy, positions)))
+        clean = jax.lax.stop_gradient(logits) if detach_clean else logits
+        pen = agreement_regularizer(jax.nn.softmax(clean), jax.nn.softmax(model_logits(model, noisy, positions)))
     else:
         emb = jax.vmap(model.embed)(tokens)
         pen = gaussian_embedding_mse_penalty(model.from_embeddings, emb, key, rho, positions=positions)
@@ -199,6 +202,7 @@ def make_loss_fn(
     positions: Any = None,
     noise_mask: Any = None,
     method: Method = "agreement",
+    detach_clean: bool = False,
 ) -> Callable:
     """``loss_fn(model, batch, key) -> (loss, aux)`` for :func:`jaxkit.train.fit` (``has_aux=True``) with
     ``batch = (tokens, labels)``: :func:`regularized_loss` with these settings. Validates ``gamma >= 0``,
@@ -210,7 +214,7 @@ def make_loss_fn(
         if vocab_size is None:
             raise ValueError("vocab_size: the agreement regularizer resamples tokens from [0, vocab_size); give it")
         check_int("vocab_size", vocab_size, minimum=2)
-    kw = dict(vocab_size=vocab_size, positions=positions, noise_mask=noise_mask, method=method)
+    kw = dict(vocab_size=vocab_size, positions=positions, noise_mask=noise_mask, method=method, detach_clean=detach_clean)
 
     def loss_fn(model, batch, key):
         tokens, labels = batch
@@ -225,13 +229,14 @@ def make_member_loss_fn(
     positions: Any = None,
     noise_mask: Any = None,
     method: Method = "agreement",
+    detach_clean: bool = False,
 ) -> Callable:
     """Like :func:`make_loss_fn` but ``batch = (tokens, labels, gamma, rho)`` carries the strength and the
     correlation as arrays, so models stacked along a seed axis can each have their own ``(γ, ρ)`` (a sweep in
     one compiled call). The extra pass always runs; ``γ = 0`` members then train on ``ℓ + 0·R``, whose gradient
     equals the baseline's (adding an exact zero)."""
     check_choice("method", method, METHODS)
-    kw = dict(vocab_size=vocab_size, positions=positions, noise_mask=noise_mask, method=method)
+    kw = dict(vocab_size=vocab_size, positions=positions, noise_mask=noise_mask, method=method, detach_clean=detach_clean)
 
     def loss_fn(model, batch, key):
         tokens, labels, gamma, rho = batch

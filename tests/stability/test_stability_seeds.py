@@ -94,7 +94,7 @@ def test_stacked_training_matches_separate_runs_and_eval():
         np.testing.assert_allclose(a[1], b[0], rtol=1e-4, atol=1e-6)
     ev = stacked_eval(x, y, positions=-1, train=(x, y))(both["model"])
     for s_ in range(2):
-        m = jax.tree_util.tree_map(lambda a: a[s_] if eqx.is_array(a) else a, both["model"])
+        m = jax.tree_util.tree_map(lambda a, s_=s_: a[s_] if eqx.is_array(a) else a, both["model"])
         acc = np.mean(np.argmax(jax.vmap(m)(jnp.asarray(x[s_]))[:, -1], -1) == y[s_])
         assert float(ev["val_acc"][s_]) == pytest.approx(acc) and float(ev["train_acc"][s_]) == pytest.approx(acc)
     with pytest.raises(ValueError, match="batch_size"):
