@@ -233,6 +233,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     (root / "REPORT.md").write_text(text)
     print(text)
     print(f"wrote {root / 'REPORT.md'}")
+    # the docs' Reproductions pages, from the committed runs in docs/results/ (see experiments/_report.py)
+    from . import _report
+
+    written = _report.write_pages(reproduces={n: e.reproduces for n, e in EXPERIMENTS.items()})
+    print(f"wrote {len(written)} Reproductions pages from {_report.PUBLISHED} into {_report.PAGES}")
     return 0
 
 

@@ -1,12 +1,21 @@
-"""Every docs tutorial runs top to bottom (all ```python blocks in one fresh interpreter); so does the README."""
+"""Every docs tutorial runs top to bottom (all ```python blocks in one fresh interpreter); so does the README.
 
+The tutorials run through ``docs/hooks/tutorials.py:run_tutorial``, the function the docs build uses to show each
+block's output and figures, so what is tested here is what the site shows.
+"""
+
+import importlib.util
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("jaxkit_docs_tutorials", ROOT / "docs" / "hooks" / "tutorials.py")
+tutorials_hook = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(tutorials_hook)
 TUTORIALS = sorted(p for p in (ROOT / "docs" / "tutorials").glob("*.md") if p.name != "index.md")
 BLOCK = re.compile(r"^```python[^\n]*\n(.*?)^```", re.S | re.M)
 
@@ -25,9 +34,14 @@ def _run(code: str, tmp_path: Path, env: dict, python: str, name: str) -> None:
 
 @pytest.mark.parametrize("path", TUTORIALS, ids=[p.stem for p in TUTORIALS])
 def test_tutorial_runs(path, tmp_path, subprocess_env, python):
-    code = python_blocks(path)
-    assert code.strip(), f"{path.name} has no python code blocks"
-    _run(code, tmp_path, subprocess_env, python, path.stem)
+    assert python_blocks(path).strip(), f"{path.name} has no python code blocks"
+    run = tutorials_hook.run_tutorial(path, tmp_path, env=subprocess_env, python=python)
+    if not run.ok:
+        pytest.fail(run.failure())
+    # every figure a tutorial saves is captured for the page (the build shows it under the block that saved it)
+    saved = re.findall(r"savefig\(\s*[\"']([^\"']+)[\"']", python_blocks(path))
+    captured = [name for b in run.blocks for name in b.images]
+    assert set(saved) <= set(captured), f"saved {saved}, captured for the page {captured}"
 
 
 def test_readme_library_snippet_runs(tmp_path, subprocess_env, python):
@@ -41,3 +55,22 @@ def test_every_tutorial_is_linked_from_the_index():
     index = (ROOT / "docs" / "tutorials" / "index.md").read_text()
     for p in TUTORIALS:
         assert f"({p.name})" in index, f"{p.name} is not linked from docs/tutorials/index.md"
+
+
+def test_build_shows_each_blocks_output_and_figures(tmp_path, subprocess_env, python):
+    """The hook's contract on a small page: outputs under their block, saved figures linked, errors located."""
+    page = tmp_path / "page.md"
+    page.write_text("# t\n\n```python\nprint('one')\n```\n\ntext\n\n```python\n"
+                    "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nfig.savefig('f.png')\n"
+                    "print('two')\n```\n\n```python\nx = 1\n```\n")
+    run = tutorials_hook.run_tutorial(page, tmp_path / "work", env=subprocess_env, python=python)
+    assert run.ok, run.failure()
+    assert [b.stdout for b in run.blocks] == ["one\n", "two\n", ""]
+    assert [list(b.images) for b in run.blocks] == [[], ["f.png"], []]
+    assert run.blocks[1].images["f.png"].startswith(b"\x89PNG")
+    md = tutorials_hook.annotate(page.read_text(), run, "figures/page")
+    assert md.index("print('one')") < md.index('```text title="output"\none\n```') < md.index("text\n")
+    assert md.index("print('two')") < md.index("![f.png](figures/page/f.png)") < md.index("x = 1")
+    page.write_text("# t\n\n```python\nimport math\n\nmath.sqrt(-1)\n```\n")
+    run = tutorials_hook.run_tutorial(page, tmp_path / "work2", env=subprocess_env, python=python)
+    assert not run.ok and f'File "{page}", line 6' in run.stderr and "ValueError" in run.stderr
