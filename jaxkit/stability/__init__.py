@@ -1,8 +1,12 @@
 """Noise stability of transformers (Haris, Zhang & Yoshida, ICLR 2026, arXiv:2602.08287).
 
-Estimators (:mod:`.noise`), covariance propagation and stability intervals (:mod:`.propagation`), the
-noise-stability regularizer (:mod:`.regularizer`), Grokfast-EMA (:mod:`.grokfast`), a small decoder-only
-transformer (:mod:`.models`) and the tasks (:mod:`.tasks`: modular addition, character-level next-token).
+Estimators of noise stability and average sensitivity (Gaussian, Boolean and token domains; chunked, bounded
+memory), covariance propagation and stability intervals, the paper's regularizer (token resampling with the
+$(1+\\rho)/2$ keep convention and the agreement term $R = -\\sum_i M(X)_i M(Y)_i$, loss $\\ell + \\gamma R$; a
+Gaussian-embedding MSE penalty as a documented alternative), Grokfast-EMA, a small decoder-only transformer, the
+tasks (modular addition, noisy sparse parity, WikiText-2 characters) and the method comparison (several seeds in
+one compiled call, steps to a target, median speedup with a paired bootstrap CI) used by the ``grokking``,
+``sparse_parity``, ``next_token``, ``stability_sweep`` and ``stability_ablation`` experiments.
 """
 
 from ._compare import (
