@@ -112,7 +112,12 @@ def run(ctx) -> dict:
             "paper": PAPER}
 
 
-NOTES = "The paper gives (γ, ρ) and the ≈35% speedup only; every other setting is ours (see the module docstring)."
+NOTES = (
+    "The paper gives (γ, ρ) and the ≈35% speedup only; every other setting is ours, fixed before any method was "
+    "compared from a baseline-only pilot (n = 20, k = 3, label noise 0.1, d_model 64, minibatch 128, lr 1e-3, "
+    "wd 1; 2 seeds per size): 1000 examples → 700 steps, 2000 → 700-1000, 4000 → not within 3000 steps. "
+    "Convergence is abrupt (chance at step 500, ≥99% at 1000), as usual for sparse parity."
+)
 
 register(
     Experiment(
