@@ -46,7 +46,9 @@ SYSTEMS: tuple[System, ...] = (
            "Saddle-to-saddle dynamics"),
     System("noise_stability", "Noise stability",
            "The noise-stability regularizer and its speed-up of grokking and next-token training "
-           "(Haris, Zhang & Yoshida, ICLR 2026).", ("grokking", "next_token"), "noise_stability", "Noise stability"),
+           "(Haris, Zhang & Yoshida, ICLR 2026).",
+           ("grokking", "next_token", "sparse_parity", "stability_sweep", "stability_ablation"), "noise_stability",
+           "Noise stability"),
     System("ssm_expressivity", "SSM expressivity",
            "Which gate classes and precisions let state space models recognise formal languages and LTLf "
            "fragments, with length generalisation (Alsmann, Noori & Lange, ICLR 2026).", ("ssm_expressivity",),

@@ -1,10 +1,26 @@
 """Noise stability of transformers (Haris, Zhang & Yoshida, ICLR 2026, arXiv:2602.08287).
 
-Estimators (:mod:`.noise`), covariance propagation and stability intervals (:mod:`.propagation`), the
-noise-stability regularizer (:mod:`.regularizer`), Grokfast-EMA (:mod:`.grokfast`), a small decoder-only
-transformer (:mod:`.models`) and the tasks (:mod:`.tasks`: modular addition, character-level next-token).
+Estimators of noise stability and average sensitivity (Gaussian, Boolean and token domains; chunked, bounded
+memory), covariance propagation and stability intervals, the paper's regularizer (token resampling with the
+$(1+\\rho)/2$ keep convention and the agreement term $R = -\\sum_i M(X)_i M(Y)_i$, loss $\\ell + \\gamma R$; a
+Gaussian-embedding MSE penalty as a documented alternative), Grokfast-EMA, a small decoder-only transformer, the
+tasks (modular addition, noisy sparse parity, WikiText-2 characters) and the method comparison (several seeds in
+one compiled call, steps to a target, median speedup with a paired bootstrap CI) used by the ``grokking``,
+``sparse_parity``, ``next_token``, ``stability_sweep`` and ``stability_ablation`` experiments.
 """
 
+from ._compare import (
+    MethodSpec,
+    compare_speed,
+    method_optimizer,
+    speed_table,
+    speedup_ci,
+    split_members,
+    stacked_batches,
+    stacked_eval,
+    standard_methods,
+    train_method,
+)
 from ._grokfast import grokfast_ema
 from ._models import Transformer, init_stack
 from ._noise import StabilityEstimate, average_sensitivity, correlated_copy, noise_stability
@@ -20,16 +36,43 @@ from ._propagation import (
     stability_interval,
 )
 from ._regularizer import (
+    agreement_regularizer,
     cross_entropy,
     embedding_stability,
+    gaussian_embedding_mse_penalty,
+    keep_probability,
     make_loss_fn,
-    noise_stability_penalty,
+    make_member_loss_fn,
+    model_logits,
     regularized_loss,
+    resample_tokens,
+    token_agreement,
 )
-from ._seeds import compare_methods, median_curves, median_spread, seed_stacked_loss, steps_to_target
-from ._tasks import char_dataset, fixed_windows, modular_addition, python_reference_text
+from ._seeds import median_curves, median_spread, seed_stacked_loss, steps_to_target
+from ._tasks import (
+    char_dataset,
+    fixed_windows,
+    load_wikitext2,
+    modular_addition,
+    python_reference_text,
+    sparse_parity,
+    stream_windows,
+)
 
 __all__ = [
+    "MethodSpec",
+    "compare_speed",
+    "load_wikitext2",
+    "method_optimizer",
+    "sparse_parity",
+    "speed_table",
+    "speedup_ci",
+    "split_members",
+    "stacked_batches",
+    "stacked_eval",
+    "standard_methods",
+    "stream_windows",
+    "train_method",
     "Transformer",
     "char_dataset",
     "cross_entropy",
@@ -38,11 +81,16 @@ __all__ = [
     "grokfast_ema",
     "init_stack",
     "make_loss_fn",
-    "compare_methods",
     "median_curves",
     "median_spread",
     "modular_addition",
-    "noise_stability_penalty",
+    "gaussian_embedding_mse_penalty",
+    "agreement_regularizer",
+    "keep_probability",
+    "make_member_loss_fn",
+    "model_logits",
+    "resample_tokens",
+    "token_agreement",
     "python_reference_text",
     "regularized_loss",
     "seed_stacked_loss",

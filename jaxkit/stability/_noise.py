@@ -14,15 +14,18 @@ where ``y`` is a ``ρ``-correlated copy of ``x`` that perturbs **all input coord
   uses ``σ`` = the per-sample RMS of ``x`` (for embeddings, which are not unit-variance; differentiable).
 * ``domain="boolean"``: ``x ∈ {-1, +1}ⁿ``; each coordinate is kept with probability ``(1+ρ)/2`` and flipped
   otherwise, so ``E[x_i y_i] = ρ`` (``ρ ∈ [-1, 1]``).
-* ``domain="tokens"``: ``x ∈ {0..V-1}ⁿ``; each token is kept with probability ``ρ`` and otherwise resampled
-  uniformly from the vocabulary (``ρ ∈ [0, 1]``; ``V = 2`` recovers the Boolean case).
+* ``domain="tokens"``: ``x ∈ {0..V-1}ⁿ``; the paper's token-resampling noise (Haris et al., Def. 6.1): each
+  token is kept with probability ``(1+ρ)/2`` and otherwise redrawn uniformly from the vocabulary (``ρ ∈ [-1, 1]``),
+  so ``P[y_i = x_i] = (1+ρ)/2 + (1-ρ)/(2V)``.
 
 Facts used in the tests: ``Stab_ρ[sign⟨w,x⟩] = 1 - (2/π) arccos ρ`` (Sheppard), ``Stab_ρ[He_n(⟨w,x⟩)/√n!] = ρⁿ``
 (``‖w‖ = 1``), ``Stab_1[f] = E[f²]``, ``Stab_ρ[χ_S] = ρ^{|S|}`` for parities, and for ``ρ ∈ [0, 1]``
 ``Stab_ρ[f] = Σ_k ρ^k W_k[f]`` is non-decreasing in ``ρ`` (Hermite / Fourier weights ``W_k ≥ 0``).
 
 Estimator: for each of the ``N`` points ``x_i`` draw ``n_samples`` noisy copies; the per-point average of
-``⟨f(x_i), f(y_ij)⟩`` is an i.i.d. unit over ``i`` and the standard error is its sample std / ``sqrt(N)``.
+``⟨f(x_i), f(y_ij)⟩`` is an i.i.d. unit over ``i`` and the standard error is its sample std / ``sqrt(N)``. The
+noise of point ``i`` comes from ``split(key, N)[i]``, so ``chunk_size`` (points per ``lax.map`` step, bounded
+memory ``∝ chunk_size · n_samples``) gives the same numbers as one vectorised pass.
 """
 
 from __future__ import annotations
@@ -30,11 +33,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._validate import check_int, check_range
+from .._validate import check_finite, check_int, check_range, is_tracer
+from ._checks import check_rho, check_token_ids
 
 DOMAINS = ("gaussian", "boolean", "tokens")
 
@@ -56,29 +61,46 @@ def _flat_out(y: Any) -> jax.Array:
     return jnp.reshape(jnp.asarray(y), (-1,))
 
 
-def _check_common(x: Any, rho: Any, n_samples: Any, domain: str, vocab_size: Any) -> None:
+def _as_points(x: Any, domain: str) -> jax.Array:
+    """Accept lists / NumPy / JAX arrays; check dtype, finiteness and the domain's values; return a JAX array."""
+    if is_tracer(x):  # inside a caller's jit: static checks only
+        if x.ndim < 1 or x.shape[0] < 2:
+            raise ValueError(f"x: expected a batch of at least 2 input points with shape (N, ...), received {x.shape}")
+        return x
+    if isinstance(x, jax.Array):
+        arr = np.asarray(x)
+    else:
+        try:
+            arr = np.asarray(x)
+        except ValueError as e:  # ragged nested lists
+            raise ValueError(f"x: expected a rectangular array of points, received a ragged sequence ({e})") from None
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"x: expected a numeric array of points, received dtype {arr.dtype}")
+    if arr.ndim < 1 or arr.shape[0] < 2 or arr.size == 0:
+        raise ValueError(
+            f"x: expected a batch of at least 2 input points with shape (N, ...), received shape {arr.shape}"
+        )
+    check_finite("x", arr)
+    if domain == "boolean" and not np.all(np.abs(arr) == 1):
+        raise ValueError("x: domain='boolean' expects entries in {-1, +1}, received other values")
+    if domain == "gaussian" and arr.dtype.kind != "f":
+        raise TypeError(f"x: domain='gaussian' needs a floating-point array, received dtype {arr.dtype}")
+    if domain == "tokens" and arr.dtype.kind not in "iu":
+        raise TypeError(f"x: domain='tokens' needs integer token ids, received dtype {arr.dtype}")
+    return jnp.asarray(arr)
+
+
+def _check_common(rho: Any, n_samples: Any, domain: str, vocab_size: Any, chunk_size: Any) -> None:
     if domain not in DOMAINS:
         raise ValueError(f"domain: expected one of {list(DOMAINS)}, received {domain!r}")
-    lo = 0.0 if domain == "tokens" else -1.0
-    check_range("rho", rho, lo, 1.0)
+    check_rho(rho)
     check_int("n_samples", n_samples, minimum=2)
-    shape = np.shape(x)
-    if len(shape) < 1 or shape[0] < 2:
-        raise ValueError(
-            f"x: expected a batch of at least 2 input points with shape (N, ...), received shape {shape}"
-        )
+    if chunk_size is not None:
+        check_int("chunk_size", chunk_size, minimum=1)
     if domain == "tokens":
         if vocab_size is None:
             raise ValueError("vocab_size: domain='tokens' needs the vocabulary size, received None")
         check_int("vocab_size", vocab_size, minimum=2)
-        if not jnp.issubdtype(jnp.result_type(x), jnp.integer):
-            raise TypeError(
-                f"x: domain='tokens' needs integer token ids, received dtype {jnp.result_type(x)}"
-            )
-    elif not jnp.issubdtype(jnp.result_type(x), jnp.floating) and domain == "gaussian":
-        raise TypeError(
-            f"x: domain='gaussian' needs a floating-point array, received dtype {jnp.result_type(x)}"
-        )
 
 
 def correlated_copy(
@@ -103,49 +125,43 @@ def correlated_copy(
         return jnp.where(keep, x, -x)
     if domain == "tokens":
         k1, k2 = jax.random.split(key)
-        keep = jax.random.uniform(k1, x.shape) < rho
+        keep = jax.random.uniform(k1, x.shape) < (1.0 + rho) / 2.0
         fresh = jax.random.randint(k2, x.shape, 0, vocab_size, dtype=x.dtype)
         return jnp.where(keep, x, fresh)
     raise ValueError(f"domain: expected one of {list(DOMAINS)}, received {domain!r}")
 
 
-def _noisy_copies(x, key, rho, n_samples, domain, vocab_size, noise_scale):
-    """``n_samples`` correlated copies of every point: shape ``(N, n_samples, ...)``, drawn in one call."""
-    shape = (x.shape[0], n_samples) + x.shape[1:]
-    xb = x[:, None]
-    if domain == "gaussian":
-        z = jax.random.normal(key, shape, x.dtype)
-        axes = tuple(range(2, len(shape)))
-        scale = jnp.sqrt(jnp.mean(xb**2, axis=axes, keepdims=True)) if noise_scale is None else noise_scale
-        return rho * xb + jnp.sqrt(jnp.maximum(1.0 - rho**2, 0.0)) * scale * z
-    if domain == "boolean":
-        keep = jax.random.uniform(key, shape) < (1.0 + rho) / 2.0
-        return jnp.where(keep, xb, -xb)
-    k1, k2 = jax.random.split(key)
-    keep = jax.random.uniform(k1, shape) < rho
-    fresh = jax.random.randint(k2, shape, 0, vocab_size, dtype=x.dtype)
-    return jnp.where(keep, xb, fresh)
+def _map_points(fn: Callable, args: Any, chunk_size: int | None) -> Any:
+    """``vmap`` of ``fn`` over the leading axis, or ``lax.map`` in chunks of ``chunk_size`` points."""
+    if chunk_size is None:
+        return jax.vmap(fn)(args)
+    return jax.lax.map(fn, args, batch_size=chunk_size)
 
 
-def _stability_core(f, x, key, rho, n_samples, domain, vocab_size, noise_scale):
+def _stability_core(f, x, key, rho, n_samples, domain, vocab_size, noise_scale, chunk_size):
     n = x.shape[0]
-    y = _noisy_copies(x, key, rho, n_samples, domain, vocab_size, noise_scale)
-    fx = jax.vmap(lambda v: _flat_out(f(v)))(x)
-    fy = jax.vmap(lambda v: _flat_out(f(v)))(y.reshape((n * n_samples,) + x.shape[1:]))
-    fy = fy.reshape(n, n_samples, -1)
-    prods = jnp.mean(jnp.einsum("nso,no->ns", fy, fx), axis=1)
-    sq = jnp.sum(fx * fx, axis=1)
+
+    def per_point(args):
+        xi, ki = args
+        ys = jax.vmap(
+            lambda k: correlated_copy(xi, k, rho, domain=domain, vocab_size=vocab_size, noise_scale=noise_scale)
+        )(jax.random.split(ki, n_samples))
+        fx = _flat_out(f(xi))
+        fy = jax.vmap(lambda v: _flat_out(f(v)))(ys)
+        return jnp.mean(fy @ fx), jnp.sum(fx * fx)
+
+    prods, sq = _map_points(per_point, (x, jax.random.split(key, n)), chunk_size)
     value = jnp.mean(prods)
     stderr = jnp.std(prods, ddof=1) / jnp.sqrt(n)
     return StabilityEstimate(value, stderr, jnp.mean(sq))
 
 
-_stability_jit = jax.jit(_stability_core, static_argnums=(0, 4, 5, 6, 7))
+_stability_jit = jax.jit(_stability_core, static_argnums=(0, 4, 5, 6, 7, 8))
 
 
 def noise_stability(
     f: Callable[[jax.Array], Any],
-    x: jax.Array,
+    x: Any,
     *,
     rho: float | int,
     key: jax.Array,
@@ -153,6 +169,7 @@ def noise_stability(
     domain: str = "gaussian",
     vocab_size: int | None = None,
     noise_scale: float | int | None = 1.0,
+    chunk_size: int | None = None,
 ) -> StabilityEstimate:
     """Monte-Carlo estimate of ``Stab_ρ[f] = E⟨f(x), f(y)⟩`` over the points ``x`` (shape ``(N, ...)``).
 
@@ -161,62 +178,48 @@ def noise_stability(
             product is summed over them). A function or an Equinox model; it is vmapped and jitted here.
         x: ``N >= 2`` input points (samples of the input distribution: ``N(0, I)`` draws for the Gaussian
             stability, ``±1`` vectors, or token ids).
-        rho: correlation, in ``[-1, 1]`` (``[0, 1]`` for tokens).
+        rho: correlation, in ``[-1, 1]``.
         key: PRNG key for the noise.
         n_samples: noisy copies per point (>= 2).
         domain: ``"gaussian"``, ``"boolean"`` or ``"tokens"``.
         vocab_size: vocabulary size (``domain="tokens"`` only).
         noise_scale: Gaussian noise scale ``σ``; ``None`` = per-sample RMS of ``x``.
+        chunk_size: points per ``lax.map`` step (bounded memory); ``None`` = all points at once. Same numbers.
 
     Returns:
         :class:`StabilityEstimate` ``(value, stderr, second_moment)``.
     """
-    _check_common(x, rho, n_samples, domain, vocab_size)
+    _check_common(rho, n_samples, domain, vocab_size, chunk_size)
     if domain == "gaussian" and noise_scale is not None:
         check_range("noise_scale", noise_scale, 0.0, np.inf, closed=True)
-    x = jnp.asarray(x)
-    import equinox as eqx
-
-    rho_arr = jnp.asarray(rho, jnp.float32)
+    x = _as_points(x, domain)
+    if domain == "tokens":
+        check_token_ids("x", x, vocab_size)
+    args = (x, key, jnp.asarray(rho, jnp.float32), n_samples, domain, vocab_size, noise_scale, chunk_size)
     if isinstance(f, eqx.Module):  # trace the model's arrays instead of baking them in as constants
         params, static = eqx.partition(f, eqx.is_array)
-        return _stability_module_jit(
-            params, static, x, key, rho_arr, n_samples, domain, vocab_size, noise_scale
-        )
-    return _stability_jit(f, x, key, rho_arr, n_samples, domain, vocab_size, noise_scale)
+        return _stability_module_jit(params, static, *args)
+    return _stability_jit(f, *args)
 
 
-def _stability_module_impl(params, static, x, key, rho, n_samples, domain, vocab_size, noise_scale):
-    import equinox as eqx
-
+@eqx.filter_jit
+def _stability_module_jit(params, static, x, key, rho, n_samples, domain, vocab_size, noise_scale, chunk_size):
     model = eqx.combine(params, static)
-    return _stability_core(model, x, key, rho, n_samples, domain, vocab_size, noise_scale)
-
-
-def _make_module_jit():
-    import equinox as eqx
-
-    @eqx.filter_jit
-    def run(params, static, x, key, rho, n_samples, domain, vocab_size, noise_scale):
-        return _stability_module_impl(params, static, x, key, rho, n_samples, domain, vocab_size, noise_scale)
-
-    return run
-
-
-_stability_module_jit = _make_module_jit()
+    return _stability_core(model, x, key, rho, n_samples, domain, vocab_size, noise_scale, chunk_size)
 
 
 # ------------------------------------------------------------------------------------------------- sensitivity
 
 
-def _sens_core(f, x, key, n_samples, domain, vocab_size):
+def _sens_core(f, x, key, n_samples, domain, vocab_size, chunk_size):
     n, length = x.shape[0], x.shape[1]
 
     def label(inp):
         out = _flat_out(f(inp))
         return jnp.argmax(out) if out.shape[0] > 1 else jnp.sign(out[0])
 
-    def per_point(xi, ki):
+    def per_point(args):
+        xi, ki = args
         base = label(xi)
 
         def per_pos(i, k):
@@ -232,56 +235,51 @@ def _sens_core(f, x, key, n_samples, domain, vocab_size):
 
         return jnp.sum(jax.vmap(per_pos)(jnp.arange(length), jax.random.split(ki, length)))
 
-    vals = jax.vmap(per_point)(x, jax.random.split(key, n))
+    vals = _map_points(per_point, (x, jax.random.split(key, n)), chunk_size)
     return jnp.mean(vals), jnp.std(vals, ddof=1) / jnp.sqrt(n)
 
 
-_sens_jit = jax.jit(_sens_core, static_argnums=(0, 3, 4, 5))
+_sens_jit = jax.jit(_sens_core, static_argnums=(0, 3, 4, 5, 6))
 
 
 def average_sensitivity(
     f: Callable[[jax.Array], Any],
-    x: jax.Array,
+    x: Any,
     *,
     key: jax.Array,
     n_samples: int = 4,
     domain: str = "tokens",
     vocab_size: int | None = None,
+    chunk_size: int | None = None,
 ) -> tuple[jax.Array, jax.Array]:
     """Average sensitivity ``as(f) = E_x Σ_i P[label f(x) ≠ label f(x^{(i)})]`` and its standard error.
 
     ``x^{(i)}`` changes position ``i`` only: a flipped sign (``domain="boolean"``) or a uniformly random
     *different* token (``domain="tokens"``, ``n_samples`` replacement tokens per position). The label is the
-    argmax of a vector output or the sign of a scalar one. ``x`` has shape ``(N, L)``. For a parity of ``k``
-    Boolean inputs ``as = k``.
+    argmax of a vector output or the sign of a scalar one. ``x`` has shape ``(N, L)`` (list, NumPy or JAX). For a
+    parity of ``k`` Boolean inputs ``as = k``. ``chunk_size``: points per ``lax.map`` step (bounded memory
+    ``∝ chunk_size · L · n_samples``), same numbers as ``None`` (all at once).
     """
     if domain not in ("boolean", "tokens"):
         raise ValueError(f"domain: expected 'boolean' or 'tokens', received {domain!r}")
     check_int("n_samples", n_samples, minimum=2 if domain == "tokens" else 1)
-    shape = np.shape(x)
-    if len(shape) != 2 or shape[0] < 2:
-        raise ValueError(f"x: expected shape (N >= 2, L) of token/Boolean sequences, received shape {shape}")
+    if chunk_size is not None:
+        check_int("chunk_size", chunk_size, minimum=1)
     if domain == "tokens":
         if vocab_size is None:
             raise ValueError("vocab_size: domain='tokens' needs the vocabulary size, received None")
         check_int("vocab_size", vocab_size, minimum=2)
-    x = jnp.asarray(x)
-    import equinox as eqx
-
+    x = _as_points(x, domain)
+    if x.ndim != 2:
+        raise ValueError(f"x: expected shape (N >= 2, L) of token/Boolean sequences, received shape {x.shape}")
+    if domain == "tokens":
+        check_token_ids("x", x, vocab_size)
     if isinstance(f, eqx.Module):
         params, static = eqx.partition(f, eqx.is_array)
-        return _sens_module(params, static, x, key, n_samples, domain, vocab_size)
-    return _sens_jit(f, x, key, n_samples, domain, vocab_size)
+        return _sens_module(params, static, x, key, n_samples, domain, vocab_size, chunk_size)
+    return _sens_jit(f, x, key, n_samples, domain, vocab_size, chunk_size)
 
 
-def _make_sens_module():
-    import equinox as eqx
-
-    @eqx.filter_jit
-    def run(params, static, x, key, n_samples, domain, vocab_size):
-        return _sens_core(eqx.combine(params, static), x, key, n_samples, domain, vocab_size)
-
-    return run
-
-
-_sens_module = _make_sens_module()
+@eqx.filter_jit
+def _sens_module(params, static, x, key, n_samples, domain, vocab_size, chunk_size):
+    return _sens_core(eqx.combine(params, static), x, key, n_samples, domain, vocab_size, chunk_size)

@@ -1,47 +1,142 @@
-"""The noise-stability regularizer: one extra forward pass on ``ρ``-correlated embeddings.
+"""The noise-stability regularizer of Haris, Zhang & Yoshida (ICLR 2026, arXiv:2602.08287, Def. 6.1).
 
-Haris, Zhang & Yoshida (ICLR 2026, arXiv:2602.08287) regularize transformers towards high noise stability. The
-paper's exact penalty could not be retrieved offline, so this is our documented choice. For a model split at its
-embeddings, ``f = from_embeddings``, and embeddings ``e`` of a batch, draw the ``ρ``-correlated copy
-``ẽ = ρ e + sqrt(1-ρ²) σ z`` (``z ~ N(0, I)``, ``σ`` = per-sequence RMS of ``e``, so the
-noise scales with the embeddings and shrinking them does not help) and penalize the *noise sensitivity*
+**Token-resampling noise.** Each input coordinate ``Y_i`` of the noisy copy ``Y`` of ``X`` stays ``X_i`` with
+probability $(1+\\rho)/2$ and is otherwise redrawn uniformly from the vocabulary $[U]$ (the redraw may hit
+``X_i`` again), independently over coordinates, $\\rho \\in [-1, 1]$. Overall a token is unchanged with
+probability
 
 $$
-R_\\rho = \\tfrac12\\,\\mathrm{mean}\\,\\|f(e) - f(\\tilde e)\\|^2 ,
+P[Y_i = X_i] = \\frac{1+\\rho}{2} + \\frac{1-\\rho}{2U}
 $$
 
-which for an exchangeable pair equals ``E‖f‖² - Stab_ρ[f]`` (per output coordinate): lowering it raises the
-stability relative to the output scale. The loss is ``task + strength · R_ρ``; logits are compared at the
-``positions`` the task scores (all by default). ``strength = 0`` skips the extra pass altogether, so training is
-bit-identical to the unregularized baseline.
+(:func:`keep_probability`). For $U = 2$ and $\\pm 1$ coding this gives $E[X_i Y_i] = (1+\\rho)/2$, not the
+$\\rho$ of the classical Boolean noise operator: we follow the paper's convention as stated.
+
+**Agreement regularizer** (the default, ``method="agreement"``). With $M(X)$ the model's output distribution
+(the softmax probabilities over the $C$ classes at the scored positions),
+
+$$
+R = (-1)^S \\sum_{i=1}^{C} M(X)_i\\, M(Y)_i , \\qquad S = 1 ,
+$$
+
+averaged over the batch (and scored positions); the training loss is $\\ell + \\gamma R$, one extra forward pass
+on the noisy batch. $S = 1$ rewards agreement between the clean and the noisy prediction (the only setting the
+paper tests). Gradients flow through both $M(X)$ and $M(Y)$ (the paper does not say otherwise);
+``detach_clean=True`` stops the gradient through the clean branch $M(X)$ (an ablation).
+
+**Alternative** (``method="gaussian_embedding_mse"``, our earlier construction, *not* the paper's): Gaussian
+noise on the embeddings, $\\tilde e = \\rho e + \\sqrt{1-\\rho^2}\\,\\sigma z$ ($\\sigma$ = per-sequence RMS of $e$),
+and the penalty $\\tfrac12\\,\\mathrm{mean}\\,\\|f(e) - f(\\tilde e)\\|^2$ on the logits
+(:func:`gaussian_embedding_mse_penalty`), which for an exchangeable pair equals $E\\|f\\|^2 - \\mathrm{Stab}_\\rho[f]$.
+
+With a Python ``gamma == 0`` the extra pass is skipped altogether, so training is bit-identical to the
+unregularized baseline. An array ``gamma`` (e.g. one value per stacked model in a sweep) always runs the pass.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
+from jaxtyping import Array, Float, Int
 
-from .._validate import check_range
+from .._validate import check_choice, check_int, is_tracer
+from ._checks import check_gamma, check_rho, check_token_ids
+from ._models import Transformer
 from ._noise import correlated_copy
 
+Method = Literal["agreement", "gaussian_embedding_mse"]
+METHODS = ("agreement", "gaussian_embedding_mse")
 
-def noise_stability_penalty(
-    f: Callable[[jax.Array], jax.Array],
-    emb: jax.Array,
+
+def keep_probability(rho: float | int, vocab_size: int) -> float:
+    """$P[Y_i = X_i] = (1+\\rho)/2 + (1-\\rho)/(2U)$ under :func:`resample_tokens` (closed form)."""
+    check_rho(rho)
+    check_int("vocab_size", vocab_size, minimum=1)
+    return (1.0 + rho) / 2.0 + (1.0 - rho) / (2.0 * vocab_size)
+
+
+def _resample_core(tokens, key, rho, vocab_size, noise_mask):
+    k_keep, k_new = jax.random.split(key)
+    keep = jax.random.uniform(k_keep, tokens.shape) < (1.0 + rho) / 2.0
+    if noise_mask is not None:
+        keep = keep | ~noise_mask
+    fresh = jax.random.randint(k_new, tokens.shape, 0, vocab_size, dtype=tokens.dtype)
+    return jnp.where(keep, tokens, fresh)
+
+
+def resample_tokens(
+    tokens: Any,
     key: jax.Array,
-    rho: float | int,
+    *,
+    rho: float | int | Float[Array, ""],
+    vocab_size: int,
+    noise_mask: Any = None,
+) -> Int[Array, "..."]:
+    """A $\\rho$-correlated copy of ``tokens`` (any shape): each id is kept with probability $(1+\\rho)/2$, else
+    redrawn uniformly from ``[0, vocab_size)``.
+
+    ``noise_mask`` (bool, broadcastable to ``tokens``; e.g. ``[True, True, False]`` for ``[a, b, =]``) limits the
+    noise to the input coordinates; masked-out positions are always kept. ``vocab_size`` is the size $U$ of the
+    *input* alphabet that is resampled from (for modular addition the $K$ residues, not the ``=`` token).
+    Traceable; on concrete input the ids are checked to lie in ``[0, vocab_size)`` where noise applies.
+    """
+    check_int("vocab_size", vocab_size, minimum=1)
+    check_rho(rho)
+    if not is_tracer(tokens):
+        tokens = jnp.asarray(np.asarray(tokens))
+    if not jnp.issubdtype(tokens.dtype, jnp.integer):
+        raise TypeError(f"tokens: expected integer token ids, received dtype {tokens.dtype}")
+    if noise_mask is not None:
+        noise_mask = jnp.asarray(noise_mask, bool)
+        try:
+            jnp.broadcast_shapes(noise_mask.shape, tokens.shape)
+        except ValueError:
+            raise ValueError(
+                f"noise_mask: expected a shape broadcastable to tokens {tokens.shape}, received {noise_mask.shape}"
+            ) from None
+    if not is_tracer(tokens):
+        sel = tokens if noise_mask is None else tokens[jnp.broadcast_to(noise_mask, tokens.shape)]
+        check_token_ids("tokens", sel, vocab_size)
+    return _resample_core(tokens, key, rho, vocab_size, noise_mask)
+
+
+def agreement_regularizer(
+    probs_clean: Float[Array, "*batch classes"], probs_noisy: Float[Array, "*batch classes"], *, sign: int = 1
+) -> Float[Array, ""]:
+    """$R = (-1)^S \\sum_i M(X)_i M(Y)_i$ (``S = sign``), averaged over all leading (batch/position) axes.
+
+    ``probs_*`` are probability vectors over the last axis (softmax outputs of the clean and the noisy input).
+    """
+    if sign not in (0, 1):
+        raise ValueError(f"sign: expected S = 0 or 1, received {sign!r}")
+    if probs_clean.shape != probs_noisy.shape:
+        raise ValueError(
+            f"probs_noisy: expected the shape of probs_clean {probs_clean.shape}, received {probs_noisy.shape}"
+        )
+    agree = jnp.mean(jnp.sum(probs_clean * probs_noisy, axis=-1))
+    return -agree if sign == 1 else agree
+
+
+def gaussian_embedding_mse_penalty(
+    f: Callable[[jax.Array], jax.Array],
+    emb: Float[Array, "batch seq d"],
+    key: jax.Array,
+    rho: float | int | Float[Array, ""],
     *,
     clean: jax.Array | None = None,
     positions: Any = None,
-) -> jax.Array:
-    """``½ mean ‖f(e) - f(ẽ)‖²`` over a batch of embeddings ``emb`` (``(B, T, d)``); ``f`` acts on one ``(T, d)``.
+) -> Float[Array, ""]:
+    """The alternative penalty $\\tfrac12\\,\\mathrm{mean}\\|f(e) - f(\\tilde e)\\|^2$ with Gaussian embedding noise
+    $\\tilde e = \\rho e + \\sqrt{1-\\rho^2}\\sigma z$ (see the module docstring); ``f`` acts on one ``(T, d)``.
 
     ``clean`` (optional) are the already computed ``f(emb)`` outputs, so only the noisy pass is extra.
     """
+    check_rho(rho)
     keys = jax.random.split(key, emb.shape[0])
     noisy = jax.vmap(lambda e, k: correlated_copy(e, k, rho, noise_scale=None))(emb, keys)
     out_noisy = jax.vmap(f)(noisy)
@@ -51,60 +146,118 @@ def noise_stability_penalty(
     return 0.5 * jnp.mean((out_clean - out_noisy) ** 2)
 
 
-def cross_entropy(logits: jax.Array, labels: jax.Array) -> jax.Array:
+def cross_entropy(logits: Float[Array, "*batch classes"], labels: Int[Array, "*batch"]) -> Float[Array, ""]:
+    """Mean softmax cross-entropy with integer labels."""
     return jnp.mean(optax.softmax_cross_entropy_with_integer_labels(logits, labels))
+
+
+def model_logits(model: Any, tokens: Int[Array, "batch seq"], positions: Any = None) -> jax.Array:
+    """Logits of a batch at the scored ``positions`` (``None``: all, ``(B, T, V)``; ``-1``: the last, ``(B, V)``,
+    through the model's cheaper ``last_only`` path when it has one)."""
+    if isinstance(positions, int) and positions == -1 and isinstance(model, Transformer):
+        return jax.vmap(lambda t: model(t, last_only=True))(tokens)
+    logits = jax.vmap(model)(tokens)
+    return logits if positions is None else logits[:, positions]
 
 
 def regularized_loss(
     model: Any,
-    tokens: jax.Array,
-    labels: jax.Array,
+    tokens: Int[Array, "batch seq"],
+    labels: Int[Array, "..."],
     key: jax.Array,
     *,
-    strength: float | int | jax.Array,
-    rho: float | int,
+    gamma: float | int | Float[Array, ""],
+    rho: float | int | Float[Array, ""],
+    vocab_size: int | None = None,
     positions: Any = None,
-) -> tuple[jax.Array, dict]:
-    """Cross-entropy of ``model`` (``embed`` / ``from_embeddings`` split) plus ``strength · R_ρ``.
+    noise_mask: Any = None,
+    method: Method = "agreement",
+    detach_clean: bool = False,
+) -> tuple[Float[Array, ""], dict]:
+    """Cross-entropy at the scored ``positions`` plus ``gamma · R`` (``method`` as in the module docstring).
 
-    ``tokens`` ``(B, T)``; ``labels`` match ``logits[:, positions]`` (``(B,)`` for one position, ``(B, T)`` for
-    all). Returns ``(loss, {"task": ..., "penalty": ...})``; with a Python ``strength == 0`` the penalty is not
-    computed (an array ``strength``, e.g. a schedule, always computes it).
+    ``tokens`` ``(B, T)``; ``labels`` match the scored logits (``(B,)`` for ``positions=-1``, ``(B, T)`` for all).
+    ``vocab_size`` (agreement only) is the alphabet $U$ the noise resamples from, ``noise_mask`` the positions it
+    touches. Returns ``(loss, {"task": ℓ, "penalty": R})``.
     """
-    emb = jax.vmap(model.embed)(tokens)
-    logits = jax.vmap(model.from_embeddings)(emb)
-    scored = logits if positions is None else logits[:, positions]
-    task = cross_entropy(scored, labels)
-    if isinstance(strength, int | float) and strength == 0:
+    logits = model_logits(model, tokens, positions)
+    task = cross_entropy(logits, labels)
+    if isinstance(gamma, int | float) and gamma == 0:
         return task, {"task": task, "penalty": jnp.zeros_like(task)}
-    pen = noise_stability_penalty(model.from_embeddings, emb, key, rho, clean=logits, positions=positions)
-    return task + strength * pen, {"task": task, "penalty": pen}
+    if method == "agreement":
+        noisy = _resample_core(tokens, key, rho, vocab_size, noise_mask)
+        clean = jax.lax.stop_gradient(logits) if detach_clean else logits
+        pen = agreement_regularizer(jax.nn.softmax(clean), jax.nn.softmax(model_logits(model, noisy, positions)))
+    else:
+        emb = jax.vmap(model.embed)(tokens)
+        pen = gaussian_embedding_mse_penalty(model.from_embeddings, emb, key, rho, positions=positions)
+    return task + gamma * pen, {"task": task, "penalty": pen}
 
 
-def make_loss_fn(*, strength: float | int, rho: float | int, positions: Any = None) -> Callable:
-    """``loss_fn(model, batch, key) -> (loss, aux)`` for :func:`jaxkit.train.fit` (``has_aux=True``), with
-    ``batch = (tokens, labels)``. Validates ``strength >= 0`` and ``ρ ∈ [-1, 1]``."""
-    check_range("rho", rho, -1.0, 1.0)
-    check_range("strength", strength, 0.0, float("inf"))
+def make_loss_fn(
+    *,
+    gamma: float | int,
+    rho: float | int,
+    vocab_size: int | None = None,
+    positions: Any = None,
+    noise_mask: Any = None,
+    method: Method = "agreement",
+    detach_clean: bool = False,
+) -> Callable:
+    """``loss_fn(model, batch, key) -> (loss, aux)`` for :func:`jaxkit.train.fit` (``has_aux=True``) with
+    ``batch = (tokens, labels)``: :func:`regularized_loss` with these settings. Validates ``gamma >= 0``,
+    ``rho ∈ [-1, 1]`` and, for ``method="agreement"`` with ``gamma > 0``, the noise alphabet ``vocab_size``."""
+    check_choice("method", method, METHODS)
+    check_gamma(gamma)
+    check_rho(rho)
+    if method == "agreement" and not (isinstance(gamma, int | float) and gamma == 0):
+        if vocab_size is None:
+            raise ValueError("vocab_size: the agreement regularizer resamples tokens from [0, vocab_size); give it")
+        check_int("vocab_size", vocab_size, minimum=2)
+    kw = dict(vocab_size=vocab_size, positions=positions, noise_mask=noise_mask, method=method, detach_clean=detach_clean)
 
     def loss_fn(model, batch, key):
         tokens, labels = batch
-        return regularized_loss(model, tokens, labels, key, strength=strength, rho=rho, positions=positions)
+        return regularized_loss(model, tokens, labels, key, gamma=gamma, rho=rho, **kw)
+
+    return loss_fn
+
+
+def make_member_loss_fn(
+    *,
+    vocab_size: int | None = None,
+    positions: Any = None,
+    noise_mask: Any = None,
+    method: Method = "agreement",
+    detach_clean: bool = False,
+) -> Callable:
+    """Like :func:`make_loss_fn` but ``batch = (tokens, labels, gamma, rho)`` carries the strength and the
+    correlation as arrays, so models stacked along a seed axis can each have their own ``(γ, ρ)`` (a sweep in
+    one compiled call). The extra pass always runs; ``γ = 0`` members then train on ``ℓ + 0·R``, whose gradient
+    equals the baseline's (adding an exact zero)."""
+    check_choice("method", method, METHODS)
+    kw = dict(vocab_size=vocab_size, positions=positions, noise_mask=noise_mask, method=method, detach_clean=detach_clean)
+
+    def loss_fn(model, batch, key):
+        tokens, labels, gamma, rho = batch
+        return regularized_loss(model, tokens, labels, key, gamma=gamma, rho=rho, **kw)
 
     return loss_fn
 
 
 def embedding_stability(
     model: Any,
-    tokens: jax.Array,
+    tokens: Int[Array, "batch seq"],
     key: jax.Array,
     *,
     rho: float | int,
     n_samples: int = 1,
     positions: Any = None,
-) -> jax.Array:
-    """Normalised noise stability of the logits under ``ρ``-correlated embedding noise (traceable, for logging):
-    ``Σ⟨f(e), f(ẽ)⟩ / Σ‖f(e)‖²`` with logits centred over the vocabulary, ``σ`` = per-sequence RMS."""
+) -> Float[Array, ""]:
+    """Normalised noise stability of the logits under ``ρ``-correlated Gaussian embedding noise (traceable, for
+    logging): ``Σ⟨f(e), f(ẽ)⟩ / Σ‖f(e)‖²`` with logits centred over the vocabulary, ``σ`` = per-sequence RMS."""
+    check_rho(rho)
+    check_int("n_samples", n_samples, minimum=1)
     emb = jax.vmap(model.embed)(tokens)
 
     def centred(e):
@@ -119,3 +272,38 @@ def embedding_stability(
         noisy = jax.vmap(lambda e, k: correlated_copy(e, k, rho, noise_scale=None))(emb, keys)
         num = num + jnp.sum(clean * jax.vmap(centred)(noisy))
     return num / n_samples / jnp.sum(clean**2)
+
+
+def token_agreement(
+    model: Any,
+    tokens: Int[Array, "batch seq"],
+    key: jax.Array,
+    *,
+    rho: float | int | Float[Array, ""],
+    vocab_size: int,
+    positions: Any = None,
+    noise_mask: Any = None,
+) -> Float[Array, ""]:
+    """$E\\sum_i M(X)_i M(Y)_i$ under token resampling (the paper's stability measure, $= -R$ for $S=1$), for
+    logging during training. Traceable."""
+    noisy = _resample_core(tokens, key, rho, vocab_size, noise_mask)
+    p = jax.nn.softmax(model_logits(model, tokens, positions))
+    q = jax.nn.softmax(model_logits(model, noisy, positions))
+    return jnp.mean(jnp.sum(p * q, axis=-1))
+
+
+__all__ = [
+    "METHODS",
+    "Method",
+    "agreement_regularizer",
+    "cross_entropy",
+    "embedding_stability",
+    "gaussian_embedding_mse_penalty",
+    "keep_probability",
+    "make_loss_fn",
+    "make_member_loss_fn",
+    "model_logits",
+    "regularized_loss",
+    "resample_tokens",
+    "token_agreement",
+]

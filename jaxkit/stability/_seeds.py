@@ -68,24 +68,6 @@ def median_spread(steps: Sequence[int | None], censor: int) -> dict:
     }
 
 
-def compare_methods(
-    runs: dict[str, dict], metric: str, target: float, n_steps: int, *, mode: str = "max", baseline: str = "baseline"
-) -> tuple[dict, dict, dict]:
-    """Steps-to-target statistics of several methods against ``baseline``.
-
-    ``runs[m]["history"]`` holds per-seed metric lists. Returns ``(steps, speedup_pct, censored)``:
-    :func:`median_spread` per method; ``100 (1 - median_m / median_baseline)`` for the other methods; and whether
-    half or more seeds never reached the target (then the median is only a lower bound on the steps).
-    """
-    if baseline not in runs:
-        raise ValueError(f"runs: expected a {baseline!r} entry, received methods {sorted(runs)}")
-    steps = {m: median_spread(steps_to_target(r["history"], metric, target, mode=mode), n_steps) for m, r in runs.items()}
-    base = steps[baseline]["median"]
-    speed = {m: 100.0 * (1.0 - steps[m]["median"] / base) for m in runs if m != baseline}
-    censored = {m: 2 * steps[m]["reached"] <= steps[m]["n_seeds"] for m in runs}
-    return steps, speed, censored
-
-
 def median_curves(runs: dict[str, dict], keys: Sequence[str]) -> dict:
     """Per method, the logged steps and the median over seeds of each metric in ``keys``."""
     return {

@@ -1,4 +1,4 @@
-"""Tasks: modular addition (grokking) and character-level next-token prediction on offline text.
+r"""Tasks: modular addition (grokking), noisy k-sparse parity, and character-level next-token prediction.
 
 * :func:`modular_addition`: all pairs ``(a, b)`` with ``0 ≤ a, b < p``, sequences ``[a, b, =]`` (``=`` is token
   ``p``), label ``(a + b) mod p`` predicted at the last position; a random ``train_fraction`` of the ``p²`` pairs
@@ -6,10 +6,14 @@
 * :func:`python_reference_text`: real English prose that is on every machine offline: the Python language
   reference and library topics shipped with CPython as ``pydoc_data.topics`` (the text behind ``help()``,
   ~465 KB). :func:`char_dataset` turns a text into a character-level next-token data set.
+* :func:`sparse_parity`: noisy $k$-sparse parity (Barak et al. 2022): $x \in \{0,1\}^n$ uniform, label the XOR
+  of $k$ secret coordinates, training labels flipped with probability ``label_noise`` (validation labels clean).
+* :func:`load_wikitext2`: WikiText-2 raw text (Merity et al. 2016) from a folder, as character ids.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -86,3 +90,82 @@ def fixed_windows(stream: Any, n_windows: int, context: int) -> tuple[np.ndarray
     starts = np.linspace(0, last, n_windows).astype(np.int64)
     idx = starts[:, None] + np.arange(context)[None, :]
     return stream[idx], stream[idx + 1]
+
+
+def sparse_parity(
+    n_bits: int, k: int, n_train: int, n_val: int, *, label_noise: float | int, key: jax.Array
+) -> dict[str, np.ndarray]:
+    """Noisy $k$-sparse parity as token sequences ``[x_1, …, x_n, 2]`` (bits are tokens 0/1, ``2`` the query
+    token; vocabulary 3), label ``⊕_{j∈S} x_j`` read at the last position.
+
+    The secret set ``S`` (``k`` of the ``n_bits`` coordinates) and the data are drawn from ``key``; training
+    labels are flipped independently with probability ``label_noise``, validation labels are clean. Returns
+    ``train_x``/``val_x`` int32 ``(n, n_bits+1)``, ``train_y``/``val_y`` int32 ``(n,)`` and ``secret``.
+    """
+    check_int("n_bits", n_bits, minimum=1)
+    check_int("k", k, minimum=1)
+    if k > n_bits:
+        raise ValueError(f"k: expected at most n_bits={n_bits} relevant coordinates, received {k}")
+    check_int("n_train", n_train, minimum=1)
+    check_int("n_val", n_val, minimum=1)
+    check_range("label_noise", label_noise, 0.0, 0.5, closed=True)
+    rng = np.random.default_rng(np.asarray(jax.random.key_data(key)).ravel().tolist())
+    secret = np.sort(rng.choice(n_bits, k, replace=False))
+    x = rng.integers(0, 2, (n_train + n_val, n_bits)).astype(np.int32)
+    y = (x[:, secret].sum(1) % 2).astype(np.int32)
+    flip = rng.random(n_train) < label_noise
+    y_train = np.where(flip, 1 - y[:n_train], y[:n_train]).astype(np.int32)
+    tokens = np.concatenate([x, np.full((len(x), 1), 2, np.int32)], axis=1)
+    return {
+        "train_x": tokens[:n_train],
+        "train_y": y_train,
+        "val_x": tokens[n_train:],
+        "val_y": y[n_train:],
+        "secret": secret,
+    }
+
+
+_WIKITEXT_FILES = {"train": "valid.txt", "eval": "test.txt"}
+
+
+def load_wikitext2(path: str | Path, *, max_train_chars: int | None = None, max_eval_chars: int | None = None) -> dict:
+    """WikiText-2 raw text from ``path`` as character ids: train on ``valid.txt``, evaluate on ``test.txt``.
+
+    Only the validation and test splits are available offline (see the folder's README), so the validation split
+    is the training stream. The vocabulary is the characters of the training stream in code-point order plus a
+    final ``<unk>`` id for characters it lacks. Raises ``FileNotFoundError`` naming the missing file.
+    Returns ``{"train", "eval"}`` int32 streams, ``"vocab"`` (str, without ``<unk>``) and ``"vocab_size"``.
+    """
+    folder = Path(path)
+    texts = {}
+    for split, name in _WIKITEXT_FILES.items():
+        f = folder / name
+        if not f.is_file():
+            raise FileNotFoundError(
+                f"path: WikiText-2 file {f} not found (expected {', '.join(_WIKITEXT_FILES.values())} in {folder})"
+            )
+        texts[split] = f.read_text(encoding="utf-8")
+    for name, cap in (("max_train_chars", max_train_chars), ("max_eval_chars", max_eval_chars)):
+        if cap is not None:
+            check_int(name, cap, minimum=2)
+    if max_train_chars is not None:
+        texts["train"] = texts["train"][:max_train_chars]
+    if max_eval_chars is not None:
+        texts["eval"] = texts["eval"][:max_eval_chars]
+    vocab = "".join(sorted(set(texts["train"])))
+    index = {c: i for i, c in enumerate(vocab)}
+    unk = len(vocab)
+    enc = lambda t: np.fromiter((index.get(c, unk) for c in t), dtype=np.int32, count=len(t))
+    return {"train": enc(texts["train"]), "eval": enc(texts["eval"]), "vocab": vocab, "vocab_size": unk + 1}
+
+
+def stream_windows(stream: Any, n_windows: int, context: int, *, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n_windows`` random windows ``x = s[i:i+T]``, ``y = s[i+1:i+T+1]`` (NumPy, reproducible from ``seed``)."""
+    check_int("n_windows", n_windows, minimum=1)
+    check_int("context", context, minimum=1)
+    last = len(stream) - context - 1
+    if last < 1:
+        raise ValueError(f"stream: expected more than context+1={context + 1} tokens, received {len(stream)}")
+    starts = np.random.default_rng(seed).integers(0, last, n_windows)
+    idx = starts[:, None] + np.arange(context)[None, :]
+    return np.asarray(stream)[idx], np.asarray(stream)[idx + 1]

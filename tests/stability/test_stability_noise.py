@@ -128,8 +128,8 @@ def test_token_domain_indicator():
     xt = jax.random.randint(jax.random.key(6, impl="rbg"), (20000, 4), 0, v)
     onehot = lambda x: jax.nn.one_hot(x[0], v)
     est = noise_stability(onehot, xt, rho=rho, key=KEY, n_samples=2, domain="tokens", vocab_size=v)
-    # E<e_{x0}, e_{y0}> = P[x0 = y0] = ρ + (1-ρ)/V
-    exact = rho + (1 - rho) / v
+    # E<e_{x0}, e_{y0}> = P[x0 = y0] = (1+ρ)/2 + (1-ρ)/(2V)  (the paper's resampling convention)
+    exact = (1 + rho) / 2 + (1 - rho) / (2 * v)
     assert abs(float(est.value) - exact) < max(4 * float(est.stderr), 0.005)
     # only token 0 matters and any change of it changes the argmax: average sensitivity is exactly 1
     s, _ = average_sensitivity(onehot, xt[:200], key=KEY, n_samples=2, vocab_size=v)
@@ -153,6 +153,6 @@ def test_bad_inputs():
     with pytest.raises(TypeError, match="x"):
         noise_stability(f, X[:10], rho=0.5, key=KEY, domain="tokens", vocab_size=3)
     with pytest.raises(ValueError, match="rho"):
-        noise_stability(f, jnp.zeros((4, 3), jnp.int32), rho=-0.5, key=KEY, domain="tokens", vocab_size=3)
+        noise_stability(f, jnp.zeros((4, 3), jnp.int32), rho=-1.5, key=KEY, domain="tokens", vocab_size=3)
     with pytest.raises(ValueError, match="x"):
         average_sensitivity(f, jnp.zeros((4,), jnp.int32), key=KEY, vocab_size=3)

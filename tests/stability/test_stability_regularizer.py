@@ -1,4 +1,8 @@
-"""Regularizer gradient vs finite differences, strength 0 == baseline (bitwise), Grokfast EMA, tasks, errors."""
+"""The paper's regularizer (Haris et al. 2026, Def. 6.1): resampling keep-probability vs Monte Carlo, the agreement
+term on a hand-computed two-token toy model, its gradient vs finite differences, γ = 0 bit-identical to the
+baseline; Grokfast-EMA, tasks and the bootstrap speedup."""
+
+import math
 
 import equinox as eqx
 import jax
@@ -7,37 +11,107 @@ import numpy as np
 import optax
 import pytest
 
-from jaxkit.stability._grokfast import grokfast_ema
-from jaxkit.stability._models import Transformer
-from jaxkit.stability._regularizer import make_loss_fn, regularized_loss
-from jaxkit.stability._tasks import char_dataset, modular_addition, python_reference_text
+from jaxkit.stability import (
+    Transformer,
+    agreement_regularizer,
+    char_dataset,
+    grokfast_ema,
+    keep_probability,
+    make_loss_fn,
+    modular_addition,
+    python_reference_text,
+    regularized_loss,
+    resample_tokens,
+    sparse_parity,
+    speedup_ci,
+)
 from jaxkit.train import fit, full_batch
 
 P = 5
 TOKENS = jnp.asarray([[0, 1, P], [2, 3, P], [4, 4, P], [1, 3, P]], jnp.int32)
 LABELS = (TOKENS[:, 0] + TOKENS[:, 1]) % P
+MASK = jnp.asarray([True, True, False])
 
 
 def _tiny(key):
     return Transformer(P + 1, 3, key=key, d_model=8, n_heads=2, d_mlp=16)
 
 
-def test_penalty_gradient_matches_finite_differences():
+@pytest.mark.parametrize("rho,vocab", [(0.25, 113), (0.05, 2), (-1.0, 7), (-0.6, 3)])
+def test_keep_probability_exact_vs_monte_carlo(rho, vocab):
+    n = 200_000
+    x = jax.random.randint(jax.random.key(1), (n,), 0, vocab)
+    y = resample_tokens(x, jax.random.key(2), rho=rho, vocab_size=vocab)
+    exact = (1 + rho) / 2 + (1 - rho) / (2 * vocab)  # the issue's formula, written out independently
+    assert keep_probability(rho, vocab) == pytest.approx(exact, abs=1e-12)
+    freq = float(jnp.mean(x == y))
+    assert abs(freq - exact) < 4 * math.sqrt(exact * (1 - exact) / n) + 1e-9
+    changed = np.asarray(y)[np.asarray(x != y)]  # a changed token is uniform over the vocabulary
+    if changed.size > 1000 and vocab > 2:
+        counts = np.bincount(changed, minlength=vocab) / changed.size
+        assert np.max(np.abs(counts - 1 / vocab)) < 0.02
+
+
+def test_resample_respects_noise_mask_and_rho_one():
+    toks = jnp.tile(TOKENS, (500, 1))
+    y = resample_tokens(toks, jax.random.key(3), rho=-1.0, vocab_size=P, noise_mask=MASK)
+    assert bool(jnp.all(y[:, 2] == P)) and bool(jnp.all(y[:, :2] < P))
+    assert float(jnp.mean(y[:, :2] == toks[:, :2])) == pytest.approx(1 / P, abs=0.03)
+    assert bool(jnp.all(resample_tokens(toks, jax.random.key(4), rho=1.0, vocab_size=P + 1) == toks))
+
+
+class _TwoToken(eqx.Module):
+    """Toy model on ONE token x in {0, 1}: logits = table[x] at every position."""
+
+    table: jax.Array
+
+    def __call__(self, tokens):
+        return self.table[tokens]
+
+
+def test_agreement_regularizer_hand_computed():
+    # agreement of two distributions, by hand: -(0.7*0.2 + 0.3*0.8) = -0.38
+    p, q = jnp.asarray([0.7, 0.3]), jnp.asarray([0.2, 0.8])
+    assert float(agreement_regularizer(p, q)) == pytest.approx(-0.38, abs=1e-7)
+    assert float(agreement_regularizer(p, q, sign=0)) == pytest.approx(0.38, abs=1e-7)
+    # two-token toy model, logits table [[2, 0], [0, 1]]
+    e = math.exp
+    p0 = [e(2) / (e(2) + 1), 1 / (e(2) + 1)]
+    p1 = [1 / (1 + e(1)), e(1) / (1 + e(1))]
+    same = [p0[0] ** 2 + p0[1] ** 2, p1[0] ** 2 + p1[1] ** 2]
+    cross = p0[0] * p1[0] + p0[1] * p1[1]
+    ce = 0.5 * (-math.log(p0[0]) - math.log(p1[1]))
+    model = _TwoToken(jnp.asarray([[2.0, 0.0], [0.0, 1.0]]))
+    tokens, labels = jnp.asarray([[0], [1]]), jnp.asarray([0, 1])
+    # rho = 1: Y = X, so R = -mean_x sum_i p_x,i^2 exactly
+    loss, aux = regularized_loss(model, tokens, labels, jax.random.key(0), gamma=0.5, rho=1.0, vocab_size=2, positions=-1)
+    assert float(aux["penalty"]) == pytest.approx(-0.5 * (same[0] + same[1]), abs=1e-6)
+    assert float(loss) == pytest.approx(ce - 0.25 * (same[0] + same[1]), abs=1e-6)
+    # rho = 0.5: Y = X with prob 3/4 + 1/8 = 7/8; E[R] = -mean_x (7/8 same_x + 1/8 cross), averaged over keys
+    keep = 0.75 + 0.25 / 2
+    expected = -0.5 * (keep * (same[0] + same[1]) + (1 - keep) * 2 * cross)
+    pen = jax.vmap(
+        lambda k: regularized_loss(model, tokens, labels, k, gamma=1.0, rho=0.5, vocab_size=2, positions=-1)[1]["penalty"]
+    )(jax.random.split(jax.random.key(1), 40_000))
+    se = float(jnp.std(pen)) / math.sqrt(pen.size)
+    assert abs(float(jnp.mean(pen)) - expected) < 4 * se + 1e-6
+
+
+def test_regularizer_gradient_matches_finite_differences():
     with jax.enable_x64(True):
-        model = _tiny(jax.random.PRNGKey(0))
-        model = jax.tree_util.tree_map(
-            lambda a: a.astype(jnp.float64) if eqx.is_inexact_array(a) else a, model
-        )
-        key = jax.random.PRNGKey(3)
+        model = _tiny(jax.random.key(0))
+        model = jax.tree_util.tree_map(lambda a: a.astype(jnp.float64) if eqx.is_inexact_array(a) else a, model)
+        key = jax.random.key(3)
         params, static = eqx.partition(model, eqx.is_inexact_array)
 
-        def loss(p, strength):  # strength traced: the penalty is always computed, one compilation serves all
+        def loss(p, gamma):  # gamma traced: the extra pass always runs, one compilation serves both
             m = eqx.combine(p, static)
-            return regularized_loss(m, TOKENS, LABELS, key, strength=strength, rho=0.8, positions=-1)[0]
+            kw = dict(rho=0.25, vocab_size=P, positions=-1, noise_mask=MASK)
+            return regularized_loss(m, TOKENS, LABELS, key, gamma=gamma, **kw)[0]
 
         vg = jax.jit(jax.value_and_grad(loss))
-        lam = jnp.float64(0.7)
-        _, grads = vg(params, lam)
+        gam = jnp.float64(0.75)
+        _, grads = vg(params, gam)
         leaves, treedef = jax.tree_util.tree_flatten(params)
         rng = np.random.default_rng(1)
         v = jax.tree_util.tree_unflatten(treedef, [jnp.asarray(rng.standard_normal(x.shape)) for x in leaves])
@@ -47,25 +121,28 @@ def test_penalty_gradient_matches_finite_differences():
         analytic = dot(grads)
         h = 1e-6
         shift = lambda s: jax.tree_util.tree_map(lambda p, d: p + s * d, params, v)
-        numeric = (float(vg(shift(h), lam)[0]) - float(vg(shift(-h), lam)[0])) / (2 * h)
+        numeric = (float(vg(shift(h), gam)[0]) - float(vg(shift(-h), gam)[0])) / (2 * h)
         assert abs(analytic - numeric) < 1e-6 * max(1.0, abs(numeric))
-        # the penalty really contributes: the directional derivative changes with the strength
+        # the regularizer really contributes: the directional derivative changes with gamma
         assert abs(dot(vg(params, jnp.float64(0.0))[1]) - analytic) > 1e-6
 
 
 def _baseline_loss(model, batch, key):
     tokens, labels = batch
-    logits = jax.vmap(model)(tokens)[:, -1]
+    logits = jax.vmap(lambda t: model(t, last_only=True))(tokens)
     return jnp.mean(optax.softmax_cross_entropy_with_integer_labels(logits, labels))
 
 
-def test_strength_zero_is_bitwise_baseline():
-    model = _tiny(jax.random.PRNGKey(1))
+def test_gamma_zero_is_bitwise_baseline_and_last_only_exact():
+    model = _tiny(jax.random.key(1))
+    np.testing.assert_allclose(
+        jax.vmap(lambda t: model(t, last_only=True))(TOKENS), jax.vmap(model)(TOKENS)[:, -1], rtol=1e-5, atol=1e-6
+    )
     opt = optax.adamw(1e-2, b1=0.9, b2=0.98, weight_decay=1.0)
     data = full_batch((TOKENS, LABELS))
-    kw = dict(n_steps=3, key=jax.random.PRNGKey(2), progress=False)
+    kw = dict(n_steps=3, key=jax.random.key(2), progress=False)
     base = fit(model, opt, _baseline_loss, data, **kw)
-    zero = fit(model, opt, make_loss_fn(strength=0.0, rho=0.9, positions=-1), data, has_aux=True, **kw)
+    zero = fit(model, opt, make_loss_fn(gamma=0.0, rho=0.25, positions=-1), data, has_aux=True, **kw)
     lb = jax.tree_util.tree_leaves(eqx.filter(base.model, eqx.is_array))
     lz = jax.tree_util.tree_leaves(eqx.filter(zero.model, eqx.is_array))
     assert all(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(lb, lz))
@@ -86,7 +163,7 @@ def test_grokfast_ema_matches_reference_recursion():
 
 
 def test_tasks():
-    d = modular_addition(7, 0.4, jax.random.PRNGKey(0))
+    d = modular_addition(7, 0.4, jax.random.key(0))
     x = np.concatenate([d["train_x"], d["val_x"]])
     y = np.concatenate([d["train_y"], d["val_y"]])
     assert len(d["train_x"]) == round(0.4 * 49) and len(x) == 49
@@ -96,36 +173,20 @@ def test_tasks():
     assert len(text) > 100_000 and "lambda" in text
     ds = char_dataset(text, max_chars=5000)
     assert "".join(ds["vocab"][i] for i in ds["train"][:50]) == text[:50]
-    assert len(ds["train"]) + len(ds["val"]) == 5000
+    sp = sparse_parity(12, 3, 4000, 500, label_noise=0.1, key=jax.random.key(1))
+    bits, s = sp["val_x"][:, :12], sp["secret"]
+    np.testing.assert_array_equal(sp["val_y"], bits[:, s].sum(1) % 2)  # validation labels are clean
+    clean = sp["train_x"][:, s].sum(1) % 2
+    assert abs(np.mean(clean != sp["train_y"]) - 0.1) < 0.03 and np.all(sp["train_x"][:, 12] == 2)
 
 
-def test_bad_inputs():
-    with pytest.raises(ValueError, match="rho"):
-        make_loss_fn(strength=1.0, rho=1.5)
-    with pytest.raises(ValueError, match="strength"):
-        make_loss_fn(strength=-1.0, rho=0.5)
-    with pytest.raises(ValueError, match="alpha"):
-        grokfast_ema(alpha=1.5)
-    with pytest.raises(ValueError, match="n_heads"):
-        Transformer(5, 3, key=jax.random.PRNGKey(0), d_model=10, n_heads=3)
-    with pytest.raises(ValueError, match="train_fraction"):
-        modular_addition(7, 1.0, jax.random.PRNGKey(0))
-    with pytest.raises(ValueError, match="text"):
-        char_dataset("short")
-
-
-def test_steps_to_target_and_median_spread():
-    from jaxkit.stability._seeds import median_spread, steps_to_target
-
-    hist = [
-        {"step": 10, "val_acc": [0.1, 0.96, 0.2]},
-        {"step": 20, "loss": 1.0},
-        {"step": 30, "val_acc": [0.97, 0.5, 0.3]},
-    ]
-    steps = steps_to_target(hist, "val_acc", 0.95)
-    assert steps == [30, 10, None]
-    s = median_spread(steps, censor=40)
-    assert s["median"] == 30 and s["reached"] == 2 and s["max"] == 40 and s["per_seed"] == [30, 10, None]
-    assert steps_to_target(hist, "val_acc", 0.25, mode="min") == [10, None, 10]
-    with pytest.raises(ValueError, match="mode"):
-        steps_to_target(hist, "val_acc", 0.5, mode="up")
+def test_speedup_ci_by_hand():
+    base = [100, 110, 90, 100, 105]
+    half = [50, 55, 45, 50, 52.5]
+    r = speedup_ci(base, half, 200)
+    assert r["speedup_pct"] == pytest.approx(50.0) and r["excludes_zero"]
+    assert r["ci_low"] <= 50.0 <= r["ci_high"] and r["ci_high"] - r["ci_low"] < 10
+    same = speedup_ci(base, [110, 90, 105, 100, 100], 200)
+    assert same["speedup_pct"] == pytest.approx(0.0) and not same["excludes_zero"]
+    never = speedup_ci(base, [None] * 5, 200)  # censored at the run length: -100%
+    assert never["speedup_pct"] == pytest.approx(-100.0)

@@ -1,0 +1,287 @@
+"""Method comparison: train baseline / regularizer / Grokfast on a stack of seeds, and time-to-target statistics.
+
+The experiments (`grokking`, `sparse_parity`, `next_token`, `stability_sweep`) are configuration plus calls to
+this module:
+
+* :class:`MethodSpec` names a method: its regularizer strength ``gamma`` and correlation ``rho`` (the paper's
+  agreement regularizer, or the Gaussian-embedding alternative) and an optional Grokfast-EMA ``(α, λ)``.
+* :func:`method_optimizer` is AdamW (shared learning rate, betas and weight decay), preceded by Grokfast-EMA.
+* :func:`stacked_batches` draws per-seed minibatches (or the full batch) as a pure function of ``(seed, step)``.
+* :func:`train_method` trains ``S`` stacked models with :func:`jaxkit.train.fit` (checkpoints, ``--resume``).
+* :func:`stacked_eval` evaluates every stacked model (accuracy, loss, and the paper's agreement
+  $E\\sum_i M(X)_i M(Y)_i$ under token resampling) in one compiled call.
+* :func:`speedup_ci` / :func:`compare_speed`: steps to a target, medians and the median speedup
+  $100\\,(1 - \\mathrm{med}_m / \\mathrm{med}_{\\mathrm{base}})$ with a paired bootstrap confidence interval over
+  seeds (seed ``s`` of every method shares the initialisation and the data split, so seeds are resampled jointly).
+  Seeds that never reach the target count as the run length (censored): the method's median is then a lower
+  bound on its steps, and the number of seeds that reached the target is reported beside it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from .._validate import check_int, check_range
+from ._checks import check_gamma, check_rho
+from ._grokfast import grokfast_ema
+from ._regularizer import (
+    Method,
+    cross_entropy,
+    make_loss_fn,
+    make_member_loss_fn,
+    model_logits,
+    token_agreement,
+)
+from ._seeds import seed_stacked_loss, steps_to_target
+
+
+class MethodSpec(NamedTuple):
+    """One training method. ``gamma = 0`` and ``grokfast = None`` is the baseline."""
+
+    name: str
+    gamma: float = 0.0
+    rho: float = 0.0
+    grokfast: tuple[float, float] | None = None
+    regularizer: Method = "agreement"
+    detach_clean: bool = False
+
+
+def standard_methods(
+    gamma: float, rho: float, *, grokfast: tuple[float, float] = (0.98, 2.0)
+) -> tuple[MethodSpec, ...]:
+    """``baseline``, ``regularizer`` (agreement, ``(γ, ρ)``) and ``grokfast`` (EMA ``α``, ``λ``; published 0.98, 2)."""
+    check_gamma(gamma)
+    check_rho(rho)
+    return (
+        MethodSpec("baseline"),
+        MethodSpec("regularizer", gamma=gamma, rho=rho),
+        MethodSpec("grokfast", grokfast=grokfast),
+    )
+
+
+def method_optimizer(
+    spec: MethodSpec, *, lr: float, weight_decay: float, betas: tuple[float, float] = (0.9, 0.98)
+) -> optax.GradientTransformation:
+    """AdamW with decoupled weight decay; Grokfast-EMA (if ``spec.grokfast``) acts on the gradients before it."""
+    check_range("lr", lr, 0.0, np.inf, closed=False)
+    check_range("weight_decay", weight_decay, 0.0, np.inf)
+    adamw = optax.adamw(lr, b1=betas[0], b2=betas[1], weight_decay=weight_decay)
+    if spec.grokfast is None:
+        return adamw
+    return optax.chain(grokfast_ema(*spec.grokfast), adamw)
+
+
+class StackedBatches:
+    """``batch(step)``: per-seed minibatches ``(S, B, ...)`` without replacement within a step, a pure function of
+    ``(seed, step)`` (so a resumed run sees the same batches); ``batch_size=None`` is the full batch."""
+
+    def __init__(self, xs: np.ndarray, ys: np.ndarray, batch_size: int | None, seed: int, extra: tuple = ()):
+        self.xs, self.ys, self.batch_size, self.seed, self.extra = np.asarray(xs), np.asarray(ys), batch_size, seed, extra
+        n = self.xs.shape[1]
+        if batch_size is not None:
+            check_int("batch_size", batch_size, minimum=1)
+            if batch_size > n:
+                raise ValueError(f"batch_size: expected at most the {n} training examples per seed, received {batch_size}")
+        self._full = (jnp.asarray(self.xs), jnp.asarray(self.ys), *extra)
+
+    def __call__(self, step: int):
+        if self.batch_size is None:
+            return self._full
+        rng = np.random.default_rng([self.seed, step])
+        s, n = self.xs.shape[:2]
+        idx = np.argsort(rng.random((s, n)), axis=1)[:, : self.batch_size]
+        take = lambda a: np.take_along_axis(a, idx.reshape(idx.shape + (1,) * (a.ndim - 2)), axis=1)
+        return (take(self.xs), take(self.ys), *self.extra)
+
+
+def stacked_batches(xs: Any, ys: Any, batch_size: int | None, seed: int, extra: tuple = ()) -> StackedBatches:
+    """Per-seed data ``xs`` ``(S, N, ...)``, ``ys`` ``(S, N, ...)`` -> ``data(step)`` for :func:`jaxkit.train.fit`;
+    ``extra`` arrays (e.g. per-seed ``γ``, ``ρ`` for :func:`jaxkit.stability.make_member_loss_fn`) are appended."""
+    return StackedBatches(xs, ys, batch_size, seed, extra)
+
+
+def stacked_eval(
+    val_x: Any,
+    val_y: Any,
+    *,
+    positions: Any = -1,
+    agreement: tuple[float, int, Any, int | None] | None = None,
+    key: jax.Array | None = None,
+    train: tuple[Any, Any] | None = None,
+) -> Callable[[Any], dict]:
+    """``eval(models) -> {"val_acc", "val_loss", ["train_acc"], ["agreement"]}`` (one array entry per seed).
+
+    ``val_x`` ``(S, N, T)`` and ``val_y`` per seed (``(S, N)`` for ``positions=-1``, ``(S, N, T)`` for all);
+    ``agreement = (rho, vocab_size, noise_mask, n)`` adds the paper's $E\\sum_i M(X)_i M(Y)_i$ on the first ``n``
+    validation inputs (all if ``None``; fixed noise ``key``). ``train = (x, y)`` adds the training accuracy.
+    """
+    vx, vy = jnp.asarray(val_x), jnp.asarray(val_y)
+    tr = None if train is None else (jnp.asarray(train[0]), jnp.asarray(train[1]))
+    keys = jax.random.split(jax.random.key(0) if key is None else key, vx.shape[0])
+
+    def one(model, x, y, k, t):
+        logits = model_logits(model, x, positions)
+        out = {"val_acc": jnp.mean(jnp.argmax(logits, -1) == y), "val_loss": cross_entropy(logits, y)}
+        if t is not None:
+            out["train_acc"] = jnp.mean(jnp.argmax(model_logits(model, t[0], positions), -1) == t[1])
+        if agreement is not None:
+            rho, vocab, mask, n = agreement
+            out["agreement"] = token_agreement(
+                model, x[:n], k, rho=rho, vocab_size=vocab, positions=positions, noise_mask=mask
+            )
+        return out
+
+    run = eqx.filter_jit(eqx.filter_vmap(one))
+    return lambda models: run(models, vx, vy, keys, tr)
+
+
+def train_method(
+    models: Any,
+    spec: MethodSpec,
+    data: Callable[[int], Any],
+    *,
+    n_seeds: int,
+    n_steps: int,
+    lr: float,
+    weight_decay: float,
+    betas: tuple[float, float] = (0.9, 0.98),
+    vocab_size: int | None = None,
+    positions: Any = -1,
+    noise_mask: Any = None,
+    per_member: bool = False,
+    eval_fn: Callable | None = None,
+    eval_every: int = 100,
+    key: jax.Array,
+    checkpoint_dir: str | Path | None = None,
+    resume: bool = False,
+    progress: bool | str = False,
+    return_model: bool = False,
+) -> dict:
+    """Train ``n_seeds`` stacked models with ``spec`` for ``n_steps`` (:func:`jaxkit.train.fit`, checkpointed).
+
+    ``per_member=True``: the batches carry per-seed ``(γ, ρ)`` (sweeps; :func:`make_member_loss_fn`) and
+    ``spec.gamma``/``spec.rho`` are ignored. Returns ``{"history", "wall_time_s", "cpu_time_s"}`` with the
+    evaluated records only (per-seed lists); with ``return_model=True`` also the trained stack under ``"model"``.
+    """
+    from jaxkit.train import fit
+
+    check_int("n_seeds", n_seeds, minimum=1)
+    kw = dict(vocab_size=vocab_size, positions=positions, noise_mask=noise_mask, method=spec.regularizer,
+              detach_clean=spec.detach_clean)
+    inner = make_member_loss_fn(**kw) if per_member else make_loss_fn(gamma=spec.gamma, rho=spec.rho, **kw)
+    cpu0 = time.process_time()
+    res = fit(
+        models,
+        method_optimizer(spec, lr=lr, weight_decay=weight_decay, betas=betas),
+        seed_stacked_loss(inner, n_seeds),
+        data,
+        n_steps=n_steps,
+        key=key,
+        has_aux=True,
+        eval_fn=eval_fn,
+        eval_every=eval_every,
+        log_every=eval_every,
+        checkpoint_dir=checkpoint_dir,
+        checkpoint_every=max(eval_every, n_steps // 8) if checkpoint_dir is not None else 0,
+        resume=resume,
+        progress=progress,
+    )
+    hist = [r for r in res.history if "val_acc" in r or "val_loss" in r]
+    out = {"history": hist, "wall_time_s": res.wall_time, "cpu_time_s": time.process_time() - cpu0}
+    return out | ({"model": res.model} if return_model else {})
+
+
+def _censored(steps: Sequence[int | None], censor: int) -> np.ndarray:
+    return np.asarray([censor if s is None else s for s in steps], float)
+
+
+def speedup_ci(
+    base_steps: Sequence[int | None],
+    steps: Sequence[int | None],
+    censor: int,
+    *,
+    n_boot: int = 10_000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> dict:
+    """Median speedup $100(1 - \\mathrm{med}(m)/\\mathrm{med}(b))$ and its paired percentile-bootstrap CI.
+
+    ``base_steps[s]`` and ``steps[s]`` belong to the same seed (same initialisation and data); ``None`` = never
+    reached, counted as ``censor``. Returns ``{"speedup_pct", "ci_low", "ci_high", "excludes_zero"}``.
+    """
+    b, m = _censored(base_steps, censor), _censored(steps, censor)
+    if b.shape != m.shape or b.size < 2:
+        raise ValueError(f"steps: expected paired per-seed lists of equal length >= 2, received {b.size} and {m.size}")
+    check_int("n_boot", n_boot, minimum=100)
+    check_range("level", level, 0.0, 1.0, closed=False)
+    idx = np.random.default_rng(seed).integers(0, b.size, (n_boot, b.size))
+    boot = 100.0 * (1.0 - np.median(m[idx], axis=1) / np.median(b[idx], axis=1))
+    lo, hi = np.percentile(boot, [50 * (1 - level), 50 * (1 + level)])
+    point = 100.0 * (1.0 - np.median(m) / np.median(b))
+    return {"speedup_pct": float(point), "ci_low": float(lo), "ci_high": float(hi), "excludes_zero": bool(lo > 0 or hi < 0)}
+
+
+def compare_speed(
+    runs: dict[str, dict],
+    metric: str,
+    target: float,
+    n_steps: int,
+    *,
+    mode: str = "max",
+    baseline: str = "baseline",
+    n_boot: int = 10_000,
+) -> dict:
+    """Per method: steps-to-target statistics (:func:`median_spread` fields) and, against ``baseline``, the median
+    speedup with its bootstrap CI (:func:`speedup_ci`); seed ``s`` of each method pairs with seed ``s`` of the
+    baseline."""
+    from ._seeds import median_spread
+
+    if baseline not in runs:
+        raise ValueError(f"runs: expected a {baseline!r} entry, received methods {sorted(runs)}")
+    per = {}
+    for m, r in runs.items():
+        per[m] = steps_to_target(r["history"], metric, target, mode=mode)
+    out = {}
+    for m, st in per.items():
+        row = median_spread(st, n_steps)
+        if m != baseline:
+            row |= speedup_ci(per[baseline], st, n_steps, n_boot=n_boot)
+        out[m] = row
+    return out
+
+
+def split_members(history: Sequence[dict], groups: dict[str, Sequence[int]]) -> dict[str, dict]:
+    """Split the history of ONE stacked run (per-member lists) into one pseudo-run per group of member indices,
+    e.g. the cells of a sweep: ``{name: {"history": [...]}}`` with the selected columns, in the given order."""
+    out = {}
+    for name, cols in groups.items():
+        cols = list(cols)
+        rows = []
+        for r in history:
+            row = {}
+            for k, v in r.items():
+                row[k] = [v[c] for c in cols] if isinstance(v, list) and len(v) > max(cols) else v
+            rows.append(row)
+        out[name] = {"history": rows}
+    return out
+
+
+def speed_table(stats: dict, *, baseline: str = "baseline") -> str:
+    """Markdown table of :func:`compare_speed` output."""
+    rows = [
+        "| method | steps to target, median [IQR] | reached | speedup (95% CI) |",
+        "|---|---|---|---|",
+    ]
+    for m, s in stats.items():
+        sp = "—" if m == baseline else f"{s['speedup_pct']:+.1f}% [{s['ci_low']:+.1f}, {s['ci_high']:+.1f}]"
+        rows.append(f"| {m} | {s['median']:.0f} [{s['q25']:.0f}, {s['q75']:.0f}] | {s['reached']}/{s['n_seeds']} | {sp} |")
+    return "\n".join(rows) + "\n"
