@@ -43,7 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._typing import Array, ArrayLike, Complex, Float, PRNGKey
-from .._validate import check_choice, check_int, check_positive
+from .._validate import check_choice, check_finite, check_int, check_positive
 from ._layers import Pointwise, _as_modes, instance_norm, pointwise
 
 __all__ = ["LNO", "LNOConfig", "LaplaceLayer", "grid_spacing", "laplace_layer", "lno_apply"]
@@ -104,7 +104,9 @@ def laplace_layer(
     # steady state: H_io(λ_n) = Σ_p β_p Π_a 1/(λ_a - μ_a), then Σ_i FFT(u_i) H_io and an inverse FFT
     transfer = jnp.einsum(f"io{p}," + ",".join(f"io{p[a]}{f[a]}" for a in range(d)) + f"->io{f}", beta, *inv)
     steady = jnp.fft.ifftn(jnp.einsum(f"i{f},io{f}->o{f}", u_hat, transfer), axes=axes).real
-    # transient: γ_p = (-1)^d β_p Σ_n α_n Π_a 1/(λ_a - μ_a), evaluated as Σ_{i,p} γ_p Π_a exp(μ_a x_a)
+    # transient: γ_p = (-1)^d β_p Σ_n α_n Π_a 1/(λ_a - μ_a), evaluated as Σ_{i,p} γ_p Π_a exp(μ_a x_a). (One
+    # einsum each: the parameter factors are multiplied first, then one large GEMM per input channel; measured
+    # faster on CPU than the flop-minimal axis-by-axis order, whose batched intermediates are memory-bound.)
     coef = jnp.einsum(f"i{f}," + ",".join(f"io{p[a]}{f[a]}" for a in range(d)) + f"->io{p}", u_hat, *inv)
     gamma = ((-1.0) ** d / n_total) * beta * coef
     transient = jnp.einsum(
@@ -156,6 +158,7 @@ class LaplaceLayer(eqx.Module):
     def __call__(self, u: ArrayLike, *, spacing: Sequence[float]) -> Float[Array, "cout *grid"]:
         """``u`` ``(in_channels, *grid)`` with ``len(modes)`` axes; ``spacing`` the physical step per axis."""
         u = _check_lno_input("u", u, self.in_channels, len(self.modes))
+        check_finite("u", u)
         if len(spacing) != len(self.modes):
             raise ValueError(f"spacing: expected {len(self.modes)} entries, received {tuple(spacing)}")
         for s in spacing:
@@ -305,8 +308,10 @@ class LNO(eqx.Module):
                         "residue_im": lp.residue_im},
         }
 
-    def __call__(self, x: ArrayLike) -> Float[Array, "cout *grid"]:
+    def __call__(self, x: ArrayLike | list) -> Float[Array, "cout *grid"]:
         """Evaluate on one sample ``x`` of shape ``(in_channels, *grid)``."""
         cfg = self.config
+        x = np.asarray(x, np.float32) if isinstance(x, list | tuple) else x
         x = _check_lno_input("x", x, cfg.in_channels, cfg.n_dims)
+        check_finite("x", x)  # concrete inputs only (a no-op under jit/vmap tracing)
         return lno_apply(self.params(), x, cfg)

@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._typing import Array, ArrayLike, Float, PRNGKey
-from .._validate import check_choice, check_int, check_range
+from .._validate import check_choice, check_finite, check_int, check_range
 from ._layers import (
     InstanceNorm,
     Pointwise,
@@ -221,10 +221,12 @@ class NeuralOperator(eqx.Module):
             "proj_out": _layer_params(self.proj_out),
         }
 
-    def __call__(self, x: ArrayLike) -> Float[Array, "cout *grid"]:
+    def __call__(self, x: ArrayLike | list) -> Float[Array, "cout *grid"]:
         """Evaluate on one sample ``x`` of shape ``(in_channels, *grid)`` at any resolution ``>= 2·modes``."""
         cfg = self.config
+        x = np.asarray(x, np.float32) if isinstance(x, list | tuple) else x
         x = _check_input("x", x, cfg.in_channels, cfg.n_dims, cfg.modes)
+        check_finite("x", x)  # concrete inputs only (a no-op under jit/vmap tracing)
         return operator_apply(self.params(), x, cfg)
 
 
