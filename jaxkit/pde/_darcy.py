@@ -117,14 +117,19 @@ class SolveInfo(NamedTuple):
     residual: Array
 
 
+def _as_array(x):
+    """Python lists/tuples -> NumPy arrays of JAX's default float dtype (arrays pass through)."""
+    return np.asarray(x, dtype=jnp.result_type(float)) if isinstance(x, list | tuple) else x
+
+
 def solve(
-    a: Float[_In, "n1 n2"], *, f: float | int | Float[_In, "n3 n4"] = 1.0, tol: float | None = None,
+    a: Float[_In, "n1 n2"] | list, *, f: float | int | Float[_In, "n3 n4"] = 1.0, tol: float | None = None,
     maxiter: int = 500, on_failure: Literal["raise", "ignore"] = "raise", return_info: bool = False,
 ) -> Float[Array, "n1 n2"] | tuple[Float[Array, "n1 n2"], SolveInfo]:
     """Solve ``-∇·(a∇u) = f``, ``u|∂Ω = 0`` on the ``n×n`` node grid of the unit square (one sample).
 
     Args:
-        a: nodal coefficient field, strictly positive, shape ``(n, n)``.
+        a: nodal coefficient field, strictly positive, shape ``(n, n)`` (array or nested list).
         f: source, a scalar or an ``(n, n)`` nodal array (only interior values are used).
         tol: relative residual tolerance of PCG (default 1e-6 in float32, 1e-12 in float64).
         maxiter: PCG iteration cap.
@@ -138,6 +143,7 @@ def solve(
         ``u`` on all ``n×n`` nodes (zeros on the boundary), dtype of ``a`` (and the :class:`SolveInfo` when
         ``return_info``). Batch with ``jax.vmap``.
     """
+    a = _as_array(a)
     n = _check_coefficient(a)
     _check_forcing(f, n)
     check_int("maxiter", maxiter, minimum=1)

@@ -66,13 +66,13 @@ def velocity(w: Float[_In, "n n"], *, length: float = 1.0) -> Float[Array, "2 n 
 
 
 def solve(
-    w0: Float[_In, "n1 n2"], *, nu: float, t_final: float, dt: float, forcing: Float[_In, "n3 n4"] | None = None,
+    w0: Float[_In, "n1 n2"] | list, *, nu: float, t_final: float, dt: float, forcing: Float[_In, "n3 n4"] | None = None,
     record_steps: int = 1, length: float = 1.0, scheme: str = "cn", max_steps: int = 1_000_000,
 ) -> Float[Array, "record n1 n2"]:
     """Integrate the vorticity equation from ``w0`` (one sample) and record ``record_steps`` snapshots.
 
     Args:
-        w0: initial vorticity on the ``n×n`` periodic grid (``n`` even).
+        w0: initial vorticity on the ``n×n`` periodic grid (``n`` even; array or nested list).
         nu: viscosity ν > 0.
         t_final: final time; ``ceil(t_final/dt)`` steps are taken, rounded up to a multiple of ``record_steps``.
         dt: time step (FNO: 1e-4).
@@ -89,6 +89,8 @@ def solve(
     Returns:
         ``(record_steps, n, n)`` vorticity snapshots in the dtype of ``w0``. Batch with ``jax.vmap``.
     """
+    if isinstance(w0, list | tuple):
+        w0 = np.asarray(w0, dtype=jnp.result_type(float))
     check_ndim("w0", w0, 2)
     check_float("w0", w0)
     n0, n1 = np.shape(w0)

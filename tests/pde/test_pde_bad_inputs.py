@@ -46,6 +46,19 @@ def test_navier_stokes_guards_runaway_step_counts():
         navier_stokes.solve(w0, nu=1e-3, t_final=1.0, dt=0.25, max_steps=3)
 
 
+def test_lists_are_accepted_like_arrays():
+    a = [[2.0] * 5 for _ in range(5)]
+    np.testing.assert_allclose(darcy.solve(a), darcy.solve(np.asarray(a, np.float32)))
+    w = np.random.default_rng(0).normal(size=(8, 8)).astype(np.float32)
+    kw = dict(nu=0.1, t_final=0.1, dt=0.05)
+    np.testing.assert_allclose(navier_stokes.solve(w.tolist(), **kw), navier_stokes.solve(w, **kw), atol=1e-6)
+    from jaxkit.pde import burgers
+
+    u0 = np.sin(2 * np.pi * np.arange(8) / 8).astype(np.float32)
+    np.testing.assert_allclose(burgers.solve(u0.tolist(), nu=0.1, t_final=0.01), burgers.solve(u0, nu=0.1,
+                               t_final=0.01), atol=1e-6)
+
+
 @pytest.mark.parametrize(
     "call, exc, match",
     [
