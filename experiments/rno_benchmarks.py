@@ -6,7 +6,9 @@ trajectories), relative L2 and MSE on the test set at the training resolution, z
 2x and 4x (same samples, finer grid: every dataset is solved on one fine grid and subsampled), the n-vs-2n
 discrepancy of the predictions, and train time per epoch. RNO ablations (global-only, local-only) on Burgers and
 Darcy. ``quick`` uses tiny data, small grids and few epochs (minutes on 2 cores), so its errors are far above the
-published ones; ``paper`` uses the published sizes (hours; not run in this repository's CI).
+published ones; ``paper`` uses the published sizes (hours; not run in this repository's CI). The RNO paper's
+LNO-suite table (with LNO as a third model, the LNO repository's settings and its published reaction–diffusion
+split) is reproduced by the ``lno_suite`` experiment.
 """
 
 from __future__ import annotations
