@@ -28,8 +28,7 @@ import numpy as np
 
 from experiments import Anchor, Experiment, register
 from jaxkit.operators import FNO, LNO, RNO, count_params, train_ensemble
-from jaxkit.pde import make_dataset, subsample
-from jaxkit.pde.lno import reaction_diffusion_published
+from jaxkit.pde import lno, make_dataset, subsample
 
 _2PI = 2 * math.pi
 _SPLITS = dict(n_train=200, n_val=50, n_test=130)  # every LNO-repository folder (ntrain, nvali, ntest)
@@ -158,7 +157,7 @@ def load_data(name: str, d: dict, seed: int, cache: Any) -> dict[str, np.ndarray
     if d["source"] == "published":
         out = {}
         for split in ("train", "val", "test"):
-            f, u, _, _ = reaction_diffusion_published(split, dtype=np.float32)
+            f, u, _, _ = lno.reaction_diffusion_published(split, dtype=np.float32)
             n = d[f"n_{split}"]
             out[f"x_{split}"], out[f"y_{split}"] = f[:n, None], u[:n, None]
         return out
