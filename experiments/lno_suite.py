@@ -45,21 +45,21 @@ _PAPER_DATA: dict[str, dict[str, Any]] = {  # in order of cost
         fno=dict(padding=0.1, endpoint=True), lno=dict(_LNO_2D, lengths=(1.0, 1.0))),
     "duffing": dict(
         source="make_dataset", options={}, resolution=2048, **_SPLITS, batch_size=20, lr=0.002,
-        published_epochs=1000, epochs=100, step_fraction=0.1, modes=(16,), width=4,
+        published_epochs=1000, epochs=60, step_fraction=0.1, modes=(16,), width=4,
         fno=dict(padding=0.1, endpoint=False),
         lno=dict(norm=False, activation="sin", grid_features=False, lengths=(20.48,), endpoint=False)),
     "beam": dict(
         source="make_dataset", options={}, resolution=41, **_SPLITS, batch_size=50, lr=0.002,
-        published_epochs=1000, epochs=50, step_fraction=0.1, modes=(4, 4), width=16,
+        published_epochs=1000, epochs=30, step_fraction=0.1, modes=(4, 4), width=16,
         fno=dict(padding=0.1, endpoint=True), lno=dict(_LNO_2D, lengths=(1.0, 2.0))),
     "brusselator": dict(
         source="make_dataset", options={}, resolution=28, stride=2, n_train=800, n_val=100, n_test=200,
-        batch_size=50, lr=0.005, published_epochs=300, epochs=8, step_fraction=1 / 3, modes=(4, 4, 4),
+        batch_size=50, lr=0.005, published_epochs=300, epochs=5, step_fraction=1 / 3, modes=(4, 4, 4),
         width=8, proj_hidden=64,
         fno=dict(padding=0.1, endpoint=True),
         lno=dict(norm=True, activation="relu", grid_features=True, lengths=(19.0, 26 / 27, 26 / 27), endpoint=True)),
     "navier_stokes_re40": dict(
-        source="make_dataset", options={"fine_resolution": 64, "dt": 0.01}, resolution=64, n_train=400,
+        source="make_dataset", options={"fine_resolution": 64, "dt": 0.01}, resolution=64, n_train=200,
         n_val=50, n_test=100, batch_size=20, lr=0.001, published_epochs=500, epochs=12, step_fraction=0.2,
         modes=(12, 12), width=20, lno_modes=(4, 4), metric="mse",
         fno=dict(padding=0.0, endpoint=False, lengths=(_2PI, _2PI)),
@@ -125,7 +125,7 @@ _DATA_NOTES = {
     "-4 cos 4y, nu = 1/40 on the [0, 2pi)^2 torus, w0 ~ GRF(alpha 2.5, tau 7), IF-RK4 with dt = 0.01 at 64^2, map "
     "w(t = 1..10) -> w(t = 11..20). An MSE scales with the data's amplitude (our vorticity sd ~ 2.7), so it is not "
     "comparable to the paper's 0.0049 in absolute terms; the relative L2 is reported too. 'Published epochs' "
-    "here are the FNO paper's 500 (the RNO paper's Navier-Stokes budget is not stated); n = 400/50/100 is ours.",
+    "here are the FNO paper's 500 (the RNO paper's Navier-Stokes budget is not stated); n = 200/50/100 is ours.",
 }
 _MODEL_NOTES = [
     "All models: unit-Gaussian normalisation per channel of inputs and outputs, relative-L2 loss on decoded "
