@@ -66,8 +66,16 @@ _PAPER_DATA: dict[str, dict[str, Any]] = {  # in order of cost
         lno=dict(norm=True, activation="sin", grid_features=True, lengths=(_2PI, _2PI), endpoint=False)),
 }
 
+# what else was tried (validation error decides; run after the main table): RNO at FNO's width, with the paper's
+# normalisation, and all three with 4x the epochs on reaction-diffusion
+_VARIANTS = {"reaction_diffusion": {
+    "RNO width 48": ("RNO", {"rno_width": 48}),
+    "RNO + instance norm": ("RNO", {"rno_norm": "instance"}),
+    "RNO 200 epochs": ("RNO", {"epochs": 200}),
+    "FNO 200 epochs": ("FNO", {"epochs": 200}),
+}}
 PAPER = dict(datasets=_PAPER_DATA, n_layers=4, proj_hidden=128, weight_decay=1e-4, gamma=0.5, seeds=3,
-             models=["FNO", "LNO", "RNO"], rd_operator_check=True)
+             models=["FNO", "LNO", "RNO"], rd_operator_check=True, variants=_VARIANTS)
 
 
 def _quick_data() -> dict[str, dict[str, Any]]:
@@ -89,7 +97,8 @@ def _quick_data() -> dict[str, dict[str, Any]]:
     return out
 
 
-QUICK = dict(PAPER, datasets=_quick_data(), seeds=2, rd_operator_check=False)
+QUICK = dict(PAPER, datasets=_quick_data(), seeds=2, rd_operator_check=False,
+             variants={"reaction_diffusion": {"RNO + instance norm": ("RNO", {"rno_norm": "instance"})}})
 
 ANCHORS = (
     Anchor("duffing/RNO/test_rel_l2", 0.1663, "RNO paper, Duffing (second best LSM 0.1699)"),
@@ -185,7 +194,7 @@ def model_factory(kind: str, c_in: int, c_out: int, d: dict, cfg: dict):
                                **fno)
     width = d.get("rno_width", d["width"])
     return lambda key: RNO(c_in, c_out, d["modes"], width, cfg["n_layers"], proj_hidden=hidden, lengths=lengths,
-                           key=key, **fno)
+                           norm=d.get("rno_norm"), key=key, **fno)
 
 
 def _errors(pred: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
@@ -194,7 +203,7 @@ def _errors(pred: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
     return rel, float(np.mean((pred - y) ** 2))
 
 
-def train_and_evaluate(ctx, name: str, kind: str, data: dict, d: dict) -> dict[str, Any]:
+def train_and_evaluate(ctx, name: str, kind: str, data: dict, d: dict, label: str | None = None) -> dict[str, Any]:
     """Train the seed ensemble of one model kind; errors per seed on validation and test."""
     cfg = ctx.config
     c_in, c_out = data["x_train"].shape[1], data["y_train"].shape[1]
@@ -205,7 +214,7 @@ def train_and_evaluate(ctx, name: str, kind: str, data: dict, d: dict) -> dict[s
     trained = train_ensemble(
         make, keys, data["x_train"], data["y_train"], epochs=d["epochs"], batch_size=d["batch_size"], lr=d["lr"],
         weight_decay=cfg["weight_decay"], step_epochs=step_epochs, gamma=cfg["gamma"],
-        checkpoint_dir=ctx.checkpoint_dir(f"{ctx.preset}-{name}-{kind}"), resume=ctx.resume,
+        checkpoint_dir=ctx.checkpoint_dir(f"{ctx.preset}-{name}-{label or kind}"), resume=ctx.resume,
         progress=f"{name}:{kind}")
     wall, cpu = time.perf_counter() - t0, _cpu() - c0
     res: dict[str, Any] = {"val_rel_l2_seeds": [], "test_rel_l2_seeds": [], "val_mse_seeds": [], "test_mse_seeds": []}
@@ -272,6 +281,14 @@ def run(ctx) -> dict[str, Any]:
     metrics: dict[str, Any] = {}
     for name, d in ctx.progress(list(ctx.config["datasets"].items()), desc="datasets"):
         metrics[name] = run_dataset(ctx, name, d)
+    for name, variants in ctx.config.get("variants", {}).items():
+        base = ctx.config["datasets"][name]
+        data = load_data(name, base, ctx.seed, ctx.out_dir / "data")  # cached by make_dataset
+        for label, (kind, overrides) in variants.items():
+            metrics[name].setdefault("variants", {})[label] = ctx.stage(
+                f"{ctx.preset}-{name}-variant-{label}",
+                lambda n=name, k=kind, d=dict(base, **overrides), lab=label, dat=data: train_and_evaluate(
+                    ctx, n, k, dat, d, lab))
     if ctx.config.get("rd_operator_check") and "reaction_diffusion" in metrics:
         metrics["reaction_diffusion"]["training_operator_check"] = ctx.stage(
             f"{ctx.preset}-reaction_diffusion-operator-check", rd_training_operator_check)
@@ -348,6 +365,13 @@ def summary(ctx, metrics: dict) -> str:
     for n in metrics:
         key = f"val_{_metric(n, ds[n])}"
         lines.append(f"| {n} | " + " | ".join(_pm(metrics[n][k], key) for k in cfg["models"]) + " |")
+    var = [(n, lab, r) for n in metrics for lab, r in metrics[n].get("variants", {}).items()]
+    if var:
+        lines += ["", "## What else was tried (reaction-diffusion; validation decides, test shown)", "",
+                  "| dataset | variant | epochs | params | val rel-L2 | test rel-L2 |", "|---|---|---|---|---|---|"]
+        for n, lab, r in var:
+            lines.append(f"| {n} | {lab} | {r['epochs']} | {r['params_complex_as_one']} | {_pm(r, 'val_rel_l2')} | "
+                         f"{_pm(r, 'test_rel_l2')} |")
     lines += ["", "Cost per dataset (this run; the machine was shared with other jobs, so wall > CPU/2):", "",
               "| dataset | grid | n train/val/test | CPU s (data) | CPU s FNO / LNO / RNO | wall s total | "
               "CPU s total / 2 |", "|---|---|---|---|---|---|---|"]
