@@ -1,4 +1,4 @@
-"""Neural operators: Riesz transforms and spectral tools, FNO and RNO layers/models, Flax front-ends, training."""
+"""Neural operators: Riesz transforms and spectral tools, FNO, RNO and LNO layers/models, Flax front-ends, training."""
 
 from ._layers import (
     InstanceNorm,
@@ -12,6 +12,8 @@ from ._layers import (
     riesz_spectral_conv,
     spectral_conv,
 )
+from ._flax import FlaxFNO, FlaxNeuralOperator, FlaxRNO, from_flax, to_flax
+from ._lno import LNO, LaplaceLayer, LNOConfig, grid_spacing, laplace_layer, lno_apply
 from ._models import FNO, RNO, NeuralOperator, OperatorConfig, build_operator, count_params, operator_apply
 from ._spectral import (
     fractional_laplacian,
@@ -36,6 +38,11 @@ from ._training import (
 )
 
 __all__ = [
+    "FlaxFNO",
+    "FlaxNeuralOperator",
+    "FlaxRNO",
+    "from_flax",
+    "to_flax",
     "GaussianNormalizer",
     "TrainedOperator",
     "evaluate",
@@ -47,6 +54,9 @@ __all__ = [
     "train_ensemble",
     "train_operator",
     "FNO",
+    "LNO",
+    "LNOConfig",
+    "LaplaceLayer",
     "RNO",
     "InstanceNorm",
     "NeuralOperator",
@@ -57,8 +67,11 @@ __all__ = [
     "build_operator",
     "count_params",
     "fractional_laplacian",
+    "grid_spacing",
     "instance_norm",
     "kept_riesz_multipliers",
+    "laplace_layer",
+    "lno_apply",
     "mode_mix",
     "operator_apply",
     "pointwise",

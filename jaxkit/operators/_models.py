@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._typing import Array, ArrayLike, Float, PRNGKey
-from .._validate import check_choice, check_int, check_range
+from .._validate import check_choice, check_finite, check_int, check_range
 from ._layers import (
     InstanceNorm,
     Pointwise,
@@ -221,10 +221,12 @@ class NeuralOperator(eqx.Module):
             "proj_out": _layer_params(self.proj_out),
         }
 
-    def __call__(self, x: ArrayLike) -> Float[Array, "cout *grid"]:
+    def __call__(self, x: ArrayLike | list) -> Float[Array, "cout *grid"]:
         """Evaluate on one sample ``x`` of shape ``(in_channels, *grid)`` at any resolution ``>= 2·modes``."""
         cfg = self.config
+        x = np.asarray(x, np.float32) if isinstance(x, list | tuple) else x
         x = _check_input("x", x, cfg.in_channels, cfg.n_dims, cfg.modes)
+        check_finite("x", x)  # concrete inputs only (a no-op under jit/vmap tracing)
         return operator_apply(self.params(), x, cfg)
 
 
@@ -301,10 +303,26 @@ def build_operator(config: OperatorConfig | dict, *, key: PRNGKey) -> NeuralOper
     raise ValueError(f"config.kind: expected 'fno' or 'rno', received {cfg.kind!r}")
 
 
-def count_params(model: Any) -> int:
-    """Number of real trainable parameters (complex weights are stored as two real planes, so count twice)."""
-    leaves = [
-        x for x in jax.tree_util.tree_leaves(model)
-        if (eqx.is_inexact_array(x) or isinstance(x, jax.ShapeDtypeStruct)) and jnp.issubdtype(x.dtype, jnp.inexact)
-    ]  # also works on eqx.filter_eval_shape(FNO, ...) (no weights materialised)
-    return int(sum(int(np.prod(x.shape)) * (2 if jnp.issubdtype(x.dtype, jnp.complexfloating) else 1) for x in leaves))
+def count_params(model: Any, *, complex_as_one: bool = False) -> int:
+    """Number of real trainable parameters (complex weights are stored as two real planes, so count twice).
+
+    ``complex_as_one=True`` counts each complex weight once (PyTorch's ``numel`` on ``cfloat`` tensors, the
+    convention of the published parameter counts of FNO, LNO and RNO): planes whose field name ends in ``_im``
+    (``weight_im``, ``pole_im``, ``residue_im``) are then left out. Works on ``eqx.filter_eval_shape`` output too
+    (no weights materialised).
+    """
+    leaves = jax.tree_util.tree_flatten_with_path(model)[0]
+    total = 0
+    for path, x in leaves:
+        if not ((eqx.is_inexact_array(x) or isinstance(x, jax.ShapeDtypeStruct))
+                and jnp.issubdtype(x.dtype, jnp.inexact)):
+            continue
+        n = int(np.prod(x.shape))
+        if jnp.issubdtype(x.dtype, jnp.complexfloating):
+            total += n if complex_as_one else 2 * n
+            continue
+        names = [getattr(k, "name", "") for k in path]
+        if complex_as_one and any(isinstance(nm, str) and nm.endswith("_im") for nm in names):
+            continue
+        total += n
+    return total

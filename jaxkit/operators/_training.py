@@ -65,8 +65,10 @@ class GaussianNormalizer(eqx.Module):
     def fit(cls, x: ArrayLike, eps: float = 1e-5) -> GaussianNormalizer:
         """Statistics of ``x`` with shape ``(n, channels, *grid)``."""
         x = np.asarray(x)
-        if x.ndim < 3:
-            raise ValueError(f"x: expected shape (samples, channels, *grid), received shape {x.shape}")
+        if x.ndim < 3 or x.shape[0] == 0:
+            raise ValueError(f"x: expected shape (samples, channels, *grid) with samples >= 1, received shape "
+                             f"{x.shape}")
+        check_finite("x", x)
         axes = (0,) + tuple(range(2, x.ndim))
         shape = (x.shape[1],) + (1,) * (x.ndim - 2)
         mean = x.mean(axis=axes, dtype=np.float64).reshape(shape)
@@ -103,6 +105,10 @@ def predict(
     x = np.asarray(x, np.float32)
     if x.ndim < 3:
         raise ValueError(f"x: expected shape (samples, channels, *grid), received shape {x.shape}")
+    if x.shape[0] == 0:
+        raise ValueError(f"x: expected at least one sample, received shape {x.shape}")
+    check_int("batch_size", batch_size, minimum=1)
+    check_finite("x", x)
     out = []
     for i in range(0, x.shape[0], batch_size):
         out.append(np.asarray(_predict_batch(model, x_normalizer, y_normalizer, jnp.asarray(x[i : i + batch_size]))))
@@ -121,6 +127,7 @@ def evaluate(
     """``{"rel_l2", "mse"}`` of the model's decoded predictions against ``y``."""
     pred = predict(model, x, x_normalizer, y_normalizer, batch_size=batch_size)
     y = np.asarray(y, np.float32)
+    check_finite("y", y)
     if pred.shape != y.shape:
         raise ValueError(f"y: expected shape {pred.shape} (the predictions'), received shape {y.shape}")
     b = y.shape[0]
@@ -280,6 +287,7 @@ def train_ensemble(
     x_train = np.asarray(x_train, np.float32)
     y_train = np.asarray(y_train, np.float32)
     check_int("epochs", epochs, minimum=1)
+    check_int("batch_size", batch_size, minimum=1)
     if keys.ndim < 1 or keys.shape[0] < 1:
         raise ValueError(f"keys: expected a stack of PRNG keys (n_members, ...), received shape {keys.shape}")
     if x_train.shape[0] != y_train.shape[0]:

@@ -17,7 +17,9 @@ from ._datasets import (
     allowed_resolutions,
     dataset_spec,
     make_dataset,
+    refined_resolution,
     register_dataset,
+    subsample,
 )
 from ._grf import grf_neumann, grf_periodic, neumann_spectrum, periodic_spectrum
 
@@ -37,5 +39,7 @@ __all__ = [
     "navier_stokes",
     "neumann_spectrum",
     "periodic_spectrum",
+    "refined_resolution",
     "register_dataset",
+    "subsample",
 ]

@@ -47,12 +47,12 @@ def default_steps(n: int, nu: float, t_final: float, length: float = 1.0) -> int
 
 
 def solve(
-    u0: Float[Array | np.ndarray, " n"], *, nu: float, t_final: float, length: float = 1.0, n_steps: int | None = None
+    u0: Float[Array | np.ndarray, " n"] | list, *, nu: float, t_final: float, length: float = 1.0, n_steps: int | None = None
 ) -> Float[Array | np.ndarray, " n"]:
     """Solve viscous Burgers from ``u0`` (one sample, periodic grid ``x_j = j·L/n``) to ``t_final``.
 
     Args:
-        u0: initial condition on ``n`` equispaced points (``n`` even).
+        u0: initial condition on ``n`` equispaced points (``n`` even; array or list).
         nu: viscosity ν > 0.
         t_final: final time > 0.
         length: period L of the domain.
@@ -61,6 +61,8 @@ def solve(
     Returns:
         ``u(·, t_final)`` on the same grid, in the dtype of ``u0``. Batch with ``jax.vmap``.
     """
+    if isinstance(u0, list | tuple):
+        u0 = np.asarray(u0, dtype=jnp.result_type(float))
     check_ndim("u0", u0, 1)
     check_float("u0", u0)
     n = int(np.shape(u0)[0])

@@ -21,12 +21,23 @@ FNO dataset (Li et al. 2021): ``a = ψ(GRF)`` with GRF ~ N(0, (-Δ + 9I)^-2) (ze
 
 from __future__ import annotations
 
+from typing import Literal, NamedTuple
+
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .._typing import Array, Float
-from .._validate import check_finite, check_float, check_int, check_ndim, check_positive, is_tracer
+from .._validate import (
+    check_choice,
+    check_finite,
+    check_float,
+    check_int,
+    check_ndim,
+    check_positive,
+    is_tracer,
+)
 
 _In = Array | np.ndarray
 
@@ -96,24 +107,47 @@ def _laplacian_inverse(r, h: float):
     return _dst1(_dst1(rh / lam, 0), 1) * (2.0 / (m + 1)) ** 2
 
 
+class SolveInfo(NamedTuple):
+    """Convergence report of :func:`solve`: ``converged`` (PCG reached ``tol`` before ``maxiter``), the number of
+    ``iterations`` and PCG's final relative residual ``‖r_k‖₂/‖b‖₂`` (the recursively updated residual PCG stops
+    on; in float32 the recomputed ``‖b - A u‖`` has a rounding floor of about ``eps·cond(A)``)."""
+
+    converged: Array
+    iterations: Array
+    residual: Array
+
+
+def _as_array(x):
+    """Python lists/tuples -> NumPy arrays of JAX's default float dtype (arrays pass through)."""
+    return np.asarray(x, dtype=jnp.result_type(float)) if isinstance(x, list | tuple) else x
+
+
 def solve(
-    a: Float[_In, "n1 n2"], *, f: float | int | Float[_In, "n3 n4"] = 1.0, tol: float | None = None,
-    maxiter: int = 500,
-) -> Float[Array, "n1 n2"]:
+    a: Float[_In, "n1 n2"] | list, *, f: float | int | Float[_In, "n3 n4"] = 1.0, tol: float | None = None,
+    maxiter: int = 500, on_failure: Literal["raise", "ignore"] = "raise", return_info: bool = False,
+) -> Float[Array, "n1 n2"] | tuple[Float[Array, "n1 n2"], SolveInfo]:
     """Solve ``-∇·(a∇u) = f``, ``u|∂Ω = 0`` on the ``n×n`` node grid of the unit square (one sample).
 
     Args:
-        a: nodal coefficient field, strictly positive, shape ``(n, n)``.
+        a: nodal coefficient field, strictly positive, shape ``(n, n)`` (array or nested list).
         f: source, a scalar or an ``(n, n)`` nodal array (only interior values are used).
         tol: relative residual tolerance of PCG (default 1e-6 in float32, 1e-12 in float64).
         maxiter: PCG iteration cap.
+        on_failure: what happens when PCG reaches ``maxiter`` before its relative residual drops to ``tol``:
+            ``"raise"`` (default) raises a runtime error naming ``maxiter`` (through ``eqx.error_if``, so also
+            under ``jit``/``vmap``); ``"ignore"`` returns the unconverged iterate (read the flag with
+            ``return_info=True``).
+        return_info: also return a :class:`SolveInfo` ``(converged, iterations, residual)``.
 
     Returns:
-        ``u`` on all ``n×n`` nodes (zeros on the boundary), dtype of ``a``. Batch with ``jax.vmap``.
+        ``u`` on all ``n×n`` nodes (zeros on the boundary), dtype of ``a`` (and the :class:`SolveInfo` when
+        ``return_info``). Batch with ``jax.vmap``.
     """
+    a = _as_array(a)
     n = _check_coefficient(a)
     _check_forcing(f, n)
     check_int("maxiter", maxiter, minimum=1)
+    check_choice("on_failure", on_failure, ("raise", "ignore"))
     a = jnp.asarray(a)
     dtype = a.dtype
     if tol is None:
@@ -124,7 +158,18 @@ def solve(
         b = jnp.full((m, m), f, dtype)
     else:
         b = jnp.asarray(f, dtype)[1:-1, 1:-1]
-    return _solve_core(a, b, float(tol), int(maxiter))
+    u, iterations, residual = _solve_core(a, b, float(tol), int(maxiter))
+    converged = residual <= tol
+    if on_failure == "raise":
+        u = eqx.error_if(
+            u, jnp.logical_not(converged),
+            f"darcy.solve: PCG did not converge within maxiter={maxiter} iterations (relative residual still "
+            f"above tol={tol:.1e}); raise maxiter (high-contrast fields need more) or pass on_failure='ignore', "
+            "return_info=True to inspect the residual",
+        )
+    if return_info:
+        return u, SolveInfo(converged, iterations, residual)
+    return u
 
 
 @jax.jit(static_argnums=(2, 3))
@@ -139,8 +184,28 @@ def _solve_core(a, b, tol, maxiter):
     def precond(r):
         return _laplacian_inverse(r, h) / abar
 
-    u, _ = jax.scipy.sparse.linalg.cg(matvec, b, tol=tol, atol=0.0, maxiter=maxiter, M=precond)
-    return jnp.pad(u, 1).astype(a.dtype)
+    # preconditioned conjugate gradients (as jax.scipy.sparse.linalg.cg, which reports no convergence flag)
+    bnorm = jnp.sqrt(jnp.vdot(b, b))
+    stop = tol * jnp.where(bnorm > 0, bnorm, 1.0)
+
+    def cond(state):
+        _, r, _, _, _, k = state
+        return (jnp.sqrt(jnp.vdot(r, r)) > stop) & (k < maxiter)
+
+    def body(state):
+        x, r, z, p, rz, k = state
+        ap = matvec(p)
+        step = rz / jnp.vdot(p, ap)
+        x, r = x + step * p, r - step * ap
+        z = precond(r)
+        rz_new = jnp.vdot(r, z)
+        return x, r, z, z + (rz_new / rz) * p, rz_new, k + 1
+
+    x0 = jnp.zeros_like(b)
+    z0 = precond(b)
+    x, r, *_, k = jax.lax.while_loop(cond, body, (x0, b, z0, z0, jnp.vdot(b, z0), jnp.asarray(0, jnp.int32)))
+    residual = jnp.sqrt(jnp.vdot(r, r)) / jnp.where(bnorm > 0, bnorm, 1.0)
+    return jnp.pad(x, 1).astype(a.dtype), k, residual
 
 
 def assemble(a: Float[_In, "n1 n2"], f: float | int | Float[_In, "n3 n4"] = 1.0):
@@ -186,4 +251,4 @@ def coefficient_from_grf(g: Float[_In, "*grid"], *, high: float = 12.0, low: flo
     return jnp.where(jnp.asarray(g) >= 0, high, low).astype(jnp.asarray(g).dtype)
 
 
-__all__ = ["apply_operator", "assemble", "coefficient_from_grf", "reference_solve", "solve"]
+__all__ = ["SolveInfo", "apply_operator", "assemble", "coefficient_from_grf", "reference_solve", "solve"]

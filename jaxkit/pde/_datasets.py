@@ -118,6 +118,51 @@ def dataset_spec(name: str) -> DatasetSpec:
     return _spec(name)
 
 
+def refined_resolution(name: str, resolution: int, factor: int) -> int:
+    """The resolution ``factor`` times finer than ``resolution`` on ``name``'s grid, nesting the coarse points:
+    ``(r - 1)·factor + 1`` on node grids that include both ends, ``r·factor`` on periodic grids."""
+    spec = _spec(name)
+    check_int("resolution", resolution, minimum=2 if spec.nodal else 1)
+    check_int("factor", factor, minimum=1)
+    return (resolution - 1) * factor + 1 if spec.nodal else resolution * factor
+
+
+def subsample(x: Any, name: str, resolution: int | None = None, *, stride: int | None = None) -> np.ndarray:
+    """Every ``stride``-th point of ``x`` along ``name``'s subsampled axes (``DatasetSpec.sub_axes``), e.g. a
+    test set generated once at a fine resolution, evaluated at coarser ones (zero-shot super-resolution).
+
+    Give either the target ``resolution`` (it must nest in the current one: ``(n-1)/(r-1)`` integral on node
+    grids, ``n/r`` on periodic grids) or the ``stride`` (kept points: ``0, s, 2s, …``; on a node grid the last
+    point is kept only when ``s`` divides ``n - 1``). Returns a contiguous NumPy copy.
+    """
+    spec = _spec(name)
+    arr = np.asarray(x)
+    axes = [ax % arr.ndim if -arr.ndim <= ax < arr.ndim else None for ax in spec.sub_axes]
+    if None in axes or arr.ndim < 2:
+        raise ValueError(f"x: expected an array with the spatial axes {spec.sub_axes} of {name!r}, received shape "
+                         f"{arr.shape}")
+    sizes = {arr.shape[ax] for ax in axes}
+    if len(sizes) != 1:
+        raise ValueError(f"x: expected equal sizes on the subsampled axes {spec.sub_axes}, received shape {arr.shape}")
+    n = sizes.pop()
+    if (resolution is None) == (stride is None):
+        raise ValueError(f"resolution/stride: give exactly one, received resolution={resolution!r}, stride={stride!r}")
+    if stride is None:
+        check_int("resolution", resolution, minimum=2 if spec.nodal else 1)
+        r = int(resolution)  # type: ignore[arg-type]
+        num, den = (n - 1, r - 1) if spec.nodal else (n, r)
+        if r > n or num % den:
+            kind = "(n-1)/(r-1)" if spec.nodal else "n/r"
+            raise ValueError(f"resolution: expected a resolution whose {kind} is an integer for the current "
+                             f"resolution n={n} of {name!r}, received {resolution}")
+        stride = num // den
+    check_int("stride", stride, minimum=1)
+    idx = [slice(None)] * arr.ndim
+    for ax in axes:
+        idx[ax] = slice(None, None, stride)
+    return np.ascontiguousarray(arr[tuple(idx)])
+
+
 def _spec(name: str) -> DatasetSpec:
     if not isinstance(name, str) or name not in SPECS:
         raise ValueError(f"name: expected one of {sorted(SPECS)}, received {name!r}")
@@ -713,5 +758,5 @@ register_dataset(DatasetSpec(
 ))
 
 
-__all__ = ["DATASETS", "SPECS", "DatasetSpec", "PDEDataset", "allowed_resolutions", "make_dataset",
-           "register_dataset"]
+__all__ = ["DATASETS", "SPECS", "DatasetSpec", "PDEDataset", "allowed_resolutions", "dataset_spec", "make_dataset",
+           "refined_resolution", "register_dataset", "subsample"]

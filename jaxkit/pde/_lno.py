@@ -38,13 +38,14 @@ Grids here are node grids ``linspace(a, b, n)`` in space and time (non-periodic)
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, Literal
 
 import diffrax
 import jax.numpy as jnp
 import numpy as np
 
 from .._typing import Array, Float
-from .._validate import check_int, check_positive
+from .._validate import check_choice, check_int, check_positive
 
 _In = Array | np.ndarray
 
@@ -254,6 +255,49 @@ def brusselator(
     return jnp.stack([u, v])
 
 
+# ----------------------------------------------------------------------------------------------------------------
+# The published reaction-diffusion data set (repository folder 2D_Reac_diffusion, data.mat), regenerated exactly
+# ----------------------------------------------------------------------------------------------------------------
+# Amplitude indices j (A = 0.04 + 0.05 j) of the validation and test samples in the file's order, read from the
+# repository's data.mat (a random split of j = 2..181; train is A = 0.05 j, j = 1..200, in order).
+_RD_VAL_INDEX = (80, 136, 116, 62, 118, 171, 131, 73, 8, 132, 99, 165, 35, 60, 14, 11, 128, 164, 143, 2, 78,
+    176, 84, 107, 113, 86, 44, 97, 65, 112, 145, 148, 158, 129, 64, 95, 66, 111, 124, 114, 34, 181, 68, 15,
+    168, 58, 17, 105, 110, 159)
+_RD_TEST_INDEX = (16, 180, 152, 36, 120, 69, 79, 28, 100, 49, 85, 166, 47, 151, 51, 150, 13, 163, 6, 40, 45,
+    74, 30, 155, 39, 61, 102, 48, 53, 133, 174, 87, 71, 46, 144, 56, 121, 104, 137, 20, 21, 38, 76, 27, 75, 96,
+    101, 4, 25, 31, 7, 94, 22, 89, 109, 24, 91, 160, 10, 42, 170, 43, 108, 125, 33, 90, 67, 12, 18, 106, 156,
+    52, 32, 54, 92, 154, 142, 130, 83, 19, 177, 82, 70, 41, 50, 172, 169, 103, 63, 161, 88, 77, 167, 146, 179,
+    175, 140, 134, 162, 93, 138, 122, 37, 153, 59, 141, 5, 149, 123, 57, 98, 139, 26, 72, 173, 9, 178, 3, 147,
+    55, 126, 157, 81, 115, 29, 117, 119, 127, 23, 135)
+
+
+def reaction_diffusion_published(
+    split: Literal["train", "val", "test"], *, dtype: Any = np.float64
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    r"""The LNO repository's reaction–diffusion split ``(f, u, x, t)``: ``f, u`` of shape ``(n, 40, 20)`` on
+    ``x = linspace(0, 2, 40)`` × ``t = linspace(0, 1, 20)`` (200 train / 50 val / 130 test), identical to the
+    published ``data.mat`` up to float rounding (checked once against the file; the file is not shipped here).
+
+    Every split has $u = A\sin(\pi x)e^{-r t}$ and the forcing $f = (1-\pi^2)u + u^2$. Train: $A = 0.05j$,
+    $j = 1..200$, decay $r = 0.05$, so $u_t = Du_{xx} + ku^2 - f$ with $D = 1 - 0.95/\pi^2$, $k = 1$ (the
+    repository's ``note.txt``). Validation/test: $A = 0.04 + 0.05j$ ($j = 2..181$, the published random split)
+    and decay $r = 1$: these pairs satisfy the same equation only with $D = 1$, i.e. the test measures
+    extrapolation to another decay (and operator), as in the LNO paper; $u \mapsto f$ is the same pointwise map
+    in all splits.
+    """
+    check_choice("split", split, ("train", "val", "test"))
+    x = np.linspace(0.0, 2.0, 40)
+    t = np.linspace(0.0, 1.0, 20)
+    if split == "train":
+        amp, decay = 0.05 * np.arange(1, 201), 0.05
+    else:
+        idx = np.asarray(_RD_VAL_INDEX if split == "val" else _RD_TEST_INDEX)
+        amp, decay = 0.04 + 0.05 * idx, 1.0
+    u = amp[:, None, None] * np.sin(np.pi * x)[None, :, None] * np.exp(-decay * t)[None, None, :]
+    f = (1.0 - np.pi**2) * u + u**2
+    return f.astype(dtype), u.astype(dtype), x, t
+
+
 __all__ = [
     "beam",
     "beam_exact",
@@ -263,4 +307,5 @@ __all__ = [
     "duffing",
     "reaction_diffusion",
     "reaction_diffusion_manufactured",
+    "reaction_diffusion_published",
 ]

@@ -66,13 +66,13 @@ def velocity(w: Float[_In, "n n"], *, length: float = 1.0) -> Float[Array, "2 n 
 
 
 def solve(
-    w0: Float[_In, "n1 n2"], *, nu: float, t_final: float, dt: float, forcing: Float[_In, "n3 n4"] | None = None,
-    record_steps: int = 1, length: float = 1.0, scheme: str = "cn",
+    w0: Float[_In, "n1 n2"] | list, *, nu: float, t_final: float, dt: float, forcing: Float[_In, "n3 n4"] | None = None,
+    record_steps: int = 1, length: float = 1.0, scheme: str = "cn", max_steps: int = 1_000_000,
 ) -> Float[Array, "record n1 n2"]:
     """Integrate the vorticity equation from ``w0`` (one sample) and record ``record_steps`` snapshots.
 
     Args:
-        w0: initial vorticity on the ``n×n`` periodic grid (``n`` even).
+        w0: initial vorticity on the ``n×n`` periodic grid (``n`` even; array or nested list).
         nu: viscosity ν > 0.
         t_final: final time; ``ceil(t_final/dt)`` steps are taken, rounded up to a multiple of ``record_steps``.
         dt: time step (FNO: 1e-4).
@@ -83,10 +83,14 @@ def solve(
             step, only conditionally stable at low viscosity) or ``"ifrk4"`` (integrating factor for the
             viscous term, classical RK4 for advection + forcing; 4 evaluations per step, stable for advection up
             to ``dt·max|k·u| ≈ 2.8``).
+        max_steps: guard against a mistyped ``dt``: more time steps than this raise ``ValueError`` before anything
+            runs (default 10⁶; raise it for genuinely long integrations).
 
     Returns:
         ``(record_steps, n, n)`` vorticity snapshots in the dtype of ``w0``. Batch with ``jax.vmap``.
     """
+    if isinstance(w0, list | tuple):
+        w0 = np.asarray(w0, dtype=jnp.result_type(float))
     check_ndim("w0", w0, 2)
     check_float("w0", w0)
     n0, n1 = np.shape(w0)
@@ -108,8 +112,14 @@ def solve(
     n = n0
     w0 = jnp.asarray(w0)
     dtype = w0.dtype
+    check_int("max_steps", max_steps, minimum=1)
     total = int(np.ceil(float(t_final) / float(dt) - 1e-9))
     per_record = max(1, int(np.ceil(total / record_steps)))
+    if per_record * record_steps > max_steps:
+        raise ValueError(
+            f"dt: t_final/dt = {float(t_final):g}/{float(dt):g} needs {per_record * record_steps} time steps, more "
+            f"than max_steps={max_steps}; check dt, or pass a larger max_steps if this is intended"
+        )
     h = float(t_final) / (per_record * record_steps)
     ops = _spectral_operators(n, dtype, float(length))
     f_h = jnp.zeros_like(ops[2], dtype=ops[0].dtype) if forcing is None else jnp.fft.rfft2(jnp.asarray(forcing, dtype))

@@ -3,6 +3,9 @@
 Public namespace; the implementation lives in :mod:`jaxkit.pde._darcy`."""
 
 from ._darcy import (
+    SolveInfo as SolveInfo,
+)
+from ._darcy import (
     apply_operator as apply_operator,
 )
 from ._darcy import (
@@ -19,6 +22,7 @@ from ._darcy import (
 )
 
 __all__ = [
+    "SolveInfo",
     "apply_operator",
     "solve",
     "assemble",

@@ -26,6 +26,9 @@ from ._lno import (
 from ._lno import (
     reaction_diffusion_manufactured as reaction_diffusion_manufactured,
 )
+from ._lno import (
+    reaction_diffusion_published as reaction_diffusion_published,
+)
 
 __all__ = [
     "duffing",
@@ -35,5 +38,6 @@ __all__ = [
     "diffusion_exact",
     "reaction_diffusion",
     "reaction_diffusion_manufactured",
+    "reaction_diffusion_published",
     "brusselator",
 ]

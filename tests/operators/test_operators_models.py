@@ -18,7 +18,7 @@ from jaxkit.operators import (
     train_ensemble,
     train_operator,
 )
-from jaxkit.operators._flax import FlaxRNO, from_flax, to_flax
+from jaxkit.operators import FlaxRNO, from_flax, to_flax
 
 
 def smooth_pairs(n, s, seed=0):

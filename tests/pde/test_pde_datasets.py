@@ -81,3 +81,21 @@ def test_navier_stokes_and_lno_shapes():
 def test_bad_arguments(name, kwargs, match):
     with pytest.raises(ValueError, match=match):
         make_dataset(name, n_train=1, n_test=1, seed=0, **kwargs)
+
+
+def test_subsample_and_refined_resolution_nest_like_make_dataset():
+    from jaxkit.pde import refined_resolution, subsample
+
+    kw = dict(n_train=2, n_test=1, seed=3, progress=False, fine_resolution=17)
+    fine = make_dataset("darcy", resolution=17, **kw)
+    coarse = make_dataset("darcy", resolution=5, **kw)
+    np.testing.assert_array_equal(subsample(fine.y_train, "darcy", 5), coarse.y_train)
+    np.testing.assert_array_equal(subsample(fine.x_test, "darcy", stride=4), coarse.x_test)
+    assert refined_resolution("darcy", 5, 4) == 17 and refined_resolution("burgers", 32, 4) == 128
+    assert subsample(np.zeros((2, 1, 64)), "burgers", 16).shape == (2, 1, 16)
+    with pytest.raises(ValueError, match="resolution"):
+        subsample(fine.y_train, "darcy", 6)  # (17-1)/(6-1) is not an integer
+    with pytest.raises(ValueError, match="exactly one"):
+        subsample(fine.y_train, "darcy", 5, stride=4)
+    with pytest.raises(ValueError, match="x"):
+        subsample(np.zeros(5), "darcy", stride=2)

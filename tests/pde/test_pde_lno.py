@@ -73,3 +73,29 @@ def test_brusselator_vs_solve_ivp():
         y0 = np.concatenate([u0.ravel(), np.full(n * n, 3.0)])
         ref = solve_ivp(rhs, (0, 2), y0, t_eval=ts, rtol=1e-11, atol=1e-12, method="DOP853")
         np.testing.assert_allclose(np.asarray(uv[0]).reshape(len(ts), -1), ref.y[: n * n].T, atol=1e-7)
+
+
+def test_published_reaction_diffusion_splits_and_their_equations():
+    """The repository's split: train satisfies u_t = D u_xx + u² - f with D = 1 - 0.95/π² (note.txt), the
+    validation/test pairs (decay 1) only with D = 1; checked with finite differences, independent of the formula."""
+    splits = {s: lno.reaction_diffusion_published(s) for s in ("train", "val", "test")}
+    assert [splits[s][0].shape for s in splits] == [(200, 40, 20), (50, 40, 20), (130, 40, 20)]
+    x, t = splits["train"][2], splits["train"][3]
+    np.testing.assert_allclose(x, np.linspace(0, 2, 40))
+    amps = {s: splits[s][1][:, 10, 0] / np.sin(np.pi * x[10]) for s in splits}
+    np.testing.assert_allclose(amps["train"], 0.05 * np.arange(1, 201), rtol=1e-12)
+    held = np.round((np.concatenate([amps["val"], amps["test"]]) - 0.04) / 0.05)
+    assert sorted(held.astype(int).tolist()) == list(range(2, 182))  # a split of A = 0.04 + 0.05 j, j = 2..181
+    hx, ht = x[1] - x[0], t[1] - t[0]
+
+    def residual(f, u, d):
+        u_t = (u[:, 1:-1, 2:] - u[:, 1:-1, :-2]) / (2 * ht)
+        u_xx = (u[:, 2:, 1:-1] - 2 * u[:, 1:-1, 1:-1] + u[:, :-2, 1:-1]) / hx**2
+        r = u_t - d * u_xx - u[:, 1:-1, 1:-1] ** 2 + f[:, 1:-1, 1:-1]
+        return np.abs(r).max() / np.abs(f).max()
+
+    d_note = 1 - 0.95 / np.pi**2
+    assert residual(*splits["train"][:2], d_note) < 2e-3
+    assert residual(*splits["test"][:2], 1.0) < 2e-3
+    assert residual(*splits["test"][:2], d_note) > 2e-2  # not the training operator
+    assert residual(*splits["val"][:2], 1.0) < 2e-3

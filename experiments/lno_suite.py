@@ -1,0 +1,420 @@
+"""FNO, LNO and RNO on the Laplace-neural-operator suite and Navier–Stokes Re=40 (RNO paper, ICLR 2026, Table 1).
+
+Per dataset: the LNO repository's (github.com/qianyingcao/Laplace-Neural-Operator) sample counts, batch size,
+learning rate, weight decay, step schedule, modes and width, for all three models (RNO paper: baselines "rerun with
+aligned modes, width and epochs"); RNO sized to ≈172k parameters where the paper's counts apply (reaction–diffusion:
+FNO 311k and LNO 64k reproduce exactly at width 48, modes 4×4, counting a complex weight once). Three seeds per
+model, trained together as one vmapped ensemble (identical per-seed trajectories). Relative L2 on the validation
+and test splits (validation for any choice, test reported), MSE for Navier–Stokes (the paper's metric there).
+
+``paper`` keeps everything published except the number of epochs, scaled (with the LR step) so that each dataset
+fits 60 minutes on an idle 2-core CPU (``epochs`` vs ``published_epochs`` in the config; per-step CPU times measured
+before the run, recorded in the summary). ``quick`` is a tiny smoke run. Data definitions: reaction–diffusion is
+the published data set regenerated exactly (``jaxkit.pde.lno.reaction_diffusion_published``); the repository does
+not ship the other data files, so they are regenerated from our documented definitions (``jaxkit.pde.DATASETS``).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import resource
+import time
+from typing import Any
+
+import equinox as eqx
+import jax
+import numpy as np
+
+from experiments import Anchor, Experiment, register
+from jaxkit.operators import FNO, LNO, RNO, count_params, train_ensemble
+from jaxkit.pde import lno, make_dataset, subsample
+
+_2PI = 2 * math.pi
+_SPLITS = dict(n_train=200, n_val=50, n_test=130)  # every LNO-repository folder (ntrain, nvali, ntest)
+_LNO_2D = dict(norm=True, activation="sin", grid_features=True, endpoint=True)
+
+_PAPER_DATA: dict[str, dict[str, Any]] = {  # in order of cost
+    "reaction_diffusion": dict(
+        source="published", **_SPLITS, batch_size=50, lr=0.002, published_epochs=1000, epochs=50,
+        step_fraction=0.1, modes=(4, 4), width=48, rno_width=35,
+        fno=dict(padding=0.1, endpoint=True), lno=dict(_LNO_2D, lengths=(2.0, 1.0))),
+    "diffusion": dict(
+        source="make_dataset", options={}, resolution=41, **_SPLITS, batch_size=50, lr=0.002,
+        published_epochs=1000, epochs=100, step_fraction=0.1, modes=(4, 4), width=16,
+        fno=dict(padding=0.1, endpoint=True), lno=dict(_LNO_2D, lengths=(1.0, 1.0))),
+    "duffing": dict(
+        source="make_dataset", options={}, resolution=2048, **_SPLITS, batch_size=20, lr=0.002,
+        published_epochs=1000, epochs=60, step_fraction=0.1, modes=(16,), width=4,
+        fno=dict(padding=0.1, endpoint=False),
+        lno=dict(norm=False, activation="sin", grid_features=False, lengths=(20.48,), endpoint=False)),
+    "beam": dict(
+        source="make_dataset", options={}, resolution=41, **_SPLITS, batch_size=50, lr=0.002,
+        published_epochs=1000, epochs=30, step_fraction=0.1, modes=(4, 4), width=16,
+        fno=dict(padding=0.1, endpoint=True), lno=dict(_LNO_2D, lengths=(1.0, 2.0))),
+    "brusselator": dict(
+        source="make_dataset", options={}, resolution=28, stride=2, n_train=800, n_val=100, n_test=200,
+        batch_size=50, lr=0.005, published_epochs=300, epochs=5, step_fraction=1 / 3, modes=(4, 4, 4),
+        width=8, proj_hidden=64,
+        fno=dict(padding=0.1, endpoint=True),
+        lno=dict(norm=True, activation="relu", grid_features=True, lengths=(19.0, 26 / 27, 26 / 27), endpoint=True)),
+    "navier_stokes_re40": dict(
+        source="make_dataset", options={"fine_resolution": 64, "dt": 0.01}, resolution=64, n_train=200,
+        n_val=50, n_test=100, batch_size=20, lr=0.001, published_epochs=500, epochs=12, step_fraction=0.2,
+        modes=(12, 12), width=20, lno_modes=(4, 4), metric="mse",
+        fno=dict(padding=0.0, endpoint=False, lengths=(_2PI, _2PI)),
+        lno=dict(norm=True, activation="sin", grid_features=True, lengths=(_2PI, _2PI), endpoint=False)),
+}
+
+# what else was tried (validation error decides; run after the main table): RNO at FNO's width, with the paper's
+# normalisation, and all three with 4x the epochs on reaction-diffusion
+_VARIANTS = {"reaction_diffusion": {
+    "RNO width 48": ("RNO", {"rno_width": 48}),
+    "RNO + instance norm": ("RNO", {"rno_norm": "instance"}),
+    "RNO 200 epochs": ("RNO", {"epochs": 200}),
+    "FNO 200 epochs": ("FNO", {"epochs": 200}),
+}}
+PAPER = dict(datasets=_PAPER_DATA, n_layers=4, proj_hidden=128, weight_decay=1e-4, gamma=0.5, seeds=3,
+             models=["FNO", "LNO", "RNO"], rd_operator_check=True, variants=_VARIANTS)
+
+
+def _quick_data() -> dict[str, dict[str, Any]]:
+    out = {}
+    for name, d in _PAPER_DATA.items():
+        q = copy.deepcopy(d)
+        q.update(n_train=16, n_val=8, n_test=8, epochs=3, published_epochs=d["published_epochs"], batch_size=8)
+        if name == "duffing":
+            q.update(resolution=256, lno=dict(d["lno"], lengths=(2.56,)))
+        if name in ("diffusion", "beam"):
+            q.update(resolution=11)
+        if name == "brusselator":
+            q.update(options={"fine_resolution": 10, "n_t": 13, "t_final": 6.0}, resolution=10, stride=1,
+                     lno=dict(d["lno"], lengths=(6.0, 1.0, 1.0)))
+        if name == "navier_stokes_re40":
+            q.update(options={"fine_resolution": 32, "dt": 0.02, "t_final": 14, "n_in": 7}, resolution=32,
+                     modes=(6, 6))
+        out[name] = q
+    return out
+
+
+QUICK = dict(PAPER, datasets=_quick_data(), seeds=2, rd_operator_check=False,
+             variants={"reaction_diffusion": {"RNO + instance norm": ("RNO", {"rno_norm": "instance"})}})
+
+ANCHORS = (
+    Anchor("duffing/RNO/test_rel_l2", 0.1663, "RNO paper, Duffing (second best LSM 0.1699)"),
+    Anchor("beam/RNO/test_rel_l2", 0.0219, "RNO paper, Euler-Bernoulli beam"),
+    Anchor("beam/LNO/test_rel_l2", 0.0452, "RNO paper, beam, LNO (second best)"),
+    Anchor("diffusion/RNO/test_rel_l2", 0.0079, "RNO paper, diffusion"),
+    Anchor("diffusion/LNO/test_rel_l2", 0.0081, "RNO paper, diffusion, LNO (second best)"),
+    Anchor("reaction_diffusion/RNO/test_rel_l2", 0.0899, "RNO paper, reaction-diffusion (second best ONO 0.0989)"),
+    Anchor("brusselator/RNO/test_rel_l2", 0.1317, "RNO paper, Brusselator (second best ONO 0.1545)"),
+    Anchor("navier_stokes_re40/RNO/test_mse", 0.0049, "RNO paper, 2D Navier-Stokes Re=40 (MSE; their data)"),
+)
+ANCHOR = {a.path.rsplit("/", 2)[0]: a for a in ANCHORS if "/RNO/" in a.path}
+SECOND = {"duffing": ("LSM", 0.1699), "beam": ("LNO", 0.0452), "diffusion": ("LNO", 0.0081),
+          "reaction_diffusion": ("ONO", 0.0989), "brusselator": ("ONO", 0.1545)}
+
+_DATA_NOTES = {
+    "reaction_diffusion": "the published `data.mat` regenerated exactly (max difference 2e-13, checked against the "
+    "file in the repository snapshot, commit 78c64ef). Validation/test decay 20x faster than training (rate 1 vs "
+    "0.05) and satisfy the stated PDE only with D = 1 instead of 1 - 0.95/pi^2: an extrapolation test.",
+    "duffing": "the repository's `data.mat` is not in the snapshot (large files stored outside git). Ours: x'' + "
+    "0.5x' + x + x^3 = A sin 5t, A ~ U[0.05, 10], zero initial state, t_j = 0.01 j (2048 points); validation and "
+    "test drawn like the training set (the published test set may extrapolate, as the reaction-diffusion one does).",
+    "diffusion": "data not in the snapshot. Ours: u_t = u_xx + A sin(pi x) sin 5t on [0,1], u = 0 at both ends, "
+    "41 x 21 nodes on [0,1] x [0,1]: a one-parameter family, linear in A (likely easier than the published set).",
+    "beam": "data not in the snapshot. Ours: u_tt + u_xxxx = A sin(pi x) sin 5t, simply supported, zero initial "
+    "state, 41 x 41 nodes on [0,1] x [0,2]: a one-parameter family, linear in A (likely easier than theirs).",
+    "brusselator": "their `Brusselator_force_train.npz` (800 train / 200 test, per the PaddleScience port's config) "
+    "is on Google Drive, not reachable here. Ours: a = 1, b = 3, D_u = D_v = 0.01, zero flux, forcing A sin(wt) "
+    "(A ~ U[0,1], w ~ U[0.5,2]) added to u, 28 x 28 nodes subsampled to every 2nd node (14 x 14, as the "
+    "reference), 39 times on [0,19]. A related public generator (py-pde, D_0 = 1, D_1 = 0.5, GP forcing) suggests "
+    "their dynamics differ.",
+    "navier_stokes_re40": "the RNO paper's Navier-Stokes sets are unpublished. Ours: Kolmogorov flow, forcing "
+    "-4 cos 4y, nu = 1/40 on the [0, 2pi)^2 torus, w0 ~ GRF(alpha 2.5, tau 7), IF-RK4 with dt = 0.01 at 64^2, map "
+    "w(t = 1..10) -> w(t = 11..20). An MSE scales with the data's amplitude (our vorticity sd ~ 2.7), so it is not "
+    "comparable to the paper's 0.0049 in absolute terms; the relative L2 is reported too. 'Published epochs' "
+    "here are the FNO paper's 500 (the RNO paper's Navier-Stokes budget is not stated); n = 200/50/100 is ours.",
+}
+_MODEL_NOTES = [
+    "All models: unit-Gaussian normalisation per channel of inputs and outputs, relative-L2 loss on decoded "
+    "predictions, Adam with L2 weight decay 1e-4 (PyTorch `Adam(weight_decay=...)`), step decay x0.5 with the "
+    "published step scaled with the epochs; final model evaluated (no early stopping, as the repository).",
+    "LNO: the reference's architecture (lift, one pole-residue Laplace layer + 1x1 residual, sin / ReLU MLP, "
+    "parameter-free instance norm in 2-D/3-D) and initialisation; each channel pair keeps its own poles in the "
+    "transient term (the reference reuses the output-channel index in the pole tensor's input slot there). The "
+    "reference trains LNO on raw (1-D/2-D) or range-normalised (Brusselator) data; here it shares the pipeline.",
+    "FNO / RNO: 4 spectral blocks, GELU, 10% zero padding on non-periodic grids, MLP head 128 (64 for the "
+    "Brusselator, as LNO). RNO: `RieszSpectralConv`, mixed global + local branch, first-order Riesz multipliers, "
+    "no normalisation (the paper mentions one; after the block a per-sample instance norm would remove the "
+    "amplitude these one-parameter sets are made of). RNO width 35 on reaction-diffusion (176,937 parameters, "
+    "the paper's ~172k; width 34 gives 167,129).",
+]
+
+
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# data
+# ---------------------------------------------------------------------------------------------------------------
+def load_data(name: str, d: dict, seed: int, cache: Any) -> dict[str, np.ndarray]:
+    """Train / validation / test arrays ``(n, c, *grid)``; validation = extra samples drawn like the training set
+    (reaction–diffusion: the published validation split)."""
+    if d["source"] == "published":
+        out = {}
+        for split in ("train", "val", "test"):
+            f, u, _, _ = lno.reaction_diffusion_published(split, dtype=np.float32)
+            n = d[f"n_{split}"]
+            out[f"x_{split}"], out[f"y_{split}"] = f[:n, None], u[:n, None]
+        return out
+    n_tr, n_val = d["n_train"], d["n_val"]
+    ds = make_dataset(name, n_train=n_tr + n_val, n_test=d["n_test"], resolution=d["resolution"], seed=seed,
+                      cache_dir=cache, progress=True, **d["options"])
+    arrays = {"x_train": ds.x_train[:n_tr], "y_train": ds.y_train[:n_tr], "x_val": ds.x_train[n_tr:],
+              "y_val": ds.y_train[n_tr:], "x_test": ds.x_test, "y_test": ds.y_test}
+    stride = d.get("stride", 1)
+    return {k: subsample(v, name, stride=stride) for k, v in arrays.items()}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# models, training, evaluation
+# ---------------------------------------------------------------------------------------------------------------
+def model_factory(kind: str, c_in: int, c_out: int, d: dict, cfg: dict):
+    hidden = d.get("proj_hidden", cfg["proj_hidden"])
+    if kind == "LNO":
+        return lambda key: LNO(c_in, c_out, d.get("lno_modes", d["modes"]), d["width"], proj_hidden=hidden,
+                               key=key, **d["lno"])
+    fno = dict(d["fno"])
+    lengths = fno.pop("lengths", None)
+    if kind == "FNO":
+        return lambda key: FNO(c_in, c_out, d["modes"], d["width"], cfg["n_layers"], proj_hidden=hidden, key=key,
+                               **fno)
+    width = d.get("rno_width", d["width"])
+    return lambda key: RNO(c_in, c_out, d["modes"], width, cfg["n_layers"], proj_hidden=hidden, lengths=lengths,
+                           norm=d.get("rno_norm"), key=key, **fno)
+
+
+def _errors(pred: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
+    n = y.shape[0]
+    rel = np.linalg.norm((pred - y).reshape(n, -1), axis=1) / np.linalg.norm(y.reshape(n, -1), axis=1)
+    return rel, float(np.mean((pred - y) ** 2))
+
+
+def train_and_evaluate(ctx, name: str, kind: str, data: dict, d: dict, label: str | None = None) -> dict[str, Any]:
+    """Train the seed ensemble of one model kind; errors per seed on validation and test."""
+    cfg = ctx.config
+    c_in, c_out = data["x_train"].shape[1], data["y_train"].shape[1]
+    make = model_factory(kind, c_in, c_out, d, cfg)
+    keys = jax.random.split(jax.random.PRNGKey(ctx.seed), cfg["seeds"])
+    step_epochs = max(1, round(d["epochs"] * d["step_fraction"]))
+    t0, c0 = time.perf_counter(), _cpu()
+    trained = train_ensemble(
+        make, keys, data["x_train"], data["y_train"], epochs=d["epochs"], batch_size=d["batch_size"], lr=d["lr"],
+        weight_decay=cfg["weight_decay"], step_epochs=step_epochs, gamma=cfg["gamma"],
+        checkpoint_dir=ctx.checkpoint_dir(f"{ctx.preset}-{name}-{label or kind}"), resume=ctx.resume,
+        progress=f"{name}:{kind}")
+    wall, cpu = time.perf_counter() - t0, _cpu() - c0
+    res: dict[str, Any] = {"val_rel_l2_seeds": [], "test_rel_l2_seeds": [], "val_mse_seeds": [], "test_mse_seeds": []}
+    for t in trained:
+        for split in ("val", "test"):
+            rel, mse = _errors(t.predict(data[f"x_{split}"]), np.asarray(data[f"y_{split}"]))
+            res[f"{split}_rel_l2_seeds"].append(float(rel.mean()))
+            res[f"{split}_mse_seeds"].append(mse)
+    for key in ("val_rel_l2", "test_rel_l2", "val_mse", "test_mse"):
+        res[key], res[key + "_std"] = float(np.mean(res[key + "_seeds"])), float(np.std(res[key + "_seeds"]))
+    shape = eqx.filter_eval_shape(make, jax.random.PRNGKey(0))
+    res.update(params=count_params(shape), params_complex_as_one=count_params(shape, complex_as_one=True),
+               epochs=d["epochs"], step_epochs=step_epochs, batch_size=d["batch_size"], lr=d["lr"],
+               train_wall_s=wall, train_cpu_s=cpu,
+               epoch_time_s=float(trained[0].epoch_time) * cfg["seeds"],
+               final_train_loss=[float(t.history[-1]["loss"]) for t in trained])
+    return res
+
+
+def run_dataset(ctx, name: str, d: dict) -> dict[str, Any]:
+    t0, c0 = time.perf_counter(), _cpu()
+    data = ctx.stage(f"{ctx.preset}-{name}-data", lambda: load_data(name, d, ctx.seed, ctx.out_dir / "data"))
+    out: dict[str, Any] = {"grid": list(data["x_train"].shape[2:]), "channels": [data["x_train"].shape[1],
+                           data["y_train"].shape[1]], "n": [int(data[f"x_{s}"].shape[0]) for s in
+                           ("train", "val", "test")], "data_wall_s": time.perf_counter() - t0,
+                           "data_cpu_s": _cpu() - c0}
+    for kind in ctx.config["models"]:
+        out[kind] = ctx.stage(f"{ctx.preset}-{name}-{kind}", lambda kind=kind: train_and_evaluate(ctx, name, kind,
+                                                                                                  data, d))
+    return out
+
+
+def rd_training_operator_check() -> dict[str, Any]:
+    """The published reaction-diffusion test inputs pushed through the *training* operator (the PDE with
+    D = 1 - 0.95/π², solved by the method of lines from the exact u(x, 0)) and compared with the published labels:
+    how far the test labels are from what the training data define."""
+    import equinox as eqx
+    import jax.numpy as jnp
+
+    f, u, x, t = lno.reaction_diffusion_published("test")
+    amps = u[:, 10, 0] / np.sin(np.pi * x[10])
+    xf = np.linspace(0.0, 2.0, 157, dtype=np.float32)  # 4x refined grid
+
+    @eqx.filter_jit
+    def solve(a):
+        shape = lambda xx, tt: a * jnp.sin(jnp.pi * xx) * jnp.exp(-tt)  # noqa: E731
+        forcing = lambda xx, tt: (1 - jnp.pi**2) * shape(xx, tt) + shape(xx, tt) ** 2  # noqa: E731
+        return lno.reaction_diffusion(forcing, xf, t.astype(np.float32), u0=shape(xf, 0.0))[::4]
+
+    rel, blow = [], []
+    for a, target in zip(amps.astype(np.float32), u):
+        try:
+            pred = np.asarray(solve(a))
+            if not np.all(np.isfinite(pred)):
+                raise FloatingPointError
+            rel.append(float(np.linalg.norm(pred - target) / np.linalg.norm(target)))
+        except Exception:  # finite-time blow-up: diffrax reaches its step limit
+            blow.append(float(a))
+    return {"n_solved": len(rel), "n_blow_up": len(blow), "min_blow_up_amplitude": min(blow, default=np.nan),
+            "rel_l2_mean_solved": float(np.mean(rel)), "rel_l2_median_solved": float(np.median(rel))}
+
+
+def run(ctx) -> dict[str, Any]:
+    metrics: dict[str, Any] = {}
+    for name, d in ctx.progress(list(ctx.config["datasets"].items()), desc="datasets"):
+        metrics[name] = run_dataset(ctx, name, d)
+    for name, variants in ctx.config.get("variants", {}).items():
+        base = ctx.config["datasets"][name]
+        data = load_data(name, base, ctx.seed, ctx.out_dir / "data")  # cached by make_dataset
+        for label, (kind, overrides) in variants.items():
+            metrics[name].setdefault("variants", {})[label] = ctx.stage(
+                f"{ctx.preset}-{name}-variant-{label}",
+                lambda n=name, k=kind, d=dict(base, **overrides), lab=label, dat=data: train_and_evaluate(
+                    ctx, n, k, dat, d, lab))
+    if ctx.config.get("rd_operator_check") and "reaction_diffusion" in metrics:
+        metrics["reaction_diffusion"]["training_operator_check"] = ctx.stage(
+            f"{ctx.preset}-reaction_diffusion-operator-check", rd_training_operator_check)
+    _figure(ctx, metrics)
+    ctx.write_summary(summary(ctx, metrics))
+    return metrics
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# reporting
+# ---------------------------------------------------------------------------------------------------------------
+def _metric(name: str, d: dict) -> str:
+    return "mse" if d.get("metric") == "mse" else "rel_l2"
+
+
+def _figure(ctx, metrics: dict) -> None:
+    import matplotlib.pyplot as plt
+
+    names = list(metrics)
+    fig, ax = plt.subplots(figsize=(10, 4))
+    x = np.arange(len(names))
+    for i, kind in enumerate(ctx.config["models"]):
+        key = [f"test_{_metric(n, ctx.config['datasets'][n])}" for n in names]
+        vals = [metrics[n][kind][k] for n, k in zip(names, key)]
+        errs = [metrics[n][kind][k + "_std"] for n, k in zip(names, key)]
+        ax.bar(x + (i - 1) * 0.27, vals, 0.27, yerr=errs, label=kind)
+    paper = [ANCHOR[n].value if n in ANCHOR else np.nan for n in names]
+    ax.scatter(x + 0.27, paper, marker="*", s=120, color="k", zorder=3, label="RNO, paper")
+    ax.set_xticks(x, names, rotation=30, ha="right")
+    ax.set_yscale("log")
+    ax.set_ylabel("test error (rel. L2; MSE for Navier-Stokes), mean ± sd over seeds")
+    ax.legend()
+    fig.tight_layout()
+    ctx.save_figure(fig, "lno_suite.png")
+    plt.close(fig)
+
+
+def _pm(r: dict, key: str) -> str:
+    return f"{r[key]:.4g} ± {r[key + '_std']:.2g}"
+
+
+def _row(name: str, m: dict, d: dict) -> str:
+    met = _metric(name, d)
+    f, lno, r = m["FNO"], m["LNO"], m["RNO"]
+    key = f"test_{met}"
+    a = ANCHOR.get(name)
+    paper = f"{a.value}" if a else "-"
+    gap = f"{r[key] / a.value:.2f}×" if a else "-"
+    within = ("yes" if r[key] <= 1.5 * a.value else "no") if a else "-"
+    order = f"{'yes' if r[key] <= f[key] else 'no'} / {'yes' if r[key] <= lno[key] else 'no'}"
+    return (f"| {name} | {met} | {r['epochs']}/{d['published_epochs']} | {_pm(f, key)} | {_pm(lno, key)} | "
+            f"{_pm(r, key)} | {paper} | {gap} | {within} | {order} | "
+            f"{f['params_complex_as_one']} / {lno['params_complex_as_one']} / {r['params_complex_as_one']} |")
+
+
+def summary(ctx, metrics: dict) -> str:
+    cfg = ctx.config
+    ds = cfg["datasets"]
+    lines = [
+        "# lno_suite: FNO, LNO and RNO on the LNO suite and Navier-Stokes Re=40", "",
+        f"Preset `{ctx.preset}`, seed {ctx.seed}, {cfg['seeds']} seeds per model (one vmapped ensemble). "
+        "Test error of the final model, mean ± sd over seeds. *gap* = ours / paper. *RNO ≤ FNO / LNO*: mean test "
+        "errors. Params counted as in the papers (a complex weight counts once).", "",
+        "| dataset | metric | epochs run/published | FNO | LNO | RNO | RNO, paper | gap | within 1.5× | "
+        "RNO ≤ FNO / LNO | params FNO / LNO / RNO |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [_row(n, metrics[n], ds[n]) for n in metrics]
+    for n in [n for n in metrics if _metric(n, ds[n]) == "mse"]:
+        lines += ["", f"{n}, test relative L2: " + ", ".join(
+            f"{k} {_pm(metrics[n][k], 'test_rel_l2')}" for k in cfg["models"]) + "."]
+    lines += ["", "Validation errors (the split used for any choice):", "",
+              "| dataset | FNO | LNO | RNO |", "|---|---|---|---|"]
+    for n in metrics:
+        key = f"val_{_metric(n, ds[n])}"
+        lines.append(f"| {n} | " + " | ".join(_pm(metrics[n][k], key) for k in cfg["models"]) + " |")
+    var = [(n, lab, r) for n in metrics for lab, r in metrics[n].get("variants", {}).items()]
+    if var:
+        lines += ["", "## What else was tried (reaction-diffusion; validation decides, test shown)", "",
+                  "| dataset | variant | epochs | params | val rel-L2 | test rel-L2 |", "|---|---|---|---|---|---|"]
+        for n, lab, r in var:
+            lines.append(f"| {n} | {lab} | {r['epochs']} | {r['params_complex_as_one']} | {_pm(r, 'val_rel_l2')} | "
+                         f"{_pm(r, 'test_rel_l2')} |")
+    lines += ["", "Cost per dataset (this run; the machine was shared with other jobs, so wall > CPU/2):", "",
+              "| dataset | grid | n train/val/test | CPU s (data) | CPU s FNO / LNO / RNO | wall s total | "
+              "CPU s total / 2 |", "|---|---|---|---|---|---|---|"]
+    for n, m in metrics.items():
+        cpus = [m[k]["train_cpu_s"] for k in cfg["models"]]
+        wall = m["data_wall_s"] + sum(m[k]["train_wall_s"] for k in cfg["models"])
+        lines.append(f"| {n} | {'×'.join(map(str, m['grid']))} | {'/'.join(map(str, m['n']))} | "
+                     f"{m['data_cpu_s']:.0f} | {' / '.join(f'{c:.0f}' for c in cpus)} | {wall:.0f} | "
+                     f"{(m['data_cpu_s'] + sum(cpus)) / 2:.0f} |")
+    lines += ["", "Budget: the `paper` preset keeps the repository's sample counts, batch size, learning rate, weight "
+              "decay, schedule shape, modes and widths, and runs the number of epochs in the table (the LR step "
+              "scaled with it), sized from per-step CPU times measured before the run so that every dataset fits "
+              "well inside 60 min on an idle 2-core machine. Full published epochs would cost, at the CPU time per "
+              "epoch measured here:", ""]
+    for n, m in metrics.items():
+        per_epoch = sum(m[k]["train_cpu_s"] / m[k]["epochs"] for k in cfg["models"])
+        lines.append(f"- {n}: {ds[n]['published_epochs']} epochs ≈ {per_epoch * ds[n]['published_epochs'] / 7200:.1f} h "
+                     "on an idle 2-core machine (CPU time / 2)")
+    lines += ["", "## Data definitions (ours vs the published sets)", ""]
+    lines += [f"- **{n}**: {_DATA_NOTES[n]}" for n in metrics if n in _DATA_NOTES]
+    chk = metrics.get("reaction_diffusion", {}).get("training_operator_check")
+    if chk:
+        lines += ["", "Reaction-diffusion, the published test inputs through the *training* operator (our method-of-"
+                  f"lines solver, D = 1 - 0.95/π², exact u(x, 0)): {chk['n_blow_up']} of 130 samples blow up in "
+                  f"finite time (A ≥ {chk['min_blow_up_amplitude']:.2f}); on the other {chk['n_solved']} the "
+                  f"solution differs from the published labels by rel. L2 {chk['rel_l2_mean_solved']:.3f} (mean; "
+                  f"median {chk['rel_l2_median_solved']:.3f}). The labels follow only the pointwise relation "
+                  "f = (1 - π²)u + u² shared by all splits, so this test rewards a model that learned that "
+                  "relation rather than the training dynamics."]
+    lines += ["", "## Models and training", ""] + [f"- {t}" for t in _MODEL_NOTES]
+    lines += ["", f"Command: `python -m experiments run lno_suite --preset {ctx.preset} --seed {ctx.seed} --resume` "
+              "(metrics.json records the command, date and versions).", "", "![test errors](lno_suite.png)", ""]
+    return "\n".join(lines)
+
+
+register(
+    Experiment(
+        name="lno_suite",
+        reproduces="RNO paper (ICLR 2026) Table 1: LNO-suite rel. L2 (Duffing, beam, diffusion, reaction-diffusion, "
+                   "Brusselator) and Navier-Stokes Re=40 MSE; FNO, LNO, RNO at the LNO repository's settings",
+        presets={"quick": copy.deepcopy(QUICK), "paper": copy.deepcopy(PAPER)},
+        run=run,
+        anchors=ANCHORS,
+        description="FNO vs LNO vs RNO, 3 seeds each, LNO-repository settings with epochs fitted to 60 min/dataset.",
+    )
+)
