@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from jaxkit import diffusion as dm
-from jaxkit.diffusion import igso3, so3
+from jaxkit.diffusion import igso3, so3_diffusion
 from jaxkit.geometry import so3 as g
 
 P_MIN = 1e-3
@@ -16,7 +16,7 @@ P_MIN = 1e-3
 
 def test_brownian_motion_reaches_igso3():
     eps, n = 0.8, 1500
-    run = jax.jit(jax.vmap(lambda k: so3.brownian_motion(k, jnp.eye(3), eps**2, 64)))
+    run = jax.jit(jax.vmap(lambda k: so3_diffusion.brownian_motion(k, jnp.eye(3), eps**2, 64)))
     R = run(jax.random.split(jax.random.PRNGKey(0), n))
     w = np.asarray(g.angle(R), np.float64)
     assert stats.kstest(w, lambda x: igso3.cdf_reference(x, eps)).pvalue > P_MIN
@@ -69,18 +69,18 @@ def test_forward_marginal_scores_and_losses():
         exact = lambda R, x, t: (sd.rot_score(R, R0, t), sd.trans_score(x, x0, t))
         return (
             f,
-            exact(f["R_t"], f["x_t"], 0.4),
+            exact(f.R_t, f.x_t, 0.4),
             sd.dsm_loss(exact, R0, x0, ks[3]),
-            igso3.score_norm(f["sigma_rot"]),
+            igso3.score_norm(f.sigma_rot),
         )
 
-    f, (rs, ts), (total, _), norm = run(jax.random.PRNGKey(3))
-    np.testing.assert_allclose(f["rot_score"], rs, atol=2e-3, rtol=2e-3)
-    np.testing.assert_allclose(f["trans_score"], ts, rtol=1e-4, atol=1e-4)
-    assert f["R_t"].shape == (4, 3, 3) and np.all(g.is_rotation(f["R_t"]))
+    f, (rs, ts), total, norm = run(jax.random.PRNGKey(3))
+    np.testing.assert_allclose(f.rot_score, rs, atol=2e-3, rtol=2e-3)
+    np.testing.assert_allclose(f.trans_score, ts, rtol=1e-4, atol=1e-4)
+    assert f.R_t.shape == (4, 3, 3) and np.all(g.is_rotation(f.R_t))
     assert float(total) < 1e-6
     # the normalisation makes the target O(1): E |s|^2 / score_norm^2 = 1 over the three components
-    assert 0.02 < float(np.mean((np.asarray(f["rot_score"]) / float(norm)) ** 2)) < 3
+    assert 0.02 < float(np.mean((np.asarray(f.rot_score) / float(norm)) ** 2)) < 3
     R, x = sd.prior_sample(jax.random.PRNGKey(7), 5)
     assert R.shape == (5, 3, 3) and x.shape == (5, 3) and np.all(g.is_rotation(R))
     np.testing.assert_allclose(
@@ -94,9 +94,9 @@ def test_so3_dsm_loss():
 
     @jax.jit
     def run(k):
-        exact = lambda R, t: so3.conditional_score(R, R0, ve.sigma(t))
+        exact = lambda R, t: so3_diffusion.conditional_score(R, R0, ve.sigma(t))
         zero = lambda R, t: jnp.zeros(R.shape[:-1], R.dtype)
-        return so3.dsm_loss(exact, ve, R0, k), so3.dsm_loss(zero, ve, R0, k)
+        return so3_diffusion.dsm_loss(exact, ve, R0, k), so3_diffusion.dsm_loss(zero, ve, R0, k)
 
     l_exact, l_zero = run(jax.random.PRNGKey(0))
     assert float(l_exact) < 1e-5 and 0.01 < float(l_zero) < 3
@@ -111,14 +111,16 @@ def test_bad_inputs():
         sd.forward_marginal(k, jnp.broadcast_to(jnp.eye(3), (2, 3, 3)), jnp.zeros((3, 3)), 0.5)
     with pytest.raises(ValueError, match="rot: expected sigma range"):
         dm.SE3Diffusion(rot=dm.VESchedule(1e-4, 1.5))
-    with pytest.raises(TypeError, match="rot: expected a VESchedule"):
+    with pytest.raises(TypeError, match="rot: expected a VESchedule|parameter 'rot'"):
         dm.SE3Diffusion(rot=dm.VPSchedule())
     with pytest.raises(ValueError, match="sigma_max: expected a value > sigma_min"):
         dm.VESchedule(1.0, 0.5)
     with pytest.raises(ValueError, match="ts: expected a 1-D"):
-        so3.reverse_sde_sample(lambda R, t: R[..., 0], sd.rot, jnp.eye(3), k, jnp.ones(1))
+        so3_diffusion.reverse_sde_sample(lambda R, t: R[..., 0], sd.rot, jnp.eye(3), k, jnp.ones(1))
+    with pytest.raises(ValueError, match="ts: expected a 1-D"):
+        sd.sample(lambda R, x, t: (x, x), jnp.eye(3)[None], jnp.zeros((1, 3)), k, jnp.ones((2, 2)))
     with pytest.raises(ValueError, match="R_T: expected rotation matrices"):
-        so3.probability_flow_sample(lambda R, t: R[..., 0], sd.rot, 3 * jnp.eye(3), jnp.ones(3))
+        so3_diffusion.probability_flow_sample(lambda R, t: R[..., 0], sd.rot, 3 * jnp.eye(3), jnp.ones(3))
 
 
 def test_probability_flow_exact_score_moments():
