@@ -83,7 +83,7 @@ def resolve_pocket(
         return pocket
     if isinstance(pocket, Chem.Mol | str | Path):
         ref = pocket if isinstance(pocket, Chem.Mol) else load_ligand(pocket)
-        return extract_pocket(protein_atoms, conformer_positions(Chem.RemoveHs(ref)), cutoff=cutoff)
+        return extract_pocket(protein_atoms, conformer_positions(Chem.RemoveAllHs(ref)), cutoff=cutoff)
     centre = np.asarray(pocket, dtype=np.float64)
     if centre.shape != (3,):
         raise ValueError(f"pocket: expected a reference ligand, a Pocket or a centre (x, y, z), received {pocket!r}")

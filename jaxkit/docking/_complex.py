@@ -100,18 +100,18 @@ def ligand_fragments(
     rng: np.random.Generator | None = None,
 ) -> PreparedLigand:
     """Fragment a ligand; fragment geometry from a fresh ETKDG conformer (``"rdkit"``: chemistry only) or from the
-    molecule's own conformer (``"oracle"``). Atom order is that of ``Chem.RemoveHs(mol)`` in both settings."""
+    molecule's own conformer (``"oracle"``). Atom order is that of ``Chem.RemoveAllHs(mol)`` in both settings."""
     if conformer not in ("rdkit", "oracle"):
         raise ValueError(f"conformer: expected 'rdkit' or 'oracle', received {conformer!r}")
     if conformer == "rdkit":
         emb = embed_conformer(mol, seed)
         if emb is None:
-            raise ValueError(f"mol: RDKit could not embed a conformer of {Chem.MolToSmiles(Chem.RemoveHs(mol))}")
+            raise ValueError(f"mol: RDKit could not embed a conformer of {Chem.MolToSmiles(Chem.RemoveAllHs(mol))}")
         source = emb
     else:
         if mol.GetNumConformers() == 0:
             raise ValueError("mol: conformer='oracle' needs a molecule with a 3D pose, received one without")
-        source = Chem.RemoveHs(mol)
+        source = Chem.RemoveAllHs(mol)
     frag = fragment_ligand(source, choice=choice, rng=rng)
     return PreparedLigand(frag, conformer)
 
@@ -304,4 +304,4 @@ def relax_pose(mol: Chem.Mol, *, max_displacement: float = 0.3, force_constant: 
         if a.GetAtomicNum() > 1:
             ff.MMFFAddPositionConstraint(a.GetIdx(), max_displacement, force_constant)
     ff.Minimize(maxIts=max_iters)
-    return Chem.RemoveHs(molh)
+    return Chem.RemoveAllHs(molh)

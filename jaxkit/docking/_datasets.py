@@ -255,7 +255,7 @@ def embed_conformer(mol: Chem.Mol, seed: int, *, optimize: bool = True) -> Chem.
 
     The MMFF relaxation (documented choice) makes rigid-fragment geometry closer to a refined structure: on 30 CCD
     ligands it halves the median dummy-partner gap between two independent conformers (0.60 -> 0.30 Å)."""
-    molh = Chem.AddHs(Chem.RemoveHs(mol, sanitize=True))
+    molh = Chem.AddHs(Chem.RemoveAllHs(mol, sanitize=True))
     molh.RemoveAllConformers()
     params = AllChem.ETKDGv3()
     params.randomSeed = int(seed) % (2**31 - 1)
@@ -266,7 +266,7 @@ def embed_conformer(mol: Chem.Mol, seed: int, *, optimize: bool = True) -> Chem.
                 return None
         if optimize and AllChem.MMFFHasAllMoleculeParams(molh):
             AllChem.MMFFOptimizeMolecule(molh, maxIters=500)
-    return Chem.RemoveHs(molh)
+    return Chem.RemoveAllHs(molh)
 
 
 def ccd_examples(
@@ -304,7 +304,7 @@ def ccd_examples(
         mol = ccd_mol(int(idx))
         if mol is None:
             continue
-        heavy = Chem.RemoveHs(mol)
+        heavy = Chem.RemoveAllHs(mol)
         if not min_torsions <= len(torsional_bonds(heavy)) <= max_torsions:
             continue
         for k in range(pockets_per_ligand):

@@ -15,7 +15,7 @@ Each cut adds one dummy atom to each side, standing for the partner's anchor ato
 fragment; in a correct pose it coincides with the partner anchor). Every fragment gets a local frame (centroid +
 principal axes); a pose is the list of per-fragment rigid transforms ``x = R_f @ x_local + t_f``.
 
-Molecules are handled on their heavy atoms (hydrogens removed), atom indices are those of ``Chem.RemoveHs(mol)``.
+Molecules are handled on their heavy atoms (hydrogens removed), atom indices are those of ``Chem.RemoveAllHs(mol)``.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def heavy_atom_mol(mol: Chem.Mol) -> Chem.Mol:
         raise TypeError(f"mol: expected an rdkit.Chem.Mol, received {type(mol).__name__}")
     if mol.GetNumAtoms() == 0:
         raise ValueError("mol: expected a molecule with atoms, received an empty molecule")
-    out = Chem.RemoveHs(mol, sanitize=True)
+    out = Chem.RemoveAllHs(mol, sanitize=True)
     return out
 
 

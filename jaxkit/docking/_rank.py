@@ -89,27 +89,35 @@ def _ligand_pdbqt(mol: Chem.Mol) -> str:
     return pdbqt
 
 
+# A probe molecule carrying every X-Score atom type of organic ligands (C_H, C_P, N_P, N_D, N_A, N_DA, O_A, O_DA,
+# S_P, P_P, F_H, Cl_H, Br_H, I_H). Vina computes grid maps only for the types of the ligand set when the maps are
+# built, and it perceives types from *distances*: a sampled pose whose fragments sit apart can turn a C_P into a
+# C_H, and a missing map makes Vina exit the process. Maps for the probe's types cover every pose.
+_PROBE = "OCC(N)C(=O)Nc1ccncc1-c1ccc(cc1)S(=O)(=O)N(C)CCOP(=O)(O)OCC([N+](=O)[O-])C(F)(Cl)C(Br)CI"
+
+
 class VinardoScorer:
     """Vinardo energies (kcal/mol) of ligand poses in a receptor, on maps of a ``box`` Å cube around ``centre``."""
 
     def __init__(self, receptor_pdbqt: str | Path, centre: np.ndarray, *, box: float = 26.0):
+        from rdkit.Chem import AllChem
         from vina import Vina
 
         self.vina = Vina(sf_name="vinardo", verbosity=0, cpu=1, seed=0)
         self.vina.set_receptor(str(receptor_pdbqt))
         self.centre = [float(c) for c in np.asarray(centre).reshape(3)]
         self.box = float(box)
-        self._maps = False
+        probe = Chem.AddHs(Chem.MolFromSmiles(_PROBE))
+        AllChem.EmbedMolecule(probe, randomSeed=0)
+        self.vina.set_ligand_from_string(_ligand_pdbqt(Chem.RemoveHs(probe)))
+        self.vina.compute_vina_maps(center=self.centre, box_size=[self.box] * 3)
 
     def score(self, mol: Chem.Mol) -> float:
         """Total Vinardo energy of the pose (inter + intra); ``inf`` where Vina cannot score it."""
         try:
             self.vina.set_ligand_from_string(_ligand_pdbqt(mol))
-            if not self._maps:
-                self.vina.compute_vina_maps(center=self.centre, box_size=[self.box] * 3)
-                self._maps = True
             return float(self.vina.score()[0])
-        except Exception:  # a pose outside the box or a molecule meeko cannot type: ranked last
+        except Exception:  # a molecule meeko cannot type: ranked last
             return float("inf")
 
 
