@@ -207,14 +207,16 @@ class SE3Diffusion(eqx.Module):
         return -(jnp.asarray(x_t) - self.trans.alpha(t) * jnp.asarray(x0)) / self.trans.sigma(t) ** 2
 
     # ---- parametrisation -----------------------------------------------------------------------------------
-    def to_scores(self, rot_out: Array, trans_out: Array, t: Array) -> tuple[Array, Array]:
+    def to_scores(self, rot_out: ArrayLike, trans_out: ArrayLike, t: ArrayLike) -> tuple[Array, Array]:
         """Model outputs -> ``(rotation score, translation score)`` under :attr:`parametrization`."""
+        rot_out, trans_out = jnp.asarray(rot_out), jnp.asarray(trans_out)
         if self.parametrization == "score":
             return rot_out, trans_out
         return rot_out * igso3.score_norm(self.rot.sigma(t)), -trans_out / self.trans.sigma(t)
 
-    def from_scores(self, rot_score: Array, trans_score: Array, t: Array) -> tuple[Array, Array]:
+    def from_scores(self, rot_score: ArrayLike, trans_score: ArrayLike, t: ArrayLike) -> tuple[Array, Array]:
         """Inverse of :meth:`to_scores` (e.g. to wrap an exact score as an ``"eps"`` model)."""
+        rot_score, trans_score = jnp.asarray(rot_score), jnp.asarray(trans_score)
         if self.parametrization == "score":
             return rot_score, trans_score
         return rot_score / igso3.score_norm(self.rot.sigma(t)), -trans_score * self.trans.sigma(t)
@@ -294,11 +296,15 @@ class SE3Diffusion(eqx.Module):
         eta: float = 1.0,
         noise_final: bool = True,
         x0_clip: float | None = None,
+        denoise_final: bool = False,
     ) -> tuple[Array, Array]:
         """Integrate the reverse process from ``ts[0]`` down to ``ts[-1]`` with ``method`` (see module docstring).
 
         ``noise_final=False`` drops the noise of the last step (returns the denoised mean); ``x0_clip`` (DDIM
-        only) clips each body's $\\hat x_0$ to a ball of that radius (the x0-clipping of Ho et al. 2020).
+        only) clips each body's $\\hat x_0$ to a ball of that radius (the x0-clipping of Ho et al. 2020);
+        ``denoise_final=True`` returns the Tweedie estimate at ``ts[-1]`` instead of the sample there,
+        $\\hat x_0 = (x + \\sigma_x^2 s_x)/\\alpha$ and $\\hat R_0 = R \\exp(\\sigma_R^2 s_R)$ (exact for
+        Gaussians, first order on SO(3)): the last noise level is removed rather than left in the sample.
         """
         _check_state(R_T, x_T, "R_T", "x_T")
         check_choice("method", method, ("em", "ddim", "ode"))
@@ -322,6 +328,11 @@ class SE3Diffusion(eqx.Module):
 
         keys = jax.random.split(key, n)
         (R, x), _ = jax.lax.scan(step, (jnp.asarray(R_T), jnp.asarray(x_T)), (ts[:-1], ts[1:], keys, gate))
+        if denoise_final:
+            t = ts[-1]
+            s_rot, s_tr = self.to_scores(*model(R, x, t), t)
+            R = g.compose(R, g.exp(self.rot.sigma(t) ** 2 * s_rot))
+            x = (x + self.trans.sigma(t) ** 2 * s_tr) / self.trans.alpha(t)
         return R, x
 
     def reverse_sde_sample(
