@@ -86,6 +86,7 @@ from ._structures import (
 )
 from ._train import (
     MODEL_FORMAT,
+    SHIPPED_MODEL,
     ModelConfig,
     TrainConfig,
     build_model,
@@ -142,6 +143,7 @@ __all__ = [
     "MODEL_FORMAT",
     "ModelConfig",
     "ORGANIC_ELEMENTS",
+    "SHIPPED_MODEL",
     "Pocket",
     "pocket_from_centre",
     "pocket_pdbqt",

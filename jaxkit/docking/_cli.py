@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-SHIPPED_MODEL = Path(__file__).parent / "models" / "sigmadock_small.jkc"
+from ._train import SHIPPED_MODEL
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -62,8 +62,9 @@ def _dock(a: argparse.Namespace) -> int:
     import jax
     from rdkit import Chem
 
-    from ._api import dock
+    from ._api import dock, read_ligand, resolve_pocket
     from ._evaluate import write_poses_sdf
+    from ._structures import load_protein
 
     for name, path in (("--protein", a.protein), ("--ref-ligand", a.ref_ligand)):
         if path is not None and not Path(path).exists():
@@ -71,16 +72,21 @@ def _dock(a: argparse.Namespace) -> int:
     lig = a.ligand
     if Path(lig).suffix.lower() in (".sdf", ".sd", ".mol") and not Path(lig).exists():
         return _fail(f"--ligand: file {lig} does not exist")
+    if a.n_samples < 1:
+        return _fail(f"--n-samples: expected an integer >= 1, received {a.n_samples}")
+    if a.steps < 1:
+        return _fail(f"--steps: expected an integer >= 1, received {a.steps}")
+    mol = read_ligand(lig)
+    pocket = resolve_pocket(load_protein(a.protein), a.ref_ligand if a.ref_ligand is not None else tuple(a.center),
+                            size=a.size)
     model = Path(a.model) if a.model else SHIPPED_MODEL
     if not model.exists():
         return _fail(f"--model: file {model} does not exist" + ("" if a.model else " (the shipped model is missing)"))
-    if a.n_samples < 1:
-        return _fail(f"--n-samples: expected an integer >= 1, received {a.n_samples}")
-    pocket = a.ref_ligand if a.ref_ligand is not None else tuple(a.center)
-    print(f"docking {lig} into {a.protein} ({a.n_samples} samples, {a.steps} steps) ...", file=sys.stderr, flush=True)
+    print(f"docking {lig} into {a.protein}: pocket of {pocket.n_atoms} atoms, {a.n_samples} samples x {a.steps} "
+          f"steps ...", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
-    res = dock(a.protein, lig, pocket=pocket, n_samples=a.n_samples, model=model, key=jax.random.key(a.seed),
-               pocket_size=a.size, n_steps=a.steps, rank=not a.no_rank, pb_budget=a.pb_budget, conformer_seed=a.seed)
+    res = dock(a.protein, mol, pocket=pocket, n_samples=a.n_samples, model=model, key=jax.random.key(a.seed),
+               n_steps=a.steps, rank=not a.no_rank, pb_budget=a.pb_budget, conformer_seed=a.seed)
     props = []
     for p in res.poses:
         props.append({

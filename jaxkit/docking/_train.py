@@ -39,6 +39,8 @@ from ._fragments import FragmentationError
 from ._model import FragmentScoreModel
 
 MODEL_FORMAT = "jaxkit-docking-model/1"
+SHIPPED_MODEL = Path(__file__).parent / "models" / "sigmadock_small.jkc"
+"""The model trained by ``python -m experiments run sigmadock --preset standard`` (package data)."""
 
 
 @dataclass(frozen=True)
@@ -105,7 +107,7 @@ def featurize_examples(
     progress=None,
 ) -> tuple[DockingComplex, list[str]]:
     """Stack featurised complexes; examples that do not fit ``sizes`` or cannot be fragmented are skipped (their
-    messages are returned). ``augment`` copies per example use independent cut sets (``choice="random"``) and,
+    messages are returned). The pocket padding grows to the largest pocket (the model reads any pocket size). ``augment`` copies per example use independent cut sets (``choice="random"``) and,
     with ``conformer="rdkit"``, independent conformers.
 
     Training uses ``conformer="oracle"`` (documented choice): the targets are then exactly assembled poses. With
@@ -114,6 +116,9 @@ def featurize_examples(
     reassembled). Inference always uses RDKit conformers (no leakage)."""
     rng = np.random.default_rng(seed)
     out, skipped = [], []
+    most = max((ex.pocket.n_atoms for ex in examples), default=0)
+    if most > sizes.pocket:  # real pockets (10 Å residues) outgrow the CCD padding: pad to the largest
+        sizes = ComplexSizes(sizes.ligand, most, sizes.fragments, sizes.dummies)
     it = examples if progress is None else progress(examples)
     for ex in it:
         for _ in range(augment):

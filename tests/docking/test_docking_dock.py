@@ -45,8 +45,8 @@ def test_exact_score_sampler_recovers_the_target_pose(complexes):
     for i in range(2):
         c = index_complex(complexes, i)
         R, T = _sample(c, jax.random.key(i))
-        rmsd = jax.vmap(lambda r, t: pose_rmsd(c, r, t))(R, T)
-        gaps = jax.vmap(lambda r, t: bond_gap(c, r, t))(R, T)
+        rmsd = jax.vmap(lambda r, t, c=c: pose_rmsd(c, r, t))(R, T)
+        gaps = jax.vmap(lambda r, t, c=c: bond_gap(c, r, t))(R, T)
         # the last noise level (0.1 rad) is removed by the final Tweedie step
         assert float(rmsd.max()) < 0.3, rmsd
         assert float(gaps.max()) < 0.3, gaps
