@@ -112,6 +112,7 @@ def _summarise(rows, random_rows=None):
         "sample_success_2A": float(np.mean([r["sample_success_2A"] for r in rows])),
         "median_top1_rmsd": float(np.median([r["top1_rmsd"] for r in rows])),
         "seconds_per_complex": float(np.mean([r["seconds"] for r in rows])),
+        "cpu_seconds_per_complex": float(np.mean([r["cpu_seconds"] for r in rows])),
         "rows": [{k: v for k, v in r.items() if k != "top1_pose"} for r in rows],
     }
     if random_rows is not None:

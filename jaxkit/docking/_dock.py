@@ -34,11 +34,11 @@ from ._complex import LENGTH_SCALE, DockingComplex
 DockModel = Callable[[DockingComplex, Array, Array, Array], tuple[Array, Array]]
 
 
-def docking_process(translation: Literal["ve", "vp"] = "ve") -> dm.SE3Diffusion:
-    """The SE(3)^N process used for docking (see the module docstring)."""
+def docking_process(translation: Literal["ve", "vp"] = "ve", trans_sigma_max: float = 2.0) -> dm.SE3Diffusion:
+    """The SE(3)^N process used for docking (see the module docstring); ``trans_sigma_max`` in units of 2.7 Å."""
     if translation not in ("ve", "vp"):
         raise ValueError(f"translation: expected 've' or 'vp', received {translation!r}")
-    trans = dm.VESchedule(0.05, 2.0) if translation == "ve" else dm.VPSchedule(0.1, 20.0)
+    trans = dm.VESchedule(0.05, trans_sigma_max) if translation == "ve" else dm.VPSchedule(0.1, 20.0)
     return dm.SE3Diffusion(rot=dm.VESchedule(0.1, 1.5), trans=trans, parametrization="eps")
 
 
@@ -59,13 +59,18 @@ def dsm_loss(
     return process.dsm_loss(_bind(model, c), c.R0, c.T0, key, t=t, t_min=t_min, mask=c.fragment_mask)
 
 
-def batch_loss(model: DockModel, process: dm.SE3Diffusion, batch: DockingComplex, key: PRNGKeyArray) -> Array:
-    """Mean :func:`dsm_loss` over a stacked batch (one key per complex; times stratified over the batch)."""
+def batch_loss(
+    model: DockModel, process: dm.SE3Diffusion, batch: DockingComplex, key: PRNGKeyArray, *, t_power: float = 1.0
+) -> Array:
+    """Mean :func:`dsm_loss` over a stacked batch (one key per complex; times stratified over the batch).
+
+    ``t = t_min + (1 - t_min) u^t_power`` with stratified uniform ``u``: ``t_power < 1`` puts more of the batch at
+    high noise (where the global placement is decided)."""
     b = batch.T0.shape[0]
     k_t, k_n = jax.random.split(key)
     t_min = 1e-3
     u = (jnp.arange(b) + jax.random.uniform(k_t, (b,))) / b  # stratified U(0, 1): lower-variance batches
-    ts = t_min + (1.0 - t_min) * u
+    ts = t_min + (1.0 - t_min) * u**t_power
     keys = jax.random.split(k_n, b)
     return jnp.mean(jax.vmap(lambda c, k, t: dsm_loss(model, process, c, k, t=t))(batch, keys, ts))
 

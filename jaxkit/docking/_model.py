@@ -112,6 +112,23 @@ class InteractionLayer(eqx.Module):
         return h + jax.vmap(self.update)(jnp.concatenate([h, agg_ll, agg_lp], -1))
 
 
+class PocketLayer(eqx.Module):
+    """Message passing among pocket atoms (pose-independent): describes the cavity's local shape."""
+
+    pair: PairBlock
+    update: eqx.nn.MLP
+
+    def __init__(self, width: int, n_rbf: int, *, key: PRNGKeyArray):
+        k1, k2 = jax.random.split(key)
+        self.pair = PairBlock(width, n_rbf, width, key=k1)
+        self.update = _silu_mlp(k2, 2 * width, width, width)
+
+    def __call__(self, hp, nbr, e, w):
+        m = self.pair(hp, hp, nbr, e) * w[..., None]
+        agg = m.sum(1) / (w.sum(1, keepdims=True) + 1.0)
+        return hp + jax.vmap(self.update)(jnp.concatenate([hp, agg], -1))
+
+
 class FragmentScoreModel(eqx.Module):
     """Per-fragment ``(normalised rotation score (F, 3), translation noise (F, 3))`` for a posed complex.
 
@@ -123,6 +140,7 @@ class FragmentScoreModel(eqx.Module):
     pocket_embed: eqx.nn.Linear
     time_embed: eqx.nn.MLP
     layers: list[InteractionLayer]
+    pocket_layers: list[PocketLayer]
     force_ll: PairBlock
     force_lp: PairBlock
     spring: eqx.nn.MLP
@@ -146,6 +164,7 @@ class FragmentScoreModel(eqx.Module):
         cutoff: float = 8.0,
         data_spread: float = 1.0,
         inertia_eps: float = 0.1,
+        pocket_depth: int = 0,
         key: PRNGKeyArray,
     ):
         if process.parametrization != "eps":
@@ -155,6 +174,8 @@ class FragmentScoreModel(eqx.Module):
         self.pocket_embed = eqx.nn.Linear(N_POCKET_FEATURES, width, key=keys[1])
         self.time_embed = _silu_mlp(keys[2], N_TIME, width, width)
         self.layers = [InteractionLayer(width, n_rbf, key=k) for k in keys[3 : 3 + depth]]
+        pkeys = jax.random.split(jax.random.fold_in(key, 17), max(pocket_depth, 1))
+        self.pocket_layers = [PocketLayer(width, n_rbf, key=k) for k in pkeys[:pocket_depth]]
         fl = PairBlock(width, N_PAIR_FEATURES + n_rbf, 1, key=keys[-5])
         fp = PairBlock(width, n_rbf, 1, key=keys[-4])
         zero = lambda blk: eqx.tree_at(lambda b: (b.d.weight, b.d.bias), blk, (jnp.zeros_like(blk.d.weight), jnp.zeros_like(blk.d.bias)))
@@ -184,6 +205,17 @@ class FragmentScoreModel(eqx.Module):
         temb = self.time_embed(temb_raw)
         h = jax.vmap(self.atom_embed)(c.atom_features) + temb
         hp = jax.vmap(self.pocket_embed)(c.pocket_features)
+        if self.pocket_layers:  # pose-independent cavity context over the pocket's k nearest neighbours
+            M = c.pocket.shape[0]
+            d2_pp = jnp.sum((c.pocket[:, None, :] - c.pocket[None, :, :]) ** 2, -1)
+            valid = (c.pocket_mask[:, None] * c.pocket_mask[None, :] > 0) & ~jnp.eye(M, dtype=bool)
+            kp = min(self.k_pocket, M - 1)
+            _, pp_nbr = jax.lax.top_k(-jnp.where(valid, d2_pp, jnp.inf), kp)
+            d_pp = jnp.sqrt(jnp.take_along_axis(d2_pp, pp_nbr, 1) + 1e-9)
+            pp_w = jnp.take_along_axis(valid, pp_nbr, 1) * (d_pp < self.cutoff / LENGTH_SCALE)
+            pp_e = _rbf(d_pp, self.n_rbf)
+            for layer in self.pocket_layers:
+                hp = layer(hp, pp_nbr, pp_e, pp_w.astype(hp.dtype))
         am = c.atom_mask
         # ligand-ligand: all pairs
         dx_ll = x[:, None, :] - x[None, :, :]

@@ -53,6 +53,8 @@ class ModelConfig:
     k_pocket: int = 16
     cutoff: float = 8.0
     translation: Literal["ve", "vp"] = "ve"
+    trans_sigma_max: float = 2.0
+    pocket_depth: int = 0
     ligand: int = 48
     pocket: int = 160
     fragments: int = 10
@@ -84,6 +86,7 @@ class TrainConfig:
     weight_decay: float = 1e-4
     clip: float = 1.0
     ema_decay: float = 0.998
+    t_power: float = 1.0
     log_every: int = 25
     checkpoint_every: int = 200
     extra: dict = field(default_factory=dict)
@@ -91,8 +94,8 @@ class TrainConfig:
 
 def build_model(config: ModelConfig, key: PRNGKeyArray) -> FragmentScoreModel:
     return FragmentScoreModel(
-        docking_process(config.translation), width=config.width, depth=config.depth, n_rbf=config.n_rbf,
-        k_pocket=config.k_pocket, cutoff=config.cutoff, key=key,
+        docking_process(config.translation, config.trans_sigma_max), width=config.width, depth=config.depth, n_rbf=config.n_rbf,
+        k_pocket=config.k_pocket, cutoff=config.cutoff, pocket_depth=config.pocket_depth, key=key,
     )
 
 
@@ -163,7 +166,7 @@ def train_model(
     loader = ArrayLoader(data, train.batch_size, key=k_data)
 
     def loss_fn(m, batch, k):
-        return batch_loss(m, process, batch, k)
+        return batch_loss(m, process, batch, k, t_power=train.t_power)
 
     res = fit(
         model, opt, loss_fn, loader, n_steps=train.steps, key=k_fit, log_every=train.log_every,
