@@ -22,30 +22,35 @@ kind="uniform"|"edm")``. The same ``q_sample``, ``conditional_score``, ``gaussia
 ``t``. ``reverse_sde_sample(score_fn, sched, x_T, key, ts)`` (Euler–Maruyama, diffrax) and
 ``probability_flow_sample(score_fn, sched, x_T, ts)`` (Heun, diffrax) integrate from ``ts[0]`` down to ``ts[-1]``.
 
-SO(3) and SE(3)^N API (used by ``jaxkit.docking``)::
+SO(3) and SE(3)^N API (used by ``jaxkit.docking``); one convention: body-frame rotations ``R_t = R_0 exp(hat v)``::
 
-    from jaxkit.diffusion import igso3, so3            # modules (so3 here = diffusion on SO(3))
-    igso3.sample(key, eps, shape, mean=None)           # (*shape, 3, 3) rotations; eps in [1e-3, 5], may be an array
+    from jaxkit.diffusion import igso3, so3_diffusion   # IGSO(3)(sigma) law; VE diffusion on SO(3)
+    igso3.sample(key, sigma, shape, mean=None)         # (*shape, 3, 3) rotations; sigma in [1e-3, 5], may be an array
     igso3.sample_vector / sample_angle                 # rotation vectors / angles
-    igso3.log_density(omega, eps), angle_density, cdf, cdf_reference (NumPy float64), dlog_density
-    igso3.score(R, eps, mean=None) -> (..., 3)         # body frame: grad_R log p = R hat(s)
-    igso3.score_vector(v, eps) = v/|v| dlogf/domega;  igso3.score_norm(eps) = sqrt(E (dlogf/domega)^2)
-    so3.perturb(key, R0, sigma) -> (R_t, v);  so3.conditional_score(R_t, R0, sigma);  so3.dsm_loss(...)
-    so3.brownian_motion(key, R0, total_time, num_steps)
-    so3.reverse_sde_sample(score_fn, ve_sched, R_T, key, ts);  so3.probability_flow_sample(score_fn, ve_sched, R_T, ts)
+    igso3.log_density(omega, sigma), angle_density, cdf, cdf_reference (NumPy float64), dlog_density
+    igso3.score(R, sigma, mean=None) -> (..., 3)       # body frame: grad_R log p = R hat(s)
+    igso3.score_vector(v, sigma) = v/|v| dlogf/domega;  igso3.score_norm(sigma) = sqrt(E (dlogf/domega)^2)
+    so3_diffusion.perturb(key, R0, sigma) -> (R_t, v);  conditional_score(R_t, R0, sigma);  dsm_loss(...)
+    so3_diffusion.brownian_motion(key, R0, total_time, num_steps)
+    so3_diffusion.reverse_sde_sample(score_fn, ve_sched, R_T, key, ts);  probability_flow_sample(score_fn, ve_sched, R_T, ts)
 
-    sd = SE3Diffusion(rot=VESchedule(0.1, 1.5), trans=VPSchedule(0.1, 20.0))   # N rigid bodies
-    f = sd.forward_marginal(key, R0, x0, t)   # R0 (N,3,3), x0 (N,3): R_t, x_t, rot_score, trans_score, z, sigmas
-    loss, parts = sd.dsm_loss(score_fn, R0, x0, key)   # score_fn(R, x, t) -> (s_rot (N,3), s_trans (N,3))
+    sd = SE3Diffusion(rot=VESchedule(0.1, 1.5), trans=VPSchedule(0.1, 20.0), parametrization="score" | "eps")
+    m = sd.forward_marginal(key, R0, x0, t)   # SE3Marginal(R_t, x_t, rot_score, trans_score, v, z, sigma_rot, sigma_trans)
+    loss = sd.dsm_loss(model, R0, x0, key, t=None, mask=None)   # model(R, x, t) -> (rot_out (N,3), trans_out (N,3))
     R, x = sd.prior_sample(key, N)                     # Haar rotations, N(0, sigma_tr(1)^2) translations
-    R, x = sd.reverse_sde_sample(score_fn, R, x, key, time_grid(30, 1e-3, 1.0, kind="edm", rho=3))
-    R, x = sd.probability_flow_sample(score_fn, R, x, ts)
+    R, x = sd.sample(model, R, x, key, time_grid(30, 1e-3, 1.0, kind="edm", rho=3), method="em" | "ddim" | "ode")
     normalize(x, center, scale=2.7) / denormalize      # SigmaDock coordinate convention
+
+Every function that takes a continuous schedule takes an :class:`AbstractSchedule` (subclass it for a new one);
+discrete-time functions take a :class:`DiscreteSchedule` and an integer step index in ``[0, T-1]``
+(:func:`check_time` rejects anything else instead of wrapping or clamping it).
 
 Geometry (rotations, quaternions, Kabsch) lives in ``jaxkit.geometry``. Time grids are descending (``t_max -> t_min``).
 """
 
 from jaxkit.diffusion._euclidean import (
+    Schedule,
+    check_time,
     conditional_score,
     dsm_loss,
     eps_loss,
@@ -58,6 +63,7 @@ from jaxkit.diffusion._euclidean import (
     score_to_eps,
 )
 from jaxkit.diffusion._sampling import (
+    check_time_grid,
     ddim_sample,
     ddim_timesteps,
     ddpm_sample,
@@ -66,6 +72,7 @@ from jaxkit.diffusion._sampling import (
     time_grid,
 )
 from jaxkit.diffusion._schedules import (
+    AbstractSchedule,
     CosineVPSchedule,
     DiscreteSchedule,
     VESchedule,
@@ -78,16 +85,32 @@ from jaxkit.diffusion._schedules import (
     linear_beta_schedule,
     quadratic_beta_schedule,
 )
-from jaxkit.diffusion._se3 import SE3Diffusion, denormalize, normalize
+from jaxkit.diffusion._se3 import (
+    DSMTerms,
+    Parametrization,
+    SamplerMethod,
+    SE3Diffusion,
+    SE3Marginal,
+    denormalize,
+    normalize,
+)
 
-from . import igso3, so3
+from . import igso3, so3_diffusion
 
 __all__ = [
+    "AbstractSchedule",
+    "DSMTerms",
+    "Parametrization",
     "SE3Diffusion",
+    "SE3Marginal",
+    "SamplerMethod",
+    "Schedule",
+    "check_time",
+    "check_time_grid",
     "denormalize",
     "igso3",
     "normalize",
-    "so3",
+    "so3_diffusion",
     "CosineVPSchedule",
     "DiscreteSchedule",
     "VESchedule",

@@ -13,15 +13,22 @@ The denoising score-matching loss is normalised the usual way, ``lambda(t) = sig
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeAlias
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, ArrayLike, PRNGKeyArray
 
-from jaxkit.diffusion._schedules import DiscreteSchedule
+from jaxkit._validate import is_tracer
+from jaxkit.diffusion._schedules import AbstractSchedule, DiscreteSchedule
+
+Schedule: TypeAlias = DiscreteSchedule | AbstractSchedule
 
 __all__ = [
+    "Schedule",
+    "check_time",
     "conditional_score",
     "dsm_loss",
     "eps_loss",
@@ -35,15 +42,50 @@ __all__ = [
 ]
 
 
-def marginal_coefs(schedule: Any, t: ArrayLike) -> tuple[Array, Array]:
-    """``(alpha_t, sigma_t)`` with ``x_t | x_0 ~ N(alpha_t x_0, sigma_t^2 I)`` for a discrete index or a time."""
+def check_time(schedule: object, t: Any, name: str = "t") -> Any:
+    """Validate a diffusion time against its schedule; returns ``t`` (checked inside ``jit`` where needed).
+
+    A :class:`DiscreteSchedule` takes an integer step index in ``[0, T-1]``: a float raises ``TypeError`` and an
+    index outside the range ``ValueError`` (a traced index is checked at run time with ``eqx.error_if``, never
+    wrapped or clamped). A continuous :class:`AbstractSchedule` takes a time in ``[0, 1]`` (checked when
+    concrete). Anything else as ``schedule`` raises ``TypeError``.
+    """
     if isinstance(schedule, DiscreteSchedule):
-        ab = schedule.alpha_bars[jnp.asarray(t, dtype=jnp.int32)]
+        T = schedule.num_steps
+        dtype = jnp.result_type(t)
+        if not jnp.issubdtype(dtype, jnp.integer):
+            raise TypeError(
+                f"{name}: expected an integer step index in [0, {T - 1}] for a DiscreteSchedule, received "
+                f"dtype {dtype} ({t!r})"[:200]
+            )
+        if is_tracer(t):
+            return eqx.error_if(t, (t < 0) | (t >= T), f"{name}: step index outside [0, {T - 1}]")
+        a = np.asarray(t)
+        if a.size and (a.min() < 0 or a.max() >= T):
+            raise ValueError(f"{name}: expected step indices in [0, {T - 1}], received range [{a.min()}, {a.max()}]")
+        return t
+    if isinstance(schedule, AbstractSchedule):
+        if not is_tracer(t):
+            a = np.asarray(t, dtype=np.float64)
+            if a.size and (not np.all(np.isfinite(a)) or a.min() < 0.0 or a.max() > 1.0):
+                raise ValueError(f"{name}: expected diffusion times in [0, 1], received range [{a.min()}, {a.max()}]")
+        return t
+    raise TypeError(
+        f"schedule: expected a DiscreteSchedule or an AbstractSchedule (VPSchedule, CosineVPSchedule, "
+        f"VESchedule, ...), received {type(schedule).__name__}"
+    )
+
+
+def marginal_coefs(schedule: Schedule, t: ArrayLike) -> tuple[Array, Array]:
+    """``(alpha_t, sigma_t)`` with ``x_t | x_0 ~ N(alpha_t x_0, sigma_t^2 I)`` for a discrete index or a time."""
+    t = check_time(schedule, t)
+    if isinstance(schedule, DiscreteSchedule):
+        ab = schedule.alpha_bars[jnp.asarray(t)]
         return jnp.sqrt(ab), jnp.sqrt(1.0 - ab)
     return schedule.alpha(t), schedule.sigma(t)
 
 
-def q_sample(schedule: Any, x0: ArrayLike, t: ArrayLike, noise: ArrayLike) -> Array:
+def q_sample(schedule: Schedule, x0: ArrayLike, t: ArrayLike, noise: ArrayLike) -> Array:
     """Forward marginal sample ``x_t = alpha_t x_0 + sigma_t noise`` (``noise ~ N(0, I)`` supplied by the caller)."""
     x0, noise = jnp.asarray(x0), jnp.asarray(noise)
     if x0.shape != noise.shape:
@@ -52,7 +94,7 @@ def q_sample(schedule: Any, x0: ArrayLike, t: ArrayLike, noise: ArrayLike) -> Ar
     return a * x0 + s * noise
 
 
-def conditional_score(schedule: Any, x_t: ArrayLike, x0: ArrayLike, t: ArrayLike) -> Array:
+def conditional_score(schedule: Schedule, x_t: ArrayLike, x0: ArrayLike, t: ArrayLike) -> Array:
     """Exact ``grad_{x_t} log q(x_t | x_0) = -(x_t - alpha_t x_0) / sigma_t^2``."""
     x_t, x0 = jnp.asarray(x_t), jnp.asarray(x0)
     if x0.shape != x_t.shape:
@@ -62,7 +104,7 @@ def conditional_score(schedule: Any, x_t: ArrayLike, x0: ArrayLike, t: ArrayLike
 
 
 def gaussian_marginal_score(
-    schedule: Any, x_t: ArrayLike, t: ArrayLike, mean: ArrayLike, std: ArrayLike
+    schedule: Schedule, x_t: ArrayLike, t: ArrayLike, mean: ArrayLike, std: ArrayLike
 ) -> Array:
     """Exact marginal score when the data are ``N(mean, std^2 I)``: ``-(x_t - alpha mean)/(alpha^2 std^2 + sigma^2)``.
 
@@ -72,17 +114,17 @@ def gaussian_marginal_score(
     return -(jnp.asarray(x_t) - a * jnp.asarray(mean)) / (a**2 * jnp.asarray(std) ** 2 + s**2)
 
 
-def eps_to_score(schedule: Any, eps: ArrayLike, t: ArrayLike) -> Array:
+def eps_to_score(schedule: Schedule, eps: ArrayLike, t: ArrayLike) -> Array:
     """``score = -eps / sigma_t``."""
     return -jnp.asarray(eps) / marginal_coefs(schedule, t)[1]
 
 
-def score_to_eps(schedule: Any, score: ArrayLike, t: ArrayLike) -> Array:
+def score_to_eps(schedule: Schedule, score: ArrayLike, t: ArrayLike) -> Array:
     """``eps = -sigma_t score``."""
     return -jnp.asarray(score) * marginal_coefs(schedule, t)[1]
 
 
-def predict_x0(schedule: Any, x_t: ArrayLike, t: ArrayLike, eps: ArrayLike) -> Array:
+def predict_x0(schedule: Schedule, x_t: ArrayLike, t: ArrayLike, eps: ArrayLike) -> Array:
     """``x0_hat = (x_t - sigma_t eps) / alpha_t``."""
     a, s = marginal_coefs(schedule, t)
     return (jnp.asarray(x_t) - s * jnp.asarray(eps)) / a
@@ -106,17 +148,20 @@ def eps_loss(
     schedule: DiscreteSchedule,
     x0: ArrayLike,
     key: PRNGKeyArray,
+    *,
     t: ArrayLike | None = None,
 ) -> Array:
     """DDPM "simple" loss for one sample: ``mean (eps_fn(x_t, t) - eps)^2`` with ``t ~ U{0..T-1}`` unless given.
 
     ``eps_fn(x_t, t_index)`` receives an int32 scalar index. Batch with ``jax.vmap`` over ``(x0, key)``.
     """
+    if not isinstance(schedule, DiscreteSchedule):
+        raise TypeError(f"schedule: expected a DiscreteSchedule, received {type(schedule).__name__}")
     x0 = jnp.asarray(x0)
     k_t, k_e = jax.random.split(key)
     if t is None:
         t = jax.random.randint(k_t, (), 0, schedule.num_steps)
-    t = jnp.asarray(t, dtype=jnp.int32)
+    t = check_time(schedule, t)
     eps = jax.random.normal(k_e, x0.shape, x0.dtype)
     x_t = q_sample(schedule, x0, t, eps)
     return jnp.mean((eps_fn(x_t, t) - eps) ** 2)
@@ -124,15 +169,18 @@ def eps_loss(
 
 def dsm_loss(
     score_fn: Callable[[Array, Array], Array],
-    schedule: Any,
+    schedule: Schedule,
     x0: ArrayLike,
     key: PRNGKeyArray,
+    *,
     t: ArrayLike | None = None,
     t_min: float = 1e-3,
 ) -> Array:
     """Denoising score matching for one sample, normalised: ``mean (sigma_t score_fn(x_t, t) + eps)^2``.
 
     Continuous schedules draw ``t ~ U(t_min, 1)`` unless ``t`` is given; a discrete schedule draws an index.
+    Same signature as :func:`jaxkit.diffusion.so3_diffusion.dsm_loss` and
+    :meth:`jaxkit.diffusion.SE3Diffusion.dsm_loss` (``fn, schedule/process, data, key, *, t, t_min``).
     """
     x0 = jnp.asarray(x0)
     k_t, k_e = jax.random.split(key)

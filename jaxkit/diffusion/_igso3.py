@@ -1,37 +1,37 @@
-"""The isotropic Gaussian on SO(3), IGSO(3)(eps): density, CDF, sampling and score, for eps in [1e-3, 5].
+"""The isotropic Gaussian on SO(3), IGSO(3)(sigma): density, CDF, sampling and score, for sigma in [1e-3, 5].
 
-IGSO(3)(eps) is the law of Brownian motion on SO(3) at time ``eps^2`` (generator ``Delta/2`` for the metric
-with ``|hat v| = |v|``; for small ``eps`` the rotation vector is ~ ``N(0, eps^2 I_3)``). Its density with respect
+IGSO(3)(sigma) is the law of Brownian motion on SO(3) at time ``sigma^2`` (generator ``Delta/2`` for the metric
+with ``|hat v| = |v|``; for small ``sigma`` the rotation vector is ~ ``N(0, sigma^2 I_3)``). Its density with respect
 to the normalised Haar measure depends on the rotation angle ``omega`` only (Nikolayev & Savyolova 1997;
 Leach et al. 2022; Yim et al. 2023, FrameDiff):
 
-    f(omega, eps) = sum_l (2l+1) exp(-l(l+1) eps^2/2) sin((l+1/2) omega) / sin(omega/2)
-                  = b_0 + sum_{m>=1} b_m cos(m omega),   b_m = 2 sum_{l>=m} (2l+1) exp(-l(l+1) eps^2/2)
+    f(omega, sigma) = sum_l (2l+1) exp(-l(l+1) sigma^2/2) sin((l+1/2) omega) / sin(omega/2)
+                  = b_0 + sum_{m>=1} b_m cos(m omega),   b_m = 2 sum_{l>=m} (2l+1) exp(-l(l+1) sigma^2/2)
 
 and the angle has density ``p(omega) = (1 - cos omega)/pi * f(omega)`` on ``[0, pi]``. Two evaluations:
 
-- **series** (``eps >= EPS_SWITCH = 1``): the cosine series above with ``L_SERIES = 16`` terms (the first
-  neglected term is below ``1e-55`` at ``eps = 1``). The derivative ``-sum m b_m sin(m omega)`` has no
+- **series** (``sigma >= SIGMA_SWITCH = 1``): the cosine series above with ``L_SERIES = 16`` terms (the first
+  neglected term is below ``1e-55`` at ``sigma = 1``). The derivative ``-sum m b_m sin(m omega)`` has no
   ``0/0``; ``d log f/d omega / omega`` uses ``sin(m omega)/omega = m sinc``.
-- **closed form** (``eps < 1``): Poisson summation turns the series into a sum of images (exact as
-  ``K -> inf``; ``|k| <= 1`` reaches float64 precision for ``eps <= 1``: the next image is ``exp(-2 pi^2/tau)``
-  relative), with ``tau = eps^2/2``:
+- **closed form** (``sigma < 1``): Poisson summation turns the series into a sum of images (exact as
+  ``K -> inf``; ``|k| <= 1`` reaches float64 precision for ``sigma <= 1``: the next image is ``exp(-2 pi^2/tau)``
+  relative), with ``tau = sigma^2/2``:
   ``f = sqrt(pi) tau^{-3/2} e^{tau/4} / (2 sin(omega/2)) sum_k (-1)^k (omega + 2 pi k) e^{-(omega+2 pi k)^2/(4 tau)}``.
-  It is evaluated in log form, stable for ``eps -> 0`` (no overflow, no ``0/0`` at ``omega = 0``).
+  It is evaluated in log form, stable for ``sigma -> 0`` (no overflow, no ``0/0`` at ``omega = 0``).
 
 The CDF has closed forms too (series: ``(1/pi) sum_l c_l [sin(l w)/l - sin((l+1) w)/(l+1)]``; images: complex
 ``erf``), evaluated in NumPy float64 by :func:`cdf_reference`. Sampling inverts float64 CDF tables on an
-``(eps, omega)`` grid (``N_EPS = 256`` log-spaced ``eps`` in ``[1e-3, 5]``; per row ``N_OMEGA = 1024`` angles on
-``[0, min(pi, 9 eps)]``), computed once and cached in ``$JAXKIT_CACHE_DIR`` (default ``~/.cache/jaxkit``):
-jit-able binary search in the two neighbouring rows, linear inside a cell, geometric interpolation in ``eps``.
-A concrete scalar ``eps`` (the common case) instead gets its own float64 two-sided quantile table
+``(sigma, omega)`` grid (``N_SIGMA = 256`` log-spaced ``sigma`` in ``[1e-3, 5]``; per row ``N_OMEGA = 1024`` angles on
+``[0, min(pi, 9 sigma)]``), computed once and cached in ``$JAXKIT_CACHE_DIR`` (default ``~/.cache/jaxkit``):
+jit-able binary search in the two neighbouring rows, linear inside a cell, geometric interpolation in ``sigma``.
+A concrete scalar ``sigma`` (the common case) instead gets its own float64 two-sided quantile table
 (``omega = F^{-1}(s^3/2)`` and ``F^{-1}(1 - s^3/2)`` on a uniform ``s`` grid, Newton-refined against
 :func:`cdf_reference`; built in ~0.3 s and kept in memory for 64 values): sampling is then one cell lookup, and
 a rotation costs three uniforms (angle, and the axis by Archimedes' projection) and one fused Rodrigues pass.
 
 Score. For ``R = R_0 exp(hat v)`` with ``omega = |v|``, the Riemannian gradient of ``log f`` expressed in the body
 frame (``grad = R hat(s)``) is ``s = v / omega * d log f / d omega`` (:func:`score_vector`). The DiffDock
-normalisation divides by ``score_norm(eps) = sqrt(E[(d log f / d omega)^2])`` (a 1-D table).
+normalisation divides by ``score_norm(sigma) = sqrt(E[(d log f / d omega)^2])`` (a 1-D table).
 """
 
 from __future__ import annotations
@@ -52,14 +52,14 @@ from jaxkit._validate import check_trailing_shape
 from jaxkit.geometry import so3 as _so3
 
 __all__ = [
-    "EPS_MAX",
-    "EPS_MIN",
-    "EPS_SWITCH",
+    "SIGMA_MAX",
+    "SIGMA_MIN",
+    "SIGMA_SWITCH",
     "angle_density",
     "angle_log_density",
     "cdf",
     "cdf_reference",
-    "check_eps",
+    "check_sigma",
     "dlog_density",
     "log_density",
     "sample",
@@ -72,28 +72,28 @@ __all__ = [
     "tables",
 ]
 
-EPS_MIN = 1e-3
-EPS_MAX = 5.0
-EPS_SWITCH = 1.0
+SIGMA_MIN = 1e-3
+SIGMA_MAX = 5.0
+SIGMA_SWITCH = 1.0
 L_SERIES = 16
-K_IMAGES = 1  # jnp closed form; relative size of the next image at eps <= 1 is exp(-2 pi^2/tau) < 1e-17
+K_IMAGES = 1  # jnp closed form; relative size of the next image at sigma <= 1 is exp(-2 pi^2/tau) < 1e-17
 K_IMAGES_CDF = 3  # NumPy reference CDF (cheap; kept generous)
-N_EPS = 256
+N_SIGMA = 256
 N_OMEGA = 1024
-OMEGA_SPAN = 9.0  # row range: omega in [0, min(pi, OMEGA_SPAN * eps)]
-_TABLE_VERSION = 1
+OMEGA_SPAN = 9.0  # row range: omega in [0, min(pi, OMEGA_SPAN * sigma)]
+_TABLE_VERSION = 2
 
 
-def check_eps(name: str, eps: Any) -> None:
-    """Raise ``ValueError`` unless concrete ``eps`` lies in ``[EPS_MIN, EPS_MAX]`` (no-op under tracing)."""
-    if isinstance(eps, jax.core.Tracer):
+def check_sigma(name: str, sigma: Any) -> None:
+    """Raise ``ValueError`` unless concrete ``sigma`` lies in ``[SIGMA_MIN, SIGMA_MAX]`` (no-op under tracing)."""
+    if isinstance(sigma, jax.core.Tracer):
         return
-    e = np.asarray(eps, dtype=np.float64)
+    e = np.asarray(sigma, dtype=np.float64)
     if e.size and (
-        not np.all(np.isfinite(e)) or e.min() < EPS_MIN * (1 - 1e-6) or e.max() > EPS_MAX * (1 + 1e-6)
+        not np.all(np.isfinite(e)) or e.min() < SIGMA_MIN * (1 - 1e-6) or e.max() > SIGMA_MAX * (1 + 1e-6)
     ):
         raise ValueError(
-            f"{name}: expected values in [{EPS_MIN}, {EPS_MAX}], received range [{e.min()}, {e.max()}]"
+            f"{name}: expected values in [{SIGMA_MIN}, {SIGMA_MAX}], received range [{e.min()}, {e.max()}]"
             + (" (with NaN/inf)" if not np.all(np.isfinite(e)) else "")
         )
 
@@ -103,10 +103,10 @@ def check_eps(name: str, eps: Any) -> None:
 # ------------------------------------------------------------------------------------------------------------
 
 
-def _series_coefs(xp: Any, eps: Any) -> Any:
-    """``b_m``, m = 0..L, shape ``eps.shape + (L+1,)``."""
-    l = xp.arange(L_SERIES + 1, dtype=eps.dtype)
-    c = (2 * l + 1) * xp.exp(-l * (l + 1) * (eps[..., None] ** 2) / 2)
+def _series_coefs(xp: Any, sigma: Any) -> Any:
+    """``b_m``, m = 0..L, shape ``sigma.shape + (L+1,)``."""
+    l = xp.arange(L_SERIES + 1, dtype=sigma.dtype)
+    c = (2 * l + 1) * xp.exp(-l * (l + 1) * (sigma[..., None] ** 2) / 2)
     tail = xp.flip(xp.cumsum(xp.flip(c, -1), -1), -1)  # sum_{l>=m} c_l
     b = 2 * tail
     if xp is np:
@@ -115,9 +115,9 @@ def _series_coefs(xp: Any, eps: Any) -> Any:
     return b.at[..., 0].set(tail[..., 0])
 
 
-def _series(xp: Any, omega: Any, eps: Any) -> tuple[Any, Any, Any]:
+def _series(xp: Any, omega: Any, sigma: Any) -> tuple[Any, Any, Any]:
     """Series branch: ``(log f, d log f/d omega, (d log f/d omega)/omega)``."""
-    b = _series_coefs(xp, eps)
+    b = _series_coefs(xp, sigma)
     m = xp.arange(L_SERIES + 1, dtype=omega.dtype)
     mw = m * omega[..., None]
     f = xp.sum(b * xp.cos(mw), -1)
@@ -126,9 +126,9 @@ def _series(xp: Any, omega: Any, eps: Any) -> tuple[Any, Any, Any]:
     return xp.log(f), df / f, df_over_w / f
 
 
-def _images(xp: Any, omega: Any, eps: Any) -> tuple[Any, Any, Any]:
+def _images(xp: Any, omega: Any, sigma: Any) -> tuple[Any, Any, Any]:
     """Closed-form (image sum) branch: ``(log f, d log f/d omega, (d log f/d omega)/omega)``."""
-    tau = eps**2 / 2
+    tau = sigma**2 / 2
     w = omega
     small_w = w < 0.1
     w_safe = xp.where(small_w, 0.1, w)
@@ -178,29 +178,29 @@ def _images(xp: Any, omega: Any, eps: Any) -> tuple[Any, Any, Any]:
     return logf, dlogf, dlogf_over_w
 
 
-def _eval(xp: Any, omega: Any, eps: Any) -> tuple[Any, Any, Any]:
-    omega, eps = xp.broadcast_arrays(omega, eps)
+def _eval(xp: Any, omega: Any, sigma: Any) -> tuple[Any, Any, Any]:
+    omega, sigma = xp.broadcast_arrays(omega, sigma)
     omega = xp.clip(omega, 0.0, np.pi)
     if xp is np:  # NumPy (tables): evaluate each branch only where it is used
         out = tuple(np.empty(omega.shape) for _ in range(3))
-        ser = eps >= EPS_SWITCH
+        ser = sigma >= SIGMA_SWITCH
         with np.errstate(all="ignore"):
             for mask, fn in ((ser, _series), (~ser, _images)):
                 if np.any(mask):
-                    for o, r in zip(out, fn(np, omega[mask], eps[mask])):
+                    for o, r in zip(out, fn(np, omega[mask], sigma[mask])):
                         o[mask] = r
         return out
-    use_series = eps >= EPS_SWITCH
-    eps_s = xp.where(use_series, eps, EPS_SWITCH)
-    eps_i = xp.where(use_series, EPS_SWITCH, eps)
-    a = _series(xp, omega, eps_s)
-    b = _images(xp, omega, eps_i)
+    use_series = sigma >= SIGMA_SWITCH
+    sigma_s = xp.where(use_series, sigma, SIGMA_SWITCH)
+    sigma_i = xp.where(use_series, SIGMA_SWITCH, sigma)
+    a = _series(xp, omega, sigma_s)
+    b = _images(xp, omega, sigma_i)
     return tuple(xp.where(use_series, x, y) for x, y in zip(a, b))
 
 
 @jax.jit
-def _eval_jnp(omega: Array, eps: Array) -> tuple[Array, Array, Array]:
-    return _eval(jnp, omega, eps)
+def _eval_jnp(omega: Array, sigma: Array) -> tuple[Array, Array, Array]:
+    return _eval(jnp, omega, sigma)
 
 
 def _as_float(x: ArrayLike) -> Array:
@@ -208,55 +208,55 @@ def _as_float(x: ArrayLike) -> Array:
     return x if jnp.issubdtype(x.dtype, jnp.floating) else x.astype(jnp.result_type(float))
 
 
-def log_density(omega: ArrayLike, eps: ArrayLike) -> Array:
-    """``log f(omega, eps)``: log-density of IGSO(3) w.r.t. the normalised Haar measure, at rotation angle omega."""
-    check_eps("eps", eps)
-    omega, eps = _as_float(omega), _as_float(eps)
-    return _eval_jnp(omega, eps)[0]
+def log_density(omega: ArrayLike, sigma: ArrayLike) -> Array:
+    """``log f(omega, sigma)``: log-density of IGSO(3) w.r.t. the normalised Haar measure, at rotation angle omega."""
+    check_sigma("sigma", sigma)
+    omega, sigma = _as_float(omega), _as_float(sigma)
+    return _eval_jnp(omega, sigma)[0]
 
 
-def angle_log_density(omega: ArrayLike, eps: ArrayLike) -> Array:
+def angle_log_density(omega: ArrayLike, sigma: ArrayLike) -> Array:
     """Log-density of the rotation angle on ``[0, pi]``: ``log((1 - cos omega)/pi) + log f``."""
     omega = _as_float(omega)
-    return jnp.log((1 - jnp.cos(omega)) / jnp.pi) + log_density(omega, eps)
+    return jnp.log((1 - jnp.cos(omega)) / jnp.pi) + log_density(omega, sigma)
 
 
-def angle_density(omega: ArrayLike, eps: ArrayLike) -> Array:
+def angle_density(omega: ArrayLike, sigma: ArrayLike) -> Array:
     """Density of the rotation angle on ``[0, pi]``; integrates to 1."""
-    return jnp.exp(angle_log_density(omega, eps))
+    return jnp.exp(angle_log_density(omega, sigma))
 
 
-def dlog_density(omega: ArrayLike, eps: ArrayLike) -> Array:
+def dlog_density(omega: ArrayLike, sigma: ArrayLike) -> Array:
     """``d log f / d omega`` (analytic)."""
-    check_eps("eps", eps)
-    return _eval_jnp(_as_float(omega), _as_float(eps))[1]
+    check_sigma("sigma", sigma)
+    return _eval_jnp(_as_float(omega), _as_float(sigma))[1]
 
 
-def score_coef(omega: ArrayLike, eps: ArrayLike) -> Array:
+def score_coef(omega: ArrayLike, sigma: ArrayLike) -> Array:
     """``(d log f / d omega) / omega``, finite at ``omega = 0`` (the score is ``v * score_coef(|v|)``)."""
-    check_eps("eps", eps)
-    return _eval_jnp(_as_float(omega), _as_float(eps))[2]
+    check_sigma("sigma", sigma)
+    return _eval_jnp(_as_float(omega), _as_float(sigma))[2]
 
 
-def score_vector(v: ArrayLike, eps: ArrayLike) -> Array:
-    """Body-frame score at ``R = R_0 exp(hat v)`` of IGSO(3)(eps) centred at ``R_0``: ``v * score_coef(|v|)``.
+def score_vector(v: ArrayLike, sigma: ArrayLike) -> Array:
+    """Body-frame score at ``R = R_0 exp(hat v)`` of IGSO(3)(sigma) centred at ``R_0``: ``v * score_coef(|v|)``.
 
-    ``v (..., 3)`` are rotation vectors with ``|v| <= pi``; ``eps`` broadcasts against ``v.shape[:-1]``.
+    ``v (..., 3)`` are rotation vectors with ``|v| <= pi``; ``sigma`` broadcasts against ``v.shape[:-1]``.
     """
     v = _as_float(v)
     check_trailing_shape("v", v, (3,))
     w = jnp.sqrt(jnp.sum(v * v, -1))
-    return v * score_coef(w, eps)[..., None]
+    return v * score_coef(w, sigma)[..., None]
 
 
-def score(R: ArrayLike, eps: ArrayLike, mean: ArrayLike | None = None) -> Array:
-    """Body-frame score ``s`` (``grad_R log p = R hat(s)``) of IGSO(3)(eps) around ``mean`` (default I) at ``R``."""
+def score(R: ArrayLike, sigma: ArrayLike, mean: ArrayLike | None = None) -> Array:
+    """Body-frame score ``s`` (``grad_R log p = R hat(s)``) of IGSO(3)(sigma) around ``mean`` (default I) at ``R``."""
     _so3.check_rotation("R", R)
     R = _as_float(R)
     if mean is not None:
         _so3.check_rotation("mean", mean)
         R = _so3.compose(_so3.inverse(jnp.asarray(mean, R.dtype)), R)
-    return score_vector(_so3.log(R), eps)
+    return score_vector(_so3.log(R), sigma)
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -264,14 +264,14 @@ def score(R: ArrayLike, eps: ArrayLike, mean: ArrayLike | None = None) -> Array:
 # ------------------------------------------------------------------------------------------------------------
 
 
-def cdf_reference(omega: ArrayLike, eps: ArrayLike) -> np.ndarray:
-    """Exact CDF of the angle in NumPy float64 (series for ``eps >= 1``, complex-erf images below)."""
+def cdf_reference(omega: ArrayLike, sigma: ArrayLike) -> np.ndarray:
+    """Exact CDF of the angle in NumPy float64 (series for ``sigma >= 1``, complex-erf images below)."""
     from scipy.special import erf
 
-    check_eps("eps", eps)
-    w, e = np.broadcast_arrays(np.clip(np.asarray(omega, np.float64), 0, np.pi), np.asarray(eps, np.float64))
+    check_sigma("sigma", sigma)
+    w, e = np.broadcast_arrays(np.clip(np.asarray(omega, np.float64), 0, np.pi), np.asarray(sigma, np.float64))
     out = np.empty(w.shape)
-    ser = e >= EPS_SWITCH
+    ser = e >= SIGMA_SWITCH
     if np.any(ser):
         ws, es = w[ser], e[ser]
         l = np.arange(L_SERIES + 1, dtype=np.float64)
@@ -294,22 +294,22 @@ def cdf_reference(omega: ArrayLike, eps: ArrayLike) -> np.ndarray:
         acc = np.zeros_like(wi)
         for k in range(-K_IMAGES_CDF, K_IMAGES_CDF + 1):
             acc += CG(wi + 2 * np.pi * k, ei)
-            if k != 0:  # CG(2 pi k) depends on eps only: once per distinct eps
+            if k != 0:  # CG(2 pi k) depends on sigma only: once per distinct sigma
                 acc -= CG(np.full_like(ue, 2 * np.pi * k), ue)[inv]
         out[~ser] = acc
     return np.asarray(np.clip(out, 0.0, 1.0))
 
 
-def _eps_grid() -> np.ndarray:
-    return np.exp(np.linspace(np.log(EPS_MIN), np.log(EPS_MAX), N_EPS))
+def _sigma_grid() -> np.ndarray:
+    return np.exp(np.linspace(np.log(SIGMA_MIN), np.log(SIGMA_MAX), N_SIGMA))
 
 
 def _build_tables() -> dict[str, np.ndarray]:
-    eps = _eps_grid()
-    wmax = np.minimum(np.pi, OMEGA_SPAN * eps)
+    sigma = _sigma_grid()
+    wmax = np.minimum(np.pi, OMEGA_SPAN * sigma)
     j = np.linspace(0.0, 1.0, N_OMEGA)
     W = wmax[:, None] * j[None, :]
-    E = np.broadcast_to(eps[:, None], W.shape)
+    E = np.broadcast_to(sigma[:, None], W.shape)
     F = cdf_reference(W, E)
     F = np.maximum.accumulate(F, axis=1)
     F[:, 0] = 0.0
@@ -321,12 +321,12 @@ def _build_tables() -> dict[str, np.ndarray]:
         p = np.exp(np.log((1 - np.cos(W)) / np.pi) + logf)
     norm2 = simpson(p * dlogf**2, x=W, axis=1)
     mass = simpson(p, x=W, axis=1)
-    return {"eps": eps, "omega_max": wmax, "cdf": F, "score_norm": np.sqrt(norm2 / mass), "mass": mass}
+    return {"sigma": sigma, "omega_max": wmax, "cdf": F, "score_norm": np.sqrt(norm2 / mass), "mass": mass}
 
 
 def _cache_path() -> Path:
     root = Path(os.environ.get("JAXKIT_CACHE_DIR", Path.home() / ".cache" / "jaxkit"))
-    key = f"{_TABLE_VERSION}-{EPS_MIN}-{EPS_MAX}-{EPS_SWITCH}-{L_SERIES}-{K_IMAGES}-{K_IMAGES_CDF}-{N_EPS}-{N_OMEGA}-{OMEGA_SPAN}"
+    key = f"{_TABLE_VERSION}-{SIGMA_MIN}-{SIGMA_MAX}-{SIGMA_SWITCH}-{L_SERIES}-{K_IMAGES}-{K_IMAGES_CDF}-{N_SIGMA}-{N_OMEGA}-{OMEGA_SPAN}"
     return root / f"igso3_tables_{hashlib.sha1(key.encode()).hexdigest()[:12]}.npz"
 
 
@@ -338,7 +338,7 @@ def tables() -> dict[str, np.ndarray]:
         try:
             with np.load(path) as z:
                 t = {k: z[k] for k in z.files}
-            if t["cdf"].shape == (N_EPS, N_OMEGA):
+            if t["cdf"].shape == (N_SIGMA, N_OMEGA):
                 return t
         except Exception:  # damaged cache: rebuild below
             pass
@@ -363,10 +363,10 @@ def _device_tables(dtype_name: str) -> dict[str, Array]:
     return {k: jnp.asarray(v) for k, v in _cast_tables(dtype_name).items()}
 
 
-def _eps_index(e: Array) -> tuple[Array, Array]:
-    x = (jnp.log(e) - math.log(EPS_MIN)) / ((math.log(EPS_MAX) - math.log(EPS_MIN)) / (N_EPS - 1))
-    x = jnp.clip(x, 0.0, N_EPS - 1.0)
-    i0 = jnp.clip(jnp.floor(x).astype(jnp.int32), 0, N_EPS - 2)
+def _sigma_index(e: Array) -> tuple[Array, Array]:
+    x = (jnp.log(e) - math.log(SIGMA_MIN)) / ((math.log(SIGMA_MAX) - math.log(SIGMA_MIN)) / (N_SIGMA - 1))
+    x = jnp.clip(x, 0.0, N_SIGMA - 1.0)
+    i0 = jnp.clip(jnp.floor(x).astype(jnp.int32), 0, N_SIGMA - 2)
     return i0, x - i0
 
 
@@ -393,18 +393,18 @@ def _row_quantile(F: Array, wmax: Array, i: Array, u: Array) -> Array:
     return (lo + frac) * wmax[i] / (N_OMEGA - 1)
 
 
-N_QUANTILE = 8193  # points per half of the two-sided quantile table for a concrete eps
+N_QUANTILE = 8193  # points per half of the two-sided quantile table for a concrete sigma
 
 
-def _invert_cdf(targets: np.ndarray, eps: float, wmax: float) -> np.ndarray:
-    """Solve ``cdf_reference(omega, eps) = targets`` in float64: a fine-grid bracket, then safeguarded Newton
+def _invert_cdf(targets: np.ndarray, sigma: float, wmax: float) -> np.ndarray:
+    """Solve ``cdf_reference(omega, sigma) = targets`` in float64: a fine-grid bracket, then safeguarded Newton
     steps with the density (bisection whenever Newton would leave the bracket)."""
     w = np.linspace(0.0, wmax, 2 * N_QUANTILE)
-    F = np.maximum.accumulate(cdf_reference(w, np.full_like(w, eps)))
+    F = np.maximum.accumulate(cdf_reference(w, np.full_like(w, sigma)))
     i = np.clip(np.searchsorted(F, targets, side="right") - 1, 0, w.size - 2)
     lo, hi = w[i], w[i + 1]
     x = np.clip(np.interp(targets, F, w), lo, hi)
-    e = np.full_like(x, eps)
+    e = np.full_like(x, sigma)
     for _ in range(8):
         Fx = cdf_reference(x, e)
         below = Fx < targets
@@ -417,29 +417,29 @@ def _invert_cdf(targets: np.ndarray, eps: float, wmax: float) -> np.ndarray:
 
 
 @lru_cache(maxsize=64)
-def _quantile_table(eps: float, dtype_name: str) -> np.ndarray:
-    return _quantile_table64(eps).astype(dtype_name)
+def _quantile_table(sigma: float, dtype_name: str) -> np.ndarray:
+    return _quantile_table64(sigma).astype(dtype_name)
 
 
 @lru_cache(maxsize=64)
-def _quantile_table64(eps: float) -> np.ndarray:
-    """Two-sided quantile table at one concrete ``eps``: ``(2, M)`` angles with ``s_j = j/(M-1)``,
+def _quantile_table64(sigma: float) -> np.ndarray:
+    """Two-sided quantile table at one concrete ``sigma``: ``(2, M)`` angles with ``s_j = j/(M-1)``,
     ``[0, j] = F^{-1}(s_j^3 / 2)`` (lower half) and ``[1, j] = F^{-1}(1 - s_j^3 / 2)`` (upper half).
 
-    ``F`` is :func:`cdf_reference` (float64, renormalised to the row's range ``[0, min(pi, 9 eps)]``). The cube
+    ``F`` is :func:`cdf_reference` (float64, renormalised to the row's range ``[0, min(pi, 9 sigma)]``). The cube
     undoes ``F ~ c omega^3`` at 0, so the lower half is smooth in ``s``; on the upper half it compresses the
     tail, so the last cell holds ``1/(2 (M-1)^3)`` of the mass. Sampling is ``u -> (half, s = (2u)^(1/3) or
     (2(1-u))^(1/3))``, one cell lookup and linear interpolation: no search."""
-    wmax = min(np.pi, OMEGA_SPAN * eps)
-    f_max = float(cdf_reference(np.array([wmax]), np.array([eps]))[0])
+    wmax = min(np.pi, OMEGA_SPAN * sigma)
+    f_max = float(cdf_reference(np.array([wmax]), np.array([sigma]))[0])
     half = np.linspace(0.0, 1.0, N_QUANTILE) ** 3 / 2
-    q = np.stack([_invert_cdf(half * f_max, eps, wmax), _invert_cdf((1.0 - half) * f_max, eps, wmax)])
+    q = np.stack([_invert_cdf(half * f_max, sigma, wmax), _invert_cdf((1.0 - half) * f_max, sigma, wmax)])
     q[0, 0], q[1, 0] = 0.0, wmax
     return np.clip(q, 0.0, wmax)
 
 
-def _quantile_concrete(u: Array, eps: float) -> Array:
-    Q = jnp.asarray(_quantile_table(float(eps), jnp.dtype(u.dtype).name)).reshape(-1)
+def _quantile_concrete(u: Array, sigma: float) -> Array:
+    Q = jnp.asarray(_quantile_table(float(sigma), jnp.dtype(u.dtype).name)).reshape(-1)
     upper = u >= 0.5
     x = jnp.cbrt(2.0 * jnp.where(upper, 1.0 - u, u)) * (N_QUANTILE - 1)
     j = jnp.clip(x.astype(jnp.int32), 0, N_QUANTILE - 2) + jnp.where(upper, N_QUANTILE, 0)
@@ -449,26 +449,26 @@ def _quantile_concrete(u: Array, eps: float) -> Array:
 
 
 @jax.jit
-def _quantile(u: Array, eps: Array) -> Array:
+def _quantile(u: Array, sigma: Array) -> Array:
     t = _device_tables(jnp.dtype(u.dtype).name)
-    i0, w = _eps_index(eps)
+    i0, w = _sigma_index(sigma)
     q0 = _row_quantile(t["cdf"], t["omega_max"], i0, u)
     q1 = _row_quantile(t["cdf"], t["omega_max"], i0 + 1, u)
     tiny = jnp.finfo(u.dtype).tiny
     return jnp.exp((1 - w) * jnp.log(jnp.maximum(q0, tiny)) + w * jnp.log(jnp.maximum(q1, tiny))) * (q0 > 0)
 
 
-def cdf(omega: ArrayLike, eps: ArrayLike) -> Array:
-    """CDF of the rotation angle from the tables (jit-able; linear in omega, geometric-in-eps blend)."""
-    check_eps("eps", eps)
-    omega, eps = jnp.broadcast_arrays(_as_float(omega), _as_float(eps))
-    return _cdf_impl(omega, eps.astype(omega.dtype))
+def cdf(omega: ArrayLike, sigma: ArrayLike) -> Array:
+    """CDF of the rotation angle from the tables (jit-able; linear in omega, geometric-in-sigma blend)."""
+    check_sigma("sigma", sigma)
+    omega, sigma = jnp.broadcast_arrays(_as_float(omega), _as_float(sigma))
+    return _cdf_impl(omega, sigma.astype(omega.dtype))
 
 
 @jax.jit
-def _cdf_impl(omega: Array, eps: Array) -> Array:
+def _cdf_impl(omega: Array, sigma: Array) -> Array:
     t = _device_tables(jnp.dtype(omega.dtype).name)
-    i0, w = _eps_index(eps)
+    i0, w = _sigma_index(sigma)
 
     def row(i: Array) -> Array:
         x = jnp.clip(omega / t["omega_max"][i] * (N_OMEGA - 1), 0.0, N_OMEGA - 1.0)
@@ -479,16 +479,16 @@ def _cdf_impl(omega: Array, eps: Array) -> Array:
     return (1 - w) * row(i0) + w * row(i0 + 1)
 
 
-def score_norm(eps: ArrayLike) -> Array:
-    """``sqrt(E[(d log f/d omega)^2])`` under IGSO(3)(eps) (interpolated in log-log from the table)."""
-    check_eps("eps", eps)
-    return _score_norm_impl(_as_float(eps))
+def score_norm(sigma: ArrayLike) -> Array:
+    """``sqrt(E[(d log f/d omega)^2])`` under IGSO(3)(sigma) (interpolated in log-log from the table)."""
+    check_sigma("sigma", sigma)
+    return _score_norm_impl(_as_float(sigma))
 
 
 @jax.jit
-def _score_norm_impl(eps: Array) -> Array:
-    t = _device_tables(jnp.dtype(eps.dtype).name)
-    i0, w = _eps_index(eps)
+def _score_norm_impl(sigma: Array) -> Array:
+    t = _device_tables(jnp.dtype(sigma.dtype).name)
+    i0, w = _sigma_index(sigma)
     ln = jnp.log(t["score_norm"])
     return jnp.exp((1 - w) * ln[i0] + w * ln[i0 + 1])
 
@@ -498,23 +498,23 @@ def _score_norm_impl(eps: Array) -> Array:
 # ------------------------------------------------------------------------------------------------------------
 
 
-def sample_angle(key: PRNGKeyArray, eps: ArrayLike, shape: tuple[int, ...] = (), dtype: Any = None) -> Array:
-    """Rotation angles ``omega ~ p(. ; eps)`` of shape ``shape`` (``eps`` broadcasts to ``shape``)."""
-    check_eps("eps", eps)
+def sample_angle(key: PRNGKeyArray, sigma: ArrayLike, shape: tuple[int, ...] = (), dtype: Any = None) -> Array:
+    """Rotation angles ``omega ~ p(. ; sigma)`` of shape ``shape`` (``sigma`` broadcasts to ``shape``)."""
+    check_sigma("sigma", sigma)
     dtype = dtype or jnp.result_type(float)
     u = jax.random.uniform(key, tuple(shape), dtype)
-    return _angle_from_uniform(u, eps)
+    return _angle_from_uniform(u, sigma)
 
 
-def _angle_from_uniform(u: Array, eps: Any) -> Array:
-    """Inverse-CDF transform: a quantile table for a concrete scalar ``eps``, else the (eps, omega) tables."""
-    if _is_concrete_scalar(eps):
-        return _quantile_concrete(u, float(np.asarray(eps).reshape(())))
-    return _quantile(u, jnp.broadcast_to(jnp.asarray(eps, u.dtype), u.shape))
+def _angle_from_uniform(u: Array, sigma: Any) -> Array:
+    """Inverse-CDF transform: a quantile table for a concrete scalar ``sigma``, else the (sigma, omega) tables."""
+    if _is_concrete_scalar(sigma):
+        return _quantile_concrete(u, float(np.asarray(sigma).reshape(())))
+    return _quantile(u, jnp.broadcast_to(jnp.asarray(sigma, u.dtype), u.shape))
 
 
-def _is_concrete_scalar(eps: Any) -> bool:
-    return not isinstance(eps, jax.core.Tracer) and np.size(eps) == 1
+def _is_concrete_scalar(sigma: Any) -> bool:
+    return not isinstance(sigma, jax.core.Tracer) and np.size(sigma) == 1
 
 
 def _uniforms(key: PRNGKeyArray, shape: tuple[int, ...], dtype: Any) -> Array:
@@ -522,31 +522,31 @@ def _uniforms(key: PRNGKeyArray, shape: tuple[int, ...], dtype: Any) -> Array:
     return jax.random.uniform(key, (3,) + tuple(shape), dtype)
 
 
-def sample_vector(key: PRNGKeyArray, eps: ArrayLike, shape: tuple[int, ...] = (), dtype: Any = None) -> Array:
-    """IGSO(3)(eps) rotation vectors ``(*shape, 3)``: inverse-CDF angle times a uniform axis."""
-    check_eps("eps", eps)
+def sample_vector(key: PRNGKeyArray, sigma: ArrayLike, shape: tuple[int, ...] = (), dtype: Any = None) -> Array:
+    """IGSO(3)(sigma) rotation vectors ``(*shape, 3)``: inverse-CDF angle times a uniform axis."""
+    check_sigma("sigma", sigma)
     dtype = dtype or jnp.result_type(float)
     u = _uniforms(key, shape, dtype)
-    om = _angle_from_uniform(u[0], eps)
+    om = _angle_from_uniform(u[0], sigma)
     x, y, z = _so3.uniform_axis(u[1], u[2])
     return jnp.stack([x, y, z], -1) * om[..., None]
 
 
 def sample(
     key: PRNGKeyArray,
-    eps: ArrayLike,
+    sigma: ArrayLike,
     shape: tuple[int, ...] = (),
     mean: ArrayLike | None = None,
     dtype: Any = None,
 ) -> Array:
-    """IGSO(3)(eps) rotation matrices ``(*shape, 3, 3)`` around ``mean`` (default identity): ``mean exp(hat v)``.
+    """IGSO(3)(sigma) rotation matrices ``(*shape, 3, 3)`` around ``mean`` (default identity): ``mean exp(hat v)``.
 
     One fused pass: three uniforms per rotation (angle by inverse CDF, axis by Archimedes' projection), then
     Rodrigues with ``sin omega`` and ``cos omega`` directly (no rotation vector, no norm)."""
-    check_eps("eps", eps)
+    check_sigma("sigma", sigma)
     dtype = dtype or jnp.result_type(float)
     u = _uniforms(key, shape, dtype)
-    R = _so3.rotation_from_uniforms(u[1], u[2], _angle_from_uniform(u[0], eps))
+    R = _so3.rotation_from_uniforms(u[1], u[2], _angle_from_uniform(u[0], sigma))
     if mean is not None:
         _so3.check_rotation("mean", mean)
         R = _so3.compose(jnp.asarray(mean, R.dtype), R)

@@ -21,7 +21,7 @@ The Lie-group samplers (SO(3), SE(3)^N) live in :mod:`jaxkit.diffusion._so3` and
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import diffrax
 import jax
@@ -30,10 +30,11 @@ import lineax
 import numpy as np
 from jaxtyping import Array, ArrayLike, PRNGKeyArray
 
-from jaxkit._validate import check_choice, check_int
-from jaxkit.diffusion._schedules import DiscreteSchedule
+from jaxkit._validate import check_choice, check_int, is_tracer
+from jaxkit.diffusion._schedules import AbstractSchedule, DiscreteSchedule
 
 __all__ = [
+    "check_time_grid",
     "ddim_sample",
     "ddim_timesteps",
     "ddpm_sample",
@@ -43,15 +44,23 @@ __all__ = [
 ]
 
 
-def _time_arg(t_index: Array, num_steps: int, time_input: str) -> Array:
+def _time_arg(t_index: Array, num_steps: int, time_input: Literal["index", "fraction"]) -> Array:
     if time_input == "index":
         return t_index
     return (t_index + 1).astype(jnp.result_type(float)) / num_steps
 
 
-def _check_discrete(schedule: Any) -> None:
+def _check_discrete(schedule: object) -> None:
     if not isinstance(schedule, DiscreteSchedule):
         raise TypeError(f"schedule: expected a DiscreteSchedule, received {type(schedule).__name__}")
+
+
+def _check_continuous(schedule: object) -> None:
+    if not isinstance(schedule, AbstractSchedule):
+        raise TypeError(
+            f"schedule: expected a continuous AbstractSchedule (VPSchedule, VESchedule, ...), received "
+            f"{type(schedule).__name__}"
+        )
 
 
 def ddim_timesteps(total_steps: int, num_steps: int) -> np.ndarray:
@@ -67,12 +76,12 @@ def ddim_timesteps(total_steps: int, num_steps: int) -> np.ndarray:
 
 def ddpm_sample(
     eps_fn: Callable[[Array, Array], Array],
-    schedule: Any,
+    schedule: DiscreteSchedule,
     x_T: ArrayLike,
     key: PRNGKeyArray,
     *,
-    variance: str = "posterior",
-    time_input: str = "index",
+    variance: Literal["posterior", "beta"] = "posterior",
+    time_input: Literal["index", "fraction"] = "index",
     clip_x0: float | None = None,
 ) -> Array:
     """Ancestral DDPM sampling from ``x_T ~ N(0, I)`` through all ``T`` steps; returns ``x_0``."""
@@ -105,13 +114,13 @@ def ddpm_sample(
 
 def ddim_sample(
     eps_fn: Callable[[Array, Array], Array],
-    schedule: Any,
+    schedule: DiscreteSchedule,
     x_T: ArrayLike,
     key: PRNGKeyArray,
     *,
     num_steps: int | None = None,
     eta: float = 0.0,
-    time_input: str = "index",
+    time_input: Literal["index", "fraction"] = "index",
     clip_x0: float | None = None,
 ) -> Array:
     """DDIM sampling with ``num_steps`` (default: all ``T``) evenly spaced steps and stochasticity ``eta``."""
@@ -144,7 +153,11 @@ def ddim_sample(
 
 
 def time_grid(
-    num_steps: int, t_min: float = 1e-3, t_max: float = 1.0, kind: str = "uniform", rho: float = 3.0
+    num_steps: int,
+    t_min: float = 1e-3,
+    t_max: float = 1.0,
+    kind: Literal["uniform", "edm"] = "uniform",
+    rho: float = 3.0,
 ) -> Array:
     """Descending integration times ``t_max -> t_min`` (``num_steps + 1`` points): uniform or EDM (``rho``)."""
     from jaxkit.diffusion._schedules import edm_grid
@@ -158,9 +171,24 @@ def time_grid(
     return jnp.linspace(t_max, t_min, num_steps + 1, dtype=jnp.result_type(float))
 
 
+def check_time_grid(ts: ArrayLike, name: str = "ts") -> Array:
+    """A descending 1-D grid of at least 2 diffusion times in ``[0, 1]`` (checked when concrete)."""
+    if not is_tracer(ts):
+        a = np.asarray(ts, dtype=np.float64)
+        if a.ndim != 1 or a.shape[0] < 2:
+            raise ValueError(f"{name}: expected a 1-D descending time grid with >= 2 entries, received shape {a.shape}")
+        if not np.all(np.isfinite(a)) or a.min() < 0 or a.max() > 1:
+            raise ValueError(f"{name}: expected times in [0, 1], received range [{a.min()}, {a.max()}]")
+        if np.any(np.diff(a) >= 0):
+            raise ValueError(f"{name}: expected a strictly descending grid (t_max -> t_min), received {a[:4]}...")
+    elif jnp.ndim(ts) != 1 or jnp.shape(ts)[0] < 2:
+        raise ValueError(f"{name}: expected a 1-D descending time grid with >= 2 entries, received shape {jnp.shape(ts)}")
+    return jnp.asarray(ts)
+
+
 def reverse_sde_sample(
     score_fn: Callable[[Array, Array], Array],
-    schedule: Any,
+    schedule: AbstractSchedule,
     x_T: ArrayLike,
     key: PRNGKeyArray,
     ts: ArrayLike,
@@ -170,10 +198,9 @@ def reverse_sde_sample(
     ``ts`` is a descending time grid (e.g. :func:`time_grid`); integration runs in ``s = -t`` so that diffrax
     steps forward, with the steps placed exactly on ``ts``. Returns the sample at ``ts[-1]``.
     """
+    _check_continuous(schedule)
     x_T = jnp.asarray(x_T)
-    ts = jnp.asarray(ts)
-    if ts.ndim != 1 or ts.shape[0] < 2:
-        raise ValueError(f"ts: expected a 1-D grid with >= 2 times, received shape {ts.shape}")
+    ts = check_time_grid(ts)
     ss = -ts
 
     def drift(s: Array, x: Array, args: Any) -> Array:
@@ -204,19 +231,18 @@ def reverse_sde_sample(
 
 def probability_flow_sample(
     score_fn: Callable[[Array, Array], Array],
-    schedule: Any,
+    schedule: AbstractSchedule,
     x_T: ArrayLike,
     ts: ArrayLike,
-    solver: Any = None,
+    solver: diffrax.AbstractSolver | None = None,
 ) -> Array:
     """Probability-flow ODE ``dx/dt = f(t) x - g(t)^2 score(x, t) / 2`` from ``ts[0]`` to ``ts[-1]`` (diffrax).
 
     ``solver`` defaults to Heun (2nd order) with steps exactly on ``ts``.
     """
+    _check_continuous(schedule)
     x_T = jnp.asarray(x_T)
-    ts = jnp.asarray(ts)
-    if ts.ndim != 1 or ts.shape[0] < 2:
-        raise ValueError(f"ts: expected a 1-D grid with >= 2 times, received shape {ts.shape}")
+    ts = check_time_grid(ts)
 
     def vf(t: Array, x: Array, args: Any) -> Array:
         return schedule.drift_coef(t) * x - 0.5 * schedule.diffusion(t) ** 2 * score_fn(x, t)

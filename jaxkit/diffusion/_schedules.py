@@ -22,7 +22,9 @@ EDM grids (Karras et al. 2022): ``s_i = (s_max^(1/rho) + i/(N-1) (s_min^(1/rho) 
 
 from __future__ import annotations
 
+import abc
 import math
+from typing import Literal
 
 import equinox as eqx
 import jax
@@ -33,6 +35,7 @@ from jaxtyping import Array, ArrayLike, Float
 from jaxkit._validate import check_choice, check_int, check_positive, check_range
 
 __all__ = [
+    "AbstractSchedule",
     "CosineVPSchedule",
     "DiscreteSchedule",
     "VESchedule",
@@ -126,7 +129,9 @@ class DiscreteSchedule(eqx.Module):
         return DiscreteSchedule(cast(b), cast(1.0 - b), cast(ab), cast(ab_prev), cast(post))
 
 
-def discrete_schedule(kind: str = "linear", num_steps: int = 1000, **kwargs: float) -> DiscreteSchedule:
+def discrete_schedule(
+    kind: Literal["linear", "quadratic", "cosine"] = "linear", num_steps: int = 1000, **kwargs: float
+) -> DiscreteSchedule:
     """Build a :class:`DiscreteSchedule`: ``kind`` in ``{"linear", "quadratic", "cosine"}``.
 
     ``discrete_schedule("quadratic", 50, beta_start=1e-4, beta_end=0.5)`` is CSDI's default.
@@ -145,7 +150,37 @@ def discrete_schedule(kind: str = "linear", num_steps: int = 1000, **kwargs: flo
 # --------------------------------------------------------------------------------------------------------------
 
 
-class VPSchedule(eqx.Module):
+class AbstractSchedule(eqx.Module):
+    r"""A linear SDE $dx = f(t)\,x\,dt + g(t)\,dW$ on $t \in [0, 1]$ through its Gaussian marginal
+    $x_t \mid x_0 \sim \mathcal N(\alpha(t) x_0, \sigma(t)^2 I)$ (Song et al. 2021).
+
+    Subclasses implement :meth:`log_alpha`, :meth:`sigma`, :meth:`drift_coef` ($f$) and :meth:`diffusion`
+    ($g$); :meth:`alpha` follows. Every function of :mod:`jaxkit.diffusion` that takes a continuous schedule
+    takes an instance of this class (as Diffrax's ``AbstractTerm``: subclass it for a new schedule).
+    """
+
+    @abc.abstractmethod
+    def log_alpha(self, t: ArrayLike) -> Array:
+        r"""$\log \alpha(t)$."""
+
+    @abc.abstractmethod
+    def sigma(self, t: ArrayLike) -> Array:
+        r"""Standard deviation $\sigma(t)$ of $x_t \mid x_0$."""
+
+    @abc.abstractmethod
+    def drift_coef(self, t: ArrayLike) -> Array:
+        r"""$f(t)$ in $dx = f(t) x\,dt + g(t)\,dW$."""
+
+    @abc.abstractmethod
+    def diffusion(self, t: ArrayLike) -> Array:
+        """$g(t)$."""
+
+    def alpha(self, t: ArrayLike) -> Array:
+        r"""Mean coefficient $\alpha(t)$ of $x_t \mid x_0$."""
+        return jnp.exp(self.log_alpha(t))
+
+
+class VPSchedule(AbstractSchedule):
     """Linear-beta variance-preserving SDE ``dx = -beta(t)/2 x dt + sqrt(beta(t)) dW`` on ``t in [0, 1]``."""
 
     beta_min: float = eqx.field(static=True, default=0.1)
@@ -162,10 +197,6 @@ class VPSchedule(eqx.Module):
         t = jnp.asarray(t)
         return -0.5 * (self.beta_min * t + 0.5 * (self.beta_max - self.beta_min) * t**2)
 
-    def alpha(self, t: ArrayLike) -> Array:
-        """Mean coefficient of ``x_t | x_0``."""
-        return jnp.exp(self.log_alpha(t))
-
     def sigma(self, t: ArrayLike) -> Array:
         """Standard deviation of ``x_t | x_0`` (``sqrt(1 - alpha^2)``, computed with ``expm1``)."""
         return jnp.sqrt(-jnp.expm1(2.0 * self.log_alpha(t)))
@@ -179,7 +210,7 @@ class VPSchedule(eqx.Module):
         return jnp.sqrt(self.beta(t))
 
 
-class CosineVPSchedule(eqx.Module):
+class CosineVPSchedule(AbstractSchedule):
     """Continuous cosine VP schedule: ``alpha(t)^2 = cos^2(((t + s)/(1 + s)) pi/2) / cos^2(s/(1+s) pi/2)``.
 
     ``t`` is clipped to ``t_max`` (< 1) so that ``beta(t) = -d log alpha^2/dt`` stays finite.
@@ -196,9 +227,6 @@ class CosineVPSchedule(eqx.Module):
         c0 = math.cos(self.s / (1 + self.s) * math.pi / 2)
         return jnp.log(jnp.cos(self._phase(t))) - math.log(c0)
 
-    def alpha(self, t: ArrayLike) -> Array:
-        return jnp.exp(self.log_alpha(t))
-
     def sigma(self, t: ArrayLike) -> Array:
         return jnp.sqrt(-jnp.expm1(2.0 * self.log_alpha(t)))
 
@@ -212,7 +240,7 @@ class CosineVPSchedule(eqx.Module):
         return jnp.sqrt(self.beta(t))
 
 
-class VESchedule(eqx.Module):
+class VESchedule(AbstractSchedule):
     """Variance-exploding SDE with geometric ("logarithmic") noise, ``sigma(t) = s_min (s_max/s_min)^t``.
 
     ``dx = g(t) dW`` with ``g(t)^2 = d sigma^2/dt = 2 sigma(t)^2 log(s_max/s_min)``. The marginal is

@@ -1,36 +1,64 @@
-"""Diffusion on SE(3)^N = (SO(3) x R^3)^N: N rigid bodies with per-body rotation and translation noise.
+r"""Diffusion on SE(3)^N = (SO(3) x R^3)^N: N rigid bodies with per-body rotation and translation noise.
 
-The product process runs the two factors independently on a shared time ``t in [0, 1]`` (DiffDock, Corso et al.
-2023; SigmaDock 2026; FrameDiff, Yim et al. 2023):
+One convention throughout :mod:`jaxkit.diffusion` (DiffDock, Corso et al. 2023; FrameDiff, Yim et al. 2023;
+SigmaDock 2026): the two factors run independently on a shared time $t \in [0, 1]$,
 
-- translations ``x (N, 3)``: a Euclidean schedule (default VP, ``beta`` 0.1 -> 20), ``x_t = alpha x_0 + sigma z``;
-  coordinates are expected centred and scaled (SigmaDock: pocket centre, 2.7 Angstrom; see :func:`normalize`);
-- rotations ``R (N, 3, 3)``: VE on SO(3) (default ``sigma`` 0.1 -> 1.5, geometric), ``R_t = R_0 exp(hat v)``,
-  ``v ~ IGSO(3)(sigma(t))``; scores are body-frame 3-vectors (see :mod:`jaxkit.diffusion._so3`).
+- translations $x \in \mathbb R^{N \times 3}$: any continuous :class:`AbstractSchedule` (default VP, $\beta$ from
+  0.1 to 20), $x_t = \alpha(t) x_0 + \sigma(t) z$; coordinates are expected centred and scaled (SigmaDock: pocket
+  centre, 2.7 Å; see :func:`normalize`);
+- rotations $R \in SO(3)^N$: VE on SO(3) (default $\sigma$ from 0.1 to 1.5, geometric), **body frame**:
+  $R_t = R_0 \exp(\hat v)$ with $v \sim \mathrm{IGSO}(3)(\sigma(t))$; scores are body-frame 3-vectors $s$ with
+  $\nabla_R \log p = R \hat s$, and every update is $R \leftarrow R \exp(\hat u)$.
 
-Model interface: ``score_fn(R, x, t) -> (s_rot (N, 3), s_trans (N, 3))``. Losses (normalised):
-``rot = mean |(s_rot - s*_rot) / score_norm(sigma_rot)|^2`` and ``trans = mean |sigma_tr s_trans + z|^2``.
-Samplers step both factors together on a descending grid ``ts``: reverse SDE (geodesic random walk for rotations,
-Euler–Maruyama for translations) and the probability-flow ODE (exponential-map / Euler steps).
+Model interface: ``model(R, x, t) -> (rot_out (N, 3), trans_out (N, 3))``. With ``parametrization="score"`` the
+outputs are the scores $(s_R, s_x)$; with ``"eps"`` they are the normalised rotation score
+$s_R / \|s\|_\sigma$ (``igso3.score_norm``, DiffDock's normalisation) and the translation noise
+$\hat z = -\sigma_x(t) s_x$. Both train on the same normalised DSM loss,
+$\mathrm{rot} = |(s_R - s_R^*)/\|s\|_\sigma|^2$, $\mathrm{trans} = |\sigma_x s_x + z|^2$ (means over bodies and
+components, optionally masked).
+
+Samplers step both factors on a descending grid ``ts`` (:meth:`SE3Diffusion.sample`):
+
+- ``"em"``: reverse SDE, Euler–Maruyama / geodesic random walk,
+  $R \leftarrow R \exp(g^2 s_R \Delta t + g \sqrt{\Delta t} z)$, $x \leftarrow x + (-f x + g^2 s_x)\Delta t + g\sqrt{\Delta t} z$;
+- ``"ode"``: probability-flow ODE, exponential-map / Euler steps with half the drift and no noise;
+- ``"ddim"``: DDIM (Song, Meng, Ermon 2021) for any schedule: $\hat x_0 = (x + \sigma_t^2 s_x)/\alpha_t$,
+  $x_s = \alpha_s \hat x_0 + \sqrt{\sigma_s^2 - c^2}\,\hat z + c z$ with
+  $c = \eta \sigma_s \sqrt{1 - (\alpha_t\sigma_s / \alpha_s\sigma_t)^2}$; on SO(3) the same step in the tangent
+  space, $R \leftarrow R \exp\big((\sigma_t^2 - \sigma_t\sqrt{\sigma_s^2 - c^2})\, s_R + c z\big)$. ``eta = 1`` is the
+  ancestral sampler (exact Gaussian transition variance), ``eta = 0`` the deterministic exponential integrator.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Literal, NamedTuple
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, ArrayLike, PRNGKeyArray
+from jaxtyping import Array, ArrayLike, Float, PRNGKeyArray
 
+from jaxkit._validate import check_choice, check_positive
 from jaxkit.diffusion import igso3
-from jaxkit.diffusion._schedules import VESchedule, VPSchedule
+from jaxkit.diffusion._euclidean import check_time
+from jaxkit.diffusion._sampling import check_time_grid
+from jaxkit.diffusion._schedules import AbstractSchedule, VESchedule, VPSchedule
 from jaxkit.geometry import so3 as g
 
-__all__ = ["SE3Diffusion", "denormalize", "normalize"]
+__all__ = [
+    "DSMTerms",
+    "Parametrization",
+    "SE3Diffusion",
+    "SE3Marginal",
+    "SamplerMethod",
+    "denormalize",
+    "normalize",
+]
 
-ScoreFn = Callable[[Array, Array, Array], tuple[Array, Array]]
+Parametrization = Literal["score", "eps"]
+SamplerMethod = Literal["em", "ddim", "ode"]
+ModelFn = Callable[[Array, Array, Array], tuple[Array, Array]]
 
 
 def normalize(x: ArrayLike, center: ArrayLike, scale: float = 2.7) -> Array:
@@ -43,92 +71,211 @@ def denormalize(x: ArrayLike, center: ArrayLike, scale: float = 2.7) -> Array:
     return jnp.asarray(x) * scale + jnp.asarray(center)
 
 
-def _check_state(R: Any, x: Any, rname: str = "R", xname: str = "x") -> None:
+def _check_state(R: object, x: object, rname: str = "R", xname: str = "x") -> None:
     g.check_rotation(rname, R)
     xs, rs = tuple(jnp.shape(x)), tuple(jnp.shape(R))
     if xs[-1:] != (3,) or xs[:-1] != rs[:-2]:
         raise ValueError(f"{xname}: expected shape {rs[:-2] + (3,)} to match {rname} {rs}, received {xs}")
 
 
-class SE3Diffusion(eqx.Module):
-    """Product diffusion on N rigid bodies: ``rot`` (VE on SO(3)) x ``trans`` (VP or VE on R^3)."""
+class SE3Marginal(NamedTuple):
+    """A draw of the forward marginal of :class:`SE3Diffusion` and its exact conditional scores."""
 
-    rot: Any = eqx.field(static=True, default=VESchedule(0.1, 1.5))
-    trans: Any = eqx.field(static=True, default=VPSchedule(0.1, 20.0))
+    R_t: Float[Array, "*n 3 3"]
+    x_t: Float[Array, "*n 3"]
+    rot_score: Float[Array, "*n 3"]
+    trans_score: Float[Array, "*n 3"]
+    v: Float[Array, "*n 3"]
+    z: Float[Array, "*n 3"]
+    sigma_rot: Float[Array, ""]
+    sigma_trans: Float[Array, ""]
+
+
+class DSMTerms(NamedTuple):
+    """The two normalised denoising score-matching terms of :meth:`SE3Diffusion.dsm_terms`."""
+
+    rot: Float[Array, ""]
+    trans: Float[Array, ""]
+
+
+# ---- rotation steps shared with jaxkit.diffusion.so3_diffusion ----------------------------------------------------
+
+
+def rot_step(
+    R: Array, s: Array, z: Array, sched: VESchedule, t: Array, t_next: Array, method: str, eta: float, noise: Array
+) -> Array:
+    """One reverse step of the VE rotation process, body frame: ``R exp(hat(u))``; ``noise`` gates ``z``."""
+    dt = t - t_next
+    if method == "em":
+        gt = sched.diffusion(t)
+        u = gt**2 * s * dt + noise * gt * jnp.sqrt(dt) * z
+    elif method == "ode":
+        u = 0.5 * sched.diffusion(t) ** 2 * s * dt
+    else:
+        st, sn = sched.sigma(t), sched.sigma(t_next)
+        c = noise * eta * sn * jnp.sqrt(jnp.clip(1.0 - (sn / st) ** 2, 0.0))
+        u = (st**2 - st * jnp.sqrt(jnp.clip(sn**2 - c**2, 0.0))) * s + c * z
+    return g.compose(R, g.exp(u))
+
+
+def trans_step(
+    x: Array,
+    s: Array,
+    z: Array,
+    sched: AbstractSchedule,
+    t: Array,
+    t_next: Array,
+    method: str,
+    eta: float,
+    noise: Array,
+    x0_clip: float | None,
+) -> Array:
+    """One reverse step of a continuous Euclidean schedule (same conventions as :func:`rot_step`)."""
+    dt = t - t_next
+    if method == "em":
+        gt = sched.diffusion(t)
+        return x + (-sched.drift_coef(t) * x + gt**2 * s) * dt + noise * gt * jnp.sqrt(dt) * z
+    if method == "ode":
+        return x + (-sched.drift_coef(t) * x + 0.5 * sched.diffusion(t) ** 2 * s) * dt
+    a, st = sched.alpha(t), sched.sigma(t)
+    an, sn = sched.alpha(t_next), sched.sigma(t_next)
+    x0 = (x + st**2 * s) / a
+    eps = -st * s
+    if x0_clip is not None:
+        r = jnp.linalg.norm(x0, axis=-1, keepdims=True)
+        x0 = x0 * jnp.minimum(1.0, x0_clip / jnp.maximum(r, 1e-12))
+        eps = (x - a * x0) / st
+    c = noise * eta * sn * jnp.sqrt(jnp.clip(1.0 - (a * sn / (an * st)) ** 2, 0.0))
+    return an * x0 + jnp.sqrt(jnp.clip(sn**2 - c**2, 0.0)) * eps + c * z
+
+
+class SE3Diffusion(eqx.Module):
+    """Product diffusion on N rigid bodies: ``rot`` (VE on SO(3), body frame) x ``trans`` (any continuous schedule).
+
+    ``parametrization`` says what the model returns (``"score"``: scores; ``"eps"``: normalised rotation score and
+    translation noise); see the module docstring.
+    """
+
+    rot: VESchedule = eqx.field(static=True, default=VESchedule(0.1, 1.5))
+    trans: AbstractSchedule = eqx.field(static=True, default=VPSchedule(0.1, 20.0))
+    parametrization: Parametrization = eqx.field(static=True, default="score")
 
     def __check_init__(self) -> None:
         if not isinstance(self.rot, VESchedule):
             raise TypeError(f"rot: expected a VESchedule, received {type(self.rot).__name__}")
-        for m in ("alpha", "sigma", "drift_coef", "diffusion"):
-            if not hasattr(self.trans, m):
-                raise TypeError(
-                    f"trans: expected a continuous schedule with .{m}(t), received {type(self.trans).__name__}"
-                )
-        if not (igso3.EPS_MIN <= self.rot.sigma_min and self.rot.sigma_max <= igso3.EPS_MAX):
+        if not isinstance(self.trans, AbstractSchedule):
+            raise TypeError(
+                f"trans: expected a continuous AbstractSchedule (VPSchedule, VESchedule, ...), received "
+                f"{type(self.trans).__name__}"
+            )
+        if not (igso3.SIGMA_MIN <= self.rot.sigma_min and self.rot.sigma_max <= igso3.SIGMA_MAX):
             raise ValueError(
-                f"rot: expected sigma range inside [{igso3.EPS_MIN}, {igso3.EPS_MAX}], "
+                f"rot: expected sigma range inside [{igso3.SIGMA_MIN}, {igso3.SIGMA_MAX}], "
                 f"received [{self.rot.sigma_min}, {self.rot.sigma_max}]"
             )
+        check_choice("parametrization", self.parametrization, ("score", "eps"))
 
     # ---- forward process ---------------------------------------------------------------------------------
-    def forward_marginal(
-        self, key: PRNGKeyArray, R0: ArrayLike, x0: ArrayLike, t: ArrayLike
-    ) -> dict[str, Array]:
-        """Sample ``(R_t, x_t)`` given clean ``(R0 (N,3,3), x0 (N,3))``; also returns the exact conditional scores
-        ``rot_score``, ``trans_score``, the noise ``z`` and the noise levels ``sigma_rot``, ``sigma_trans``."""
+    def forward_marginal(self, key: PRNGKeyArray, R0: ArrayLike, x0: ArrayLike, t: ArrayLike) -> SE3Marginal:
+        """Sample ``(R_t, x_t)`` given clean ``(R0 (N,3,3), x0 (N,3))`` with the exact conditional scores."""
         _check_state(R0, x0, "R0", "x0")
+        t = check_time(self.trans, t)
         R0, x0 = jnp.asarray(R0), jnp.asarray(x0)
         k_r, k_x = jax.random.split(key)
         sr = self.rot.sigma(t)
         v = igso3.sample_vector(k_r, jnp.broadcast_to(sr, R0.shape[:-2]), R0.shape[:-2], R0.dtype)
         a, st = self.trans.alpha(t), self.trans.sigma(t)
         z = jax.random.normal(k_x, x0.shape, x0.dtype)
-        return {
-            "R_t": g.compose(R0, g.exp(v)),
-            "x_t": a * x0 + st * z,
-            "rot_score": igso3.score_vector(v, sr),
-            "trans_score": -z / st,
-            "z": z,
-            "sigma_rot": sr,
-            "sigma_trans": st,
-        }
+        return SE3Marginal(
+            R_t=g.compose(R0, g.exp(v)),
+            x_t=a * x0 + st * z,
+            rot_score=igso3.score_vector(v, sr),
+            trans_score=-z / st,
+            v=v,
+            z=z,
+            sigma_rot=sr,
+            sigma_trans=st,
+        )
 
     def rot_score(self, R_t: ArrayLike, R0: ArrayLike, t: ArrayLike) -> Array:
         """Exact conditional rotation score (body frame) of ``R_t | R0``."""
-        return igso3.score(R_t, self.rot.sigma(t), mean=R0)
+        return igso3.score(R_t, self.rot.sigma(check_time(self.trans, t)), mean=R0)
 
     def trans_score(self, x_t: ArrayLike, x0: ArrayLike, t: ArrayLike) -> Array:
         """Exact conditional translation score ``-(x_t - alpha x0)/sigma^2``."""
+        t = check_time(self.trans, t)
         return -(jnp.asarray(x_t) - self.trans.alpha(t) * jnp.asarray(x0)) / self.trans.sigma(t) ** 2
 
-    def dsm_loss(
+    # ---- parametrisation -----------------------------------------------------------------------------------
+    def to_scores(self, rot_out: ArrayLike, trans_out: ArrayLike, t: ArrayLike) -> tuple[Array, Array]:
+        """Model outputs -> ``(rotation score, translation score)`` under :attr:`parametrization`."""
+        rot_out, trans_out = jnp.asarray(rot_out), jnp.asarray(trans_out)
+        if self.parametrization == "score":
+            return rot_out, trans_out
+        return rot_out * igso3.score_norm(self.rot.sigma(t)), -trans_out / self.trans.sigma(t)
+
+    def from_scores(self, rot_score: ArrayLike, trans_score: ArrayLike, t: ArrayLike) -> tuple[Array, Array]:
+        """Inverse of :meth:`to_scores` (e.g. to wrap an exact score as an ``"eps"`` model)."""
+        rot_score, trans_score = jnp.asarray(rot_score), jnp.asarray(trans_score)
+        if self.parametrization == "score":
+            return rot_score, trans_score
+        return rot_score / igso3.score_norm(self.rot.sigma(t)), -trans_score * self.trans.sigma(t)
+
+    def score_fn(self, model: ModelFn) -> ModelFn:
+        """``(R, x, t) -> (rotation score, translation score)`` of a model with this parametrisation."""
+        return lambda R, x, t: self.to_scores(*model(R, x, t), t)
+
+    # ---- loss ----------------------------------------------------------------------------------------------
+    def dsm_terms(
         self,
-        score_fn: ScoreFn,
+        model: ModelFn,
         R0: ArrayLike,
         x0: ArrayLike,
         key: PRNGKeyArray,
+        *,
         t: ArrayLike | None = None,
         t_min: float = 1e-3,
-        rot_weight: float = 1.0,
-        trans_weight: float = 1.0,
-    ) -> tuple[Array, dict[str, Array]]:
-        """Normalised DSM loss for one complex; returns ``(total, {"rot": ..., "trans": ...})``."""
+        mask: ArrayLike | None = None,
+    ) -> DSMTerms:
+        """The normalised rotation and translation DSM terms for one sample of N bodies.
+
+        ``t ~ U(t_min, 1)`` unless given; ``mask (N,)`` weights the bodies (padding bodies get 0).
+        """
+        R0, x0 = jnp.asarray(R0), jnp.asarray(x0)
         k_t, k_n = jax.random.split(key)
         if t is None:
-            t = jax.random.uniform(k_t, (), jnp.asarray(x0).dtype, minval=t_min, maxval=1.0)
+            t = jax.random.uniform(k_t, (), x0.dtype, minval=t_min, maxval=1.0)
         f = self.forward_marginal(k_n, R0, x0, t)
-        s_rot, s_tr = score_fn(f["R_t"], f["x_t"], t)
-        rot = jnp.mean(((s_rot - f["rot_score"]) / igso3.score_norm(f["sigma_rot"])) ** 2)
-        tr = jnp.mean((f["sigma_trans"] * s_tr + f["z"]) ** 2)
-        return rot_weight * rot + trans_weight * tr, {"rot": rot, "trans": tr}
+        s_rot, s_tr = self.to_scores(*model(f.R_t, f.x_t, t), t)
+        rot_err = (s_rot - f.rot_score) / igso3.score_norm(f.sigma_rot)
+        tr_err = f.sigma_trans * s_tr + f.z
+        m = jnp.ones(x0.shape[:-1], x0.dtype) if mask is None else jnp.asarray(mask, x0.dtype)
+        n = 3.0 * jnp.maximum(jnp.sum(m), 1.0)
+        return DSMTerms(jnp.sum(m[..., None] * rot_err**2) / n, jnp.sum(m[..., None] * tr_err**2) / n)
+
+    def dsm_loss(
+        self,
+        model: ModelFn,
+        R0: ArrayLike,
+        x0: ArrayLike,
+        key: PRNGKeyArray,
+        *,
+        t: ArrayLike | None = None,
+        t_min: float = 1e-3,
+        mask: ArrayLike | None = None,
+        rot_weight: float = 1.0,
+        trans_weight: float = 1.0,
+    ) -> Array:
+        """``rot_weight * rot + trans_weight * trans`` of :meth:`dsm_terms` (a scalar, as every ``dsm_loss``)."""
+        terms = self.dsm_terms(model, R0, x0, key, t=t, t_min=t_min, mask=mask)
+        return rot_weight * terms.rot + trans_weight * terms.trans
 
     # ---- prior and samplers --------------------------------------------------------------------------------
     def prior_sample(
-        self, key: PRNGKeyArray, num_bodies: int, rot_prior: str = "uniform"
+        self, key: PRNGKeyArray, num_bodies: int, rot_prior: Literal["uniform", "igso3"] = "uniform"
     ) -> tuple[Array, Array]:
-        """``R ~ Haar`` (or ``IGSO(3)(sigma_max)`` around I with ``rot_prior="igso3"``), ``x ~ N(0, sigma(1)^2 I)``."""
-        if rot_prior not in ("uniform", "igso3"):
-            raise ValueError(f"rot_prior: expected 'uniform' or 'igso3', received {rot_prior!r}")
+        """``R ~ Haar`` (or ``IGSO(3)(sigma_max)`` around I), ``x ~ N(0, sigma(1)^2 I)``."""
+        check_choice("rot_prior", rot_prior, ("uniform", "igso3"))
         k_r, k_x = jax.random.split(key)
         if rot_prior == "uniform":
             R = g.random_uniform(k_r, (num_bodies,))
@@ -137,49 +284,65 @@ class SE3Diffusion(eqx.Module):
         x = self.trans.sigma(1.0) * jax.random.normal(k_x, (num_bodies, 3), R.dtype)
         return R, x
 
-    def reverse_sde_sample(
-        self, score_fn: ScoreFn, R_T: ArrayLike, x_T: ArrayLike, key: PRNGKeyArray, ts: ArrayLike
+    def sample(
+        self,
+        model: ModelFn,
+        R_T: ArrayLike,
+        x_T: ArrayLike,
+        key: PRNGKeyArray,
+        ts: ArrayLike,
+        *,
+        method: SamplerMethod = "em",
+        eta: float = 1.0,
+        noise_final: bool = True,
+        x0_clip: float | None = None,
+        denoise_final: bool = False,
     ) -> tuple[Array, Array]:
-        """Reverse SDE from ``ts[0]`` down to ``ts[-1]``: geodesic random walk x Euler–Maruyama."""
-        _check_state(R_T, x_T, "R_T", "x_T")
-        ts = jnp.asarray(ts)
-        if ts.ndim != 1 or ts.shape[0] < 2:
-            raise ValueError(
-                f"ts: expected a 1-D descending grid with >= 2 entries, received shape {ts.shape}"
-            )
+        """Integrate the reverse process from ``ts[0]`` down to ``ts[-1]`` with ``method`` (see module docstring).
 
-        def step(c: tuple[Array, Array], inp: tuple[Array, Array, Array]) -> tuple[tuple[Array, Array], None]:
+        ``noise_final=False`` drops the noise of the last step (returns the denoised mean); ``x0_clip`` (DDIM
+        only) clips each body's $\\hat x_0$ to a ball of that radius (the x0-clipping of Ho et al. 2020);
+        ``denoise_final=True`` returns the Tweedie estimate at ``ts[-1]`` instead of the sample there,
+        $\\hat x_0 = (x + \\sigma_x^2 s_x)/\\alpha$ and $\\hat R_0 = R \\exp(\\sigma_R^2 s_R)$ (exact for
+        Gaussians, first order on SO(3)): the last noise level is removed rather than left in the sample.
+        """
+        _check_state(R_T, x_T, "R_T", "x_T")
+        check_choice("method", method, ("em", "ddim", "ode"))
+        check_positive("eta", eta, strict=False)
+        if x0_clip is not None:
+            check_positive("x0_clip", x0_clip)
+        ts = check_time_grid(ts)
+        n = ts.shape[0] - 1
+        gate = jnp.ones(n, ts.dtype) if noise_final else (jnp.arange(n) < n - 1).astype(ts.dtype)
+
+        def step(c: tuple[Array, Array], inp: tuple[Array, Array, Array, Array]) -> tuple[tuple[Array, Array], None]:
             R, x = c
-            t, t_next, k = inp
-            dt = t - t_next
+            t, t_next, k, noise = inp
             kr, kx = jax.random.split(k)
-            s_rot, s_tr = score_fn(R, x, t)
-            gr, gx = self.rot.diffusion(t), self.trans.diffusion(t)
+            s_rot, s_tr = self.to_scores(*model(R, x, t), t)
             zr = jax.random.normal(kr, R.shape[:-1], R.dtype)
             zx = jax.random.normal(kx, x.shape, x.dtype)
-            R = g.compose(R, g.exp(gr**2 * s_rot * dt + gr * jnp.sqrt(dt) * zr))
-            x = x + (-self.trans.drift_coef(t) * x + gx**2 * s_tr) * dt + gx * jnp.sqrt(dt) * zx
+            R = rot_step(R, s_rot, zr, self.rot, t, t_next, method, eta, noise)
+            x = trans_step(x, s_tr, zx, self.trans, t, t_next, method, eta, noise, x0_clip)
             return (R, x), None
 
-        keys = jax.random.split(key, ts.shape[0] - 1)
-        (R, x), _ = jax.lax.scan(step, (jnp.asarray(R_T), jnp.asarray(x_T)), (ts[:-1], ts[1:], keys))
+        keys = jax.random.split(key, n)
+        (R, x), _ = jax.lax.scan(step, (jnp.asarray(R_T), jnp.asarray(x_T)), (ts[:-1], ts[1:], keys, gate))
+        if denoise_final:
+            t = ts[-1]
+            s_rot, s_tr = self.to_scores(*model(R, x, t), t)
+            R = g.compose(R, g.exp(self.rot.sigma(t) ** 2 * s_rot))
+            x = (x + self.trans.sigma(t) ** 2 * s_tr) / self.trans.alpha(t)
         return R, x
+
+    def reverse_sde_sample(
+        self, model: ModelFn, R_T: ArrayLike, x_T: ArrayLike, key: PRNGKeyArray, ts: ArrayLike
+    ) -> tuple[Array, Array]:
+        """``sample(..., method="em")``: geodesic random walk x Euler–Maruyama."""
+        return self.sample(model, R_T, x_T, key, ts, method="em")
 
     def probability_flow_sample(
-        self, score_fn: ScoreFn, R_T: ArrayLike, x_T: ArrayLike, ts: ArrayLike
+        self, model: ModelFn, R_T: ArrayLike, x_T: ArrayLike, ts: ArrayLike
     ) -> tuple[Array, Array]:
-        """Probability-flow ODE from ``ts[0]`` down to ``ts[-1]`` (exponential-map / Euler steps)."""
-        _check_state(R_T, x_T, "R_T", "x_T")
-        ts = jnp.asarray(ts)
-
-        def step(c: tuple[Array, Array], inp: tuple[Array, Array]) -> tuple[tuple[Array, Array], None]:
-            R, x = c
-            t, t_next = inp
-            dt = t - t_next
-            s_rot, s_tr = score_fn(R, x, t)
-            R = g.compose(R, g.exp(0.5 * self.rot.diffusion(t) ** 2 * s_rot * dt))
-            x = x + (-self.trans.drift_coef(t) * x + 0.5 * self.trans.diffusion(t) ** 2 * s_tr) * dt
-            return (R, x), None
-
-        (R, x), _ = jax.lax.scan(step, (jnp.asarray(R_T), jnp.asarray(x_T)), (ts[:-1], ts[1:]))
-        return R, x
+        """``sample(..., method="ode")``: probability-flow ODE (exponential-map / Euler steps)."""
+        return self.sample(model, R_T, x_T, jax.random.key(0), ts, method="ode")

@@ -1,16 +1,7 @@
-"""The isotropic Gaussian on SO(3), IGSO(3)(eps): density, CDF, sampling and score, for eps in [1e-3, 5].
+"""The isotropic Gaussian on SO(3), IGSO(3)(sigma): density, CDF, sampling and score, for sigma in [1e-3, 5].
 
 Public namespace; the implementation lives in :mod:`jaxkit.diffusion._igso3`."""
 
-from ._igso3 import (
-    EPS_MAX as EPS_MAX,
-)
-from ._igso3 import (
-    EPS_MIN as EPS_MIN,
-)
-from ._igso3 import (
-    EPS_SWITCH as EPS_SWITCH,
-)
 from ._igso3 import (
     K_IMAGES as K_IMAGES,
 )
@@ -21,16 +12,25 @@ from ._igso3 import (
     L_SERIES as L_SERIES,
 )
 from ._igso3 import (
-    N_EPS as N_EPS,
-)
-from ._igso3 import (
     N_OMEGA as N_OMEGA,
 )
 from ._igso3 import (
     N_QUANTILE as N_QUANTILE,
 )
 from ._igso3 import (
+    N_SIGMA as N_SIGMA,
+)
+from ._igso3 import (
     OMEGA_SPAN as OMEGA_SPAN,
+)
+from ._igso3 import (
+    SIGMA_MAX as SIGMA_MAX,
+)
+from ._igso3 import (
+    SIGMA_MIN as SIGMA_MIN,
+)
+from ._igso3 import (
+    SIGMA_SWITCH as SIGMA_SWITCH,
 )
 from ._igso3 import (
     angle_density as angle_density,
@@ -45,7 +45,7 @@ from ._igso3 import (
     cdf_reference as cdf_reference,
 )
 from ._igso3 import (
-    check_eps as check_eps,
+    check_sigma as check_sigma,
 )
 from ._igso3 import (
     dlog_density as dlog_density,
@@ -79,16 +79,16 @@ from ._igso3 import (
 )
 
 __all__ = [
-    "EPS_MIN",
-    "EPS_MAX",
-    "EPS_SWITCH",
+    "SIGMA_MIN",
+    "SIGMA_MAX",
+    "SIGMA_SWITCH",
     "L_SERIES",
     "K_IMAGES",
     "K_IMAGES_CDF",
-    "N_EPS",
+    "N_SIGMA",
     "N_OMEGA",
     "OMEGA_SPAN",
-    "check_eps",
+    "check_sigma",
     "log_density",
     "angle_log_density",
     "angle_density",

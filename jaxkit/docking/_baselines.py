@@ -12,9 +12,6 @@
 
 from __future__ import annotations
 
-import re
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -88,37 +85,13 @@ def vina_dock(
 
     Returns (top-ranked pose as an RDKit molecule with hydrogens removed, Vina score in kcal/mol).
     """
-    import biotite.structure as struc
-    import biotite.structure.io.pdb as pdb
     from meeko import MoleculePreparation, PDBQTMolecule, PDBQTWriterLegacy, RDKitMolCreate
     from vina import Vina
 
+    from ._rank import prepare_receptor
+
     work = Path(workdir or tempfile.mkdtemp(prefix="jaxkit_vina_"))
-    work.mkdir(parents=True, exist_ok=True)
-    atoms = pdb.PDBFile.read(str(protein_pdb)).get_structure(model=1)
-    atoms = atoms[struc.filter_amino_acids(atoms)]
-    script = Path(sys.executable).parent / "mk_prepare_receptor.py"
-    cmd = [str(script) if script.exists() else "mk_prepare_receptor.py", "--read_pdb", str(work / "receptor.pdb"),
-           "-o", str(work / "receptor"), "-p", "-a"]
-    deleted: list[tuple[str, int]] = []
-    for _ in range(6):  # residues meeko cannot build (distorted side chains) are deleted, at most 5
-        keep = np.ones(atoms.array_length(), bool)
-        for chain, res in deleted:
-            keep &= ~((atoms.chain_id == chain) & (atoms.res_id == res))
-        f = pdb.PDBFile()
-        f.set_structure(atoms[keep])
-        f.write(str(work / "receptor.pdb"))
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        if proc.returncode == 0 and (work / "receptor.pdbqt").exists():
-            break
-        bad = re.search(r"corresponding to key ([A-Za-z0-9]+):(-?\d+)", proc.stderr)
-        key = (bad.group(1), int(bad.group(2))) if bad else None
-        if key is None or key in deleted:
-            last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
-            raise RuntimeError(f"receptor preparation for {protein_pdb} failed: {last}")
-        deleted.append(key)
-    else:
-        raise RuntimeError(f"receptor preparation for {protein_pdb} failed after deleting residues {deleted}")
+    receptor = prepare_receptor(protein_pdb, work)
     lig = Chem.AddHs(Chem.RemoveHs(mol))
     params = AllChem.ETKDGv3()
     params.randomSeed = int(seed)
@@ -129,7 +102,7 @@ def vina_dock(
     if not ok:
         raise RuntimeError(f"meeko could not write the ligand PDBQT: {err}")
     v = Vina(sf_name="vina", verbosity=0, cpu=1, seed=int(seed))
-    v.set_receptor(str(work / "receptor.pdbqt"))
+    v.set_receptor(str(receptor))
     v.set_ligand_from_string(pdbqt)
     v.compute_vina_maps(center=[float(c) for c in centre], box_size=[box_size] * 3)
     v.dock(exhaustiveness=int(exhaustiveness), n_poses=1)

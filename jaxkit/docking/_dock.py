@@ -1,297 +1,125 @@
-"""SE(3)^N diffusion docking: noising fragment poses, the denoising score-matching loss, training and sampling.
+r"""Docking as SE(3)^N diffusion over rigid fragments: thin adapters from :class:`DockingComplex` to
+:class:`jaxkit.diffusion.SE3Diffusion` (one process, body-frame rotations, ``"eps"`` parametrisation).
 
-Coordinates are centred on the pocket centre and divided by ``length_scale`` = 2.7 Å (SigmaDock). Fragment
-``f`` has a fixed local geometry ``x_local`` (centred on its centroid) and a pose ``(R_f, T_f)``:
-``x = R_f x_local + T_f``. The forward process acts on every fragment independently:
-
-- translations: VP SDE, ``T_t = α(t) T_0 + σ(t) ε`` (``β`` linear from 0.1 to 20);
-- rotations: VE on SO(3), ``R_t = exp(v) R_0`` with ``v ~ IGSO(3)(ε(t))``, ``ε(t)`` logarithmic from 0.1 to 1.5
-  (world-frame perturbation about the fragment centroid).
-
-The model (an :class:`~jaxkit.docking._score_model.EGNNScoreModel` over ligand + pocket atoms) predicts per
-fragment ``ε̂_T ≈ ε`` (translation score ``−ε̂_T/σ``) and ``ŝ_R ≈ s_R/‖s‖`` (rotation score normalised by
-``igso3.score_norm``), trained with ``‖ε̂_T − ε‖² + ‖ŝ_R − s_R/‖s‖‖²`` (DiffDock/SigmaDock normalisation).
-Sampling integrates the reverse process on an EDM time grid (ρ = 3): ancestral DDIM steps (η = 1, the exponential
-integrator of the VP SDE) for translations, and the geodesic random walk ``R ← exp(g² s Δt + g √Δt z) R``
-(Euler–Maruyama on SO(3)) for rotations; many samples per complex run in one vmapped call.
-
-A ligand without torsional bonds is a single fragment and is docked as one rigid body by the same code (the
-CCD training set skips such ligands since they teach no reassembly). Complexes that do not fit the padding raise
-``ValueError`` naming the complex.
+- :func:`docking_process`: rotations VE on SO(3), $\sigma$ from 0.1 to 1.5 rad (SigmaDock/DiffDock); translations
+  VE with $\sigma$ from 0.05 to 2.0 (units of 2.7 Å), or SigmaDock's VP ($\beta$ 0.1 → 20) with
+  ``translation="vp"``. VE is our default (documented choice): it does not shrink fragment centres by
+  $\alpha(t)$, so the bonded geometry the bond springs of the score model pull towards is the same at every
+  noise level.
+- :func:`dsm_loss` / :func:`batch_loss`: the normalised DSM loss of :meth:`SE3Diffusion.dsm_loss` with padding
+  fragments masked.
+- :func:`sample_poses`: the reverse process from the prior (Haar rotations, Gaussian centres) on an EDM time grid
+  ($\rho = 3$), DDIM with $\eta = 1$ by default (ancestral; ``method="em"``/``"ode"`` also work), no noise on the
+  last step, and the Tweedie estimate at the last time as the result (``denoise_final``); many samples per
+  complex in one ``vmap`` (:func:`dock_samples`).
+- :func:`exact_model`: the exact score when the data are a point mass at the target pose ``(R0, T0)``, in the
+  model's parametrisation; sampling with it must return the target (a check of the diffusion, not of learning).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import Literal
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jaxtyping import Array, Float, PRNGKeyArray
 
 from jaxkit import diffusion as dm
 from jaxkit.diffusion import igso3
 from jaxkit.geometry import so3
 
-from ._datasets import DockingExample
-from ._featurize import build_complex_graph
-from ._fragments import fragment_frames, local_coordinates
-from ._score_model import EGNNScoreModel, fragment_scores
+from ._complex import LENGTH_SCALE, DockingComplex
 
-LENGTH_SCALE = 2.7
+DockModel = Callable[[DockingComplex, Array, Array, Array], tuple[Array, Array]]
 
 
-@dataclass(frozen=True)
-class DockingProcess:
-    """Schedules of the SE(3)^N forward process (SigmaDock defaults)."""
-
-    translation: dm.VPSchedule = dm.VPSchedule(beta_min=0.1, beta_max=20.0)
-    rotation: dm.VESchedule = dm.VESchedule(sigma_min=0.1, sigma_max=1.5)
-    t_min: float = 1e-3
-
-
-def complex_arrays(
-    ex: DockingExample, *, lig_max: int, poc_max: int, f_max: int, d_max: int | None = None
-) -> dict[str, np.ndarray]:
-    """Padded, pocket-centred, scaled arrays of one complex (stackable across complexes)."""
-    frag = ex.frag
-    x = ex.reference_positions
-    if frag.n_atoms > lig_max or ex.pocket.n_atoms > poc_max or frag.n_fragments > f_max:
-        raise ValueError(
-            f"complex {ex.id}: {frag.n_atoms} ligand atoms / {ex.pocket.n_atoms} pocket atoms / "
-            f"{frag.n_fragments} fragments exceed the padding ({lig_max}, {poc_max}, {f_max})"
-        )
-    g = build_complex_graph(frag, x, ex.pocket, n_max=lig_max + poc_max, f_max=f_max, ligand_slots=lig_max)
-    centre = ex.pocket.centre
-    rots, trans = fragment_frames(frag, x)
-    local, local_dummies = local_coordinates(frag, x)
-    d_max = 2 * (f_max - 1) if d_max is None else d_max
-    n_d = len(frag.dummies)
-    if n_d > d_max:
-        raise ValueError(f"complex {ex.id}: {n_d} dummy atoms exceed d_max={d_max}")
-    dummy_local = np.zeros((d_max, 3))
-    dummy_fragment = np.zeros(d_max, np.int32)
-    dummy_partner = np.zeros(d_max, np.int32)
-    dummy_mask = np.zeros(d_max, np.float32)
-    if n_d:
-        dummy_local[:n_d] = local_dummies / LENGTH_SCALE
-        dummy_fragment[:n_d] = frag.dummies[:, 0]
-        dummy_partner[:n_d] = frag.dummies[:, 2]
-        dummy_mask[:n_d] = 1.0
-    R0 = np.tile(np.eye(3), (f_max, 1, 1))
-    T0 = np.zeros((f_max, 3))
-    R0[: frag.n_fragments] = rots
-    T0[: frag.n_fragments] = (trans - centre) / LENGTH_SCALE
-    loc = np.zeros((lig_max, 3))
-    loc[: frag.n_atoms] = local / LENGTH_SCALE
-    pocket = np.zeros((poc_max, 3))
-    pocket[: ex.pocket.n_atoms] = (ex.pocket.positions - centre) / LENGTH_SCALE
-    return {
-        "local": loc.astype(np.float32),
-        "fragment": g.fragment[:lig_max].astype(np.int32),
-        "R0": R0.astype(np.float32),
-        "T0": T0.astype(np.float32),
-        "pocket": pocket.astype(np.float32),
-        "node_features": g.node_features,
-        "pair_features": g.pair_features,
-        "node_mask": g.node_mask,
-        "fragment_mask": g.fragment_mask,
-        "centre": centre.astype(np.float32),
-        "dummy_local": dummy_local.astype(np.float32),
-        "dummy_fragment": dummy_fragment,
-        "dummy_partner": dummy_partner,
-        "dummy_mask": dummy_mask,
-    }
+def docking_process(translation: Literal["ve", "vp"] = "ve", trans_sigma_max: float = 2.0) -> dm.SE3Diffusion:
+    """The SE(3)^N process used for docking (see the module docstring); ``trans_sigma_max`` in units of 2.7 Å."""
+    if translation not in ("ve", "vp"):
+        raise ValueError(f"translation: expected 've' or 'vp', received {translation!r}")
+    trans = dm.VESchedule(0.05, trans_sigma_max) if translation == "ve" else dm.VPSchedule(0.1, 20.0)
+    return dm.SE3Diffusion(rot=dm.VESchedule(0.1, 1.5), trans=trans, parametrization="eps")
 
 
-def stack_complexes(examples: list[DockingExample], *, lig_max: int, poc_max: int, f_max: int) -> dict:
-    """Stack :func:`complex_arrays` of several complexes along a new leading axis.
-
-    Raises ``ValueError`` naming the complex that does not fit the padding.
-    """
-    arrs = [complex_arrays(e, lig_max=lig_max, poc_max=poc_max, f_max=f_max) for e in examples]
-    return {k: np.stack([a[k] for a in arrs]) for k in arrs[0]}
+def _bind(model: DockModel, c: DockingComplex):
+    return lambda R, x, t: model(c, R, x, t)
 
 
-def ligand_positions(arrs: dict, R: Float[Array, "f 3 3"], T: Float[Array, "f 3"]) -> Float[Array, "l 3"]:
-    """Scaled ligand atom positions of the pose ``(R, T)`` (padding atoms sit at the origin of fragment 0)."""
-    fr = jnp.maximum(arrs["fragment"], 0)
-    return jnp.einsum("nij,nj->ni", R[fr], arrs["local"]) + T[fr]
+def dsm_loss(
+    model: DockModel,
+    process: dm.SE3Diffusion,
+    c: DockingComplex,
+    key: PRNGKeyArray,
+    *,
+    t: Array | None = None,
+    t_min: float = 1e-3,
+) -> Array:
+    """Normalised DSM loss of one complex (``fn, process, data, key, *, t, t_min`` as every ``dsm_loss``)."""
+    return process.dsm_loss(_bind(model, c), c.R0, c.T0, key, t=t, t_min=t_min, mask=c.fragment_mask)
 
 
-def to_angstrom(arrs: dict, x_scaled: Float[Array, "n 3"]) -> Float[Array, "n 3"]:
-    return x_scaled * LENGTH_SCALE + arrs["centre"]
+def batch_loss(
+    model: DockModel, process: dm.SE3Diffusion, batch: DockingComplex, key: PRNGKeyArray, *, t_power: float = 1.0
+) -> Array:
+    """Mean :func:`dsm_loss` over a stacked batch (one key per complex; times stratified over the batch).
+
+    ``t = t_min + (1 - t_min) u^t_power`` with stratified uniform ``u``: ``t_power < 1`` puts more of the batch at
+    high noise (where the global placement is decided)."""
+    b = batch.T0.shape[0]
+    k_t, k_n = jax.random.split(key)
+    t_min = 1e-3
+    u = (jnp.arange(b) + jax.random.uniform(k_t, (b,))) / b  # stratified U(0, 1): lower-variance batches
+    ts = t_min + (1.0 - t_min) * u**t_power
+    keys = jax.random.split(k_n, b)
+    return jnp.mean(jax.vmap(lambda c, k, t: dsm_loss(model, process, c, k, t=t))(batch, keys, ts))
 
 
-class DockingScoreModel(eqx.Module):
-    """Per-fragment (translation ε̂, normalised rotation score) from an EGNN over the posed complex.
+def exact_model(process: dm.SE3Diffusion) -> DockModel:
+    """Exact conditional score of a point mass at ``(c.R0, c.T0)``, in ``process``'s parametrisation."""
 
-    The translation output is preconditioned (EDM-style skip): ``ε̂ = σ T/(α² s_d² + σ²) + EGNN``, the
-    posterior-mean ε for zero-mean Gaussian fragment centres of spread ``s_d`` (1 scaled unit = 2.7 Å), so the
-    network only learns the residual; without it, the high-noise steps amplify ε̂ errors by ``α_{t'}/α_t``.
-    """
+    def model(c: DockingComplex, R: Array, T: Array, t: Array) -> tuple[Array, Array]:
+        s_rot = igso3.score(R, process.rot.sigma(t), mean=c.R0)
+        s_tr = -(T - process.trans.alpha(t) * c.T0) / process.trans.sigma(t) ** 2
+        return process.from_scores(s_rot, s_tr, t)
 
-    egnn: EGNNScoreModel
-    process: DockingProcess = eqx.field(static=True)
-    data_spread: float = eqx.field(static=True)
-
-    def __init__(self, width: int = 32, depth: int = 3, *, key: PRNGKeyArray, data_spread: float = 1.0):
-        self.egnn = EGNNScoreModel(width=width, depth=depth, radius=6.0 / LENGTH_SCALE, key=key)
-        self.process = DockingProcess()
-        self.data_spread = data_spread
-
-    def __call__(self, arrs: dict, R: Float[Array, "f 3 3"], T: Float[Array, "f 3"], t: Float[Array, ""]):
-        lig = ligand_positions(arrs, R, T)
-        pos = jnp.concatenate([lig, arrs["pocket"]], 0)
-        forces = self.egnn.forces(pos, arrs["node_features"], arrs["pair_features"], arrs["node_mask"], t)
-        f_max = arrs["R0"].shape[0]
-        n_lig = arrs["local"].shape[0]
-        fr = jnp.where(arrs["node_mask"][:n_lig] > 0, arrs["fragment"], -1)
-        tr, rot = fragment_scores(forces[:n_lig], lig, fr, f_max)
-        a, sg = self.process.translation.alpha(t), self.process.translation.sigma(t)
-        skip = sg * T / (a**2 * self.data_spread**2 + sg**2)
-        return skip + tr, rot
-
-
-def noise_poses(key: PRNGKeyArray, arrs: dict, t: Float[Array, ""], process: DockingProcess = DockingProcess()):
-    """Sample ``(R_t, T_t)`` from the forward marginal and the regression targets (ε, normalised rot. score)."""
-    k1, k2 = jax.random.split(key)
-    f_max = arrs["R0"].shape[0]
-    eps_tr = jax.random.normal(k1, (f_max, 3))
-    Tt = process.translation.alpha(t) * arrs["T0"] + process.translation.sigma(t) * eps_tr
-    e = process.rotation.sigma(t)
-    v = igso3.sample_vector(k2, e, (f_max,))
-    Rt = jnp.einsum("fij,fjk->fik", so3.exp(v), arrs["R0"])
-    rot_target = igso3.score_vector(v, e) / igso3.score_norm(e)
-    return Rt, Tt, eps_tr, rot_target
-
-
-def dsm_loss(model: Callable, arrs: dict, key: PRNGKeyArray, process: DockingProcess = DockingProcess()):
-    """Denoising score-matching loss of one complex at a uniform random time (``model``: a score function with
-    the :class:`DockingScoreModel` signature)."""
-    kt, kn = jax.random.split(key)
-    t = jax.random.uniform(kt, (), minval=process.t_min, maxval=1.0)
-    Rt, Tt, eps_tr, rot_target = noise_poses(kn, arrs, t, process)
-    tr, rot = model(arrs, Rt, Tt, t)
-    m = arrs["fragment_mask"][:, None]
-    n = jnp.maximum(arrs["fragment_mask"].sum(), 1.0)
-    return (jnp.sum(m * (tr - eps_tr) ** 2) + jnp.sum(m * (rot - rot_target) ** 2)) / (3.0 * n)
-
-
-def exact_score_fn(process: DockingProcess = DockingProcess()):
-    """Score of the forward marginal when the data distribution is a point mass at the reference pose.
-
-    Same signature and output convention as :class:`DockingScoreModel` (``ε̂`` and normalised rotation score),
-    so ``sample_poses(exact_score_fn(), arrs, key)`` must return the reference pose (a sampler check).
-    """
-
-    def score(arrs: dict, R, T, t):
-        tr = (T - process.translation.alpha(t) * arrs["T0"]) / process.translation.sigma(t)
-        e = process.rotation.sigma(t)
-        v = so3.log(jnp.einsum("fij,fkj->fik", R, arrs["R0"]))
-        return tr, igso3.score_vector(v, e) / igso3.score_norm(e)
-
-    return score
+    return model
 
 
 def sample_poses(
-    score_fn,
-    arrs: dict,
+    model: DockModel,
+    process: dm.SE3Diffusion,
+    c: DockingComplex,
     key: PRNGKeyArray,
     *,
     n_steps: int = 30,
+    method: dm.SamplerMethod = "ddim",
+    eta: float = 1.0,
     rho: float = 3.0,
-    process: DockingProcess = DockingProcess(),
-    box: float = 12.0,
-):
-    """One reverse-SDE sample of all fragment poses ``(R, T)`` (scaled coordinates); vmap over keys for many.
-
-    ``score_fn(arrs, R, T, t) -> (ε̂_T, normalised rotation score)``: a :class:`DockingScoreModel` or
-    :func:`exact_score_fn`. Starts from the priors ``T ~ N(0, I)``, ``R ~ Haar``. The denoised fragment centres
-    ``T̂_0`` are clipped to a ball of ``box`` Å around the pocket centre (the x0-clipping of Ho et al. 2020: the
-    data lie in the pocket).
-    """
-    f_max = arrs["R0"].shape[0]
-    ts = dm.time_grid(n_steps, process.t_min, 1.0, kind="edm", rho=rho)  # descending 1 -> t_min
-    noisy = (jnp.arange(n_steps) < n_steps - 1).astype(ts.dtype)      # no noise on the final step
-    k0, k1, kloop = jax.random.split(key, 3)
-    T = jax.random.normal(k0, (f_max, 3))
-    R = so3.random_uniform(k1, (f_max,))
-
-    def step(carry, inp):
-        R, T = carry
-        t, t_next, k, gate = inp
-        dt = t - t_next
-        ka, kb = jax.random.split(k)
-        tr, rot = score_fn(arrs, R, T, t)
-        # translations: ancestral DDIM (eta = 1) step of the VP process, an exponential integrator that is
-        # stable for the large early steps of the EDM grid (plain Euler-Maruyama on the VP SDE is not)
-        a, sg = process.translation.alpha(t), process.translation.sigma(t)
-        a_n, sg_n = process.translation.alpha(t_next), process.translation.sigma(t_next)
-        T0_hat = (T - sg * tr) / a
-        r = jnp.linalg.norm(T0_hat, axis=-1, keepdims=True)
-        T0_hat = T0_hat * jnp.minimum(1.0, (box / LENGTH_SCALE) / jnp.maximum(r, 1e-9))
-        c = gate * (sg_n / sg) * jnp.sqrt(jnp.clip(1.0 - (a / a_n) ** 2, 0.0, 1.0))
-        T = a_n * T0_hat + jnp.sqrt(jnp.clip(sg_n**2 - c**2, 0.0)) * tr + c * jax.random.normal(ka, T.shape)
-        e = process.rotation.sigma(t)
-        s_rot = rot * igso3.score_norm(e)
-        g_rot = process.rotation.diffusion(t)
-        z = jax.random.normal(kb, (f_max, 3))
-        step_vec = g_rot**2 * s_rot * dt + g_rot * jnp.sqrt(dt) * z * gate
-        R = jnp.einsum("fij,fjk->fik", so3.exp(step_vec), R)
-        return (R, T), None
-
-    keys = jax.random.split(kloop, n_steps)
-    (R, T), _ = jax.lax.scan(step, (R, T), (ts[:-1], ts[1:], keys, noisy))
-    return R, T
+    t_min: float = 1e-3,
+    box: float | None = 12.0,
+) -> tuple[Float[Array, "f 3 3"], Float[Array, "f 3"]]:
+    """One sample of all fragment poses ``(R, T)`` (scaled units) from the prior; ``box`` (Å) clips the denoised
+    fragment centres to a ball around the pocket centre (DDIM's x0-clipping; the ligand lies in the pocket)."""
+    F = c.T0.shape[0]
+    k0, k1 = jax.random.split(key)
+    R, T = process.prior_sample(k0, F)
+    ts = dm.time_grid(n_steps, t_min, 1.0, kind="edm", rho=rho)
+    clip = None if (box is None or method != "ddim") else box / LENGTH_SCALE
+    return process.sample(_bind(model, c), R, T, k1, ts, method=method, eta=eta, noise_final=False, x0_clip=clip,
+                          denoise_final=True)
 
 
-
-def bond_gap(arrs: dict, R: Float[Array, "f 3 3"], T: Float[Array, "f 3"]) -> Float[Array, ""]:
-    """RMS distance (Å) between each dummy atom and the partner anchor it stands for: 0 for a connected pose."""
-    lig = ligand_positions(arrs, R, T)
-    dpos = jnp.einsum("dij,dj->di", R[arrs["dummy_fragment"]], arrs["dummy_local"]) + T[arrs["dummy_fragment"]]
-    gap2 = jnp.sum((dpos - lig[arrs["dummy_partner"]]) ** 2, -1) * arrs["dummy_mask"]
-    return jnp.sqrt(jnp.sum(gap2) / jnp.maximum(arrs["dummy_mask"].sum(), 1.0)) * LENGTH_SCALE
-
-
-def rank_score(arrs: dict, R: Float[Array, "f 3 3"], T: Float[Array, "f 3"], gap_weight: float = 10.0):
-    """Ranking score of a sampled pose (lower is better): pocket contact score + ``gap_weight`` × bond gap (Å)."""
-    from ._baselines import contact_score
-
-    n_lig = arrs["local"].shape[0]
-    lig = to_angstrom(arrs, ligand_positions(arrs, R, T))
-    poc = to_angstrom(arrs, arrs["pocket"])
-    lm = arrs["node_mask"][:n_lig]
-    pm = arrs["node_mask"][n_lig:]
-    # padding atoms are pushed far away so they do not contribute
-    lig = jnp.where(lm[:, None] > 0, lig, 1e4)
-    poc = jnp.where(pm[:, None] > 0, poc, -1e4)
-    return contact_score(lig, poc) + gap_weight * bond_gap(arrs, R, T)
-
-
-def pose_rmsd(arrs: dict, R: Float[Array, "f 3 3"], T: Float[Array, "f 3"]) -> Float[Array, ""]:
-    """Plain (atom-order) heavy-atom RMSD in Å to the reference pose; use ``evaluate.symmetric_rmsd`` on the
-    written molecule for the symmetry-aware number."""
-    n_lig = arrs["local"].shape[0]
-    m = arrs["node_mask"][:n_lig]
-    x = ligand_positions(arrs, R, T)
-    ref = ligand_positions(arrs, jnp.asarray(arrs["R0"]), jnp.asarray(arrs["T0"]))
-    return jnp.sqrt(jnp.sum(jnp.sum((x - ref) ** 2, -1) * m) / m.sum()) * LENGTH_SCALE
-
-
-def batch_loss(model: Callable, batch: dict, key: PRNGKeyArray, process: DockingProcess = DockingProcess()):
-    """Mean :func:`dsm_loss` over a stacked batch of complexes (one key per complex)."""
-    b = batch["R0"].shape[0]
-    keys = jax.random.split(key, b)
-    return jnp.mean(jax.vmap(lambda a, k: dsm_loss(model, a, k, process))(batch, keys))
-
-
-def dock_complex(score_fn, arrs: dict, key: PRNGKeyArray, *, n_samples: int, n_steps: int = 30):
-    """``n_samples`` poses of one complex in one vmapped call, with rank scores; returns (R, T, scores)."""
+def dock_samples(
+    model: DockModel, process: dm.SE3Diffusion, c: DockingComplex, key: PRNGKeyArray, *, n_samples: int, **kw
+) -> tuple[Float[Array, "n f 3 3"], Float[Array, "n f 3"]]:
+    """``n_samples`` independent :func:`sample_poses` in one vmapped call."""
     keys = jax.random.split(key, n_samples)
-    R, T = jax.vmap(lambda k: sample_poses(score_fn, arrs, k, n_steps=n_steps))(keys)
-    scores = jax.vmap(lambda r, t: rank_score(arrs, r, t))(R, T)
-    return R, T, scores
+    return jax.vmap(lambda k: sample_poses(model, process, c, k, **kw))(keys)
+
+
+def random_poses(c: DockingComplex, key: PRNGKeyArray, n: int) -> tuple[Array, Array]:
+    """Prior draws (Haar rotations, N(0, 1) centres in scaled units): a sanity baseline, not a docking method."""
+    kr, kt = jax.random.split(key)
+    F = c.T0.shape[0]
+    return so3.random_uniform(kr, (n, F)), jax.random.normal(kt, (n, F, 3))

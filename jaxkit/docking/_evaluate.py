@@ -1,7 +1,8 @@
 """Pose evaluation: symmetry-aware RMSD, success rates, PoseBusters validity.
 
 - ``symmetric_rmsd``: in-place heavy-atom RMSD over the ligand's graph automorphisms (``rdMolAlign.CalcRMS``).
-- ``posebusters_valid``: all checks of the ``posebusters`` "redock" configuration (``mol_cond`` = protein) pass.
+- ``posebusters_valid``: all checks of the ``posebusters`` "dock" configuration (molecule + protein) pass; the
+  RMSD to the reference is reported separately (the "redock" configuration would fold it into validity).
 - ``success_rate``: fraction with RMSD < threshold (optionally also PB-valid), SigmaDock's headline metric.
 """
 
@@ -30,7 +31,7 @@ def with_positions(mol: Chem.Mol, positions: np.ndarray) -> Chem.Mol:
 
 def symmetric_rmsd(pred: Chem.Mol, ref: Chem.Mol) -> float:
     """Heavy-atom RMSD between two poses of the same ligand, minimised over graph symmetries, no alignment."""
-    return float(rdMolAlign.CalcRMS(Chem.RemoveHs(pred), Chem.RemoveHs(ref)))
+    return float(rdMolAlign.CalcRMS(Chem.RemoveAllHs(pred), Chem.RemoveAllHs(ref)))
 
 
 def success_rate(rmsds, threshold: float = 2.0, valid=None) -> float:
@@ -42,12 +43,16 @@ def success_rate(rmsds, threshold: float = 2.0, valid=None) -> float:
     return float(ok.mean()) if len(ok) else float("nan")
 
 
-def posebusters_valid(pred: Chem.Mol, ref: Chem.Mol, protein_pdb) -> tuple[bool, dict]:
-    """Run the PoseBusters "redock" checks; returns (all passed, {check: passed})."""
+def posebusters_valid(pred: Chem.Mol, protein_pdb) -> tuple[bool, dict]:
+    """Run the PoseBusters "dock" checks (``mol`` checks when ``protein_pdb`` is None); returns
+    (all passed, {check: passed}). No reference pose is involved."""
     from posebusters import PoseBusters
 
     pred_h = Chem.AddHs(pred, addCoords=True)
-    df = PoseBusters(config="redock").bust(pred_h, ref, str(protein_pdb))
+    if protein_pdb is None:
+        df = PoseBusters(config="mol").bust(pred_h)
+    else:
+        df = PoseBusters(config="dock").bust(pred_h, None, str(protein_pdb))
     row = df.iloc[0]
     checks = {str(k): bool(v) for k, v in row.items() if isinstance(v, bool | np.bool_)}
     return all(checks.values()), checks

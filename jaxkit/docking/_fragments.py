@@ -15,7 +15,7 @@ Each cut adds one dummy atom to each side, standing for the partner's anchor ato
 fragment; in a correct pose it coincides with the partner anchor). Every fragment gets a local frame (centroid +
 principal axes); a pose is the list of per-fragment rigid transforms ``x = R_f @ x_local + t_f``.
 
-Molecules are handled on their heavy atoms (hydrogens removed), atom indices are those of ``Chem.RemoveHs(mol)``.
+Molecules are handled on their heavy atoms (hydrogens removed), atom indices are those of ``Chem.RemoveAllHs(mol)``.
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from rdkit import Chem
 from rdkit.Chem import TorsionFingerprints
-
-MAX_EXHAUSTIVE_TORSIONS = 14
+from rdkit.rdBase import BlockLogs
 
 
 class FragmentationError(ValueError):
@@ -40,7 +39,7 @@ def heavy_atom_mol(mol: Chem.Mol) -> Chem.Mol:
         raise TypeError(f"mol: expected an rdkit.Chem.Mol, received {type(mol).__name__}")
     if mol.GetNumAtoms() == 0:
         raise ValueError("mol: expected a molecule with atoms, received an empty molecule")
-    out = Chem.RemoveHs(mol, sanitize=True)
+    out = Chem.RemoveAllHs(mol, sanitize=True)
     return out
 
 
@@ -95,6 +94,7 @@ _TORSION_CACHE: dict[str, bool] = {}
 
 
 def _submol(mol: Chem.Mol, atoms: list[int]) -> Chem.Mol:
+    _quiet = BlockLogs()  # noqa: F841  (RDKit warns about fragments it cannot kekulise; we fall back below)
     keep = set(atoms)
     rw = Chem.RWMol(mol)
     for idx in sorted((i for i in range(mol.GetNumAtoms()) if i not in keep), reverse=True):
@@ -127,34 +127,94 @@ def is_valid_cut_set(mol: Chem.Mol, cut_bonds: tuple[int, ...] | list[int]) -> b
     return True
 
 
-def minimal_cut_sets(mol: Chem.Mol) -> list[tuple[int, ...]]:
+def _fragment_valid(mol: Chem.Mol, atoms: list[int]) -> bool:
+    return len(atoms) >= 2 and (len(atoms) <= 3 or not _fragment_has_torsion(mol, atoms))
+
+
+def _exhaustive_cut_sets(mol: Chem.Mol, tors: list[int]) -> list[tuple[int, ...]]:
+    for k in range(0, len(tors) + 1):
+        found = [c for c in itertools.combinations(tors, k) if is_valid_cut_set(mol, c)]
+        if found:
+            return found
+    raise FragmentationError(f"no valid cut set for {Chem.MolToSmiles(mol)}")
+
+
+def _tree_cut_sets(mol: Chem.Mol, tors: list[int], max_sets: int) -> list[tuple[int, ...]]:
+    """All minimum valid cut sets by dynamic programming on the block tree (see :func:`minimal_cut_sets`)."""
+    labels = fragment_labels(mol, tors)  # blocks: components without the torsional bonds
+    n_blocks = int(labels.max()) + 1
+    block_atoms = [np.flatnonzero(labels == b).tolist() for b in range(n_blocks)]
+    adj: list[list[tuple[int, int]]] = [[] for _ in range(n_blocks)]
+    for b in tors:
+        bond = mol.GetBondWithIdx(int(b))
+        u, v = int(labels[bond.GetBeginAtomIdx()]), int(labels[bond.GetEndAtomIdx()])
+        adj[u].append((v, int(b)))
+        adj[v].append((u, int(b)))
+    parent = [-1] * n_blocks
+    children: list[list[tuple[int, int]]] = [[] for _ in range(n_blocks)]
+    order, stack, seen = [], [0], {0}
+    while stack:  # iterative DFS from block 0; torsional bonds are bridges, so this is a tree
+        u = stack.pop()
+        order.append(u)
+        for v, b in adj[u]:
+            if v not in seen:
+                seen.add(v)
+                parent[v] = u
+                children[u].append((v, b))
+                stack.append(v)
+    best: dict[int, int] = {}
+    sols: dict[int, list[frozenset[int]]] = {}
+    for v in reversed(order):  # children before parents
+        cand: list[tuple[int, list[frozenset[int]]]] = []
+
+        def extend(members: list[int], atoms: list[int], frontier: list[tuple[int, int]], cut: list[tuple[int, int]],
+                   out: list) -> None:
+            # members: blocks of the fragment; frontier: (child block, bond) pairs not yet decided
+            if not frontier:
+                if _fragment_valid(mol, atoms):
+                    cost = 1 + sum(best[w] for w, _ in cut)
+                    combos = [frozenset(b for _, b in cut)]
+                    for w, _ in cut:
+                        combos = [c | s for c in combos for s in sols[w]][:max_sets]
+                    out.append((cost, combos))
+                return
+            (w, b), rest = frontier[0], frontier[1:]
+            extend(members, atoms, rest, cut + [(w, b)], out)  # cut the bond to w
+            grown = atoms + block_atoms[w]
+            if len(grown) > 3 and _fragment_has_torsion(mol, grown):
+                return  # torsions persist in every larger fragment: prune
+            extend(members + [w], grown, rest + children[w], cut, out)
+
+        extend([v], list(block_atoms[v]), list(children[v]), [], cand)
+        if not cand:
+            best[v], sols[v] = 10**9, []
+            continue
+        m = min(c for c, _ in cand)
+        best[v] = m
+        merged: list[frozenset[int]] = []
+        for c, combos in cand:
+            if c == m:
+                merged.extend(combos)
+        sols[v] = list(dict.fromkeys(merged))[:max_sets]
+    if best[0] >= 10**9 or not sols[0]:
+        raise FragmentationError(f"no valid cut set for {Chem.MolToSmiles(mol)}")
+    return sorted(tuple(sorted(s)) for s in sols[0])
+
+
+def minimal_cut_sets(mol: Chem.Mol, *, max_sets: int = 256) -> list[tuple[int, ...]]:
     """All valid cut sets of the smallest size (subsets of the torsional bonds), in lexicographic order.
 
-    Exhaustive search by increasing size (at most ``2^T`` checks for ``T`` torsional bonds); above
-    ``MAX_EXHAUSTIVE_TORSIONS`` torsions a greedy pruning from the full cut set is used instead (documented
-    fallback; the result is valid but may not be globally minimal).
+    Torsional bonds are non-ring bonds, hence bridges: contracting every other bond leaves a tree of rigid blocks
+    whose edges are the torsional bonds, and a cut set splits it into connected sub-trees (the fragments). A
+    dynamic programme on the block tree finds every minimum set (each fragment is a connected sub-tree with a top
+    block; fragments holding a torsion of their own are pruned, since a larger fragment keeps that torsion), at
+    most ``max_sets`` of them. It agrees with the exhaustive search over all ``2^T`` subsets (kept as
+    ``_exhaustive_cut_sets`` for the tests) and has no torsion limit (the exhaustive search used to stop at 14).
     """
     tors = torsional_bonds(mol)
     if not tors:
         return [()]
-    if len(tors) <= MAX_EXHAUSTIVE_TORSIONS:
-        for k in range(0, len(tors) + 1):
-            found = [c for c in itertools.combinations(tors, k) if is_valid_cut_set(mol, c)]
-            if found:
-                return found
-        raise FragmentationError(f"no valid cut set for {Chem.MolToSmiles(mol)}")
-    current = list(tors)
-    if not is_valid_cut_set(mol, current):
-        raise FragmentationError(f"no valid cut set for {Chem.MolToSmiles(mol)} (cutting every torsion fails)")
-    changed = True
-    while changed:
-        changed = False
-        for b in list(current):
-            trial = [c for c in current if c != b]
-            if is_valid_cut_set(mol, trial):
-                current, changed = trial, True
-                break
-    return [tuple(current)]
+    return _tree_cut_sets(mol, tors, max_sets)
 
 
 def _chiral_bonds(mol: Chem.Mol) -> set[int]:

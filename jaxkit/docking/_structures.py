@@ -20,40 +20,97 @@ class StructureError(ValueError):
     """A structure file cannot be parsed or holds something the docking pipeline does not support."""
 
 
-def load_ligand(path: str | Path, *, allow_elements: frozenset[str] = ORGANIC_ELEMENTS) -> Chem.Mol:
-    """First molecule of an SDF/MOL file, hydrogens kept, with a 3D conformer.
+def load_ligand(
+    path: str | Path,
+    *,
+    index: int | None = None,
+    allow_elements: frozenset[str] = ORGANIC_ELEMENTS,
+    require_3d: bool = True,
+) -> Chem.Mol:
+    """One molecule of an SDF/MOL file, hydrogens kept, with a 3D conformer.
 
-    Raises :class:`StructureError` naming the file if it cannot be parsed, has no 3D coordinates, or contains an
-    element outside ``allow_elements`` (metals and other unsupported elements).
+    An SDF with several records raises unless ``index`` picks one (it used to return the first silently).
+    Raises :class:`StructureError` naming the file (and record) if it cannot be parsed, has no 3D coordinates
+    (with ``require_3d``), or contains an element outside ``allow_elements`` (metals and other unsupported elements).
     """
     path = Path(path)
     if not path.exists():
         raise StructureError(f"ligand file {path} does not exist")
+    where = f"ligand file {path}"
     if path.suffix.lower() in (".sdf", ".sd"):
         supplier = Chem.SDMolSupplier(str(path), removeHs=False)
-        mol = next(iter(supplier), None)
+        n = len(supplier)
+        if n == 0:
+            raise StructureError(f"{where} holds no molecule record")
+        if index is None and n > 1:
+            raise StructureError(
+                f"{where} holds {n} molecules; expected one (pass index=0..{n - 1} to pick a record)"
+            )
+        i = 0 if index is None else int(index)
+        if not 0 <= i < n:
+            raise StructureError(f"{where}: index {i} is outside the {n} records")
+        mol = supplier[i]
+        if n > 1:
+            where += f" (record {i})"
     elif path.suffix.lower() == ".mol":
         mol = Chem.MolFromMolFile(str(path), removeHs=False)
     else:
         raise StructureError(f"ligand file {path}: expected .sdf or .mol, received {path.suffix!r}")
     if mol is None:
-        raise StructureError(f"ligand file {path} could not be parsed by RDKit")
-    if mol.GetNumConformers() == 0 or not mol.GetConformer().Is3D():
-        raise StructureError(f"ligand file {path} has no 3D conformer")
+        raise StructureError(f"{where} could not be parsed by RDKit")
+    if require_3d and (mol.GetNumConformers() == 0 or not mol.GetConformer().Is3D()):
+        raise StructureError(f"{where} has no 3D conformer")
     bad = sorted({a.GetSymbol() for a in mol.GetAtoms()} - set(allow_elements))
     if bad:
-        raise StructureError(f"ligand file {path} contains unsupported elements {bad} (allowed: {sorted(allow_elements)})")
+        raise StructureError(f"{where} contains unsupported elements {bad} (allowed: {sorted(allow_elements)})")
     return mol
 
 
+def ligand_from_smiles(smiles: str, *, allow_elements: frozenset[str] = ORGANIC_ELEMENTS) -> Chem.Mol:
+    """A ligand from SMILES (chemistry only, no conformer; hydrogens added). Raises naming the SMILES."""
+    mol = Chem.MolFromSmiles(smiles)
+    if mol is None:
+        raise StructureError(f"ligand SMILES {smiles!r} could not be parsed by RDKit")
+    bad = sorted({a.GetSymbol() for a in mol.GetAtoms()} - set(allow_elements))
+    if bad:
+        raise StructureError(f"ligand SMILES {smiles!r} contains unsupported elements {bad}")
+    if len(Chem.GetMolFrags(mol)) != 1:
+        raise StructureError(f"ligand SMILES {smiles!r} holds {len(Chem.GetMolFrags(mol))} disconnected molecules")
+    return Chem.AddHs(mol)
+
+
+def _check_pdb_complete(path: Path) -> None:
+    """A PDB truncated at a line boundary parses cleanly but loses atoms: require an END/ENDMDL record after the
+    last coordinate record (the PDB format's terminator; biotite, RDKit, PyMOL and the PDB itself write it)."""
+    last_coord, last_end = -1, -1
+    with open(path, errors="replace") as fh:
+        for i, line in enumerate(fh):
+            rec = line[:6].strip()
+            if rec in ("ATOM", "HETATM"):
+                last_coord = i
+            elif rec in ("END", "ENDMDL"):
+                last_end = i
+    if last_coord < 0:
+        raise StructureError(f"protein file {path} holds no ATOM/HETATM records")
+    if last_end < last_coord:
+        raise StructureError(
+            f"protein file {path} looks truncated: no END record after its last ATOM/HETATM line (line "
+            f"{last_coord + 1}); a complete PDB file ends with END"
+        )
+
+
 def load_protein(path: str | Path):
-    """Protein (and cofactors) of a PDB file as a biotite ``AtomArray`` (first model, waters and H removed)."""
+    """Protein (and cofactors) of a PDB file as a biotite ``AtomArray`` (first model, waters and H removed).
+
+    Raises :class:`StructureError` naming the file when it is missing, unparsable, empty or truncated (no END
+    record after the last atom line)."""
     import biotite.structure as struc
     import biotite.structure.io.pdb as pdb
 
     path = Path(path)
     if not path.exists():
         raise StructureError(f"protein file {path} does not exist")
+    _check_pdb_complete(path)
     try:
         atoms = pdb.PDBFile.read(str(path)).get_structure(model=1)
     except Exception as e:  # biotite raises several exception types on malformed files
@@ -115,4 +172,33 @@ def extract_pocket(protein, ligand_positions: np.ndarray, *, cutoff: float = 10.
         residue_names=np.asarray(sub.res_name).astype(str),
         atom_names=np.asarray(sub.atom_name).astype(str),
         centre=lig.mean(0),
+    )
+
+
+def pocket_from_centre(protein, centre: np.ndarray, *, size: float = 22.0) -> Pocket:
+    """Residues with any heavy atom within ``size / 2`` Å of ``centre`` (a box size as for Vina; the pocket centre
+    is the diffusion origin). For docking without a reference ligand."""
+    c = np.asarray(centre, dtype=np.float64).reshape(-1)
+    if c.shape != (3,) or not np.all(np.isfinite(c)):
+        raise ValueError(f"centre: expected 3 finite coordinates (Å), received {centre!r}")
+    if not size > 0:
+        raise ValueError(f"size: expected a value > 0 Å, received {size}")
+    coords = np.asarray(protein.coord, dtype=np.float64)
+    d = np.sqrt(((coords - c) ** 2).sum(-1))
+    near = d <= size / 2
+    if not near.any():
+        raise StructureError(
+            f"no protein atom within {size / 2:.1f} Å of the centre {c.tolist()} (nearest is {d.min():.1f} Å): "
+            "the centre is far from the protein"
+        )
+    keys = np.char.add(np.asarray(protein.chain_id).astype(str), np.asarray(protein.res_id).astype(str))
+    sub = protein[np.isin(keys, np.unique(keys[near]))]
+    return Pocket(
+        positions=np.asarray(sub.coord, dtype=np.float64),
+        elements=np.asarray(sub.element).astype(str),
+        residue_ids=np.asarray(sub.res_id),
+        chain_ids=np.asarray(sub.chain_id).astype(str),
+        residue_names=np.asarray(sub.res_name).astype(str),
+        atom_names=np.asarray(sub.atom_name).astype(str),
+        centre=c,
     )

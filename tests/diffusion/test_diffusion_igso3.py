@@ -131,7 +131,7 @@ def test_sampler_per_sample_eps_and_matrices():
 
 def test_score_matches_autodiff_float64():
     with jax.enable_x64(True):
-        eps = np.concatenate([np.geomspace(1e-3, 5.0, 15), [igso3.EPS_SWITCH * (1 - 1e-9), igso3.EPS_SWITCH]])
+        eps = np.concatenate([np.geomspace(1e-3, 5.0, 15), [igso3.SIGMA_SWITCH * (1 - 1e-9), igso3.SIGMA_SWITCH]])
         w = np.concatenate([np.linspace(1e-4, np.pi - 1e-4, 64) * min(1.0, 8 * e / np.pi) for e in eps])
         ee = np.repeat(eps, 64)
         pad = N - w.size
@@ -157,7 +157,7 @@ def test_score_matches_autodiff_float64():
 def test_small_eps_branch_agrees_with_series_at_switch():
     with jax.enable_x64(True):
         w = np.linspace(0.0, np.pi, 101)
-        for e in (0.9, igso3.EPS_SWITCH):
+        for e in (0.9, igso3.SIGMA_SWITCH):
             W, E = np.meshgrid(w, [e])
             a = _igso3._series(np, W, E)  # series branch
             b = _igso3._images(np, W, E)  # closed-form branch
@@ -165,8 +165,8 @@ def test_small_eps_branch_agrees_with_series_at_switch():
             np.testing.assert_allclose(a[1], b[1], rtol=1e-9, atol=1e-10)
             np.testing.assert_allclose(a[2], b[2], rtol=1e-9, atol=1e-10)
         # and the public (jnp) evaluation is continuous across the switch
-        lo = ev(w, igso3.EPS_SWITCH * (1 - 1e-12))[0]
-        hi = ev(w, igso3.EPS_SWITCH)[0]
+        lo = ev(w, igso3.SIGMA_SWITCH * (1 - 1e-12))[0]
+        hi = ev(w, igso3.SIGMA_SWITCH)[0]
         np.testing.assert_allclose(lo, hi, atol=1e-10)
 
 
@@ -182,8 +182,8 @@ def test_small_eps_limits():
 def test_no_nan_or_inf_on_grid():
     t = igso3.tables()
     assert all(np.all(np.isfinite(v)) for v in t.values())
-    E, W = np.meshgrid(t["eps"][::16], np.linspace(0, np.pi, 128), indexing="ij")
-    E = np.concatenate([E.ravel(), [igso3.EPS_MIN, igso3.EPS_MAX]])
+    E, W = np.meshgrid(t["sigma"][::16], np.linspace(0, np.pi, 128), indexing="ij")
+    E = np.concatenate([E.ravel(), [igso3.SIGMA_MIN, igso3.SIGMA_MAX]])
     W = np.concatenate([W.ravel(), [np.pi, 0.0]])
     for dtype in (np.float32, np.float64):
         with jax.enable_x64(dtype == np.float64):
@@ -193,11 +193,11 @@ def test_no_nan_or_inf_on_grid():
 
 
 def test_bad_input_errors():
-    with pytest.raises(ValueError, match=r"eps: expected values in \[0.001, 5.0\]"):
+    with pytest.raises(ValueError, match=r"sigma: expected values in \[0.001, 5.0\]"):
         igso3.sample(jax.random.PRNGKey(0), 10.0, (3,))
-    with pytest.raises(ValueError, match="eps: expected values"):
+    with pytest.raises(ValueError, match="sigma: expected values"):
         igso3.log_density(0.1, 1e-5)
-    with pytest.raises(ValueError, match="eps: expected values"):
+    with pytest.raises(ValueError, match="sigma: expected values"):
         igso3.score_norm(jnp.array([0.5, np.nan]))
     with pytest.raises(ValueError, match="R: expected rotation matrices"):
         igso3.score(jnp.eye(3) * 1.1, 0.5)

@@ -1,0 +1,239 @@
+"""The user entry point :func:`dock` and the evaluation of one complex (sample → rank → RMSD).
+
+``dock(protein, ligand, pocket=..., model=..., key=...)`` reads only the ligand's chemistry (an RDKit ETKDG
+conformer gives the fragment geometry; an input pose is ignored), the protein, and a pocket given by a reference
+ligand (redocking: the pocket is the protein around it, its centroid the diffusion origin) or by a centre (and box
+size). It draws ``n_samples`` poses with the diffusion model and ranks them (:func:`rank_poses`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import equinox as eqx
+import jax
+import numpy as np
+from jaxtyping import PRNGKeyArray
+from rdkit import Chem
+
+from ._complex import (
+    ComplexSizes,
+    DockingComplex,
+    PreparedLigand,
+    bond_gap,
+    build_complex,
+    ligand_fragments,
+    ligand_positions,
+    relax_pose,
+    to_angstrom,
+)
+from ._datasets import DockingExample
+from ._dock import dock_samples
+from ._evaluate import symmetric_rmsd, with_positions
+from ._fragments import conformer_positions
+from ._model import FragmentScoreModel
+from ._rank import RankedPose, make_scorer, pose_checks, rank_poses
+from ._structures import (
+    Pocket,
+    StructureError,
+    extract_pocket,
+    ligand_from_smiles,
+    load_ligand,
+    load_protein,
+    pocket_from_centre,
+)
+from ._train import ModelConfig, load_model
+
+
+@dataclass
+class DockingResult:
+    """Ranked poses (best first, heavy atoms, Å) of one docking run and how long it took."""
+
+    poses: list[RankedPose]
+    seconds: float
+    ligand: PreparedLigand
+    complex: DockingComplex
+
+    @property
+    def top(self) -> RankedPose:
+        return self.poses[0]
+
+
+def read_ligand(ligand: Chem.Mol | str | Path) -> Chem.Mol:
+    """An RDKit molecule from a molecule, an SDF/MOL path, or a SMILES string (named in errors)."""
+    if isinstance(ligand, Chem.Mol):
+        return ligand
+    if isinstance(ligand, Path) or (isinstance(ligand, str) and Path(ligand).suffix.lower() in (".sdf", ".sd", ".mol")):
+        return load_ligand(ligand, require_3d=False)
+    if isinstance(ligand, str):
+        return ligand_from_smiles(ligand)
+    raise TypeError(f"ligand: expected an RDKit Mol, an SDF/MOL path or a SMILES string, received {type(ligand).__name__}")
+
+
+def resolve_pocket(
+    protein_atoms, pocket: Pocket | Chem.Mol | str | Path | Sequence[float], *, size: float = 22.0, cutoff: float = 10.0
+) -> Pocket:
+    """A :class:`Pocket` from a Pocket, a reference ligand (Mol or SDF path: residues within ``cutoff`` Å), or a
+    centre ``(x, y, z)`` (residues within ``size / 2`` Å)."""
+    if isinstance(pocket, Pocket):
+        return pocket
+    if isinstance(pocket, Chem.Mol | str | Path):
+        ref = pocket if isinstance(pocket, Chem.Mol) else load_ligand(pocket)
+        return extract_pocket(protein_atoms, conformer_positions(Chem.RemoveAllHs(ref)), cutoff=cutoff)
+    centre = np.asarray(pocket, dtype=np.float64)
+    if centre.shape != (3,):
+        raise ValueError(f"pocket: expected a reference ligand, a Pocket or a centre (x, y, z), received {pocket!r}")
+    return pocket_from_centre(protein_atoms, centre, size=size)
+
+
+def _sizes_for(config: ModelConfig, lig: PreparedLigand, pocket: Pocket) -> ComplexSizes:
+    f = lig.frag
+    return ComplexSizes(
+        max(config.ligand, f.n_atoms), max(config.pocket, pocket.n_atoms),
+        max(config.fragments, f.n_fragments), max(config.dummies, len(f.dummies), 1),
+    )
+
+
+_SAMPLERS: dict = {}
+
+
+def _sampler(n_samples: int, n_steps: int, method: str) -> Callable:
+    key = (n_samples, n_steps, method)
+    if key not in _SAMPLERS:
+        _SAMPLERS[key] = eqx.filter_jit(
+            lambda m, c, k: dock_samples(m, m.process, c, k, n_samples=n_samples, n_steps=n_steps, method=method)
+        )
+    return _SAMPLERS[key]
+
+
+def sample_complex(
+    model: FragmentScoreModel, c: DockingComplex, lig: PreparedLigand, key: PRNGKeyArray, *,
+    n_samples: int, n_steps: int = 30, method: Literal["ddim", "em", "ode"] = "ddim", relax: bool = True,
+) -> tuple[list[Chem.Mol], np.ndarray]:
+    """``n_samples`` poses as RDKit molecules (Å; restrained MMFF relaxation with ``relax``, see
+    :func:`relax_pose`) and the sampled poses' bond gaps (Å, before relaxation)."""
+    cj = jax.tree_util.tree_map(jax.numpy.asarray, c)
+    R, T = _sampler(n_samples, n_steps, method)(model, cj, key)
+    x = np.asarray(jax.vmap(lambda r, t: to_angstrom(cj, ligand_positions(cj, r, t)))(R, T), np.float64)
+    gaps = np.asarray(jax.vmap(lambda r, t: bond_gap(cj, r, t))(R, T), np.float64)
+    n = lig.frag.n_atoms
+    mols = [with_positions(lig.frag.mol, xi[:n]) for xi in x]
+    return ([relax_pose(m) for m in mols] if relax else mols), gaps
+
+
+def dock(
+    protein: str | Path,
+    ligand: Chem.Mol | str | Path,
+    *,
+    pocket: Pocket | Chem.Mol | str | Path | Sequence[float],
+    n_samples: int = 40,
+    model: FragmentScoreModel | str | Path,
+    key: PRNGKeyArray,
+    pocket_size: float = 22.0,
+    n_steps: int = 30,
+    method: Literal["ddim", "em", "ode"] = "ddim",
+    rank: bool = True,
+    pb_budget: int | None = 8,
+    conformer_seed: int = 0,
+    workdir: str | Path | None = None,
+) -> DockingResult:
+    """Dock ``ligand`` into ``protein`` at ``pocket``; returns the ranked poses (see the module docstring).
+
+    ``model`` is a :class:`FragmentScoreModel` or a model file (:func:`load_model`). ``rank=False`` keeps the
+    sampling order (no Vinardo, no PoseBusters)."""
+    if isinstance(n_samples, bool) or not isinstance(n_samples, int) or n_samples < 1:
+        raise ValueError(f"n_samples: expected an integer >= 1, received {n_samples!r}")
+    config = ModelConfig()
+    if isinstance(model, str | Path):
+        model, config, _ = load_model(model)
+    elif not isinstance(model, FragmentScoreModel):
+        raise TypeError(f"model: expected a FragmentScoreModel or a model file path, received {type(model).__name__}")
+    t0 = time.perf_counter()
+    protein = Path(protein)
+    atoms = load_protein(protein)
+    poc = resolve_pocket(atoms, pocket, size=pocket_size)
+    mol = read_ligand(ligand)
+    lig = ligand_fragments(mol, conformer="rdkit", seed=conformer_seed)
+    c = build_complex(lig, poc, sizes=_sizes_for(config, lig, poc), name=str(protein))
+    mols, gaps = sample_complex(model, c, lig, key, n_samples=n_samples, n_steps=n_steps, method=method)
+    if rank:
+        scorer = make_scorer(poc, protein, workdir=workdir)
+        ranked = rank_poses(mols, gaps, scorer, protein, pb_budget=pb_budget)
+    else:
+        ranked = [RankedPose(i, m, float("nan"), float(g), None, [], rank=i) for i, (m, g) in enumerate(zip(mols, gaps))]
+    return DockingResult(ranked, time.perf_counter() - t0, lig, c)
+
+
+def evaluate_complex(
+    example: DockingExample,
+    model: FragmentScoreModel,
+    key: PRNGKeyArray,
+    *,
+    config: ModelConfig = ModelConfig(),
+    n_samples: int = 40,
+    n_steps: int = 30,
+    conformer: Literal["rdkit", "oracle"] = "rdkit",
+    rank: bool = True,
+    pb_budget: int | None = 8,
+    conformer_seed: int = 0,
+) -> dict:
+    """Dock one example with its reference pose held out, then score against it (library logic of the
+    ``sigmadock`` experiment). The reference pose defines the pocket and is the RMSD reference only.
+
+    Returns ``top1_rmsd`` / ``top1_pb_valid`` (ranked), ``first_rmsd`` / ``first_pb_valid`` (no ranking: the first
+    sample), ``best_rmsd`` (oracle best of ``n_samples``), ``median_rmsd``, ``top1_bond_gap``, ``seconds`` and
+    ``cpu_seconds`` (sampling + ranking, wall and process CPU time) and the poses."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    lig = ligand_fragments(example.mol, conformer=conformer, seed=conformer_seed)
+    c = build_complex(lig, example.pocket, sizes=_sizes_for(config, lig, example.pocket), name=example.id)
+    mols, gaps = sample_complex(model, c, lig, key, n_samples=n_samples, n_steps=n_steps)
+    t_sample = time.perf_counter() - t0
+    protein = example.protein_path
+    if rank:
+        try:
+            scorer = make_scorer(example.pocket, protein)
+        except RuntimeError as e:  # receptor preparation failed: rank by PoseBusters alone, say so
+            scorer, example_note = None, str(e)
+        else:
+            example_note = ""
+        ranked = rank_poses(mols, gaps, scorer, protein, pb_budget=pb_budget)
+    else:
+        example_note = ""
+        ranked = [RankedPose(i, m, float("nan"), float(g), None, [], rank=i) for i, (m, g) in enumerate(zip(mols, gaps))]
+    seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
+    rmsds = np.array([symmetric_rmsd(m, example.mol) for m in mols])
+    top = ranked[0]
+    if top.pb_valid is None:
+        top.pb_valid, top.failed_checks = pose_checks(top.mol, protein)
+    first = next(p for p in ranked if p.index == 0)
+    if first.pb_valid is None:
+        first.pb_valid, first.failed_checks = pose_checks(first.mol, protein)
+    return {
+        "id": example.id,
+        "top1_rmsd": float(rmsds[top.index]),
+        "top1_pb_valid": bool(top.pb_valid),
+        "top1_vinardo": top.vinardo,
+        "top1_bond_gap": top.bond_gap,
+        "top1_failed_checks": top.failed_checks,
+        "first_rmsd": float(rmsds[0]),
+        "first_pb_valid": bool(first.pb_valid),
+        "best_rmsd": float(rmsds.min()),
+        "median_rmsd": float(np.median(rmsds)),
+        "sample_success_2A": float(np.mean(rmsds < 2.0)),
+        "seconds": seconds,
+        "cpu_seconds": cpu_seconds,
+        "sampling_seconds": t_sample,
+        "note": example_note,
+        "top1_pose": top.mol,
+    }
+
+
+def check_inputs_exist(**paths: str | Path | None) -> None:
+    """Raise :class:`StructureError` naming the first argument whose file does not exist."""
+    for name, p in paths.items():
+        if p is not None and not Path(p).exists():
+            raise StructureError(f"{name}: file {p} does not exist")

@@ -1,0 +1,156 @@
+"""Command line: ``python -m jaxkit.docking dock ...`` and ``python -m jaxkit.docking train ...``.
+
+dock:  ``--protein P.pdb --ligand L.sdf|SMILES (--ref-ligand R.sdf | --center x y z [--size s]) [--model M]
+       --out poses.sdf [--n-samples 40] [--steps 30] [--seed 0] [--no-rank]``. Writes one SDF record per pose,
+       best first, with the fields ``rank``, ``sample``, ``vinardo_kcal_mol``, ``pb_valid``, ``bond_gap_A``,
+       ``failed_checks``. Without ``--model`` the model shipped with the package is used.
+train: ``--data DIR`` (folders ``<id>/<id>_protein.pdb`` + ``<id>/<id>_ligand.sdf``) and/or ``--ccd N`` (CCD
+       pseudo-pockets), ``--out M``; ``--steps``, ``--batch``, ``--devices`` (data-parallel mesh), ``--resume``.
+Bad input exits with status 2 and a message naming the file or the option.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from ._train import SHIPPED_MODEL
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m jaxkit.docking", description="Fragment-diffusion docking (SigmaDock-style).")
+    sub = p.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("dock", help="dock a ligand into a protein pocket")
+    d.add_argument("--protein", required=True, help="protein PDB file")
+    d.add_argument("--ligand", required=True, help="ligand SDF/MOL file (chemistry only is used) or a SMILES string")
+    g = d.add_mutually_exclusive_group(required=True)
+    g.add_argument("--ref-ligand", help="reference ligand SDF defining the pocket (redocking)")
+    g.add_argument("--center", nargs=3, type=float, metavar=("X", "Y", "Z"), help="pocket centre (Å)")
+    d.add_argument("--size", type=float, default=22.0, help="pocket box size (Å) with --center (default 22)")
+    d.add_argument("--model", default=None, help=f"model file (default: the shipped {SHIPPED_MODEL.name})")
+    d.add_argument("--out", required=True, help="output SDF (one record per pose, best first)")
+    d.add_argument("--n-samples", type=int, default=40)
+    d.add_argument("--steps", type=int, default=30, help="sampler steps")
+    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--no-rank", action="store_true", help="skip Vinardo + PoseBusters ranking")
+    d.add_argument("--pb-budget", type=int, default=8, help="PoseBusters checks per complex (ranking)")
+    t = sub.add_parser("train", help="train a docking model")
+    t.add_argument("--data", default=None, help="folder of complexes <id>/<id>_protein.pdb + <id>/<id>_ligand.sdf")
+    t.add_argument("--ccd", type=int, default=0, help="number of CCD pseudo-pocket training ligands")
+    t.add_argument("--out", required=True, help="model file to write")
+    t.add_argument("--steps", type=int, default=2000)
+    t.add_argument("--batch", type=int, default=16)
+    t.add_argument("--lr", type=float, default=2e-3)
+    t.add_argument("--width", type=int, default=48)
+    t.add_argument("--depth", type=int, default=3)
+    t.add_argument("--augment", type=int, default=1, help="featurisations per complex (conformer / cut set)")
+    t.add_argument("--devices", type=int, default=None, help="devices of the data-parallel mesh (default: all)")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--resume", action="store_true", help="continue from the checkpoints next to --out")
+    return p
+
+
+def _fail(msg: str) -> int:
+    print(f"error: {msg}", file=sys.stderr)
+    return 2
+
+
+def _dock(a: argparse.Namespace) -> int:
+    import jax
+    from rdkit import Chem
+
+    from ._api import dock, read_ligand, resolve_pocket
+    from ._evaluate import write_poses_sdf
+    from ._structures import load_protein
+
+    for name, path in (("--protein", a.protein), ("--ref-ligand", a.ref_ligand)):
+        if path is not None and not Path(path).exists():
+            return _fail(f"{name}: file {path} does not exist")
+    lig = a.ligand
+    if Path(lig).suffix.lower() in (".sdf", ".sd", ".mol") and not Path(lig).exists():
+        return _fail(f"--ligand: file {lig} does not exist")
+    if a.n_samples < 1:
+        return _fail(f"--n-samples: expected an integer >= 1, received {a.n_samples}")
+    if a.steps < 1:
+        return _fail(f"--steps: expected an integer >= 1, received {a.steps}")
+    mol = read_ligand(lig)
+    pocket = resolve_pocket(load_protein(a.protein), a.ref_ligand if a.ref_ligand is not None else tuple(a.center),
+                            size=a.size)
+    model = Path(a.model) if a.model else SHIPPED_MODEL
+    if not model.exists():
+        return _fail(f"--model: file {model} does not exist" + ("" if a.model else " (the shipped model is missing)"))
+    print(f"docking {lig} into {a.protein}: pocket of {pocket.n_atoms} atoms, {a.n_samples} samples x {a.steps} "
+          f"steps ...", file=sys.stderr, flush=True)
+    t0 = time.perf_counter()
+    res = dock(a.protein, mol, pocket=pocket, n_samples=a.n_samples, model=model, key=jax.random.key(a.seed),
+               n_steps=a.steps, rank=not a.no_rank, pb_budget=a.pb_budget, conformer_seed=a.seed)
+    props = []
+    for p in res.poses:
+        props.append({
+            "rank": p.rank + 1, "sample": p.index, "vinardo_kcal_mol": f"{p.vinardo:.3f}",
+            "pb_valid": {True: "yes", False: "no", None: "unchecked"}[p.pb_valid],
+            "bond_gap_A": f"{p.bond_gap:.3f}", "failed_checks": ",".join(p.failed_checks),
+        })
+    name = Chem.MolToSmiles(res.ligand.frag.mol)
+    write_poses_sdf(a.out, [p.mol for p in res.poses], [f"{name} pose {i + 1}" for i in range(len(res.poses))], props)
+    top = res.top
+    print(f"wrote {len(res.poses)} poses to {a.out} in {time.perf_counter() - t0:.1f} s; top pose: Vinardo "
+          f"{top.vinardo:.2f} kcal/mol, PoseBusters {props[0]['pb_valid']}", file=sys.stderr)
+    return 0
+
+
+def _train(a: argparse.Namespace) -> int:
+    import jax
+    from tqdm.auto import tqdm
+
+    from jaxkit.train import data_mesh
+
+    from ._datasets import ccd_examples, load_complex_folder
+    from ._train import ModelConfig, TrainConfig, featurize_examples, save_model, train_model
+
+    if a.data is None and a.ccd <= 0:
+        return _fail("train: give --data DIR and/or --ccd N (training complexes)")
+    if a.data is not None and not Path(a.data).is_dir():
+        return _fail(f"--data: folder {a.data} does not exist")
+    out = Path(a.out)
+    examples = []
+    if a.data is not None:
+        ex, skipped = load_complex_folder(a.data, on_error="skip")
+        for s in skipped:
+            print(f"skipped: {s}", file=sys.stderr)
+        if not ex:
+            return _fail(f"--data: no readable complex in {a.data} (expected <id>/<id>_protein.pdb and <id>/<id>_ligand.sdf)")
+        examples += ex
+    if a.ccd > 0:
+        print(f"building {a.ccd} CCD pseudo-pocket complexes ...", file=sys.stderr, flush=True)
+        examples += ccd_examples(a.ccd, split="train", seed=a.seed)
+    config = ModelConfig(width=a.width, depth=a.depth)
+    data, skipped = featurize_examples(examples, config.sizes(), augment=a.augment, seed=a.seed,
+                                       progress=lambda it: tqdm(it, desc="featurise", file=sys.stderr))
+    print(f"{data.T0.shape[0]} training complexes ({len(skipped)} skipped)", file=sys.stderr, flush=True)
+    n_dev = a.devices or jax.device_count()
+    mesh = data_mesh(n_dev) if n_dev > 1 else None
+    if a.batch % n_dev:
+        return _fail(f"--batch: {a.batch} is not divisible by the {n_dev} devices of the mesh")
+    train = TrainConfig(steps=a.steps, batch_size=a.batch, lr=a.lr)
+    model, history = train_model(data, config, train, key=jax.random.key(a.seed),
+                                 checkpoint_dir=out.with_name(out.name + ".ckpt"), resume=a.resume, mesh=mesh,
+                                 progress="train")
+    info = {"steps": a.steps, "batch": a.batch, "n_train": int(data.T0.shape[0]), "final_loss": history[-1]["loss"],
+            "data": a.data, "ccd": a.ccd}
+    save_model(out, model, config, info)
+    print(f"wrote {out} ({json.dumps(info)})", file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    from ._structures import StructureError
+
+    a = _parser().parse_args(argv)
+    try:
+        return _dock(a) if a.command == "dock" else _train(a)
+    except (StructureError, ValueError) as e:
+        return _fail(str(e))

@@ -1,0 +1,180 @@
+"""Ranking sampled poses as SigmaDock does: PoseBusters validity first, then the Vinardo energy.
+
+- :class:`VinardoScorer`: AutoDock Vina's ``vinardo`` scoring function (the ``vina`` package) on grid maps of a
+  box around the pocket centre; the receptor is prepared by ``meeko`` (:func:`prepare_receptor`, standard amino
+  acids only; residues meeko cannot build are deleted) or, for pseudo-pockets, written directly as PDBQT with
+  element types (C, NA, OA, SA). Ligand poses get hydrogens placed by RDKit and are written by meeko; the score
+  is the pose's energy as is (``Vina.score``, no local optimisation).
+- :func:`pose_checks`: the PoseBusters ``dock`` checks (molecule + protein; no reference pose, so no leakage) or,
+  without a protein file, the ``mol`` checks.
+- :func:`rank_poses`: poses whose bond gap exceeds ``max_gap`` (fragments not reassembled) are invalid without
+  calling PoseBusters; the rest are scored by Vinardo and checked in energy order until one passes (at most
+  ``pb_budget`` checks, or all with ``pb_budget=None``). Order: valid poses by energy, then unchecked ones by
+  energy, then invalid ones by energy.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from rdkit import Chem
+
+from ._structures import Pocket
+
+_AD_TYPES = {"C": "C", "N": "NA", "O": "OA", "S": "SA"}
+
+
+def prepare_receptor(protein_pdb: str | Path, workdir: str | Path) -> Path:
+    """Receptor PDBQT by meeko's ``mk_prepare_receptor.py`` (standard amino acids; hydrogens added; residues
+    meeko cannot build are deleted, at most 5). Raises ``RuntimeError`` naming the file on failure."""
+    import biotite.structure as struc
+    import biotite.structure.io.pdb as pdb
+
+    work = Path(workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    atoms = pdb.PDBFile.read(str(protein_pdb)).get_structure(model=1)
+    atoms = atoms[struc.filter_amino_acids(atoms)]
+    script = Path(sys.executable).parent / "mk_prepare_receptor.py"
+    cmd = [str(script) if script.exists() else "mk_prepare_receptor.py", "--read_pdb", str(work / "receptor.pdb"),
+           "-o", str(work / "receptor"), "-p", "-a"]
+    deleted: list[tuple[str, int]] = []
+    for _ in range(6):
+        keep = np.ones(atoms.array_length(), bool)
+        for chain, res in deleted:
+            keep &= ~((atoms.chain_id == chain) & (atoms.res_id == res))
+        f = pdb.PDBFile()
+        f.set_structure(atoms[keep])
+        f.write(str(work / "receptor.pdb"))
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        if proc.returncode == 0 and (work / "receptor.pdbqt").exists():
+            return work / "receptor.pdbqt"
+        bad = re.search(r"corresponding to key ([A-Za-z0-9]+):(-?\d+)", proc.stderr)
+        key = (bad.group(1), int(bad.group(2))) if bad else None
+        if key is None or key in deleted:
+            last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+            raise RuntimeError(f"receptor preparation for {protein_pdb} failed: {last}")
+        deleted.append(key)
+    raise RuntimeError(f"receptor preparation for {protein_pdb} failed after deleting residues {deleted}")
+
+
+def pocket_pdbqt(pocket: Pocket, path: str | Path) -> Path:
+    """Write pocket atoms as a rigid PDBQT receptor with AutoDock types C / NA / OA / SA (others as C)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for i, (p, el) in enumerate(zip(pocket.positions, pocket.elements)):
+        sym = str(el).capitalize()
+        ad = _AD_TYPES.get(sym, "C")
+        lines.append(
+            f"ATOM  {i + 1:5d}  {sym:<3s} PSD P{1 + i // 10:4d}    {p[0]:8.3f}{p[1]:8.3f}{p[2]:8.3f}"
+            f"  1.00  0.00    +0.000 {ad:<2s}"
+        )
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _ligand_pdbqt(mol: Chem.Mol) -> str:
+    from meeko import MoleculePreparation, PDBQTWriterLegacy
+
+    setup = MoleculePreparation().prepare(Chem.AddHs(mol, addCoords=True))[0]
+    pdbqt, ok, err = PDBQTWriterLegacy.write_string(setup)
+    if not ok:
+        raise RuntimeError(f"meeko could not write the ligand PDBQT: {err}")
+    return pdbqt
+
+
+# A probe molecule carrying every X-Score atom type of organic ligands (C_H, C_P, N_P, N_D, N_A, N_DA, O_A, O_DA,
+# S_P, P_P, F_H, Cl_H, Br_H, I_H). Vina computes grid maps only for the types of the ligand set when the maps are
+# built, and it perceives types from *distances*: a sampled pose whose fragments sit apart can turn a C_P into a
+# C_H, and a missing map makes Vina exit the process. Maps for the probe's types cover every pose.
+_PROBE = "OCC(N)C(=O)Nc1ccncc1-c1ccc(cc1)S(=O)(=O)N(C)CCOP(=O)(O)OCC([N+](=O)[O-])C(F)(Cl)C(Br)CI"
+
+
+class VinardoScorer:
+    """Vinardo energies (kcal/mol) of ligand poses in a receptor, on maps of a ``box`` Å cube around ``centre``."""
+
+    def __init__(self, receptor_pdbqt: str | Path, centre: np.ndarray, *, box: float = 26.0):
+        from rdkit.Chem import AllChem
+        from vina import Vina
+
+        self.vina = Vina(sf_name="vinardo", verbosity=0, cpu=1, seed=0)
+        self.vina.set_receptor(str(receptor_pdbqt))
+        self.centre = [float(c) for c in np.asarray(centre).reshape(3)]
+        self.box = float(box)
+        probe = Chem.AddHs(Chem.MolFromSmiles(_PROBE))
+        AllChem.EmbedMolecule(probe, randomSeed=0)
+        self.vina.set_ligand_from_string(_ligand_pdbqt(Chem.RemoveHs(probe)))
+        self.vina.compute_vina_maps(center=self.centre, box_size=[self.box] * 3)
+
+    def score(self, mol: Chem.Mol) -> float:
+        """Total Vinardo energy of the pose (inter + intra); ``inf`` where Vina cannot score it."""
+        try:
+            self.vina.set_ligand_from_string(_ligand_pdbqt(mol))
+            return float(self.vina.score()[0])
+        except Exception:  # a molecule meeko cannot type: ranked last
+            return float("inf")
+
+
+def make_scorer(pocket: Pocket, protein_pdb: str | Path | None, *, workdir: str | Path | None = None) -> VinardoScorer:
+    """A :class:`VinardoScorer` for a real protein (meeko receptor) or, without a protein file, the pocket atoms."""
+    work = Path(workdir or tempfile.mkdtemp(prefix="jaxkit_rank_"))
+    rec = prepare_receptor(protein_pdb, work) if protein_pdb is not None else pocket_pdbqt(pocket, work / "pocket.pdbqt")
+    return VinardoScorer(rec, pocket.centre)
+
+
+def pose_checks(mol: Chem.Mol, protein_pdb: str | Path | None) -> tuple[bool, list[str]]:
+    """PoseBusters ``dock`` checks (``mol`` checks without a protein); returns (all passed, failed check names)."""
+    from ._evaluate import posebusters_valid
+
+    ok, checks = posebusters_valid(mol, protein_pdb)
+    return ok, [k for k, v in checks.items() if not v]
+
+
+@dataclass
+class RankedPose:
+    """One sampled pose with its ranking information (``rank`` 0 is the top pose)."""
+
+    index: int
+    mol: Chem.Mol
+    vinardo: float
+    bond_gap: float
+    pb_valid: bool | None
+    failed_checks: list[str]
+    rank: int = -1
+
+
+def rank_poses(
+    mols: list[Chem.Mol],
+    gaps: list[float] | np.ndarray,
+    scorer: VinardoScorer | None,
+    protein_pdb: str | Path | None,
+    *,
+    max_gap: float = 0.6,
+    pb_budget: int | None = 8,
+) -> list[RankedPose]:
+    """Rank poses (see the module docstring); returns them best first with ``rank`` set."""
+    poses = []
+    for i, (m, g) in enumerate(zip(mols, gaps)):
+        e = scorer.score(m) if scorer is not None else float("nan")
+        broken = float(g) > max_gap
+        poses.append(RankedPose(i, m, e, float(g), False if broken else None, ["bond_gap"] if broken else []))
+    energy = lambda p: p.vinardo if np.isfinite(p.vinardo) else np.inf
+    checked = 0
+    for p in sorted(poses, key=energy):
+        if p.pb_valid is not None or (pb_budget is not None and checked >= pb_budget):
+            continue
+        p.pb_valid, p.failed_checks = pose_checks(p.mol, protein_pdb)
+        checked += 1
+        if p.pb_valid and pb_budget is not None:
+            break
+    order = {True: 0, None: 1, False: 2}
+    ranked = sorted(poses, key=lambda p: (order[p.pb_valid], energy(p), p.bond_gap))
+    for r, p in enumerate(ranked):
+        p.rank = r
+    return ranked

@@ -1,0 +1,75 @@
+"""Bad inputs to jaxkit.diffusion raise errors that name the argument (never wrap, clamp or mislabel).
+
+Under the suite's runtime type checks (jaxtyping + beartype) a wrong *type* is caught by the annotation
+before our own check runs; both messages name the argument, so both are accepted where that applies."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxkit import diffusion as dm
+from jaxkit.diffusion import igso3, so3_diffusion
+from jaxkit.geometry import so3 as g
+
+SCHED = dm.discrete_schedule("linear", 10)
+KEY = jax.random.key(0)
+
+
+def test_q_sample_rejects_out_of_range_and_float_indices():
+    x0 = jnp.zeros(3)
+    for bad in (10, -1, 25):  # t = T and t = -1 used to act as T-1
+        with pytest.raises(ValueError, match=r"t: expected step indices in \[0, 9\]"):
+            dm.q_sample(SCHED, x0, bad, x0)
+    with pytest.raises(TypeError, match="t: expected an integer step index"):
+        dm.q_sample(SCHED, x0, 1.5, x0)
+    with pytest.raises(TypeError, match="t: expected an integer step index"):
+        dm.conditional_score(SCHED, x0, x0, jnp.asarray(2.0))
+    # inside jit the index is checked at run time
+    f = jax.jit(lambda t: dm.q_sample(SCHED, x0, t, x0))
+    assert np.all(np.isfinite(np.asarray(f(jnp.int32(9)))))
+    with pytest.raises(Exception, match=r"t: step index outside \[0, 9\]"):
+        jax.block_until_ready(f(jnp.int32(10)))
+    # valid indices give the closed form
+    ab = float(SCHED.alpha_bars[9])
+    np.testing.assert_allclose(dm.q_sample(SCHED, jnp.ones(3), 9, jnp.ones(3)), np.sqrt(ab) + np.sqrt(1 - ab), rtol=1e-6)
+
+
+def test_continuous_times_outside_unit_interval():
+    vp = dm.VPSchedule()
+    with pytest.raises(ValueError, match=r"t: expected diffusion times in \[0, 1\], received range \[1.5, 1.5\]"):
+        dm.q_sample(vp, jnp.zeros(3), 1.5, jnp.zeros(3))
+    sd = dm.SE3Diffusion()
+    R0 = jnp.broadcast_to(jnp.eye(3), (2, 3, 3))
+    with pytest.raises(ValueError, match=r"t: expected diffusion times in \[0, 1\]"):
+        sd.forward_marginal(KEY, R0, jnp.zeros((2, 3)), 1.5)  # used to complain about "eps"
+    with pytest.raises(ValueError, match=r"ts: expected times in \[0, 1\]"):
+        sd.sample(lambda R, x, t: (x, x), R0, jnp.zeros((2, 3)), KEY, jnp.array([2.0, 1.0]))
+    with pytest.raises(ValueError, match="ts: expected a strictly descending grid"):
+        sd.sample(lambda R, x, t: (x, x), R0, jnp.zeros((2, 3)), KEY, jnp.array([0.1, 0.5]))
+
+
+def test_schedule_types_and_options():
+    with pytest.raises(TypeError, match="schedule: expected a DiscreteSchedule or an AbstractSchedule"):
+        dm.check_time({"alpha": 1.0}, 0.5)
+    with pytest.raises(TypeError, match="trans: expected a continuous AbstractSchedule|parameter 'trans'"):
+        dm.SE3Diffusion(trans=SCHED)
+    with pytest.raises((ValueError, TypeError), match="parametrization"):
+        dm.SE3Diffusion(parametrization="x0")
+    with pytest.raises((ValueError, TypeError), match="method"):
+        dm.SE3Diffusion().sample(lambda R, x, t: (x, x), jnp.eye(3)[None], jnp.zeros((1, 3)), KEY,
+                                 jnp.array([1.0, 0.5]), method="heun")
+    with pytest.raises(TypeError, match="schedule: expected a VESchedule|parameter 'schedule'"):
+        so3_diffusion.reverse_sde_sample(lambda R, t: R[..., 0], dm.VPSchedule(), jnp.eye(3), KEY, jnp.array([1.0, 0.0]))
+    with pytest.raises(TypeError, match="Can't instantiate abstract class"):
+        dm.AbstractSchedule()
+
+
+def test_igso3_sigma_is_named_sigma():
+    with pytest.raises(ValueError, match=r"sigma: expected values in \[0.001, 5.0\]"):
+        igso3.sample(KEY, 0.0, (2,))
+    with pytest.raises(ValueError, match="R0: expected rotation matrices"):
+        so3_diffusion.perturb(KEY, 2 * jnp.eye(3), 0.5)
+    with pytest.raises(ValueError, match="total_time: expected a finite value > 0"):
+        so3_diffusion.brownian_motion(KEY, jnp.eye(3), -1.0, 4)
+    assert g.is_rotation(igso3.sample(KEY, sigma=0.5, shape=(2,))).all()

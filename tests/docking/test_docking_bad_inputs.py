@@ -1,0 +1,65 @@
+"""The three probed failures (each used to fail silently or wrongly) and bad inputs named by the entry points."""
+
+from pathlib import Path
+
+import numpy as np
+import posebusters
+import pytest
+from rdkit import Chem
+
+from jaxkit.docking import (
+    StructureError,
+    fragment_ligand,
+    is_valid_cut_set,
+    load_ligand,
+    load_protein,
+    minimal_cut_sets,
+    torsional_bonds,
+)
+from jaxkit.docking._fragments import _exhaustive_cut_sets
+
+PB = Path(posebusters.__file__).parent / "datasets" / "pdb"
+
+
+def test_fragmenting_a_ligand_with_many_torsions():
+    """> 14 torsions: the old greedy fallback started from "cut everything", which isolates single atoms, and
+    raised "no valid cut set". The block-tree search finds minimum valid sets; on a 10-torsion molecule it returns
+    exactly the exhaustive search's sets, and every fragment of the 31-torsion molecule is re-checked as valid."""
+    long = Chem.MolFromSmiles("CCCCCCCCCCCCCCCCCCCCC(=O)OCCOCCOCCOCCO")  # 31 torsional bonds
+    assert len(torsional_bonds(long)) == 31
+    frag = fragment_ligand(long)
+    assert is_valid_cut_set(long, frag.cut_bonds)
+    assert min(frag.fragment_sizes()) >= 2
+    # minimality, independently: removing any single cut makes the set invalid
+    for b in frag.cut_bonds:
+        assert not is_valid_cut_set(long, tuple(c for c in frag.cut_bonds if c != b))
+    mid = Chem.MolFromSmiles("CCOc1ccc(cc1)C(=O)NCCOCCC(C)C")
+    tors = torsional_bonds(mid)
+    assert len(tors) == 10
+    assert minimal_cut_sets(mid) == _exhaustive_cut_sets(mid, tors)
+
+
+def test_truncated_pdb_is_rejected(tmp_path):
+    src = (PB / "1s3v" / "1s3v_protein_one_lig_removed.pdb").read_text().splitlines(keepends=True)
+    full = load_protein(PB / "1s3v" / "1s3v_protein_one_lig_removed.pdb")
+    half = tmp_path / "half.pdb"
+    half.write_text("".join(src[: len(src) // 2]))  # cut at a line boundary: parses cleanly, half the atoms
+    with pytest.raises(StructureError, match=r"half\.pdb looks truncated: no END record"):
+        load_protein(half)
+    whole = tmp_path / "whole.pdb"
+    whole.write_text("".join(src))
+    assert load_protein(whole).array_length() == full.array_length() > 1000
+
+
+def test_multi_molecule_sdf_is_rejected_unless_a_record_is_chosen(tmp_path):
+    path = PB / "1ia1" / "1ia1_ligands.sdf"
+    n = len(Chem.SDMolSupplier(str(path)))
+    assert n > 1
+    with pytest.raises(StructureError, match=rf"1ia1_ligands\.sdf holds {n} molecules; expected one"):
+        load_ligand(path)
+    second = load_ligand(path, index=1)
+    ref = Chem.SDMolSupplier(str(path), removeHs=False)[1]
+    np.testing.assert_allclose(second.GetConformer().GetPositions(), ref.GetConformer().GetPositions())
+    with pytest.raises(StructureError, match=rf"index {n} is outside the {n} records"):
+        load_ligand(path, index=n)
+    assert load_ligand(PB / "1ia1" / "1ia1_ligand.sdf").GetNumAtoms() > 10  # a one-record file still loads
