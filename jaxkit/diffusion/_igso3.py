@@ -39,6 +39,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import zipfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -340,7 +341,7 @@ def tables() -> dict[str, np.ndarray]:
                 t = {k: z[k] for k in z.files}
             if t["cdf"].shape == (N_SIGMA, N_OMEGA):
                 return t
-        except Exception:  # damaged cache: rebuild below
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # damaged cache: rebuild below
             pass
     t = _build_tables()
     try:

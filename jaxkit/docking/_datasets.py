@@ -234,7 +234,7 @@ def ccd_mol(index: int) -> Chem.Mol | None:
     with BlockLogs():
         try:
             Chem.SanitizeMol(mol)
-        except Exception:
+        except Chem.rdchem.MolSanitizeException:
             return None
     if len(Chem.GetMolFrags(mol)) != 1:
         return None

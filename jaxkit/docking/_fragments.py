@@ -102,7 +102,7 @@ def _submol(mol: Chem.Mol, atoms: list[int]) -> Chem.Mol:
     sub = rw.GetMol()
     try:
         Chem.SanitizeMol(sub)
-    except Exception:
+    except Chem.rdchem.MolSanitizeException:
         Chem.SanitizeMol(sub, Chem.SanitizeFlags.SANITIZE_ALL ^ Chem.SanitizeFlags.SANITIZE_KEKULIZE)
     return sub
 

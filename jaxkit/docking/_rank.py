@@ -117,7 +117,7 @@ class VinardoScorer:
         try:
             self.vina.set_ligand_from_string(_ligand_pdbqt(mol))
             return float(self.vina.score()[0])
-        except Exception:  # a molecule meeko cannot type: ranked last
+        except (RuntimeError, ValueError, KeyError, TypeError):  # a molecule meeko/Vina cannot type: ranked last
             return float("inf")
 
 

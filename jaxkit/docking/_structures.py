@@ -104,6 +104,7 @@ def load_protein(path: str | Path):
 
     Raises :class:`StructureError` naming the file when it is missing, unparsable, empty or truncated (no END
     record after the last atom line)."""
+    import biotite
     import biotite.structure as struc
     import biotite.structure.io.pdb as pdb
 
@@ -113,7 +114,7 @@ def load_protein(path: str | Path):
     _check_pdb_complete(path)
     try:
         atoms = pdb.PDBFile.read(str(path)).get_structure(model=1)
-    except Exception as e:  # biotite raises several exception types on malformed files
+    except (biotite.InvalidFileError, ValueError, IndexError, KeyError) as e:  # biotite's errors on malformed files
         raise StructureError(f"protein file {path} could not be parsed: {e}") from e
     if atoms.array_length() == 0:
         raise StructureError(f"protein file {path} holds no atoms")

@@ -1,5 +1,6 @@
 """Neural operators: Riesz transforms and spectral tools, FNO, RNO and LNO layers/models, Flax front-ends, training."""
 
+from ._flax import FlaxFNO, FlaxNeuralOperator, FlaxRNO, from_flax, to_flax
 from ._layers import (
     InstanceNorm,
     Pointwise,
@@ -12,7 +13,6 @@ from ._layers import (
     riesz_spectral_conv,
     spectral_conv,
 )
-from ._flax import FlaxFNO, FlaxNeuralOperator, FlaxRNO, from_flax, to_flax
 from ._lno import LNO, LaplaceLayer, LNOConfig, grid_spacing, laplace_layer, lno_apply
 from ._models import FNO, RNO, NeuralOperator, OperatorConfig, build_operator, count_params, operator_apply
 from ._spectral import (

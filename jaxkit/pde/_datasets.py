@@ -227,7 +227,7 @@ def _load_cache(folder: Path, meta: dict[str, Any]) -> PDEDataset | None:
             if json.dumps(stored["metadata"][k], sort_keys=True, default=str) != json.dumps(
                     meta[k], sort_keys=True, default=str):
                 raise ValueError(f"metadata field {k!r} differs")
-    except Exception as e:  # damaged or partial entry
+    except (OSError, ValueError, KeyError, TypeError, EOFError) as e:  # damaged or partial entry
         warnings.warn(f"PDE dataset cache entry {folder} is damaged or incomplete ({type(e).__name__}: {e}); "
                       "regenerating it", RuntimeWarning, stacklevel=3)
         return None

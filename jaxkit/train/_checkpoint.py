@@ -141,7 +141,7 @@ def read_checked_bytes(path: str | os.PathLike, *, kind: str) -> tuple[bytes, di
             raise ValueError("payload length mismatch")
     except CheckpointError:
         raise
-    except Exception as e:  # checksum matched but the layout is wrong: written by something else
+    except (ValueError, KeyError, TypeError) as e:  # checksum matched but the layout is wrong: written by something else
         raise CheckpointError(f"{kind} file {path} has a malformed header ({type(e).__name__}: {e})") from e
     return payload, header.get("info", {})
 
@@ -251,7 +251,7 @@ def _verify(path: Path) -> dict:
         if manifest.get("format") != FORMAT:
             raise ValueError(f"format {manifest.get('format')!r}, expected {FORMAT!r}")
         files = manifest["files"]
-    except Exception as e:
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise CheckpointError(f"checkpoint {path}: malformed manifest ({e})") from e
     on_disk = set(_list_files(path)) - {MANIFEST}
     missing, extra = sorted(set(files) - on_disk), sorted(on_disk - set(files))
@@ -316,7 +316,7 @@ def load_checkpoint(path: str | os.PathLike, like: Any) -> tuple[Any, dict]:
     try:
         restored = (_orbax_checkpointer().restore(path / STATE, args=ocp.args.StandardRestore(targets))
                     if targets else {})
-    except Exception as e:  # verified bytes that orbax cannot read: report with the path
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as e:  # verified bytes orbax cannot read
         raise CheckpointError(f"checkpoint {path}: orbax could not restore the arrays ({type(e).__name__}: {e})") from e
     out = []
     for i, (rec, ref) in enumerate(zip(records, leaves)):

@@ -11,14 +11,16 @@ from flax import nnx
 from jaxkit.operators import (
     FNO,
     RNO,
+    FlaxRNO,
     GaussianNormalizer,
     count_params,
     fno_optimizer,
+    from_flax,
     relative_l2,
+    to_flax,
     train_ensemble,
     train_operator,
 )
-from jaxkit.operators import FlaxRNO, from_flax, to_flax
 
 
 def smooth_pairs(n, s, seed=0):
