@@ -209,3 +209,19 @@ def test_no_untyped_contracts_or_blanket_excepts_in_jaxkit():
                         isinstance(t, ast.Name) and t.id in ("Exception", "BaseException") for t in types)):
                     bad.append(f"{p.relative_to(ROOT)}:{node.lineno}: blanket except")
     assert bad == []
+
+
+@pytest.mark.parametrize("pkg", SUBPACKAGES)
+def test_public_names_are_imported_once(pkg):
+    """A name re-exported from two private modules silently shadows the first (docking once exported the NumPy
+    ``dummy_positions`` of ``_fragments`` and the JAX one of ``_complex`` under one name)."""
+    seen: dict[str, str] = {}
+    clashes = []
+    for node in ast.walk(ast.parse((JAXKIT / pkg / "__init__.py").read_text())):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                name = alias.asname or alias.name
+                if name in seen and seen[name] != node.module:
+                    clashes.append(f"{name}: from {seen[name]} and from {node.module}")
+                seen.setdefault(name, node.module)
+    assert clashes == []
