@@ -28,7 +28,7 @@ def use_pallas(interpret: bool | None, name: str) -> tuple[bool, bool]:
     compiled Pallas kernel, which needs a GPU or TPU.
     """
     if interpret is not None and not isinstance(interpret, bool):
-        raise TypeError(f"{name}: interpret must be None or a bool, got {interpret!r}")
+        raise TypeError(f"{name}: interpret: expected None or a bool, received {interpret!r}")
     plat = backend()
     if interpret is None:
         return (plat in ("gpu", "tpu"), False)
@@ -63,9 +63,9 @@ def check_block(value: int | None, name: str, fn: str, interpret: bool) -> int |
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{fn}: {name} must be a positive int, got {value!r}")
+        raise ValueError(f"{fn}: {name}: expected a positive int, received {value!r}")
     if not interpret and backend() == "gpu" and value & (value - 1):
-        raise ValueError(f"{fn}: {name} must be a power of two for the Triton lowering, got {value}")
+        raise ValueError(f"{fn}: {name}: expected a power of two (Triton lowering), received {value}")
     return value
 
 
@@ -117,11 +117,11 @@ def real_dtype(dtype: Any) -> Any:
 def check_float_dtype(x: Any, name: str, fn: str) -> None:
     dt = jnp.result_type(x)
     if not (jnp.issubdtype(dt, jnp.floating) or jnp.issubdtype(dt, jnp.complexfloating)):
-        raise TypeError(f"{fn}: {name} must have a real floating or complex dtype, got {dt}")
+        raise TypeError(f"{fn}: {name}: expected a real floating or complex dtype, received {dt}")
 
 
 def as_array(x: Any, name: str, fn: str) -> jax.Array:
     if not hasattr(x, "shape") or not hasattr(x, "dtype"):
-        raise TypeError(f"{fn}: {name} must be an array, got {type(x).__name__}")
+        raise TypeError(f"{fn}: {name}: expected an array, received {type(x).__name__}")
     check_float_dtype(x, name, fn)
     return x

@@ -97,7 +97,7 @@ def _reference_3d(a, b, h0, *, reverse: bool, method: str) -> jax.Array:
         init = jnp.zeros((b.shape[0], b.shape[2]), b.dtype)
         _, h = jax.lax.scan(step, init, (jnp.swapaxes(a, 0, 1), jnp.swapaxes(b, 0, 1)), reverse=reverse)
         return jnp.swapaxes(h, 0, 1)
-    raise ValueError(f"linear_scan_reference: method must be 'associative' or 'sequential', got {method!r}")
+    raise ValueError(f"linear_scan_reference: method must be 'associative' or 'sequential', received {method!r}")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -323,9 +323,9 @@ def _prepare(a, b, h0):
     b = as_array(b, "b", _FN)
     a = as_array(a, "a", _FN)
     if b.ndim not in (2, 3):
-        raise ValueError(f"{_FN}: b must have shape (T, D) or (B, T, D), got shape {tuple(b.shape)}")
+        raise ValueError(f"{_FN}: b must have shape (T, D) or (B, T, D), received shape {tuple(b.shape)}")
     if 0 in b.shape:
-        raise ValueError(f"{_FN}: empty axes are not supported, got b.shape={tuple(b.shape)}")
+        raise ValueError(f"{_FN}: empty axes are not supported, received b.shape={tuple(b.shape)}")
     try:
         jnp.broadcast_shapes(a.shape, b.shape)
         ok = jnp.broadcast_shapes(a.shape, b.shape) == tuple(b.shape)
@@ -333,7 +333,7 @@ def _prepare(a, b, h0):
         ok = False
     if not ok:
         raise ValueError(
-            f"{_FN}: a must have the shape of b {tuple(b.shape)} (or broadcast to it), got {tuple(a.shape)}"
+            f"{_FN}: a must have the shape of b {tuple(b.shape)} (or broadcast to it), received {tuple(a.shape)}"
         )
     squeeze = b.ndim == 2
     d = b.shape[-1]
@@ -343,7 +343,7 @@ def _prepare(a, b, h0):
         h0 = as_array(h0, "h0", _FN)
         want = (d,) if squeeze else (bsz, d)
         if tuple(h0.shape) not in {want, (d,)}:
-            raise ValueError(f"{_FN}: h0 must have shape {want} (or ({d},)), got {tuple(h0.shape)}")
+            raise ValueError(f"{_FN}: h0 must have shape {want} (or ({d},)), received {tuple(h0.shape)}")
         dtypes.append(h0.dtype)
     dtype = jnp.result_type(*dtypes)
     a = jnp.broadcast_to(a.astype(dtype), b.shape)
@@ -381,7 +381,7 @@ def linear_scan(
         the backward pass is the reverse-direction adjoint scan kernel).
     """
     if not isinstance(reverse, bool):
-        raise TypeError(f"{_FN}: reverse must be a bool, got {reverse!r}")
+        raise TypeError(f"{_FN}: reverse must be a bool, received {reverse!r}")
     a, b, h0, dtype, squeeze = _prepare(a, b, h0)
     pallas, interp = use_pallas(interpret, _FN)
     cfg = _Cfg(

@@ -227,19 +227,19 @@ _mix_core.defvjp(_mix_fwd, _mix_bwd)
 def _check_shapes(xs: tuple[int, ...], ws: tuple[int, ...], xname: str = "x", wname: str = "w") -> None:
     if len(xs) < 3:
         raise ValueError(
-            f"{_FN}: {xname} must have shape (B, I, *modes) with at least one mode axis, got {xs}"
+            f"{_FN}: {xname} must have shape (B, I, *modes) with at least one mode axis, received {xs}"
         )
     if len(ws) != len(xs):
         raise ValueError(
             f"{_FN}: {wname} must have shape (I, O, *modes) with the same number of mode axes as {xname} "
-            f"(expected {len(xs)} dims), got {wname}.shape={ws}, {xname}.shape={xs}"
+            f"(expected {len(xs)} dims), received {wname}.shape={ws}, {xname}.shape={xs}"
         )
     if ws[0] != xs[1]:
         raise ValueError(f"{_FN}: {wname}.shape[0] (I={ws[0]}) must equal {xname}.shape[1] (I={xs[1]})")
     if ws[2:] != xs[2:]:
         raise ValueError(f"{_FN}: mode axes differ: {xname} has {xs[2:]}, {wname} has {ws[2:]}")
     if 0 in xs or 0 in ws:
-        raise ValueError(f"{_FN}: empty axes are not supported, got {xname}.shape={xs}, {wname}.shape={ws}")
+        raise ValueError(f"{_FN}: empty axes are not supported, received {xname}.shape={xs}, {wname}.shape={ws}")
 
 
 def _check_blocks(block_b, block_o, block_k, interpret: bool) -> _Cfg:
@@ -316,11 +316,11 @@ def spectral_mix_planes(
     for name, v in planes.items():
         v = as_array(v, name, _FN)
         if not jnp.issubdtype(v.dtype, jnp.floating):
-            raise TypeError(f"{_FN}: plane {name} must be real floating, got {v.dtype}")
+            raise TypeError(f"{_FN}: plane {name} must be real floating, received {v.dtype}")
     if xr.shape != xi.shape:
-        raise ValueError(f"{_FN}: xr and xi must have the same shape, got {xr.shape} and {xi.shape}")
+        raise ValueError(f"{_FN}: xr and xi must have the same shape, received {xr.shape} and {xi.shape}")
     if wr.shape != wi.shape:
-        raise ValueError(f"{_FN}: wr and wi must have the same shape, got {wr.shape} and {wi.shape}")
+        raise ValueError(f"{_FN}: wr and wi must have the same shape, received {wr.shape} and {wi.shape}")
     _check_shapes(tuple(xr.shape), tuple(wr.shape), "xr", "wr")
     pallas, interp = use_pallas(interpret, _FN)
     cfg = _check_blocks(block_b, block_o, block_k, interp)
