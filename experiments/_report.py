@@ -38,7 +38,7 @@ class System:
 SYSTEMS: tuple[System, ...] = (
     System("rno", "RNO and PDE operators",
            "Riesz neural operator vs FNO on the FNO (Li et al. 2021) and Laplace-neural-operator benchmarks "
-           "(RNO, ICLR 2026), on PDE data regenerated offline.", ("rno_benchmarks", "pde_datasets"), "rno",
+           "(RNO, ICLR 2026), on PDE data regenerated offline.", ("rno_benchmarks", "lno_suite", "pde_datasets"), "rno",
            "Riesz neural operator"),
     System("saddle_to_saddle", "Saddle-to-saddle dynamics",
            "Gradient flow from small initialization learns one mode, kink, kernel or head at a time "

@@ -348,15 +348,8 @@ def _sanity_lines(s):
     return lines
 
 
-def _discussion(cfg, m):
-    train = [b for v in m["train"].values() for b in v]
-    cpu = sum(b["cpu_s"] for b in train) / 60
-    wall = sum(b["wall_s"] for b in train) / 60
-    f = next(iter(m["calibration_factors"].values()))
-    ft = m["forecast"]
-    raw = next(v for k, v in ft.items() if k.startswith("diffusion ("))
-    zero_mean = next(v for k, v in ft.items() if k.startswith("diffusion, mean 0 ("))
-    garch = ft.get("garch", {"crps": float("nan")})
+def _calibration_texts(m):
+    """Coverage by span, recalibration-window sensitivity and the known-law check, as prose fragments."""
     checks = m.get("calibration_checks", {})
     spans = checks.get("coverage_mean0_by_span", {})
     span_txt = ", ".join(f"{k} {v:.3f}" for k, v in spans.items()) or "not computed"
@@ -372,6 +365,19 @@ def _discussion(cfg, m):
         if vr
         else "see the known-law check"
     )
+    return span_txt, cw_txt, vr_txt
+
+
+def _discussion(cfg, m):
+    train = [b for v in m["train"].values() for b in v]
+    cpu = sum(b["cpu_s"] for b in train) / 60
+    wall = sum(b["wall_s"] for b in train) / 60
+    f = next(iter(m["calibration_factors"].values()))
+    ft = m["forecast"]
+    raw = next(v for k, v in ft.items() if k.startswith("diffusion ("))
+    zero_mean = next(v for k, v in ft.items() if k.startswith("diffusion, mean 0 ("))
+    garch = ft.get("garch", {"crps": float("nan")})
+    span_txt, cw_txt, vr_txt = _calibration_texts(m)
     return [
         "## Discussion",
         "",

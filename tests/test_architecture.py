@@ -179,3 +179,49 @@ def test_the_checker_sees_every_form_of_crossing(tmp_path):
     found = private_crossings(src, root)
     lines = sorted({int(f.split(":")[1].split()[0]) for f in found})
     assert lines == [1, 2, 3, 4, 10, 11], found
+
+
+def test_experiment_functions_are_short():
+    """Experiments are configuration plus calls: no function in ``experiments/`` is longer than 80 lines."""
+    long = []
+    for p in _modules(ROOT / "experiments"):
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = node.end_lineno - node.lineno + 1
+                if n > 80:
+                    long.append(f"{p.relative_to(ROOT)}:{node.lineno} {node.name} has {n} lines")
+    assert long == []
+
+
+def test_no_untyped_contracts_or_blanket_excepts_in_jaxkit():
+    """Typed contracts: no ``schedule: Any`` / ``arrs: dict`` parameters; no ``except Exception`` (each handler names
+    the exceptions it expects, so that a real bug is not swallowed; a cleanup handler that re-raises is fine)."""
+    bad = []
+    for p in _modules(JAXKIT):
+        for i, line in enumerate(p.read_text().splitlines(), 1):
+            if "schedule: Any" in line or "arrs: dict" in line:
+                bad.append(f"{p.relative_to(ROOT)}:{i}: {line.strip()}")
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, ast.ExceptHandler):
+                types = node.type.elts if isinstance(node.type, ast.Tuple) else [node.type]
+                reraises = isinstance(node.body[-1], ast.Raise) and node.body[-1].exc is None
+                if not reraises and (node.type is None or any(
+                        isinstance(t, ast.Name) and t.id in ("Exception", "BaseException") for t in types)):
+                    bad.append(f"{p.relative_to(ROOT)}:{node.lineno}: blanket except")
+    assert bad == []
+
+
+@pytest.mark.parametrize("pkg", SUBPACKAGES)
+def test_public_names_are_imported_once(pkg):
+    """A name re-exported from two private modules silently shadows the first (docking once exported the NumPy
+    ``dummy_positions`` of ``_fragments`` and the JAX one of ``_complex`` under one name)."""
+    seen: dict[str, str] = {}
+    clashes = []
+    for node in ast.walk(ast.parse((JAXKIT / pkg / "__init__.py").read_text())):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                name = alias.asname or alias.name
+                if name in seen and seen[name] != node.module:
+                    clashes.append(f"{name}: from {seen[name]} and from {node.module}")
+                seen.setdefault(name, node.module)
+    assert clashes == []

@@ -357,10 +357,11 @@ def reassemble(
     return np.einsum("nij,nj->ni", rotations[f], local_atoms) + translations[f]
 
 
-def dummy_positions(
+def fragment_dummy_positions(
     frag: Fragmentation, local_dummies: np.ndarray, rotations: np.ndarray, translations: np.ndarray
 ) -> np.ndarray:
-    """World positions of the dummy atoms under per-fragment transforms (they should hit the partner anchors)."""
+    """NumPy, on a `Fragmentation`: world positions of the dummy atoms under per-fragment transforms (they should hit
+    the partner anchors). The padded, differentiable version on a `DockingComplex` is `dummy_positions`."""
     if len(frag.dummies) == 0:
         return np.zeros((0, 3))
     df = frag.dummies[:, 0]

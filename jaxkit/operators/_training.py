@@ -25,7 +25,7 @@ import optax
 
 from .._typing import Array, ArrayLike, Float, PRNGKey, Scalar
 from .._validate import check_finite, check_int, check_positive
-from ..train import ArrayLoader, data_mesh, fit
+from ..train import ArrayLoader, data_mesh, ensemble_member, fit, fit_ensemble, init_ensemble
 
 __all__ = [
     "GaussianNormalizer",
@@ -242,21 +242,9 @@ def train_operator(
     return TrainedOperator(result.model, xn, yn, result.history, epoch_time, result.wall_time, result.step)
 
 
-class _StackedLoader:
-    """One batch per ensemble member, stacked on a new leading axis (independent shuffles)."""
-
-    def __init__(self, loaders: list[ArrayLoader]):
-        self.loaders = loaders
-        self.steps_per_epoch = loaders[0].steps_per_epoch
-
-    def __call__(self, step: int) -> Any:
-        batches = [ld(step) for ld in self.loaders]
-        return jax.tree_util.tree_map(lambda *xs: np.stack(xs), *batches)
-
-
 def member(ensemble: Any, i: int) -> Any:
-    """The ``i``-th model of an ensemble built with ``eqx.filter_vmap`` (arrays indexed on their leading axis)."""
-    return jax.tree_util.tree_map(lambda x: x[i] if eqx.is_array(x) else x, ensemble)
+    """The ``i``-th model of an ensemble built with ``eqx.filter_vmap`` (:func:`jaxkit.train.ensemble_member`)."""
+    return ensemble_member(ensemble, i)
 
 
 def train_ensemble(
@@ -275,13 +263,14 @@ def train_ensemble(
     resume: bool = False,
     progress: bool | str = True,
 ) -> list[TrainedOperator]:
-    """Train one model per key (e.g. several seeds) *at once*: the models are stacked with ``eqx.filter_vmap``
-    and trained by one compiled step on the sum of their losses.
+    """Train one model per key (e.g. several seeds) *at once* with :func:`jaxkit.train.fit_ensemble`: the models
+    are stacked with ``eqx.filter_vmap`` and trained by one compiled step on the sum of their losses.
 
-    Adam and the weight decay act elementwise and the losses are separable, so each member follows exactly the
-    trajectory it would follow alone (own initialisation ``make_model(key)``, own data shuffle from ``key``); the
-    ensemble only saves compilations. ``epoch_time`` of each result is the ensemble's time per epoch divided by
-    the number of members (amortised). Runs on one device.
+    Member $i$ is initialised by ``make_model(k_0)`` and shuffles its data with ``k_1``, where
+    ``(k_0, k_1) = split(keys[i])``, and the optimizer acts member by member, so it follows exactly (up to
+    floating-point reassociation) the trajectory of ``train_operator(make_model(k_0), ..., key=keys[i],
+    mesh=None)``; the ensemble only saves compilations. ``epoch_time`` of each result is the ensemble's time per
+    epoch divided by the number of members (amortised). Runs on one device.
     """
     keys = jnp.asarray(keys)
     x_train = np.asarray(x_train, np.float32)
@@ -296,28 +285,23 @@ def train_ensemble(
     check_finite("y_train", y_train)
     n = keys.shape[0]
     xn, yn = GaussianNormalizer.fit(x_train), GaussianNormalizer.fit(y_train)
-    init_keys = jax.vmap(lambda k: jax.random.split(k)[0])(keys)
-    data_keys = [jax.random.split(k)[1] for k in keys]
-    ensemble = eqx.filter_vmap(make_model)(init_keys)
+    init_keys, data_keys = (jnp.stack(ks) for ks in zip(*(jax.random.split(k) for k in keys)))
     batch_size = min(batch_size, x_train.shape[0])
-    loader = _StackedLoader([ArrayLoader((x_train, y_train), batch_size, key=k) for k in data_keys])
-    spe = loader.steps_per_epoch
-    optimizer = fno_optimizer(lr, weight_decay, step_every=step_epochs * spe, gamma=gamma)
-    one = _loss_fn(xn, yn)
+    loaders = [ArrayLoader((x_train, y_train), batch_size, key=k) for k in data_keys]
+    spe = loaders[0].steps_per_epoch
 
-    def loss(models, batch, key):
-        losses = eqx.filter_vmap(lambda m, b: one(m, b, key))(models, batch)
-        return jnp.sum(losses), {"member_loss": losses}
+    def data(step: int) -> Any:  # member i's own shuffle, stacked on the member axis
+        return jax.tree_util.tree_map(lambda *xs: np.stack(xs), *(ld(step) for ld in loaders))
 
     stamps: list[float] = []
-    result = fit(
-        ensemble,
-        optimizer,
-        loss,
-        loader,
+    result = fit_ensemble(
+        init_ensemble(make_model, init_keys),
+        fno_optimizer(lr, weight_decay, step_every=step_epochs * spe, gamma=gamma),
+        _loss_fn(xn, yn),
+        data,
         n_steps=epochs * spe,
-        key=keys[0],
-        has_aux=True,
+        keys=keys,
+        member_data=True,
         log_every=spe,
         checkpoint_dir=checkpoint_dir,
         checkpoint_every=spe if checkpoint_dir is not None else 0,

@@ -48,7 +48,7 @@ from ._regularizer import (
     resample_tokens,
     token_agreement,
 )
-from ._seeds import median_curves, median_spread, seed_stacked_loss, steps_to_target
+from ._seeds import median_curves, median_spread, steps_to_target
 from ._tasks import (
     char_dataset,
     fixed_windows,
@@ -93,7 +93,6 @@ __all__ = [
     "token_agreement",
     "python_reference_text",
     "regularized_loss",
-    "seed_stacked_loss",
     "steps_to_target",
     "AttentionLayer",
     "ReLULayer",

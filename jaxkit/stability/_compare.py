@@ -7,7 +7,8 @@ this module:
   agreement regularizer, or the Gaussian-embedding alternative) and an optional Grokfast-EMA ``(α, λ)``.
 * :func:`method_optimizer` is AdamW (shared learning rate, betas and weight decay), preceded by Grokfast-EMA.
 * :func:`stacked_batches` draws per-seed minibatches (or the full batch) as a pure function of ``(seed, step)``.
-* :func:`train_method` trains ``S`` stacked models with :func:`jaxkit.train.fit` (checkpoints, ``--resume``).
+* :func:`train_method` trains ``S`` stacked models with :func:`jaxkit.train.fit_ensemble` (checkpoints,
+  ``--resume``).
 * :func:`stacked_eval` evaluates every stacked model (accuracy, loss, and the paper's agreement
   $E\\sum_i M(X)_i M(Y)_i$ under token resampling) in one compiled call.
 * :func:`speedup_ci` / :func:`compare_speed`: steps to a target, medians and the median speedup
@@ -31,6 +32,7 @@ import numpy as np
 import optax
 
 from .._validate import check_int, check_range
+from ..train import ensemble_size, fit_ensemble
 from ._checks import check_gamma, check_rho
 from ._grokfast import grokfast_ema
 from ._regularizer import (
@@ -41,7 +43,7 @@ from ._regularizer import (
     model_logits,
     token_agreement,
 )
-from ._seeds import seed_stacked_loss, steps_to_target
+from ._seeds import steps_to_target
 
 
 class MethodSpec(NamedTuple):
@@ -166,26 +168,33 @@ def train_method(
     progress: bool | str = False,
     return_model: bool = False,
 ) -> dict:
-    """Train ``n_seeds`` stacked models with ``spec`` for ``n_steps`` (:func:`jaxkit.train.fit`, checkpointed).
+    """Train ``n_seeds`` stacked models with ``spec`` for ``n_steps`` (:func:`jaxkit.train.fit_ensemble`,
+    checkpointed every ``max(eval_every, n_steps // 8)`` steps, ``resume=True`` continues a killed run).
 
-    ``per_member=True``: the batches carry per-seed ``(γ, ρ)`` (sweeps; :func:`make_member_loss_fn`) and
-    ``spec.gamma``/``spec.rho`` are ignored. Returns ``{"history", "wall_time_s", "cpu_time_s"}`` with the
-    evaluated records only (per-seed lists); with ``return_model=True`` also the trained stack under ``"model"``.
+    ``data(step)`` returns per-seed batches (every leaf carries the seed axis first, :func:`stacked_batches`).
+    Seed $s$ draws its noise from ``fold_in(split(key, n_seeds)[s], step)``, so it trains exactly as
+    ``fit(seed_s, method_optimizer(spec, ...), make_loss_fn(...), data_s, key=split(key, n_seeds)[s])`` would
+    alone (up to floating-point reassociation). ``per_member=True``: the batches carry per-seed ``(γ, ρ)``
+    (sweeps; :func:`make_member_loss_fn`) and ``spec.gamma``/``spec.rho`` are ignored. Returns
+    ``{"history", "wall_time_s", "cpu_time_s"}`` with the evaluated records only (per-seed lists under each
+    metric, ``member_loss`` and the loss's ``task``/``penalty``); with ``return_model=True`` also the trained
+    stack under ``"model"``.
     """
-    from jaxkit.train import fit
-
     check_int("n_seeds", n_seeds, minimum=1)
+    if ensemble_size(models) != n_seeds:
+        raise ValueError(f"n_seeds: expected the stack's member count {ensemble_size(models)}, received {n_seeds}")
     kw = dict(vocab_size=vocab_size, positions=positions, noise_mask=noise_mask, method=spec.regularizer,
               detach_clean=spec.detach_clean)
     inner = make_member_loss_fn(**kw) if per_member else make_loss_fn(gamma=spec.gamma, rho=spec.rho, **kw)
     cpu0 = time.process_time()
-    res = fit(
+    res = fit_ensemble(
         models,
         method_optimizer(spec, lr=lr, weight_decay=weight_decay, betas=betas),
-        seed_stacked_loss(inner, n_seeds),
+        inner,
         data,
         n_steps=n_steps,
-        key=key,
+        keys=jax.random.split(key, n_seeds),
+        member_data=True,
         has_aux=True,
         eval_fn=eval_fn,
         eval_every=eval_every,

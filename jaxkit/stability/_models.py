@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 
 from .._validate import check_int
+from ..train import init_ensemble
 from ._checks import check_token_ids
 
 
@@ -158,5 +159,5 @@ class Transformer(eqx.Module):
 
 def init_stack(make, keys: jax.Array):
     """Stack independently initialised models along a leading axis (``make(key) -> model``), for training
-    several seeds in one compiled call with ``eqx.filter_vmap``."""
-    return eqx.filter_vmap(make)(keys)
+    several seeds in one compiled call: :func:`jaxkit.train.init_ensemble`."""
+    return init_ensemble(make, keys)

@@ -1,34 +1,14 @@
-"""Training several seeds in one compiled call, and the speed metrics of the experiments.
+"""The speed metrics of the experiments: steps to a target per seed, their median and spread, median curves.
 
-Models for ``S`` seeds are stacked along a leading axis (:func:`jaxkit.stability._models.init_stack`); the loss
-of the stack is the *sum* of the per-seed losses (``eqx.filter_vmap``). Because the per-seed losses share no
-parameters, the gradient of the sum is the per-seed gradient, and AdamW / Grokfast-EMA act elementwise, so one
-:func:`jaxkit.train.fit` run trains ``S`` independent models exactly as ``S`` separate runs would (up to
-floating-point reassociation in the batched kernels).
+The seeds themselves are trained in one compiled call by :func:`jaxkit.stability.train_method`
+(:func:`jaxkit.train.fit_ensemble`); its history holds one list entry per seed under each metric.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-import equinox as eqx
-import jax
-import jax.numpy as jnp
 import numpy as np
-
-
-def seed_stacked_loss(loss_fn: Callable, n_seeds: int) -> Callable:
-    """``loss(models, batch, key) -> (Σ_s loss_s, aux with per-seed arrays)`` for a stack of ``n_seeds`` models.
-
-    ``loss_fn(model, batch, key) -> (loss, aux)``; ``batch`` leaves carry the seed axis first.
-    """
-
-    def stacked(models: Any, batch: Any, key: jax.Array):
-        losses, aux = eqx.filter_vmap(loss_fn)(models, batch, jax.random.split(key, n_seeds))
-        return jnp.sum(losses), {"loss_per_seed": losses, **aux}
-
-    return stacked
 
 
 def steps_to_target(

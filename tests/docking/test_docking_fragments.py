@@ -10,7 +10,7 @@ from rdkit.Chem import AllChem
 
 from jaxkit.docking import (
     conformer_positions,
-    dummy_positions,
+    fragment_dummy_positions,
     fragment_frames,
     fragment_ligand,
     local_coordinates,
@@ -83,7 +83,7 @@ def test_real_posebusters_ligands_fragment_validly_and_reassemble(pdb):
     np.testing.assert_allclose(reassemble(frag, local_atoms, rots, trans), x, atol=1e-4)
     # each dummy sits on its partner's anchor atom in the true pose
     if len(frag.dummies):
-        np.testing.assert_allclose(dummy_positions(frag, local_dummies, rots, trans), x[frag.dummies[:, 2]],
+        np.testing.assert_allclose(fragment_dummy_positions(frag, local_dummies, rots, trans), x[frag.dummies[:, 2]],
                                    atol=1e-4)
 
 

@@ -102,15 +102,25 @@ def test_matched_parameter_counts_and_reference_count():
         assert 1.0 < r / f < 1.10, (modes, width, f, r)
 
 
-def test_ensemble_members_follow_their_single_runs():
+def test_ensemble_members_follow_their_single_runs(tmp_path):
     x, y = smooth_pairs(24, 16, seed=3)
     keys = jax.random.split(jax.random.key(5), 2)
     make = lambda k: FNO(1, 1, 4, 6, 2, proj_hidden=8, key=k)
-    ens = train_ensemble(make, keys, x, y, epochs=3, batch_size=8, step_epochs=2, progress=False)
-    single = train_operator(make(jax.random.split(keys[1])[0]), x, y, epochs=3, batch_size=8, step_epochs=2,
-                            key=keys[1], progress=False, mesh=None)
-    np.testing.assert_allclose(ens[1].predict(x), single.predict(x), atol=2e-5)
+    kw = dict(batch_size=8, step_epochs=2, progress=False)
+    ens = train_ensemble(make, keys, x, y, epochs=3, **kw)
+    for i in range(2):  # member i = train_operator from make(split(keys[i])[0]) with key=keys[i]
+        single = train_operator(make(jax.random.split(keys[i])[0]), x, y, epochs=3, key=keys[i], mesh=None, **kw)
+        np.testing.assert_allclose(ens[i].predict(x), single.predict(x), atol=2e-5)
+        assert [h["step"] for h in ens[i].history] == [h["step"] for h in single.history] == [3, 6, 9]
+        np.testing.assert_allclose([h["loss"] for h in ens[i].history], [h["loss"] for h in single.history],
+                                   rtol=1e-5)
     assert np.abs(ens[0].predict(x) - ens[1].predict(x)).max() > 1e-3
+    # checkpoint after 2 epochs, resume to 3: the same members and history as the uninterrupted run
+    train_ensemble(make, keys, x, y, epochs=2, checkpoint_dir=tmp_path, **kw)
+    res = train_ensemble(make, keys, x, y, epochs=3, checkpoint_dir=tmp_path, resume=True, **kw)
+    for a, b in zip(res, ens):
+        np.testing.assert_array_equal(a.predict(x), b.predict(x))
+        assert a.history == b.history
 
 
 def test_normalizer_optimizer_and_loss_against_definitions():

@@ -1,5 +1,7 @@
 """Probe configuration checks and a tiny vmapped multi-run training."""
 
+import shutil
+
 import numpy as np
 import pytest
 
@@ -21,7 +23,7 @@ def test_tiny_probe_trains_all_runs_scores_per_length_and_resumes(tmp_path):
                       eval_chunk=16, log_every=5)
     out = train_runs(cfg, seed=0, checkpoint_dir=tmp_path)
     # an interruption after step 18: drop the final checkpoint, resume, and get the same run back
-    (tmp_path / "ckpt_000000020.jkc").unlink()
+    shutil.rmtree(tmp_path / "ckpt_000000020")  # a checkpoint is a folder (orbax arrays + checked manifest)
     again = train_runs(cfg, seed=0, checkpoint_dir=tmp_path, resume=True)
     assert again["timing"]["resumed_from"] == 18
     assert again["runs"] == out["runs"]

@@ -182,7 +182,7 @@ def test_tasks():
 
 def test_speedup_ci_by_hand():
     base = [100, 110, 90, 100, 105]
-    half = [50, 55, 45, 50, 52.5]
+    half = [50, 55, 45, 50, 52]
     r = speedup_ci(base, half, 200)
     assert r["speedup_pct"] == pytest.approx(50.0) and r["excludes_zero"]
     assert r["ci_low"] <= 50.0 <= r["ci_high"] and r["ci_high"] - r["ci_low"] < 10
