@@ -41,7 +41,7 @@ SYSTEMS: tuple[System, ...] = (
            "(RNO, ICLR 2026), on PDE data regenerated offline.", ("rno_benchmarks", "lno_suite", "pde_datasets"), "rno",
            "Riesz neural operator"),
     System("saddle_to_saddle", "Saddle-to-saddle dynamics",
-           "Gradient flow from small initialisation learns one mode, kink, kernel or head at a time "
+           "Gradient flow from small initialization learns one mode, kink, kernel or head at a time "
            "(Zhang, Saxe & Latham, ICLR 2026; Pesme & Flammarion 2023).", ("saddle_to_saddle",), "saddle_to_saddle",
            "Saddle-to-saddle dynamics"),
     System("noise_stability", "Noise stability",
@@ -50,8 +50,8 @@ SYSTEMS: tuple[System, ...] = (
            ("grokking", "next_token", "sparse_parity", "stability_sweep", "stability_ablation"), "noise_stability",
            "Noise stability"),
     System("ssm_expressivity", "SSM expressivity",
-           "Which gate classes and precisions let state space models recognise formal languages and LTLf "
-           "fragments, with length generalisation (Alsmann, Noori & Lange, ICLR 2026).", ("ssm_expressivity",),
+           "Which gate classes and precisions let state space models recognize formal languages and LTLf "
+           "fragments, with length generalization (Alsmann, Noori & Lange, ICLR 2026).", ("ssm_expressivity",),
            "ssm_expressivity", "SSM expressivity"),
     System("se3_docking", "SE(3) diffusion and docking",
            "SigmaDock-style rigid-fragment diffusion on SE(3) for ligand docking (SigmaDock, ICLR 2026).",

@@ -88,12 +88,12 @@ def ablation_setup_text(m):
         f"Daily grid, {s['n_assets']} skfolio S&P 500 stocks, history {s['history']}, horizon {s['horizon']}; "
         f"training decisions {s['train_dates'][0]} .. {s['train_dates'][1]} ({s['n_train']} windows whose targets "
         f"end before the test years), test every {s['test_every']}th trading day {s['test_dates'][0]} .. "
-        f"{s['test_dates'][1]} ({s['n_test']} windows), {s['num_samples']} paths each, {s['seeds']} training "
+        f"{s['test_dates'][1]} ({s['n_test']} windows), {s['n_samples']} paths each, {s['seeds']} training "
         f"seed(s); baselines on a {s['lookback']}-day trailing window. Learned rows: guided two-level MLP denoiser "
         f"(hidden {s['hidden']}, depth {s['depth']}, embeddings {s['channels']}), batch {s['batch_size']}, lr "
         f"{s['lr']} cosine-decayed, EMA {s['ema']}; each model sampled with the listed samplers from the same key. "
         "Lower CRPS is better; 90% coverage should be 0.90. *mean 0*: each date's sample mean replaced by 0 "
-        f"(`recentre_paths`). Zero-forecast MSE {m['zero_forecast_mse'] * 1e4:.3f}e-4."
+        f"(`recenter_paths`). Zero-forecast MSE {m['zero_forecast_mse'] * 1e4:.3f}e-4."
     )
 
 
@@ -173,7 +173,7 @@ def ablation_findings(m):
     if "mc_noise_sd" in m:
         n = m["mc_noise_sd"]
         out.append(
-            f"Monte-Carlo noise of a score from {m['setup']['num_samples']} paths (sd over {n['seeds']} re-draws of "
+            f"Monte-Carlo noise of a score from {m['setup']['n_samples']} paths (sd over {n['seeds']} re-draws of "
             f"the EWMA Gaussian's paths): CRPS {n['crps']:.4f}, CRPS-sum {n['crps_sum']:.4f}, coverage "
             f"{n['cov90']:.4f}, MSE {n['mse'] * 1e4:.3f}e-4. Training-seed noise comes on top and is not measured "
             "with one seed."
@@ -382,10 +382,10 @@ def _discussion(cfg, m):
         "## Discussion",
         "",
         "**Forecasts.** Three diffusion rows are reported. *diffusion* is the model's own sample (its mean included); "
-        "*mean 0* replaces each date's sample mean by zero (`recentre_paths`): the learned conditional mean of daily "
+        "*mean 0* replaces each date's sample mean by zero (`recenter_paths`): the learned conditional mean of daily "
         "returns is estimation noise (its MSE is above the zero forecast's here; see also the ablation), so the "
         "skill that can be won is in the distribution; *calibrated spread* additionally rescales each date's spread "
-        "by the ratio of realised to predicted squared errors over the previous "
+        "by the ratio of realized to predicted squared errors over the previous "
         f"{cfg['calib_window']} decisions whose outcomes were already known (`calibrate_spread`, walk-forward, no "
         f"look-ahead; factors min / median / max {f[0]:.2f} / {f[1]:.2f} / {f[2]:.2f}). 90% coverage of the mean-0 "
         f"model alone by span: {span_txt} (target 0.90); CSDI's coarse 50-step schedule with the ancestral chain "
@@ -409,12 +409,12 @@ def _discussion(cfg, m):
         "",
         "**Macro inputs (proxies).** STABLE uses the market index, a USD index, Treasury spreads, VIX and gold. "
         "Offline data covering 1990–2022 has the S&P 500 index only (skfolio): the macro vector is the S&P 500 level "
-        "and a VIX proxy (21-day realised S&P 500 volatility, % p.a.; VIX ships with `arch` for 2014–2019 only). "
+        "and a VIX proxy (21-day realized S&P 500 volatility, % p.a.; VIX ships with `arch` for 2014–2019 only). "
         "`stable_macro_frame(variant='rich')` adds Moody's BAA–AAA spread (stand-in for Treasury spreads) and WTI "
         "oil (stand-in for gold), which end in 2018 and so cannot serve a test span with 2020 and 2022. No offline "
         "source has a US dollar index: omitted. Each series enters as its log-difference and level, z-scored on a "
         f"trailing ν = {cfg['nu']}-day window; the stock embedding is the Kalman-filtered time-varying β of each "
-        "stock's standardised log return on the macro log-differences (plus 21/63-day momentum and 21-day "
+        "stock's standardized log return on the macro log-differences (plus 21/63-day momentum and 21-day "
         "volatility).",
         "",
         "**Choices where the paper is silent.** Horizon 5 trading days, history 20, month-end rebalancing with 10 bp "
@@ -451,7 +451,7 @@ def summary(ctx, cfg, m) -> str:
         "",
         f"Command: `python -m experiments run stable --preset {ctx.preset}`. Test period {m['test_period']} "
         f"({m['n_decisions']} month-end decisions), 20 skfolio S&P 500 stocks, daily grid, history {cfg['history']}, "
-        f"horizon {cfg['horizon']} days, {cfg['num_samples']} paths per date, walk-forward blocks of "
+        f"horizon {cfg['horizon']} days, {cfg['n_samples']} paths per date, walk-forward blocks of "
         f"{cfg['block_years']} years (a new model before each block), {cfg['steps']} training steps per model, "
         f"10 bp costs, monthly rebalancing. This invocation: wall {m['wall_s'] / 60:.1f} min, process CPU "
         f"{m['cpu_s'] / 60:.1f} min (stages reused by `--resume` are not re-timed; full-run cost under **Cost** "

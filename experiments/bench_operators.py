@@ -40,14 +40,14 @@ def jaxkit_step(dims: str, kind: str = "fno") -> Workload:
 
     cfg = CONFIGS[dims]
     make = FNO if kind == "fno" else RNO
-    model = make(1, 1, cfg["modes"], cfg["width"], N_LAYERS, proj_hidden=2 * cfg["width"], key=jax.random.PRNGKey(0))
+    model = make(1, 1, cfg["modes"], cfg["width"], N_LAYERS, proj_hidden=2 * cfg["width"], key=jax.random.key(0))
     opt = fno_optimizer(1e-3, 1e-4)
     import equinox as eqx
 
     state = {"m": model, "o": opt.init(eqx.filter(model, eqx.is_inexact_array))}
     step = make_train_step(lambda m, b, k: relative_l2(jax.vmap(m)(b[0]), b[1]), opt)
     batch = tuple(jnp.asarray(a) for a in _data(cfg))
-    key = jax.random.PRNGKey(1)
+    key = jax.random.key(1)
 
     def run():
         state["m"], state["o"], loss, _ = step(state["m"], state["o"], batch, key)
@@ -84,7 +84,7 @@ def neuralop_step(dims: str, compile: bool = False) -> Workload:
 
 
 def _op_classes(hlo_text: str) -> dict[str, tuple[str, str]]:
-    """HLO instruction name -> (pass, kind) from XLA's optimised program: forward / backward / optimizer by the
+    """HLO instruction name -> (pass, kind) from XLA's optimized program: forward / backward / optimizer by the
     op_name metadata (``jvp(...)``, ``transpose(jvp(...))``, the rest), GEMM / FFT / elementwise by opcode."""
     import re
 
@@ -101,7 +101,7 @@ def _op_classes(hlo_text: str) -> dict[str, tuple[str, str]]:
 
 def profile_step(dims: str, kind: str, dump: str, steps: int = 10) -> list[dict]:
     """Where the time of one training step goes: a ``jax.profiler`` trace of ``steps`` steps, per-op durations
-    summed by pass and kind (share of the summed op time), ops classified from XLA's optimised program (dumped to
+    summed by pass and kind (share of the summed op time), ops classified from XLA's optimized program (dumped to
     ``dump`` by ``--xla_dump_to``). Run with one thread (``--xla_cpu_multi_thread_eigen=false``) so that the shares
     do not depend on the machine's load."""
     import collections

@@ -31,7 +31,7 @@ def _vorticity():
 
     from jaxkit.pde import grf
 
-    keys = jax.random.split(jax.random.PRNGKey(0), NS["batch"])
+    keys = jax.random.split(jax.random.key(0), NS["batch"])
     return jax.vmap(lambda k: grf.grf_periodic(k, (NS["n"], NS["n"]), **grf.FNO_NAVIER_STOKES))(keys)
 
 
@@ -129,7 +129,7 @@ def cases() -> list[Case]:
 def run(ctx) -> list[dict]:
     note = (
         "jax-cfd's CN-RK4 evaluates the advection term 4 times per step, our FNO scheme once, so per-step speed "
-        "favours us; `rel_diff` compares the two final vorticity fields (8×8 subgrid and L2 norm of sample 0), or our Darcy "
+        "favors us; `rel_diff` compares the two final vorticity fields (8×8 subgrid and L2 norm of sample 0), or our Darcy "
         "solution (float32, PCG tolerance 1e-6) with spsolve's (float64). Darcy ratios are per sample "
         "(our step solves the batch; `ours_ms` / `peer_ms` are per call)."
     )

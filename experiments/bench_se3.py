@@ -53,7 +53,7 @@ def jaxkit_so3(op: str, dtype: str = "float32", n: int = N) -> Workload:
     v, r, rb = (jnp.asarray(a, dtype) for a in (v64, r64, rb64))
     fns = {"exp": (so3.exp, (v,), r64), "log": (so3.log, (r,), v64), "compose": (so3.compose, (r, rb), r64 @ rb64),
            "quat": (so3.to_quaternion, (r,), None),
-           "haar": (lambda k: so3.random_uniform(k, (n,)), (jax.random.PRNGKey(0),), None),
+           "haar": (lambda k: so3.random_uniform(k, (n,)), (jax.random.key(0),), None),
            "haar_rbg": (lambda k: so3.random_uniform(k, (n,)), (jax.random.key(0, impl="rbg"),), None)}
     f, args, want = fns[op]
     f = jax.jit(f)
@@ -101,7 +101,7 @@ def jaxkit_floor(kind: str, n: int = N) -> Workload:
 
     fill = jax.jit(lambda x: jnp.broadcast_to(x[:, None, None], (n, 3, 3)) * 2.0)
     words = jax.jit(lambda k: jax.random.uniform(k, (3, n)))
-    x, key = jnp.ones((n,)), jax.random.PRNGKey(0)
+    x, key = jnp.ones((n,)), jax.random.key(0)
     steps = {"write": lambda: fill(x).block_until_ready(), "uniforms": lambda: words(key).block_until_ready(),
              "both": lambda: (fill(x).block_until_ready(), words(key).block_until_ready())}
     return Workload(steps[kind], {})
@@ -116,9 +116,9 @@ def jaxkit_igso3(eps: float, rbg: bool = False, n: int = N) -> Workload:
     from jaxkit.geometry import so3
 
     samp = jax.jit(lambda k: igso3.sample(k, eps, (n,)))
-    key = jax.random.key(1, impl="rbg") if rbg else jax.random.PRNGKey(1)
+    key = jax.random.key(1, impl="rbg") if rbg else jax.random.key(1)
     def check():  # after the timing: KS test of 20k sampled angles against the closed-form CDF
-        w = np.asarray(so3.angle(samp(jax.random.PRNGKey(5))[:20000]), np.float64)
+        w = np.asarray(so3.angle(samp(jax.random.key(5))[:20000]), np.float64)
         return {"ks_pvalue_20k": float(stats.kstest(w, lambda x: igso3.cdf_reference(x, eps)).pvalue)}
 
     return Workload(lambda: samp(key).block_until_ready(), {}, check)

@@ -4,7 +4,7 @@ Reproduces the algorithmic-task claim of Haris, Zhang & Yoshida ("Noise Stabilit
 arXiv:2602.08287): with the agreement regularizer at $(\\gamma, \\rho) = (0.75, 0.25)$ the steps to convergence
 drop from about 4500 to about 3300 (−36%). Grokfast-EMA at its published setting ($\\alpha = 0.98$, $\\lambda = 2$)
 is the peer accelerator. All methods share the optimizer, learning rate and weight decay; seed ``s`` of every
-method shares the model initialisation, the train/validation split and the minibatch order.
+method shares the model initialization, the train/validation split and the minibatch order.
 
 Settings the paper does not give (chosen so the BASELINE converges in a few thousand steps, from a baseline-only
 pilot of 3 seeds per train fraction, then fixed before any regularizer or Grokfast run; see the summary):

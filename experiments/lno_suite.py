@@ -67,7 +67,7 @@ _PAPER_DATA: dict[str, dict[str, Any]] = {  # in order of cost
 }
 
 # what else was tried (validation error decides; run after the main table): RNO at FNO's width, with the paper's
-# normalisation, and all three with 4x the epochs on reaction-diffusion
+# normalization, and all three with 4x the epochs on reaction-diffusion
 _VARIANTS = {"reaction_diffusion": {
     "RNO width 48": ("RNO", {"rno_width": 48}),
     "RNO + instance norm": ("RNO", {"rno_norm": "instance"}),
@@ -137,16 +137,16 @@ _DATA_NOTES = {
     "here are the FNO paper's 500 (the RNO paper's Navier-Stokes budget is not stated); n = 200/50/100 is ours.",
 }
 _MODEL_NOTES = [
-    "All models: unit-Gaussian normalisation per channel of inputs and outputs, relative-L2 loss on decoded "
+    "All models: unit-Gaussian normalization per channel of inputs and outputs, relative-L2 loss on decoded "
     "predictions, Adam with L2 weight decay 1e-4 (PyTorch `Adam(weight_decay=...)`), step decay x0.5 with the "
     "published step scaled with the epochs; final model evaluated (no early stopping, as the repository).",
     "LNO: the reference's architecture (lift, one pole-residue Laplace layer + 1x1 residual, sin / ReLU MLP, "
-    "parameter-free instance norm in 2-D/3-D) and initialisation; each channel pair keeps its own poles in the "
+    "parameter-free instance norm in 2-D/3-D) and initialization; each channel pair keeps its own poles in the "
     "transient term (the reference reuses the output-channel index in the pole tensor's input slot there). The "
-    "reference trains LNO on raw (1-D/2-D) or range-normalised (Brusselator) data; here it shares the pipeline.",
+    "reference trains LNO on raw (1-D/2-D) or range-normalized (Brusselator) data; here it shares the pipeline.",
     "FNO / RNO: 4 spectral blocks, GELU, 10% zero padding on non-periodic grids, MLP head 128 (64 for the "
     "Brusselator, as LNO). RNO: `RieszSpectralConv`, mixed global + local branch, first-order Riesz multipliers, "
-    "no normalisation (the paper mentions one; after the block a per-sample instance norm would remove the "
+    "no normalization (the paper mentions one; after the block a per-sample instance norm would remove the "
     "amplitude these one-parameter sets are made of). RNO width 35 on reaction-diffusion (176,937 parameters, "
     "the paper's ~172k; width 34 gives 167,129).",
 ]
@@ -208,7 +208,7 @@ def train_and_evaluate(ctx, name: str, kind: str, data: dict, d: dict, label: st
     cfg = ctx.config
     c_in, c_out = data["x_train"].shape[1], data["y_train"].shape[1]
     make = model_factory(kind, c_in, c_out, d, cfg)
-    keys = jax.random.split(jax.random.PRNGKey(ctx.seed), cfg["seeds"])
+    keys = jax.random.split(jax.random.key(ctx.seed), cfg["seeds"])
     step_epochs = max(1, round(d["epochs"] * d["step_fraction"]))
     t0, c0 = time.perf_counter(), _cpu()
     trained = train_ensemble(
@@ -225,7 +225,7 @@ def train_and_evaluate(ctx, name: str, kind: str, data: dict, d: dict, label: st
             res[f"{split}_mse_seeds"].append(mse)
     for key in ("val_rel_l2", "test_rel_l2", "val_mse", "test_mse"):
         res[key], res[key + "_std"] = float(np.mean(res[key + "_seeds"])), float(np.std(res[key + "_seeds"]))
-    shape = eqx.filter_eval_shape(make, jax.random.PRNGKey(0))
+    shape = eqx.filter_eval_shape(make, jax.random.key(0))
     res.update(params=count_params(shape), params_complex_as_one=count_params(shape, complex_as_one=True),
                epochs=d["epochs"], step_epochs=step_epochs, batch_size=d["batch_size"], lr=d["lr"],
                train_wall_s=wall, train_cpu_s=cpu,

@@ -132,7 +132,7 @@ def run_models(name: str, data: dict, make, cfg: dict, seed: int, progress: str)
     """Train the 3-seed ensemble of one model kind and evaluate it (metrics averaged over seeds)."""
     from jaxkit.pde import subsample
 
-    keys = jax.random.split(jax.random.PRNGKey(seed), cfg["seeds"])
+    keys = jax.random.split(jax.random.key(seed), cfg["seeds"])
     trained = train_ensemble(make, keys, data["x_train"], data["y_train"], epochs=cfg["epochs"],
                              batch_size=cfg["batch_size"], lr=cfg["lr"], weight_decay=cfg["weight_decay"],
                              step_epochs=cfg["step_epochs"], progress=progress)
@@ -156,7 +156,7 @@ def run_models(name: str, data: dict, make, cfg: dict, seed: int, progress: str)
         "rel_l2_std": float(np.std(rel)),
         "rel_l2_seeds": rel,
         "mse": float(np.mean(mse)),
-        "params": count_params(eqx.filter_eval_shape(make, jax.random.PRNGKey(0))),
+        "params": count_params(eqx.filter_eval_shape(make, jax.random.key(0))),
         "epoch_time_s": float(np.mean([t.epoch_time for t in trained])),
         "superres": {f"{f}x": float(np.mean(v)) for f, v in sr.items()},
         "resolution_gap": {f"{f}x": float(np.mean(v)) for f, v in gap.items()},

@@ -55,7 +55,7 @@ def _train(ctx, cfg, key):
     def fit():
         t0, c0 = time.perf_counter(), time.process_time()
         batch, skipped = featurize_examples(examples, mcfg.sizes(), conformer="oracle", augment=cfg["augment"],
-                                            seed=ctx.seed, progress=lambda it: ctx.progress(it, "featurise"))
+                                            seed=ctx.seed, progress=lambda it: ctx.progress(it, "featurize"))
         tcfg = TrainConfig(steps=cfg["steps"], batch_size=cfg["batch"], lr=cfg["lr"])
         model, history = train_model(batch, mcfg, tcfg, key=key, checkpoint_dir=ctx.checkpoint_dir("train"),
                                      resume=ctx.resume, progress="sigmadock:train")
@@ -79,7 +79,7 @@ def _eval_set(ctx, model, mcfg, examples, cfg, key, conformer, tag):
 def _random_rows(examples, cfg):
     rows = []
     for i, ex in enumerate(examples):
-        pos, _ = random_placement(ex.mol, ex.pocket.positions, ex.pocket.centre, k=cfg["random_k"], seed=i)
+        pos, _ = random_placement(ex.mol, ex.pocket.positions, ex.pocket.center, k=cfg["random_k"], seed=i)
         pose = with_positions(ex.mol, pos)
         rows.append({"id": ex.id, "rmsd": symmetric_rmsd(pose, ex.mol),
                      "pb_valid": posebusters_valid(pose, ex.protein_path)[0]})
@@ -91,7 +91,7 @@ def _vina_rows(examples, cfg, seed):
     for ex in examples:
         try:
             t0 = time.perf_counter()
-            pose, energy = vina_dock(ex.protein_path, ex.mol, ex.pocket.centre,
+            pose, energy = vina_dock(ex.protein_path, ex.mol, ex.pocket.center,
                                      exhaustiveness=cfg["vina_exhaustiveness"], seed=seed)
             rows.append({"id": ex.id, "rmsd": symmetric_rmsd(pose, ex.mol), "energy": energy,
                          "pb_valid": posebusters_valid(pose, ex.protein_path)[0], "seconds": time.perf_counter() - t0})
@@ -101,7 +101,7 @@ def _vina_rows(examples, cfg, seed):
     return rows
 
 
-def _summarise(rows, random_rows=None):
+def _summarize(rows, random_rows=None):
     out = {
         "n": len(rows),
         "top1_success_2A": success_rate([r["top1_rmsd"] for r in rows]),
@@ -135,8 +135,8 @@ def run(ctx):
     for s in settings:
         ccd_rows = ctx.stage(f"eval_ccd_{s}", lambda s=s: _eval_set(ctx, model, mcfg, test, cfg, jax.random.fold_in(key, 4), s, "ccd"))
         pb_rows = ctx.stage(f"eval_pb_{s}", lambda s=s: _eval_set(ctx, model, mcfg, pb, cfg, jax.random.fold_in(key, 6), s, "pb"))
-        results[f"ccd_{s}"] = _summarise(ccd_rows, rnd_ccd)
-        results[f"posebusters_{s}"] = _summarise(pb_rows, rnd_pb)
+        results[f"ccd_{s}"] = _summarize(ccd_rows, rnd_ccd)
+        results[f"posebusters_{s}"] = _summarize(pb_rows, rnd_pb)
         for tag, rows in (("ccd", ccd_rows), ("posebusters", pb_rows)):
             write_poses_sdf(ctx.out_dir / f"top1_{tag}_{s}.sdf", [r["top1_pose"] for r in rows], [r["id"] for r in rows],
                             [{"rmsd_A": f"{r['top1_rmsd']:.3f}", "pb_valid": r["top1_pb_valid"]} for r in rows])
@@ -182,7 +182,7 @@ def _summary(ctx, m):
         "(RMSD < 2 Å and PB-valid) 79.9% with Vinardo + PoseBusters ranking, 66.1% without, 85.4% with oracle "
         f"conformers. Ours trains on {t['n_train']} CCD pseudo-pocket complexes on CPU "
         f"({t['wall_s'] / 60:.0f} min wall, {t['cpu_s'] / 60:.0f} min CPU on a shared 2-core machine), so the "
-        "PoseBusters rows are a generalisation test from synthetic pockets to real proteins (4 complexes).", "",
+        "PoseBusters rows are a generalization test from synthetic pockets to real proteins (4 complexes).", "",
         "| set | setting | top-1 ranked | top-1 unranked | best of N | random placement | Vina | SigmaDock | s / complex |",
         "|---|---|---|---|---|---|---|---|---|",
     ]

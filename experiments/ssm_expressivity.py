@@ -4,7 +4,7 @@ Tests the claims of Alsmann, Noori & Lange (ICLR 2026; theory only) and the trai
 et al. 2024, Merrill et al. 2024, Grazzi et al. 2025, Deletang et al. 2023). Every (gate class, language) cell
 keeps three things apart: the theoretical claim with its source (at fixed width and at log precision), whether a
 construction exists and was verified exactly (ours), and whether training on lengths <= 40 learned the language
-in distribution and generalised to longer strings (per-length accuracy). A trained failure of a run that never
+in distribution and generalized to longer strings (per-length accuracy). A trained failure of a run that never
 fitted its training lengths is "not learned at this budget", not evidence of inexpressibility.
 """
 
@@ -111,7 +111,7 @@ CLAIMS: dict[tuple[str, str], Claim] = {
     ("time_invariant", "since"): Claim(False, False, f"{ANL}: conjectured that time-invariant SSMs cannot express S",
                                        conjecture=True),
     ("selective_nonneg", "since"): Claim(True, True, f"{ANL}: diagonal gates = PLTLf (with S) = star-free; {SVH}",
-                                         True, f"{SVH}: Mamba length-generalises on the star-free languages and on "
+                                         True, f"{SVH}: Mamba length-generalizes on the star-free languages and on "
                                          "flip-flop (a since)"),
     ("selective_signed", "since"): Claim(True, True, _SINCE_SUPERSET),
     ("selective_complex", "since"): Claim(True, True, _SINCE_SUPERSET),
@@ -127,8 +127,8 @@ CLAIMS: dict[tuple[str, str], Claim] = {
 }
 for _v in VARIANTS:
     CLAIMS[(_v, "anbncn")] = Claim(False, True, f"{ANL}: fixed width stays regular; log precision counts "
-                                   "(recognises a^n b^n c^n)", *((None, f"{SVH} Fig. 3: Mamba fits a^n b^n c^n in "
-                                   "distribution, length generalisation lags") if _v == "selective_nonneg" else ()))
+                                   "(recognizes a^n b^n c^n)", *((None, f"{SVH} Fig. 3: Mamba fits a^n b^n c^n in "
+                                   "distribution, length generalization lags") if _v == "selective_nonneg" else ()))
     CLAIMS[(_v, "dyck1")] = Claim(False, True, f"{ANL}: fixed width stays regular; log precision counts")
     CLAIMS[(_v, "first_symbol")] = Claim(True, True, "star-free, PLTLf O(a ∧ ¬Y true) (" + ANL + "; " + SVH + ")"
                                          if _v != "time_invariant" else "no published claim; our construction: "
@@ -196,8 +196,8 @@ def _constructions(cfg: dict, progress) -> dict:
 
 def _verdict(cell: dict) -> str:
     if cell["solved"]:
-        return "learned + generalises" if cell["learned"] else "generalises (in-dist < 98%)"
-    return "learned, no length generalisation" if cell["learned"] else "not learned at this budget"
+        return "learned + generalizes" if cell["learned"] else "generalizes (in-dist < 98%)"
+    return "learned, no length generalization" if cell["learned"] else "not learned at this budget"
 
 
 def _category(expected: bool | None, claim: Claim, solved: bool, learned: bool) -> str:
@@ -207,7 +207,7 @@ def _category(expected: bool | None, claim: Claim, solved: bool, learned: bool) 
         return "agree"
     if not expected:
         return "CONTRADICTION (conjecture)" if claim.conjecture else "CONTRADICTION"
-    return "disagree: learned, no length generalisation" if learned else "disagree: not learned at this budget"
+    return "disagree: learned, no length generalization" if learned else "disagree: not learned at this budget"
 
 
 def _construction_cell(model: str, task: str, cons: dict) -> str:
@@ -340,12 +340,12 @@ DISCUSSION: list[str] = [
     "- **Reference cells** are those where a theorem (not a conjecture) and a published trained result agree. "
     "For count_mod3 the published result is Sarrof et al.'s Tomita 6 (a mod-3 counter over both symbols), the "
     "nearest language in their suite; Sarrof et al.'s a^n b^n c^n result (fits in distribution, length "
-    "generalisation lags) is not a clear verdict and is left out.",
+    "generalization lags) is not a clear verdict and is left out.",
     "- **Not covered.** Mixed time-invariant + selective stacks (the paper's PLTLf[MOD] = AC0 ∩ regular class) are "
     "not built; the transformer runs only parity, S5 and last_symbol (Deletang et al. and Merrill et al. anchors). "
     "Published models are larger (Grazzi et al.: 2-layer Mamba/DeltaNet, longer training); ours are 2 layers, "
     "d_model 32, 3000 steps, so a positive claim whose cell is 'not learned' or 'learned, no length "
-    "generalisation' says the budget or the parametrisation did not find the solution, not that it does not exist "
+    "generalization' says the budget or the parametrization did not find the solution, not that it does not exist "
     "(every positive SSM claim here has an exact construction).",
 ]
 
@@ -364,7 +364,7 @@ def _figure_lengths(rows: list[dict], tasks: list[str]) -> Any:
         ax.set_title(t, fontsize=9)
         ax.set_xscale("log")
         ax.set_ylim(0.0, 1.02)
-        ax.axhline(0.9, color="grey", lw=0.5, ls=":")
+        ax.axhline(0.9, color="gray", lw=0.5, ls=":")
         ax.legend(fontsize=5)
     for ax in axes[len(tasks):]:
         ax.axis("off")
@@ -445,10 +445,10 @@ register(Experiment(
         Anchor("dense/parity/solved", 1.0, "Grazzi et al. 2025 Fig. 1: DeltaNet [-1,1] solves parity"),
         Anchor("selective_nonneg/parity/solved", 0.0, "Sarrof et al. 2024 / Grazzi et al. 2025: [0,1] gates fail"),
         Anchor("selective_nonneg/aa_star/solved", 0.0, "Sarrof et al. 2024 Fig. 3: Mamba fails (aa)*"),
-        Anchor("selective_nonneg/since/solved", 1.0, "Sarrof et al. 2024: Mamba length-generalises on star-free"),
+        Anchor("selective_nonneg/since/solved", 1.0, "Sarrof et al. 2024: Mamba length-generalizes on star-free"),
         Anchor("selective_nonneg/s5_word/solved", 0.0, "Merrill et al. 2024: Mamba fails S5 at fixed depth"),
         Anchor("transformer/s5_word/solved", 0.0, "Merrill et al. 2024: transformers fail S5 at fixed depth"),
-        Anchor("transformer/parity/solved", 0.0, "Deletang et al. 2023: transformers fail parity length generalisation"),
+        Anchor("transformer/parity/solved", 0.0, "Deletang et al. 2023: transformers fail parity length generalization"),
     ),
-    description="SSM gate classes x formal languages: theory, exact constructions, trained length generalisation",
+    description="SSM gate classes x formal languages: theory, exact constructions, trained length generalization",
 ))

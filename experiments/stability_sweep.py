@@ -2,7 +2,7 @@
 
 Haris, Zhang & Yoshida (ICLR 2026, arXiv:2602.08287) report one $(\\gamma, \\rho)$ per task; the reviewers asked for
 sweeps. Every cell trains ``n_seeds`` models with the agreement regularizer at its $(\\gamma, \\rho)$; seed ``s`` of
-every cell and of the baseline ($\\gamma = 0$) shares the initialisation, the split and the minibatch order, and
+every cell and of the baseline ($\\gamma = 0$) shares the initialization, the split and the minibatch order, and
 all ``(cells + 1) × n_seeds`` models train in ONE compiled call (per-model $(\\gamma, \\rho)$ ride in the batch,
 :func:`jaxkit.stability.make_member_loss_fn`). Each cell's median speedup in steps to 95% validation accuracy
 has a paired bootstrap 95% CI against the baseline; the heatmap marks the cells whose CI excludes zero.
@@ -56,7 +56,7 @@ def _train(ctx, cfg: dict) -> dict:
     data = {k: np.stack([d[k] for d in splits]) for k in splits[0]}
     gam = np.repeat([c[0] for c in cells], s).astype(np.float32)
     rho = np.repeat([c[1] for c in cells], s).astype(np.float32)
-    keys = jax.random.split(jax.random.key(ctx.seed), s)  # seed s: the same initialisation in every cell
+    keys = jax.random.split(jax.random.key(ctx.seed), s)  # seed s: the same initialization in every cell
     make = lambda k: Transformer(p + 1, 3, key=k, d_model=cfg["d_model"], n_heads=cfg["n_heads"], d_mlp=cfg["d_mlp"])
     mask = jnp.asarray([True, True, False])
     return train_method(

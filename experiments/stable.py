@@ -30,7 +30,7 @@ PRESETS = {
         steps=300,
         hidden=64,
         depth=2,
-        num_samples=32,
+        n_samples=32,
         seeds=1,
         garch=False,
         sanity=False,
@@ -40,7 +40,7 @@ PRESETS = {
         test_years=list(range(2006, 2023)),
         block_years=6,
         steps=3000,
-        num_samples=64,
+        n_samples=64,
         seeds=1,
         garch=True,
         sanity=True,
@@ -51,7 +51,7 @@ PRESETS = {
         test_years=list(range(2006, 2023)),
         block_years=1,
         steps=10000,
-        num_samples=128,
+        n_samples=128,
         seeds=3,
         garch=True,
         sanity=True,
@@ -98,11 +98,11 @@ def _fit_block(ctx, data, cfg, seed, train_idx, j):
         n_assets=data.n_assets, history=L, horizon=H, n_macro=data.macro.shape[1], n_signals=data.signals.shape[2],
         scale=np.std(data.log_returns[train_idx], axis=0), denoiser=cfg["denoiser"], hidden=cfg["hidden"],
         depth=cfg["depth"], channels=cfg["channels"], schedule=cfg["schedule"], diffusion_steps=cfg["diffusion_steps"],
-        per_date_scale=True, key=jax.random.PRNGKey(seed),
+        per_date_scale=True, key=jax.random.key(seed),
     )  # fmt: skip
     model, hist = train_forecaster(
         model, win, steps=cfg["steps"], batch_size=cfg["batch_size"], lr=cfg["lr"], ema_decay=cfg["ema"],
-        key=jax.random.PRNGKey(1000 + seed), checkpoint_dir=ctx.checkpoint_dir(f"fit_s{seed}_{j}").resolve(),
+        key=jax.random.key(1000 + seed), checkpoint_dir=ctx.checkpoint_dir(f"fit_s{seed}_{j}").resolve(),
         resume=ctx.resume, progress=f"stable:train seed {seed} block {j}",
     )  # fmt: skip
     return model, hist
@@ -113,7 +113,7 @@ def _diffusion_paths(ctx, data, cfg, seed, dates, dec, blocks):
     from jaxkit.forecast import forecast_windows, sample_paths, walk_forward_splits
 
     L, H = cfg["history"], cfg["horizon"]
-    out = np.zeros((len(dec), cfg["num_samples"], H, data.n_assets), np.float32)
+    out = np.zeros((len(dec), cfg["n_samples"], H, data.n_assets), np.float32)
     info = []
     for j, yrs in enumerate(blocks):
         sel = np.isin(dates[dec].year, yrs)
@@ -126,8 +126,8 @@ def _diffusion_paths(ctx, data, cfg, seed, dates, dec, blocks):
             model, hist = _fit_block(ctx, data, cfg, seed, train_idx, j)
             w = forecast_windows(data, dec[sel], history=L, horizon=H)
             s = sample_paths(
-                model, w["history"], w["macro"], w["signals"], jax.random.PRNGKey(2000 + 10 * seed + j),
-                num_samples=cfg["num_samples"], num_steps=cfg["sample_steps"], sampler=cfg["sampler"],
+                model, w["history"], w["macro"], w["signals"], jax.random.key(2000 + 10 * seed + j),
+                n_samples=cfg["n_samples"], n_steps=cfg["sample_steps"], sampler=cfg["sampler"],
                 eta=cfg["eta"], scale=w["scale"],
             )  # fmt: skip
             return np.asarray(s), {
@@ -143,7 +143,7 @@ def _diffusion_paths(ctx, data, cfg, seed, dates, dec, blocks):
 def _baselines(ctx, data, cfg, dec):
     from jaxkit.forecast import garch_paths, historical_bootstrap, rolling_gaussian
 
-    H, k = cfg["horizon"], cfg["num_samples"]
+    H, k = cfg["horizon"], cfg["n_samples"]
     fns = {"bootstrap": historical_bootstrap, "gaussian": rolling_gaussian}
     if cfg["garch"]:
         fns["garch"] = garch_paths
@@ -276,7 +276,7 @@ def _plots(ctx, curves, t_axis, stats, ftab):
 
 
 def run(ctx) -> dict:
-    from jaxkit.forecast import calibrate_spread, forecast_windows, recentre_paths
+    from jaxkit.forecast import calibrate_spread, forecast_windows, recenter_paths
     from jaxkit.portfolio import strategy_weights
 
     cfg = ctx.config
@@ -290,10 +290,10 @@ def run(ctx) -> dict:
         paths[seed], train_info[seed] = _diffusion_paths(ctx, data, cfg, seed, dates, dec, blocks)
     base = ctx.stage("baselines", lambda: _baselines(ctx, data, cfg, dec))
     truth = forecast_windows(data, dec, history=cfg["history"], horizon=cfg["horizon"])["target"]
-    cal = {s: calibrate_spread(recentre_paths(p), truth, dec, horizon=cfg["horizon"], window=cfg["calib_window"])
+    cal = {s: calibrate_spread(recenter_paths(p), truth, dec, horizon=cfg["horizon"], window=cfg["calib_window"])
            for s, p in paths.items()}  # fmt: skip
     forecasts = {f"diffusion (seed {s})": p for s, p in paths.items()}
-    forecasts.update({f"diffusion, mean 0 (seed {s})": recentre_paths(p) for s, p in paths.items()})
+    forecasts.update({f"diffusion, mean 0 (seed {s})": recenter_paths(p) for s, p in paths.items()})
     forecasts.update({f"diffusion, mean 0, calibrated spread (seed {s})": c[0] for s, c in cal.items()})
     forecasts.update(base)
     ftab = _forecast_table(forecasts, truth)
@@ -319,7 +319,7 @@ def run(ctx) -> dict:
         "macro_names": list(data.macro_names), "signal_names": list(data.signal_names),
         "stable_sharpe": results["STABLE (published)"]["sharpe"], "mvo_sharpe": results["MVO (sample)"]["sharpe"],
         "diffusion_mse": ftab[f"diffusion (seed {seed0})"]["mse"],
-        "calibration_checks": _calibration_checks(recentre_paths(paths[seed0]), truth, dec, dates, cfg),
+        "calibration_checks": _calibration_checks(recenter_paths(paths[seed0]), truth, dec, dates, cfg),
     }  # fmt: skip
     if cfg.get("sanity"):
         ckpt = ctx.checkpoint_dir("sanity").resolve()
@@ -351,11 +351,11 @@ def _sanity(cfg, seed, ckpt):
     model = make_forecaster(
         n_assets=N, history=L, horizon=H, n_macro=1, n_signals=1, scale=np.ones(N), denoiser=cfg["denoiser"],
         hidden=cfg["hidden"], depth=cfg["depth"], channels=cfg["channels"], schedule=cfg["schedule"],
-        diffusion_steps=cfg["diffusion_steps"], key=jax.random.PRNGKey(seed),
+        diffusion_steps=cfg["diffusion_steps"], key=jax.random.key(seed),
     )  # fmt: skip
     model, hist = train_forecaster(
         model, ar1_windows(4096, L, H, phi, A, seed=seed), steps=cfg["sanity_steps"], batch_size=256, lr=cfg["lr"],
-        ema_decay=0.995, key=jax.random.PRNGKey(seed + 1), checkpoint_dir=ckpt, progress="stable:sanity",
+        ema_decay=0.995, key=jax.random.key(seed + 1), checkpoint_dir=ckpt, progress="stable:sanity",
     )  # fmt: skip
     cond = np.array([[[0.5, -1.0, 1.5], [1.0, -0.5, 1.0]]])
     mean, cov = ar1_conditional_law(cond[0, -1], H, phi, A)
@@ -363,13 +363,13 @@ def _sanity(cfg, seed, ckpt):
     ref, ref2 = rng.multivariate_normal(mean, cov, k), rng.multivariate_normal(mean, cov, k)
     out = {"samples": k, "gate_final": hist[-1]["gate"]}
     for name, kw in (
-        ("pipeline", dict(sampler=cfg["sampler"], num_steps=cfg["sample_steps"], eta=cfg["eta"])),
-        ("ddim_eta0", dict(sampler="ddim", num_steps=cfg["sample_steps"], eta=0.0)),
+        ("pipeline", dict(sampler=cfg["sampler"], n_steps=cfg["sample_steps"], eta=cfg["eta"])),
+        ("ddim_eta0", dict(sampler="ddim", n_steps=cfg["sample_steps"], eta=0.0)),
     ):
-        x = np.asarray(sample_paths(model, cond, np.zeros((1, 1)), np.zeros((1, N, 1)), jax.random.PRNGKey(7),
-                                    num_samples=k, clip_x0=8.0, **kw))[0].reshape(k, -1)  # fmt: skip
+        x = np.asarray(sample_paths(model, cond, np.zeros((1, 1)), np.zeros((1, N, 1)), jax.random.key(7),
+                                    n_samples=k, clip_x0=8.0, **kw))[0].reshape(k, -1)  # fmt: skip
         mz, cz = moment_z_scores(x, mean, cov)
-        p = energy_test(x, ref, num_permutations=999, seed=seed)[1]
+        p = energy_test(x, ref, n_permutations=999, seed=seed)[1]
         out[name] = {
             "max_abs_mean_z": float(np.abs(mz).max()), "max_abs_cov_z": float(np.abs(cz).max()), "energy_p": p,
             "energy_distance": energy_distance(x, ref), "variance_ratio": (np.diag(np.cov(x.T)) / np.diag(cov)).tolist(),

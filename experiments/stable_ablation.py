@@ -26,9 +26,9 @@ from experiments._registry import Experiment, register
 SAMPLERS = {
     "ancestral": dict(sampler="ddpm"),
     "ancestral_antithetic": dict(sampler="ddpm", antithetic=True),
-    "ddim_eta1_20": dict(sampler="ddim", num_steps=20, eta=1.0),
-    "ddim_eta0_20": dict(sampler="ddim", num_steps=20, eta=0.0),
-    "ddim_eta0_10": dict(sampler="ddim", num_steps=10, eta=0.0),
+    "ddim_eta1_20": dict(sampler="ddim", n_steps=20, eta=1.0),
+    "ddim_eta0_20": dict(sampler="ddim", n_steps=20, eta=0.0),
+    "ddim_eta0_10": dict(sampler="ddim", n_steps=10, eta=0.0),
 }
 
 
@@ -51,10 +51,10 @@ _STANDARD_VARIANTS = [
 ]
 _COMMON = dict(
     start="1990-01-01", end="2018-10-31", tickers=None, history=20, horizon=5, test_years=[2015, 2016, 2017, 2018],
-    test_every=5, num_samples=64, lookback=756, ewma_decay=0.94, denoiser="mlp", hidden=256, depth=3, channels=32,
+    test_every=5, n_samples=64, lookback=756, ewma_decay=0.94, denoiser="mlp", hidden=256, depth=3, channels=32,
     batch_size=256, lr=2e-3, ema=0.999, seeds=1, variants=_STANDARD_VARIANTS,
 )  # fmt: skip
-_SETUP_KEYS = ("history", "horizon", "test_every", "num_samples", "lookback", "ewma_decay", "hidden", "depth",
+_SETUP_KEYS = ("history", "horizon", "test_every", "n_samples", "lookback", "ewma_decay", "hidden", "depth",
                "channels", "batch_size", "lr", "ema", "seeds")  # fmt: skip
 PRESETS = {
     "quick": dict(
@@ -63,7 +63,7 @@ PRESETS = {
         tickers=["AAPL", "JPM", "KO", "MSFT", "XOM"],
         test_years=[2018],
         test_every=10,
-        num_samples=16,
+        n_samples=16,
         lookback=252,
         hidden=64,
         depth=2,
@@ -100,10 +100,10 @@ def _split(data, cfg):
 
 
 def _scores(paths, truth):
-    from jaxkit.forecast import coverage, crps, crps_sum, mse, recentre_paths
+    from jaxkit.forecast import coverage, crps, crps_sum, mse, recenter_paths
 
     out = {}
-    for suffix, p in (("", paths), ("_mean0", recentre_paths(paths))):
+    for suffix, p in (("", paths), ("_mean0", recenter_paths(paths))):
         out["crps" + suffix] = crps(p, truth, sample_axis=1)
         out["crps_sum" + suffix] = crps_sum(p, truth, sample_axis=1)
         out["cov90" + suffix] = coverage(p, truth, level=0.9, sample_axis=1)
@@ -121,7 +121,7 @@ def _baselines(ctx, data, cfg, test):
     for j, t in enumerate(ctx.progress(test, desc="baselines")):
         w = data.log_returns[t - cfg["lookback"] + 1 : t + 1]
         for name, f in fns.items():
-            out[name].append(f(w, cfg["horizon"], cfg["num_samples"], seed=j))
+            out[name].append(f(w, cfg["horizon"], cfg["n_samples"], seed=j))
     cost = {"wall_s": time.time() - t0, "cpu_s": time.process_time() - c0}
     return {name: np.stack(v) for name, v in out.items()}, cost
 
@@ -131,10 +131,10 @@ MC_SEEDS = 8  # Monte-Carlo yardstick: the EWMA Gaussian's paths re-drawn with t
 
 def _mc_noise(data, cfg, test, truth):
     """Spread (sd) of the scores of one fixed forecaster, the EWMA Gaussian, over ``MC_SEEDS`` re-draws of its
-    paths: the Monte-Carlo noise of a score computed from ``num_samples`` paths on these test dates."""
+    paths: the Monte-Carlo noise of a score computed from ``n_samples`` paths on these test dates."""
     from jaxkit.forecast import ewma_gaussian
 
-    H, k, lb = cfg["horizon"], cfg["num_samples"], cfg["lookback"]
+    H, k, lb = cfg["horizon"], cfg["n_samples"], cfg["lookback"]
     scores = []
     for s in range(1, MC_SEEDS + 1):
         p = [ewma_gaussian(data.log_returns[t - lb + 1 : t + 1], H, k, decay=cfg["ewma_decay"], seed=j + 1000 * s)
@@ -169,7 +169,7 @@ def _fit_and_sample(ctx, data, cfg, v, seed, train, tw):
         t1, c1 = time.time(), time.process_time()
         paths = sample_paths(
             model, tw["history"], tw["macro"], tw["signals"], jax.random.key(5 + 1000 * seed),
-            num_samples=cfg["num_samples"], scale=tw["scale"], **SAMPLERS[s],
+            n_samples=cfg["n_samples"], scale=tw["scale"], **SAMPLERS[s],
         )  # fmt: skip
         paths = np.asarray(paths)
         rows.append({**info, "sampler": s, **_scores(paths, tw["target"]), "sample_wall_s": time.time() - t1,

@@ -194,14 +194,14 @@ def check_rotation(name: str, R: Any, atol: float = ROTATION_ATOL) -> None:
 
 
 def check_key(name: str, key: Any) -> None:
-    """Raise ``TypeError`` unless ``key`` is a JAX PRNG key (``jax.random.key``) or a raw ``uint32`` key
-    (``jax.random.PRNGKey``)."""
+    """Raise ``TypeError`` unless ``key`` is a JAX PRNG key (``jax.random.key``) or, for compatibility, a raw
+    ``uint32`` key array."""
     dtype = getattr(key, "dtype", None)
     if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
         return
     if dtype is None or np.dtype(dtype) != np.uint32 or len(_shape(key)) < 1:
         raise TypeError(
-            f"{name}: expected a PRNG key (jax.random.key(seed) or jax.random.PRNGKey(seed)), received "
+            f"{name}: expected a PRNG key (jax.random.key(seed), or a raw uint32 key), received "
             f"{type(key).__name__}{' of dtype ' + str(dtype) if dtype is not None else ''} with shape {_shape(key)}"
         )
 

@@ -3,8 +3,8 @@ XLA compilation.
 
 The import hook must be installed before ``jaxkit`` is first imported, which is why it lives here.
 
-``TEST_XLA_FLAGS``: the suite's shapes are small, so XLA:CPU compilation (LLVM optimisation passes) dominates
-its wall time; tests compile at LLVM optimisation level 0 (about half the time of the heavy tests). This changes
+``TEST_XLA_FLAGS``: the suite's shapes are small, so XLA:CPU compilation (LLVM optimization passes) dominates
+its wall time; tests compile at LLVM optimization level 0 (about half the time of the heavy tests). This changes
 code generation only, not the maths (no fast-math: ``xla_cpu_enable_fast_math`` stays off); tolerances are
 unaffected, and bit-identity tests compare runs made under the same flags. Benchmarks and experiments run with
 XLA's defaults. Subprocess tests get the same flag through ``subprocess_env`` (tests that need more append to it).

@@ -9,16 +9,16 @@ Euclidean API (used by ``jaxkit.forecast``)::
     loss = dm.eps_loss(eps_fn, sched, x0, key)               # one sample; vmap over (x0, key)
     dm.conditional_score(sched, x_t, x0, t_index)            # -(x_t - sqrt(abar) x0)/(1-abar)
     dm.q_posterior(sched, x0, x_t, t_index) -> (mean, var);  dm.predict_x0, dm.eps_to_score, dm.score_to_eps
-    x0 = dm.ddim_sample(eps_fn, sched, x_T, key, num_steps=10, eta=0.0)   # eps_fn(x_t, t_index int32)
+    x0 = dm.ddim_sample(eps_fn, sched, x_T, key, n_steps=10, eta=0.0)   # eps_fn(x_t, t_index int32)
     x0 = dm.ddpm_sample(eps_fn, sched, x_T, key)                          # ancestral, posterior variance
     # time_input="fraction" passes (t_index+1)/T as a float instead of the index.
-    # jit: jax.jit(lambda xT, k: dm.ddim_sample(eps_fn, sched, xT, k, num_steps=10)); vmap over (xT, k).
+    # jit: jax.jit(lambda xT, k: dm.ddim_sample(eps_fn, sched, xT, k, n_steps=10)); vmap over (xT, k).
 
 Continuous schedules (``t in [0, 1]``, ``x_t = alpha(t) x0 + sigma(t) eps``): ``VPSchedule(beta_min=0.1,
 beta_max=20)``, ``CosineVPSchedule()``, ``VESchedule(sigma_min, sigma_max)`` (geometric); methods ``alpha, sigma,
 drift_coef (f), diffusion (g)``. ``edm_grid(n, lo, hi, rho)`` / ``edm_sigma_grid`` / ``time_grid(n, t_min, t_max,
 kind="uniform"|"edm")``. The same ``q_sample``, ``conditional_score``, ``gaussian_marginal_score`` and
-``dsm_loss(score_fn, sched, x0, key)`` (normalised ``|sigma s + eps|^2``) accept continuous schedules with a float
+``dsm_loss(score_fn, sched, x0, key)`` (normalized ``|sigma s + eps|^2``) accept continuous schedules with a float
 ``t``. ``reverse_sde_sample(score_fn, sched, x_T, key, ts)`` (Euler–Maruyama, diffrax) and
 ``probability_flow_sample(score_fn, sched, x_T, ts)`` (Heun, diffrax) integrate from ``ts[0]`` down to ``ts[-1]``.
 
@@ -31,7 +31,7 @@ SO(3) and SE(3)^N API (used by ``jaxkit.docking``); one convention: body-frame r
     igso3.score(R, sigma, mean=None) -> (..., 3)       # body frame: grad_R log p = R hat(s)
     igso3.score_vector(v, sigma) = v/|v| dlogf/domega;  igso3.score_norm(sigma) = sqrt(E (dlogf/domega)^2)
     so3_diffusion.perturb(key, R0, sigma) -> (R_t, v);  conditional_score(R_t, R0, sigma);  dsm_loss(...)
-    so3_diffusion.brownian_motion(key, R0, total_time, num_steps)
+    so3_diffusion.brownian_motion(key, R0, total_time, n_steps)
     so3_diffusion.reverse_sde_sample(score_fn, ve_sched, R_T, key, ts);  probability_flow_sample(score_fn, ve_sched, R_T, ts)
 
     sd = SE3Diffusion(rot=VESchedule(0.1, 1.5), trans=VPSchedule(0.1, 20.0), parametrization="score" | "eps")

@@ -6,7 +6,7 @@ Every function accepts either a :class:`~jaxkit.diffusion._schedules.DiscreteSch
 (``x_t = alpha(t) x_0 + sigma(t) eps``). Functions act on one sample of any shape; batch with ``jax.vmap``.
 
 Scores (Vincent 2011; Song et al. 2021): ``grad log q(x_t | x_0) = -(x_t - alpha x_0)/sigma^2 = -eps/sigma``.
-The denoising score-matching loss is normalised the usual way, ``lambda(t) = sigma(t)^2``, i.e.
+The denoising score-matching loss is normalized the usual way, ``lambda(t) = sigma(t)^2``, i.e.
 ``|| sigma s_theta(x_t, t) + eps ||^2`` (which equals the eps-prediction loss with ``eps_theta = -sigma s_theta``).
 """
 
@@ -51,7 +51,7 @@ def check_time(schedule: object, t: Any, name: str = "t") -> Any:
     concrete). Anything else as ``schedule`` raises ``TypeError``.
     """
     if isinstance(schedule, DiscreteSchedule):
-        T = schedule.num_steps
+        T = schedule.n_steps
         dtype = jnp.result_type(t)
         if not jnp.issubdtype(dtype, jnp.integer):
             raise TypeError(
@@ -160,7 +160,7 @@ def eps_loss(
     x0 = jnp.asarray(x0)
     k_t, k_e = jax.random.split(key)
     if t is None:
-        t = jax.random.randint(k_t, (), 0, schedule.num_steps)
+        t = jax.random.randint(k_t, (), 0, schedule.n_steps)
     t = check_time(schedule, t)
     eps = jax.random.normal(k_e, x0.shape, x0.dtype)
     x_t = q_sample(schedule, x0, t, eps)
@@ -176,7 +176,7 @@ def dsm_loss(
     t: ArrayLike | None = None,
     t_min: float = 1e-3,
 ) -> Array:
-    """Denoising score matching for one sample, normalised: ``mean (sigma_t score_fn(x_t, t) + eps)^2``.
+    """Denoising score matching for one sample, normalized: ``mean (sigma_t score_fn(x_t, t) + eps)^2``.
 
     Continuous schedules draw ``t ~ U(t_min, 1)`` unless ``t`` is given; a discrete schedule draws an index.
     Same signature as :func:`jaxkit.diffusion.so3_diffusion.dsm_loss` and
@@ -186,7 +186,7 @@ def dsm_loss(
     k_t, k_e = jax.random.split(key)
     if t is None:
         if isinstance(schedule, DiscreteSchedule):
-            t = jax.random.randint(k_t, (), 0, schedule.num_steps)
+            t = jax.random.randint(k_t, (), 0, schedule.n_steps)
         else:
             t = jax.random.uniform(k_t, (), minval=t_min, maxval=1.0)
     eps = jax.random.normal(k_e, x0.shape, x0.dtype)

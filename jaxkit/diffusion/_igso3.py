@@ -2,7 +2,7 @@
 
 IGSO(3)(sigma) is the law of Brownian motion on SO(3) at time ``sigma^2`` (generator ``Delta/2`` for the metric
 with ``|hat v| = |v|``; for small ``sigma`` the rotation vector is ~ ``N(0, sigma^2 I_3)``). Its density with respect
-to the normalised Haar measure depends on the rotation angle ``omega`` only (Nikolayev & Savyolova 1997;
+to the normalized Haar measure depends on the rotation angle ``omega`` only (Nikolayev & Savyolova 1997;
 Leach et al. 2022; Yim et al. 2023, FrameDiff):
 
     f(omega, sigma) = sum_l (2l+1) exp(-l(l+1) sigma^2/2) sin((l+1/2) omega) / sin(omega/2)
@@ -23,7 +23,7 @@ The CDF has closed forms too (series: ``(1/pi) sum_l c_l [sin(l w)/l - sin((l+1)
 ``erf``), evaluated in NumPy float64 by :func:`cdf_reference`. Sampling inverts float64 CDF tables on an
 ``(sigma, omega)`` grid (``N_SIGMA = 256`` log-spaced ``sigma`` in ``[1e-3, 5]``; per row ``N_OMEGA = 1024`` angles on
 ``[0, min(pi, 9 sigma)]``), computed once and cached in ``$JAXKIT_CACHE_DIR`` (default ``~/.cache/jaxkit``):
-jit-able binary search in the two neighbouring rows, linear inside a cell, geometric interpolation in ``sigma``.
+jit-able binary search in the two neighboring rows, linear inside a cell, geometric interpolation in ``sigma``.
 A concrete scalar ``sigma`` (the common case) instead gets its own float64 two-sided quantile table
 (``omega = F^{-1}(s^3/2)`` and ``F^{-1}(1 - s^3/2)`` on a uniform ``s`` grid, Newton-refined against
 :func:`cdf_reference`; built in ~0.3 s and kept in memory for 64 values): sampling is then one cell lookup, and
@@ -31,7 +31,7 @@ a rotation costs three uniforms (angle, and the axis by Archimedes' projection) 
 
 Score. For ``R = R_0 exp(hat v)`` with ``omega = |v|``, the Riemannian gradient of ``log f`` expressed in the body
 frame (``grad = R hat(s)``) is ``s = v / omega * d log f / d omega`` (:func:`score_vector`). The DiffDock
-normalisation divides by ``score_norm(sigma) = sqrt(E[(d log f / d omega)^2])`` (a 1-D table).
+normalization divides by ``score_norm(sigma) = sqrt(E[(d log f / d omega)^2])`` (a 1-D table).
 """
 
 from __future__ import annotations
@@ -210,7 +210,7 @@ def _as_float(x: ArrayLike) -> Array:
 
 
 def log_density(omega: ArrayLike, sigma: ArrayLike) -> Array:
-    """``log f(omega, sigma)``: log-density of IGSO(3) w.r.t. the normalised Haar measure, at rotation angle omega."""
+    """``log f(omega, sigma)``: log-density of IGSO(3) w.r.t. the normalized Haar measure, at rotation angle omega."""
     check_sigma("sigma", sigma)
     omega, sigma = _as_float(omega), _as_float(sigma)
     return _eval_jnp(omega, sigma)[0]
@@ -240,7 +240,7 @@ def score_coef(omega: ArrayLike, sigma: ArrayLike) -> Array:
 
 
 def score_vector(v: ArrayLike, sigma: ArrayLike) -> Array:
-    """Body-frame score at ``R = R_0 exp(hat v)`` of IGSO(3)(sigma) centred at ``R_0``: ``v * score_coef(|v|)``.
+    """Body-frame score at ``R = R_0 exp(hat v)`` of IGSO(3)(sigma) centered at ``R_0``: ``v * score_coef(|v|)``.
 
     ``v (..., 3)`` are rotation vectors with ``|v| <= pi``; ``sigma`` broadcasts against ``v.shape[:-1]``.
     """
@@ -427,7 +427,7 @@ def _quantile_table64(sigma: float) -> np.ndarray:
     """Two-sided quantile table at one concrete ``sigma``: ``(2, M)`` angles with ``s_j = j/(M-1)``,
     ``[0, j] = F^{-1}(s_j^3 / 2)`` (lower half) and ``[1, j] = F^{-1}(1 - s_j^3 / 2)`` (upper half).
 
-    ``F`` is :func:`cdf_reference` (float64, renormalised to the row's range ``[0, min(pi, 9 sigma)]``). The cube
+    ``F`` is :func:`cdf_reference` (float64, renormalized to the row's range ``[0, min(pi, 9 sigma)]``). The cube
     undoes ``F ~ c omega^3`` at 0, so the lower half is smooth in ``s``; on the upper half it compresses the
     tail, so the last cell holds ``1/(2 (M-1)^3)`` of the mass. Sampling is ``u -> (half, s = (2u)^(1/3) or
     (2(1-u))^(1/3))``, one cell lookup and linear interpolation: no search."""

@@ -6,7 +6,7 @@ function and the integer options are static: close over them with ``functools.pa
 
 - :func:`ddpm_sample` (Ho et al. 2020): ``x_{t-1} = (x_t - beta_t/sqrt(1-abar_t) eps)/sqrt(alpha_t) + s_t z``,
   ``s_t^2 = beta~_t`` (posterior) or ``beta_t``.
-- :func:`ddim_sample` (Song, Meng, Ermon 2021): on a sub-sequence of ``num_steps`` indices,
+- :func:`ddim_sample` (Song, Meng, Ermon 2021): on a sub-sequence of ``n_steps`` indices,
   ``x_prev = sqrt(abar_prev) x0_hat + sqrt(1 - abar_prev - s^2) eps + s z`` with
   ``s = eta sqrt((1-abar_prev)/(1-abar_t)) sqrt(1 - abar_t/abar_prev)``; ``eta = 0`` is deterministic and
   ``eta = 1`` with all steps equals DDPM with the posterior variance.
@@ -44,10 +44,10 @@ __all__ = [
 ]
 
 
-def _time_arg(t_index: Array, num_steps: int, time_input: Literal["index", "fraction"]) -> Array:
+def _time_arg(t_index: Array, n_steps: int, time_input: Literal["index", "fraction"]) -> Array:
     if time_input == "index":
         return t_index
-    return (t_index + 1).astype(jnp.result_type(float)) / num_steps
+    return (t_index + 1).astype(jnp.result_type(float)) / n_steps
 
 
 def _check_discrete(schedule: object) -> None:
@@ -63,14 +63,14 @@ def _check_continuous(schedule: object) -> None:
         )
 
 
-def ddim_timesteps(total_steps: int, num_steps: int) -> np.ndarray:
-    """Descending, distinct step indices ``T-1 .. 0`` (``num_steps`` of them, evenly spaced)."""
-    check_int("num_steps", num_steps, minimum=1)
-    if num_steps > total_steps:
+def ddim_timesteps(total_steps: int, n_steps: int) -> np.ndarray:
+    """Descending, distinct step indices ``T-1 .. 0`` (``n_steps`` of them, evenly spaced)."""
+    check_int("n_steps", n_steps, minimum=1)
+    if n_steps > total_steps:
         raise ValueError(
-            f"num_steps: expected at most the schedule length {total_steps}, received {num_steps}"
+            f"n_steps: expected at most the schedule length {total_steps}, received {n_steps}"
         )
-    ts = np.round(np.linspace(total_steps - 1, 0, num_steps)).astype(np.int32)
+    ts = np.round(np.linspace(total_steps - 1, 0, n_steps)).astype(np.int32)
     return ts
 
 
@@ -89,7 +89,7 @@ def ddpm_sample(
     check_choice("variance", variance, ("posterior", "beta"))
     check_choice("time_input", time_input, ("index", "fraction"))
     x_T = jnp.asarray(x_T)
-    T = schedule.num_steps
+    T = schedule.n_steps
     ts = jnp.arange(T - 1, -1, -1, dtype=jnp.int32)
     keys = jax.random.split(key, T)
 
@@ -118,18 +118,18 @@ def ddim_sample(
     x_T: ArrayLike,
     key: PRNGKeyArray,
     *,
-    num_steps: int | None = None,
+    n_steps: int | None = None,
     eta: float = 0.0,
     time_input: Literal["index", "fraction"] = "index",
     clip_x0: float | None = None,
 ) -> Array:
-    """DDIM sampling with ``num_steps`` (default: all ``T``) evenly spaced steps and stochasticity ``eta``."""
+    """DDIM sampling with ``n_steps`` (default: all ``T``) evenly spaced steps and stochasticity ``eta``."""
     _check_discrete(schedule)
     check_choice("time_input", time_input, ("index", "fraction"))
     if float(eta) < 0:
         raise ValueError(f"eta: expected a value >= 0, received {eta}")
-    T = schedule.num_steps
-    ts = ddim_timesteps(T, T if num_steps is None else num_steps)
+    T = schedule.n_steps
+    ts = ddim_timesteps(T, T if n_steps is None else n_steps)
     t_prev = np.concatenate([ts[1:], [-1]]).astype(np.int32)
     x_T = jnp.asarray(x_T)
     keys = jax.random.split(key, len(ts))
@@ -153,22 +153,22 @@ def ddim_sample(
 
 
 def time_grid(
-    num_steps: int,
+    n_steps: int,
     t_min: float = 1e-3,
     t_max: float = 1.0,
     kind: Literal["uniform", "edm"] = "uniform",
     rho: float = 3.0,
 ) -> Array:
-    """Descending integration times ``t_max -> t_min`` (``num_steps + 1`` points): uniform or EDM (``rho``)."""
+    """Descending integration times ``t_max -> t_min`` (``n_steps + 1`` points): uniform or EDM (``rho``)."""
     from jaxkit.diffusion._schedules import edm_grid
 
-    check_int("num_steps", num_steps, minimum=1)
+    check_int("n_steps", n_steps, minimum=1)
     check_choice("kind", kind, ("uniform", "edm"))
     if not 0 <= t_min < t_max:
         raise ValueError(f"t_min: expected 0 <= t_min < t_max={t_max}, received {t_min}")
     if kind == "edm":
-        return edm_grid(num_steps + 1, t_min, t_max, rho)
-    return jnp.linspace(t_max, t_min, num_steps + 1, dtype=jnp.result_type(float))
+        return edm_grid(n_steps + 1, t_min, t_max, rho)
+    return jnp.linspace(t_max, t_min, n_steps + 1, dtype=jnp.result_type(float))
 
 
 def check_time_grid(ts: ArrayLike, name: str = "ts") -> Array:

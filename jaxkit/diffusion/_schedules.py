@@ -60,30 +60,30 @@ def _check_betas(betas: np.ndarray) -> None:
         raise ValueError(f"betas: expected values in (0, 1), received range [{betas.min()}, {betas.max()}]")
 
 
-def linear_beta_schedule(num_steps: int, beta_start: float = 1e-4, beta_end: float = 0.02) -> np.ndarray:
-    """DDPM linear betas (float64 NumPy), ``linspace(beta_start, beta_end, num_steps)``."""
-    check_int("num_steps", num_steps, minimum=1)
+def linear_beta_schedule(n_steps: int, beta_start: float = 1e-4, beta_end: float = 0.02) -> np.ndarray:
+    """DDPM linear betas (float64 NumPy), ``linspace(beta_start, beta_end, n_steps)``."""
+    check_int("n_steps", n_steps, minimum=1)
     check_range("beta_start", beta_start, 0.0, 1.0, closed=False)
     check_range("beta_end", beta_end, 0.0, 1.0, closed=False)
-    return np.linspace(beta_start, beta_end, num_steps, dtype=np.float64)
+    return np.linspace(beta_start, beta_end, n_steps, dtype=np.float64)
 
 
 def quadratic_beta_schedule(
-    num_steps: int = 50, beta_start: float = 1e-4, beta_end: float = 0.5
+    n_steps: int = 50, beta_start: float = 1e-4, beta_end: float = 0.5
 ) -> np.ndarray:
-    """CSDI "quad" betas (float64 NumPy): ``linspace(sqrt(beta_start), sqrt(beta_end), num_steps)**2``."""
-    check_int("num_steps", num_steps, minimum=1)
+    """CSDI "quad" betas (float64 NumPy): ``linspace(sqrt(beta_start), sqrt(beta_end), n_steps)**2``."""
+    check_int("n_steps", n_steps, minimum=1)
     check_range("beta_start", beta_start, 0.0, 1.0, closed=False)
     check_range("beta_end", beta_end, 0.0, 1.0, closed=False)
-    return np.linspace(beta_start**0.5, beta_end**0.5, num_steps, dtype=np.float64) ** 2
+    return np.linspace(beta_start**0.5, beta_end**0.5, n_steps, dtype=np.float64) ** 2
 
 
-def cosine_beta_schedule(num_steps: int, s: float = 0.008, max_beta: float = 0.999) -> np.ndarray:
+def cosine_beta_schedule(n_steps: int, s: float = 0.008, max_beta: float = 0.999) -> np.ndarray:
     """Nichol & Dhariwal (2021) cosine schedule as betas (float64 NumPy), clipped at ``max_beta``."""
-    check_int("num_steps", num_steps, minimum=1)
+    check_int("n_steps", n_steps, minimum=1)
     check_positive("s", s)
     check_range("max_beta", max_beta, 0.0, 1.0, closed=False)
-    t = np.arange(num_steps + 1, dtype=np.float64) / num_steps
+    t = np.arange(n_steps + 1, dtype=np.float64) / n_steps
     f = np.cos((t + s) / (1 + s) * np.pi / 2) ** 2
     abar = f / f[0]
     betas = 1.0 - abar[1:] / abar[:-1]
@@ -112,7 +112,7 @@ class DiscreteSchedule(eqx.Module):
     posterior_variance: Float[Array, " T"]
 
     @property
-    def num_steps(self) -> int:
+    def n_steps(self) -> int:
         return int(self.betas.shape[0])
 
     @staticmethod
@@ -130,7 +130,7 @@ class DiscreteSchedule(eqx.Module):
 
 
 def discrete_schedule(
-    kind: Literal["linear", "quadratic", "cosine"] = "linear", num_steps: int = 1000, **kwargs: float
+    kind: Literal["linear", "quadratic", "cosine"] = "linear", n_steps: int = 1000, **kwargs: float
 ) -> DiscreteSchedule:
     """Build a :class:`DiscreteSchedule`: ``kind`` in ``{"linear", "quadratic", "cosine"}``.
 
@@ -142,7 +142,7 @@ def discrete_schedule(
         "quadratic": quadratic_beta_schedule,
         "cosine": cosine_beta_schedule,
     }
-    return DiscreteSchedule.from_betas(fn[kind](num_steps, **kwargs))
+    return DiscreteSchedule.from_betas(fn[kind](n_steps, **kwargs))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -285,30 +285,30 @@ class VESchedule(AbstractSchedule):
 # --------------------------------------------------------------------------------------------------------------
 
 
-def edm_grid(num_steps: int, lo: float, hi: float, rho: float = 7.0) -> jax.Array:
-    """Karras et al. (2022) grid from ``hi`` down to ``lo`` (``num_steps`` points, both ends included).
+def edm_grid(n_steps: int, lo: float, hi: float, rho: float = 7.0) -> jax.Array:
+    """Karras et al. (2022) grid from ``hi`` down to ``lo`` (``n_steps`` points, both ends included).
 
     ``s_i = (hi^(1/rho) + i/(N-1) (lo^(1/rho) - hi^(1/rho)))^rho``. Works for noise levels (``edm_sigma_grid``)
     and for diffusion times (SigmaDock: 30 points of ``t`` in ``[t_min, 1]`` with ``rho = 3``).
     """
-    check_int("num_steps", num_steps, minimum=2)
+    check_int("n_steps", n_steps, minimum=2)
     check_positive("lo", lo, strict=False)
     check_positive("hi", hi)
     check_positive("rho", rho)
     if not hi > lo:
         raise ValueError(f"hi: expected a value > lo={lo}, received {hi}")
-    i = np.arange(num_steps, dtype=np.float64) / (num_steps - 1)
+    i = np.arange(n_steps, dtype=np.float64) / (n_steps - 1)
     g = (hi ** (1 / rho) + i * (lo ** (1 / rho) - hi ** (1 / rho))) ** rho
     return jnp.asarray(g, dtype=jnp.result_type(float))
 
 
 def edm_sigma_grid(
-    num_steps: int,
+    n_steps: int,
     sigma_min: float = 0.002,
     sigma_max: float = 80.0,
     rho: float = 7.0,
     append_zero: bool = True,
 ) -> jax.Array:
     """EDM noise levels ``sigma_max -> sigma_min`` (plus a final 0 if ``append_zero``)."""
-    g = edm_grid(num_steps, sigma_min, sigma_max, rho)
+    g = edm_grid(n_steps, sigma_min, sigma_max, rho)
     return jnp.concatenate([g, jnp.zeros((1,), g.dtype)]) if append_zero else g

@@ -4,16 +4,16 @@ One convention throughout :mod:`jaxkit.diffusion` (DiffDock, Corso et al. 2023; 
 SigmaDock 2026): the two factors run independently on a shared time $t \in [0, 1]$,
 
 - translations $x \in \mathbb R^{N \times 3}$: any continuous :class:`AbstractSchedule` (default VP, $\beta$ from
-  0.1 to 20), $x_t = \alpha(t) x_0 + \sigma(t) z$; coordinates are expected centred and scaled (SigmaDock: pocket
-  centre, 2.7 Å; see :func:`normalize`);
+  0.1 to 20), $x_t = \alpha(t) x_0 + \sigma(t) z$; coordinates are expected centered and scaled (SigmaDock: pocket
+  center, 2.7 Å; see :func:`normalize`);
 - rotations $R \in SO(3)^N$: VE on SO(3) (default $\sigma$ from 0.1 to 1.5, geometric), **body frame**:
   $R_t = R_0 \exp(\hat v)$ with $v \sim \mathrm{IGSO}(3)(\sigma(t))$; scores are body-frame 3-vectors $s$ with
   $\nabla_R \log p = R \hat s$, and every update is $R \leftarrow R \exp(\hat u)$.
 
 Model interface: ``model(R, x, t) -> (rot_out (N, 3), trans_out (N, 3))``. With ``parametrization="score"`` the
-outputs are the scores $(s_R, s_x)$; with ``"eps"`` they are the normalised rotation score
-$s_R / \|s\|_\sigma$ (``igso3.score_norm``, DiffDock's normalisation) and the translation noise
-$\hat z = -\sigma_x(t) s_x$. Both train on the same normalised DSM loss,
+outputs are the scores $(s_R, s_x)$; with ``"eps"`` they are the normalized rotation score
+$s_R / \|s\|_\sigma$ (``igso3.score_norm``, DiffDock's normalization) and the translation noise
+$\hat z = -\sigma_x(t) s_x$. Both train on the same normalized DSM loss,
 $\mathrm{rot} = |(s_R - s_R^*)/\|s\|_\sigma|^2$, $\mathrm{trans} = |\sigma_x s_x + z|^2$ (means over bodies and
 components, optionally masked).
 
@@ -62,7 +62,7 @@ ModelFn = Callable[[Array, Array, Array], tuple[Array, Array]]
 
 
 def normalize(x: ArrayLike, center: ArrayLike, scale: float = 2.7) -> Array:
-    """``(x - center) / scale`` (SigmaDock: pocket centre, 2.7 Angstrom)."""
+    """``(x - center) / scale`` (SigmaDock: pocket center, 2.7 Angstrom)."""
     return (jnp.asarray(x) - jnp.asarray(center)) / scale
 
 
@@ -92,7 +92,7 @@ class SE3Marginal(NamedTuple):
 
 
 class DSMTerms(NamedTuple):
-    """The two normalised denoising score-matching terms of :meth:`SE3Diffusion.dsm_terms`."""
+    """The two normalized denoising score-matching terms of :meth:`SE3Diffusion.dsm_terms`."""
 
     rot: Float[Array, ""]
     trans: Float[Array, ""]
@@ -152,7 +152,7 @@ def trans_step(
 class SE3Diffusion(eqx.Module):
     """Product diffusion on N rigid bodies: ``rot`` (VE on SO(3), body frame) x ``trans`` (any continuous schedule).
 
-    ``parametrization`` says what the model returns (``"score"``: scores; ``"eps"``: normalised rotation score and
+    ``parametrization`` says what the model returns (``"score"``: scores; ``"eps"``: normalized rotation score and
     translation noise); see the module docstring.
     """
 
@@ -206,7 +206,7 @@ class SE3Diffusion(eqx.Module):
         t = check_time(self.trans, t)
         return -(jnp.asarray(x_t) - self.trans.alpha(t) * jnp.asarray(x0)) / self.trans.sigma(t) ** 2
 
-    # ---- parametrisation -----------------------------------------------------------------------------------
+    # ---- parametrization -----------------------------------------------------------------------------------
     def to_scores(self, rot_out: ArrayLike, trans_out: ArrayLike, t: ArrayLike) -> tuple[Array, Array]:
         """Model outputs -> ``(rotation score, translation score)`` under :attr:`parametrization`."""
         rot_out, trans_out = jnp.asarray(rot_out), jnp.asarray(trans_out)
@@ -222,7 +222,7 @@ class SE3Diffusion(eqx.Module):
         return rot_score / igso3.score_norm(self.rot.sigma(t)), -trans_score * self.trans.sigma(t)
 
     def score_fn(self, model: ModelFn) -> ModelFn:
-        """``(R, x, t) -> (rotation score, translation score)`` of a model with this parametrisation."""
+        """``(R, x, t) -> (rotation score, translation score)`` of a model with this parametrization."""
         return lambda R, x, t: self.to_scores(*model(R, x, t), t)
 
     # ---- loss ----------------------------------------------------------------------------------------------
@@ -237,7 +237,7 @@ class SE3Diffusion(eqx.Module):
         t_min: float = 1e-3,
         mask: ArrayLike | None = None,
     ) -> DSMTerms:
-        """The normalised rotation and translation DSM terms for one sample of N bodies.
+        """The normalized rotation and translation DSM terms for one sample of N bodies.
 
         ``t ~ U(t_min, 1)`` unless given; ``mask (N,)`` weights the bodies (padding bodies get 0).
         """
@@ -272,16 +272,16 @@ class SE3Diffusion(eqx.Module):
 
     # ---- prior and samplers --------------------------------------------------------------------------------
     def prior_sample(
-        self, key: PRNGKeyArray, num_bodies: int, rot_prior: Literal["uniform", "igso3"] = "uniform"
+        self, key: PRNGKeyArray, n_bodies: int, rot_prior: Literal["uniform", "igso3"] = "uniform"
     ) -> tuple[Array, Array]:
         """``R ~ Haar`` (or ``IGSO(3)(sigma_max)`` around I), ``x ~ N(0, sigma(1)^2 I)``."""
         check_choice("rot_prior", rot_prior, ("uniform", "igso3"))
         k_r, k_x = jax.random.split(key)
         if rot_prior == "uniform":
-            R = g.random_uniform(k_r, (num_bodies,))
+            R = g.random_uniform(k_r, (n_bodies,))
         else:
-            R = igso3.sample(k_r, self.rot.sigma_max, (num_bodies,))
-        x = self.trans.sigma(1.0) * jax.random.normal(k_x, (num_bodies, 3), R.dtype)
+            R = igso3.sample(k_r, self.rot.sigma_max, (n_bodies,))
+        x = self.trans.sigma(1.0) * jax.random.normal(k_x, (n_bodies, 3), R.dtype)
         return R, x
 
     def sample(

@@ -3,7 +3,7 @@ DiffDock, Corso et al. 2023; FrameDiff, Yim et al. 2023): the rotation factor of
 :class:`~jaxkit.diffusion.SE3Diffusion`, on its own.
 
 Forward process: Brownian motion $dR = R \circ g(t)\,dB$ (body-frame increments, generator $g^2 \Delta/2$), so
-$R_t \mid R_0 \sim \mathrm{IGSO}(3)(\sigma(t))$ centred at $R_0$ for a :class:`VESchedule`. Scores are body-frame
+$R_t \mid R_0 \sim \mathrm{IGSO}(3)(\sigma(t))$ centered at $R_0$ for a :class:`VESchedule`. Scores are body-frame
 3-vectors $s$ with $\nabla_R \log p = R \hat s$: the conditional score at $R_t = R_0 \exp(\hat v)$ is
 $v/|v| \cdot \partial_\omega \log f$. The samplers are the rotation steps of :meth:`SE3Diffusion.sample`
 (geodesic random walk; probability flow $R \leftarrow R \exp(g^2 s\,\Delta t/2)$); Brownian motion
@@ -56,7 +56,7 @@ def perturb(key: PRNGKeyArray, R0: ArrayLike, sigma: ArrayLike) -> tuple[Array, 
 
 
 def conditional_score(R_t: ArrayLike, R0: ArrayLike, sigma: ArrayLike) -> Array:
-    """Body-frame score of ``IGSO(3)(sigma)`` centred at ``R0``, evaluated at ``R_t``."""
+    """Body-frame score of ``IGSO(3)(sigma)`` centered at ``R0``, evaluated at ``R_t``."""
     return igso3.score(R_t, sigma, mean=R0)
 
 
@@ -69,7 +69,7 @@ def dsm_loss(
     t: ArrayLike | None = None,
     t_min: float = 1e-3,
 ) -> Array:
-    """Denoising score matching on SO(3) for one sample ``R0 (..., 3, 3)`` (e.g. N bodies), normalised as in
+    """Denoising score matching on SO(3) for one sample ``R0 (..., 3, 3)`` (e.g. N bodies), normalized as in
     DiffDock: ``mean |(score_fn(R_t, t) - s_target) / score_norm(sigma_t)|^2`` with ``t ~ U(t_min, 1)``."""
     _check_schedule(schedule)
     g.check_rotation("R0", R0)
@@ -83,22 +83,22 @@ def dsm_loss(
     return jnp.mean(((score_fn(R_t, t) - target) / igso3.score_norm(sigma)) ** 2)
 
 
-def brownian_motion(key: PRNGKeyArray, R0: ArrayLike, total_time: float, num_steps: int) -> Array:
-    """Geodesic random walk ``R <- R exp(hat(sqrt(dt) z))`` for ``total_time`` in ``num_steps`` steps.
+def brownian_motion(key: PRNGKeyArray, R0: ArrayLike, total_time: float, n_steps: int) -> Array:
+    """Geodesic random walk ``R <- R exp(hat(sqrt(dt) z))`` for ``total_time`` in ``n_steps`` steps.
 
     The law at the end approaches IGSO(3)(``sqrt(total_time)``) around ``R0`` as ``dt -> 0``.
     """
     g.check_rotation("R0", R0)
     check_positive("total_time", total_time)
-    check_int("num_steps", num_steps, minimum=1)
+    check_int("n_steps", n_steps, minimum=1)
     R0 = jnp.asarray(R0)
-    dt = float(total_time) / int(num_steps)
+    dt = float(total_time) / int(n_steps)
 
     def step(R: Array, k: Array) -> tuple[Array, None]:
         z = jax.random.normal(k, R.shape[:-1], R.dtype)
         return g.compose(R, g.exp(jnp.sqrt(dt) * z)), None
 
-    R, _ = jax.lax.scan(step, R0, jax.random.split(key, int(num_steps)))
+    R, _ = jax.lax.scan(step, R0, jax.random.split(key, int(n_steps)))
     return R
 
 

@@ -4,7 +4,7 @@ Entry points: :func:`dock` (and ``python -m jaxkit.docking dock ...``) docks a l
 RDKit conformer for the fragment geometry) into a protein pocket with a trained :class:`FragmentScoreModel` and
 ranks the samples by PoseBusters validity and Vinardo energy; ``python -m jaxkit.docking train ...`` /
 :func:`train_model` trains a model on complexes in the PDBBind / PoseBusters layout and/or CCD pseudo-pockets.
-Pieces: fragmentation (:func:`fragment_ligand`), featurisation (:func:`ligand_fragments`, :func:`build_complex`,
+Pieces: fragmentation (:func:`fragment_ligand`), featurization (:func:`ligand_fragments`, :func:`build_complex`,
 :class:`DockingComplex`), the diffusion adapters (:func:`docking_process`, :func:`dsm_loss`,
 :func:`sample_poses`), ranking (:func:`rank_poses`), evaluation (:func:`evaluate_complex`, :func:`symmetric_rmsd`).
 """
@@ -83,7 +83,7 @@ from ._structures import (
     ligand_from_smiles,
     load_ligand,
     load_protein,
-    pocket_from_centre,
+    pocket_from_center,
 )
 from ._train import (
     MODEL_FORMAT,
@@ -147,7 +147,7 @@ __all__ = [
     "ORGANIC_ELEMENTS",
     "SHIPPED_MODEL",
     "Pocket",
-    "pocket_from_centre",
+    "pocket_from_center",
     "pocket_pdbqt",
     "pose_checks",
     "pose_rmsd",

@@ -2,7 +2,7 @@
 
 ``dock(protein, ligand, pocket=..., model=..., key=...)`` reads only the ligand's chemistry (an RDKit ETKDG
 conformer gives the fragment geometry; an input pose is ignored), the protein, and a pocket given by a reference
-ligand (redocking: the pocket is the protein around it, its centroid the diffusion origin) or by a centre (and box
+ligand (redocking: the pocket is the protein around it, its centroid the diffusion origin) or by a center (and box
 size). It draws ``n_samples`` poses with the diffusion model and ranks them (:func:`rank_poses`).
 """
 
@@ -44,7 +44,7 @@ from ._structures import (
     ligand_from_smiles,
     load_ligand,
     load_protein,
-    pocket_from_centre,
+    pocket_from_center,
 )
 from ._train import ModelConfig, load_model
 
@@ -78,16 +78,16 @@ def resolve_pocket(
     protein_atoms, pocket: Pocket | Chem.Mol | str | Path | Sequence[float], *, size: float = 22.0, cutoff: float = 10.0
 ) -> Pocket:
     """A :class:`Pocket` from a Pocket, a reference ligand (Mol or SDF path: residues within ``cutoff`` Å), or a
-    centre ``(x, y, z)`` (residues within ``size / 2`` Å)."""
+    center ``(x, y, z)`` (residues within ``size / 2`` Å)."""
     if isinstance(pocket, Pocket):
         return pocket
     if isinstance(pocket, Chem.Mol | str | Path):
         ref = pocket if isinstance(pocket, Chem.Mol) else load_ligand(pocket)
         return extract_pocket(protein_atoms, conformer_positions(Chem.RemoveAllHs(ref)), cutoff=cutoff)
-    centre = np.asarray(pocket, dtype=np.float64)
-    if centre.shape != (3,):
-        raise ValueError(f"pocket: expected a reference ligand, a Pocket or a centre (x, y, z), received {pocket!r}")
-    return pocket_from_centre(protein_atoms, centre, size=size)
+    center = np.asarray(pocket, dtype=np.float64)
+    if center.shape != (3,):
+        raise ValueError(f"pocket: expected a reference ligand, a Pocket or a center (x, y, z), received {pocket!r}")
+    return pocket_from_center(protein_atoms, center, size=size)
 
 
 def _sizes_for(config: ModelConfig, lig: PreparedLigand, pocket: Pocket) -> ComplexSizes:

@@ -2,12 +2,12 @@
 
 - ``contact_score``: a simple pocket-complementarity score (lower is better) — clash penalty
   ``10·max(0, 3.2 − d)²`` plus a Gaussian attraction ``−exp(−(d − 4)²/2)`` over ligand–pocket pairs.
-- ``random_placement``: one ETKDG conformer rigidly placed at random orientations near the pocket centre, best of
+- ``random_placement``: one ETKDG conformer rigidly placed at random orientations near the pocket center, best of
   ``k`` by ``contact_score``.
 - ``vina_dock``: AutoDock Vina (the ``vina`` package) with the ligand prepared by ``meeko`` and the receptor
   (standard amino acids only; cofactors and other hetero groups are dropped because meeko would fetch their
   templates online; residues meeko cannot build, e.g. distorted side chains, are deleted) by meeko's
-  ``mk_prepare_receptor.py``; a cubic box around the pocket centre.
+  ``mk_prepare_receptor.py``; a cubic box around the pocket center.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def _random_rotations(key: jax.Array, k: int) -> jax.Array:
 
 
 def random_placement(
-    mol: Chem.Mol, pocket_positions: np.ndarray, centre: np.ndarray, *, k: int, seed: int, spread: float = 1.0
+    mol: Chem.Mol, pocket_positions: np.ndarray, center: np.ndarray, *, k: int, seed: int, spread: float = 1.0
 ) -> tuple[np.ndarray, float]:
     """Best of ``k`` random rigid placements of one ETKDG conformer (heavy atoms) by :func:`contact_score`.
 
@@ -64,7 +64,7 @@ def random_placement(
     key = jax.random.key(seed)
     k1, k2 = jax.random.split(key)
     rots = _random_rotations(k1, k)
-    shifts = jnp.asarray(centre) + spread * jax.random.normal(k2, (k, 3))
+    shifts = jnp.asarray(center) + spread * jax.random.normal(k2, (k, 3))
     poses = jnp.einsum("kij,nj->kni", rots, jnp.asarray(x)) + shifts[:, None, :]
     scores = jax.vmap(contact_score, in_axes=(0, None))(poses, jnp.asarray(pocket_positions))
     best = int(jnp.argmin(scores))
@@ -74,7 +74,7 @@ def random_placement(
 def vina_dock(
     protein_pdb: str | Path,
     mol: Chem.Mol,
-    centre: np.ndarray,
+    center: np.ndarray,
     *,
     box_size: float = 22.0,
     exhaustiveness: int = 8,
@@ -104,7 +104,7 @@ def vina_dock(
     v = Vina(sf_name="vina", verbosity=0, cpu=1, seed=int(seed))
     v.set_receptor(str(receptor))
     v.set_ligand_from_string(pdbqt)
-    v.compute_vina_maps(center=[float(c) for c in centre], box_size=[box_size] * 3)
+    v.compute_vina_maps(center=[float(c) for c in center], box_size=[box_size] * 3)
     v.dock(exhaustiveness=int(exhaustiveness), n_poses=1)
     energy = float(v.energies(n_poses=1)[0][0])
     pose = RDKitMolCreate.from_pdbqt_mol(PDBQTMolecule(v.poses(n_poses=1), skip_typing=True))[0]

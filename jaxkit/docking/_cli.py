@@ -28,7 +28,7 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--ligand", required=True, help="ligand SDF/MOL file (chemistry only is used) or a SMILES string")
     g = d.add_mutually_exclusive_group(required=True)
     g.add_argument("--ref-ligand", help="reference ligand SDF defining the pocket (redocking)")
-    g.add_argument("--center", nargs=3, type=float, metavar=("X", "Y", "Z"), help="pocket centre (Å)")
+    g.add_argument("--center", nargs=3, type=float, metavar=("X", "Y", "Z"), help="pocket center (Å)")
     d.add_argument("--size", type=float, default=22.0, help="pocket box size (Å) with --center (default 22)")
     d.add_argument("--model", default=None, help=f"model file (default: the shipped {SHIPPED_MODEL.name})")
     d.add_argument("--out", required=True, help="output SDF (one record per pose, best first)")
@@ -46,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--lr", type=float, default=2e-3)
     t.add_argument("--width", type=int, default=48)
     t.add_argument("--depth", type=int, default=3)
-    t.add_argument("--augment", type=int, default=1, help="featurisations per complex (conformer / cut set)")
+    t.add_argument("--augment", type=int, default=1, help="featurizations per complex (conformer / cut set)")
     t.add_argument("--devices", type=int, default=None, help="devices of the data-parallel mesh (default: all)")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--resume", action="store_true", help="continue from the checkpoints next to --out")
@@ -129,7 +129,7 @@ def _train(a: argparse.Namespace) -> int:
         examples += ccd_examples(a.ccd, split="train", seed=a.seed)
     config = ModelConfig(width=a.width, depth=a.depth)
     data, skipped = featurize_examples(examples, config.sizes(), augment=a.augment, seed=a.seed,
-                                       progress=lambda it: tqdm(it, desc="featurise", file=sys.stderr))
+                                       progress=lambda it: tqdm(it, desc="featurize", file=sys.stderr))
     print(f"{data.T0.shape[0]} training complexes ({len(skipped)} skipped)", file=sys.stderr, flush=True)
     n_dev = a.devices or jax.device_count()
     mesh = data_mesh(n_dev) if n_dev > 1 else None

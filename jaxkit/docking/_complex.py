@@ -8,8 +8,8 @@ enters :func:`build_complex` only through ``reference=`` to give the training ta
 Kabsch fit of the conformer's fragment onto the reference atoms); at inference it is absent and ``R0, T0`` are
 identity/zero placeholders that no sampler reads.
 
-Coordinates are centred on the pocket centre and divided by ``LENGTH_SCALE`` = 2.7 Å (SigmaDock). Fragment $f$
-has local coordinates $x^{loc}$ (centred on its centroid, principal axes) and a pose $(R_f, T_f)$:
+Coordinates are centered on the pocket center and divided by ``LENGTH_SCALE`` = 2.7 Å (SigmaDock). Fragment $f$
+has local coordinates $x^{loc}$ (centered on its centroid, principal axes) and a pose $(R_f, T_f)$:
 $x = R_f x^{loc} + T_f$, so $T_f$ is the fragment centroid. Each cut bond $(i, j)$ gives two dummy atoms: one
 rigidly attached to $i$'s fragment standing for $j$ and vice versa; in an assembled pose they coincide with their
 partners.
@@ -54,10 +54,10 @@ class DockingComplex(eqx.Module):
     """One padded complex (a pytree of arrays; stack along a leading axis for batches).
 
     Ligand (``L`` slots): ``local`` fragment-frame coordinates (scaled), ``fragment`` index, ``atom_mask``,
-    ``atom_features``, ``pair_features (L, L, 7)``. Pocket (``M`` slots): ``pocket`` scaled centred coordinates,
+    ``atom_features``, ``pair_features (L, L, 7)``. Pocket (``M`` slots): ``pocket`` scaled centered coordinates,
     ``pocket_features``, ``pocket_mask``. Fragments (``F``): ``fragment_mask``, reference pose ``R0, T0``
     (targets; placeholders at inference). Dummies (``D``): ``dummy_local`` (fragment frame, scaled),
-    ``dummy_fragment``, ``dummy_partner`` (ligand atom it stands for), ``dummy_mask``. ``centre`` (Å).
+    ``dummy_fragment``, ``dummy_partner`` (ligand atom it stands for), ``dummy_mask``. ``center`` (Å).
     """
 
     local: ArrayT
@@ -75,7 +75,7 @@ class DockingComplex(eqx.Module):
     dummy_fragment: ArrayT
     dummy_partner: ArrayT
     dummy_mask: ArrayT
-    centre: ArrayT
+    center: ArrayT
 
     @property
     def n_fragments(self) -> int:
@@ -141,7 +141,7 @@ def _atom_features(mol: Chem.Mol, anchors: set[int]) -> np.ndarray:
 
 
 def _kabsch(local: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(R, T)`` minimising ``|R local + T - target|`` (Kabsch)."""
+    """``(R, T)`` minimizing ``|R local + T - target|`` (Kabsch)."""
     tc, lc = target.mean(0), local.mean(0)
     H = (local - lc).T @ (target - tc)
     U, _, Vt = np.linalg.svd(H)
@@ -172,7 +172,7 @@ def build_complex(
         )
     x = conformer_positions(frag.mol)
     local, dummy_local = local_coordinates(frag, x)
-    centre = np.asarray(pocket.centre, np.float64)
+    center = np.asarray(pocket.center, np.float64)
     L, M, F, D = sizes.ligand, sizes.pocket, sizes.fragments, sizes.dummies
     anchors = {int(i) for i in frag.dummies[:, 1]} if nd else set()
     feats = np.zeros((L, N_ATOM_FEATURES), np.float32)
@@ -197,7 +197,7 @@ def build_complex(
     loc = np.zeros((L, 3), np.float32)
     loc[:n] = local / LENGTH_SCALE
     poc = np.zeros((M, 3), np.float32)
-    poc[:m] = (pocket.positions - centre) / LENGTH_SCALE
+    poc[:m] = (pocket.positions - center) / LENGTH_SCALE
     pfeat = np.zeros((M, N_POCKET_FEATURES), np.float32)
     for j, el in enumerate(pocket.elements):
         sym = str(el).capitalize()
@@ -218,7 +218,7 @@ def build_complex(
             src = np.concatenate([local[atoms], dummy_local[mine]])
             dst = np.concatenate([ref[atoms], ref[frag.dummies[mine, 2]]])
             R, T = _kabsch(src, dst)
-            R0[f], T0[f] = R, (T - centre) / LENGTH_SCALE
+            R0[f], T0[f] = R, (T - center) / LENGTH_SCALE
     dl = np.zeros((D, 3), np.float32)
     df = np.zeros(D, np.int32)
     dp = np.zeros(D, np.int32)
@@ -229,7 +229,7 @@ def build_complex(
     return DockingComplex(
         local=loc, fragment=frag_idx, atom_mask=atom_mask, atom_features=feats, pair_features=pair,
         pocket=poc, pocket_features=pfeat, pocket_mask=pmask, fragment_mask=fmask, R0=R0, T0=T0,
-        dummy_local=dl, dummy_fragment=df, dummy_partner=dp, dummy_mask=dm, centre=centre.astype(np.float32),
+        dummy_local=dl, dummy_fragment=df, dummy_partner=dp, dummy_mask=dm, center=center.astype(np.float32),
     )
 
 
@@ -242,7 +242,7 @@ def example_complex(
     choice: Literal["canonical", "random"] = "canonical",
     rng: np.random.Generator | None = None,
 ) -> tuple[DockingComplex, PreparedLigand]:
-    """Featurise a :class:`DockingExample` with its reference pose as the target (training / evaluation)."""
+    """Featurize a :class:`DockingExample` with its reference pose as the target (training / evaluation)."""
     lig = ligand_fragments(ex.mol, conformer=conformer, seed=seed, choice=choice, rng=rng)
     return build_complex(lig, ex.pocket, sizes=sizes, reference=ex.reference_positions, name=ex.id), lig
 
@@ -260,7 +260,7 @@ def index_complex(batch: DockingComplex, i: int) -> DockingComplex:
 
 
 def ligand_positions(c: DockingComplex, R: Float[Array, "f 3 3"], T: Float[Array, "f 3"]) -> Float[Array, "l 3"]:
-    """Scaled ligand atom positions of the pose ``(R, T)`` (padding atoms sit at fragment 0's centre)."""
+    """Scaled ligand atom positions of the pose ``(R, T)`` (padding atoms sit at fragment 0's center)."""
     return jnp.einsum("nij,nj->ni", R[c.fragment], c.local) + T[c.fragment]
 
 
@@ -270,7 +270,7 @@ def dummy_positions(c: DockingComplex, R: Float[Array, "f 3 3"], T: Float[Array,
 
 
 def to_angstrom(c: DockingComplex, x_scaled: Float[Array, "n 3"]) -> Float[Array, "n 3"]:
-    return x_scaled * LENGTH_SCALE + c.centre
+    return x_scaled * LENGTH_SCALE + c.center
 
 
 def bond_gap(c: DockingComplex, R: Float[Array, "f 3 3"], T: Float[Array, "f 3"]) -> Float[Array, ""]:

@@ -135,7 +135,7 @@ def pseudo_pocket(positions: np.ndarray, rng: np.random.Generator, *, points_per
     x = np.asarray(positions, dtype=np.float64)
     if x.ndim != 2 or x.shape[1] != 3 or len(x) < 2:
         raise ValueError(f"positions: expected shape (n>=2, 3), received {x.shape}")
-    centre = x.mean(0)
+    center = x.mean(0)
     dirs = rng.normal(size=(len(x), points_per_atom, 3))
     dirs /= np.linalg.norm(dirs, axis=-1, keepdims=True)
     radii = rng.uniform(3.6, 4.6, size=(len(x), points_per_atom, 1))
@@ -144,7 +144,7 @@ def pseudo_pocket(positions: np.ndarray, rng: np.random.Generator, *, points_per
     pts = pts[dmin >= 3.3]
     mouth = rng.normal(size=3)
     mouth /= np.linalg.norm(mouth)
-    v = pts - centre
+    v = pts - center
     cosang = (v @ mouth) / np.maximum(np.linalg.norm(v, axis=1), 1e-9)
     pts = pts[cosang < np.cos(np.deg2rad(50.0))]
     pts = pts[rng.permutation(len(pts))]
@@ -163,7 +163,7 @@ def pseudo_pocket(positions: np.ndarray, rng: np.random.Generator, *, points_per
         chain_ids=np.full(n, "P"),
         residue_names=np.full(n, "PSD"),
         atom_names=elements.copy(),
-        centre=centre,
+        center=center,
     )
 
 

@@ -1,19 +1,19 @@
 r"""Docking as SE(3)^N diffusion over rigid fragments: thin adapters from :class:`DockingComplex` to
-:class:`jaxkit.diffusion.SE3Diffusion` (one process, body-frame rotations, ``"eps"`` parametrisation).
+:class:`jaxkit.diffusion.SE3Diffusion` (one process, body-frame rotations, ``"eps"`` parametrization).
 
 - :func:`docking_process`: rotations VE on SO(3), $\sigma$ from 0.1 to 1.5 rad (SigmaDock/DiffDock); translations
   VE with $\sigma$ from 0.05 to 2.0 (units of 2.7 Å), or SigmaDock's VP ($\beta$ 0.1 → 20) with
-  ``translation="vp"``. VE is our default (documented choice): it does not shrink fragment centres by
+  ``translation="vp"``. VE is our default (documented choice): it does not shrink fragment centers by
   $\alpha(t)$, so the bonded geometry the bond springs of the score model pull towards is the same at every
   noise level.
-- :func:`dsm_loss` / :func:`batch_loss`: the normalised DSM loss of :meth:`SE3Diffusion.dsm_loss` with padding
+- :func:`dsm_loss` / :func:`batch_loss`: the normalized DSM loss of :meth:`SE3Diffusion.dsm_loss` with padding
   fragments masked.
-- :func:`sample_poses`: the reverse process from the prior (Haar rotations, Gaussian centres) on an EDM time grid
+- :func:`sample_poses`: the reverse process from the prior (Haar rotations, Gaussian centers) on an EDM time grid
   ($\rho = 3$), DDIM with $\eta = 1$ by default (ancestral; ``method="em"``/``"ode"`` also work), no noise on the
   last step, and the Tweedie estimate at the last time as the result (``denoise_final``); many samples per
   complex in one ``vmap`` (:func:`dock_samples`).
 - :func:`exact_model`: the exact score when the data are a point mass at the target pose ``(R0, T0)``, in the
-  model's parametrisation; sampling with it must return the target (a check of the diffusion, not of learning).
+  model's parametrization; sampling with it must return the target (a check of the diffusion, not of learning).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def dsm_loss(
     t: Array | None = None,
     t_min: float = 1e-3,
 ) -> Array:
-    """Normalised DSM loss of one complex (``fn, process, data, key, *, t, t_min`` as every ``dsm_loss``)."""
+    """Normalized DSM loss of one complex (``fn, process, data, key, *, t, t_min`` as every ``dsm_loss``)."""
     return process.dsm_loss(_bind(model, c), c.R0, c.T0, key, t=t, t_min=t_min, mask=c.fragment_mask)
 
 
@@ -76,7 +76,7 @@ def batch_loss(
 
 
 def exact_model(process: dm.SE3Diffusion) -> DockModel:
-    """Exact conditional score of a point mass at ``(c.R0, c.T0)``, in ``process``'s parametrisation."""
+    """Exact conditional score of a point mass at ``(c.R0, c.T0)``, in ``process``'s parametrization."""
 
     def model(c: DockingComplex, R: Array, T: Array, t: Array) -> tuple[Array, Array]:
         s_rot = igso3.score(R, process.rot.sigma(t), mean=c.R0)
@@ -100,7 +100,7 @@ def sample_poses(
     box: float | None = 12.0,
 ) -> tuple[Float[Array, "f 3 3"], Float[Array, "f 3"]]:
     """One sample of all fragment poses ``(R, T)`` (scaled units) from the prior; ``box`` (Å) clips the denoised
-    fragment centres to a ball around the pocket centre (DDIM's x0-clipping; the ligand lies in the pocket)."""
+    fragment centers to a ball around the pocket center (DDIM's x0-clipping; the ligand lies in the pocket)."""
     F = c.T0.shape[0]
     k0, k1 = jax.random.split(key)
     R, T = process.prior_sample(k0, F)
@@ -119,7 +119,7 @@ def dock_samples(
 
 
 def random_poses(c: DockingComplex, key: PRNGKeyArray, n: int) -> tuple[Array, Array]:
-    """Prior draws (Haar rotations, N(0, 1) centres in scaled units): a sanity baseline, not a docking method."""
+    """Prior draws (Haar rotations, N(0, 1) centers in scaled units): a sanity baseline, not a docking method."""
     kr, kt = jax.random.split(key)
     F = c.T0.shape[0]
     return so3.random_uniform(kr, (n, F)), jax.random.normal(kt, (n, F, 3))

@@ -30,7 +30,7 @@ def with_positions(mol: Chem.Mol, positions: np.ndarray) -> Chem.Mol:
 
 
 def symmetric_rmsd(pred: Chem.Mol, ref: Chem.Mol) -> float:
-    """Heavy-atom RMSD between two poses of the same ligand, minimised over graph symmetries, no alignment."""
+    """Heavy-atom RMSD between two poses of the same ligand, minimized over graph symmetries, no alignment."""
     return float(rdMolAlign.CalcRMS(Chem.RemoveAllHs(pred), Chem.RemoveAllHs(ref)))
 
 

@@ -8,7 +8,7 @@ A ligand is cut at a *minimal* set of torsional bonds so that every piece is rig
   every fragment with more than 3 atoms contains no torsional bond *of the fragment itself* (torsions recomputed
   on the fragment with the cut partners removed, as SigmaDock does);
 - among valid cut sets we keep those with the fewest cuts; ``choice="canonical"`` prefers sets that cut no bond
-  of a chiral centre, then the one with the largest mean fragment size (ties: lexicographic bond order);
+  of a chiral center, then the one with the largest mean fragment size (ties: lexicographic bond order);
   ``choice="random"`` draws uniformly among the minimal sets (training-time augmentation).
 
 Each cut adds one dummy atom to each side, standing for the partner's anchor atom (it moves rigidly with its own
@@ -94,7 +94,7 @@ _TORSION_CACHE: dict[str, bool] = {}
 
 
 def _submol(mol: Chem.Mol, atoms: list[int]) -> Chem.Mol:
-    _quiet = BlockLogs()  # noqa: F841  (RDKit warns about fragments it cannot kekulise; we fall back below)
+    _quiet = BlockLogs()  # noqa: F841  (RDKit warns about fragments it cannot kekulize; we fall back below)
     keep = set(atoms)
     rw = Chem.RWMol(mol)
     for idx in sorted((i for i in range(mol.GetNumAtoms()) if i not in keep), reverse=True):
@@ -206,7 +206,7 @@ def minimal_cut_sets(mol: Chem.Mol, *, max_sets: int = 256) -> list[tuple[int, .
 
     Torsional bonds are non-ring bonds, hence bridges: contracting every other bond leaves a tree of rigid blocks
     whose edges are the torsional bonds, and a cut set splits it into connected sub-trees (the fragments). A
-    dynamic programme on the block tree finds every minimum set (each fragment is a connected sub-tree with a top
+    dynamic program on the block tree finds every minimum set (each fragment is a connected sub-tree with a top
     block; fragments holding a torsion of their own are pruned, since a larger fragment keeps that torsion), at
     most ``max_sets`` of them. It agrees with the exhaustive search over all ``2^T`` subsets (kept as
     ``_exhaustive_cut_sets`` for the tests) and has no torsion limit (the exhaustive search used to stop at 14).
@@ -218,8 +218,8 @@ def minimal_cut_sets(mol: Chem.Mol, *, max_sets: int = 256) -> list[tuple[int, .
 
 
 def _chiral_bonds(mol: Chem.Mol) -> set[int]:
-    centres = Chem.FindMolChiralCenters(mol, includeUnassigned=True, useLegacyImplementation=False)
-    return {b.GetIdx() for idx, _ in centres for b in mol.GetAtomWithIdx(idx).GetBonds()}
+    centers = Chem.FindMolChiralCenters(mol, includeUnassigned=True, useLegacyImplementation=False)
+    return {b.GetIdx() for idx, _ in centers for b in mol.GetAtomWithIdx(idx).GetBonds()}
 
 
 @dataclass(frozen=True)
@@ -231,7 +231,7 @@ class Fragmentation:
         cut_bonds: indices of the cut bonds.
         atom_fragment: ``(n_atoms,)`` fragment index of each atom.
         dummies: ``(n_dummies, 3)`` int rows ``(fragment, anchor_atom, partner_atom)``: a dummy atom attached to
-            ``anchor_atom`` in ``fragment`` standing for ``partner_atom`` of the neighbouring fragment.
+            ``anchor_atom`` in ``fragment`` standing for ``partner_atom`` of the neighboring fragment.
     """
 
     mol: Chem.Mol
@@ -260,7 +260,7 @@ def fragment_ligand(
     """Split ``mol`` (hydrogens are removed) at a minimal valid set of torsional bonds.
 
     Args:
-        choice: ``"canonical"`` (deterministic; avoids cutting bonds of chiral centres when a minimal set allows)
+        choice: ``"canonical"`` (deterministic; avoids cutting bonds of chiral centers when a minimal set allows)
             or ``"random"`` (uniform over the minimal sets; needs ``rng``).
     """
     if choice not in ("canonical", "random"):

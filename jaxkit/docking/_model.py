@@ -1,5 +1,5 @@
 r"""The fragment score model: an SE(3)-equivariant network over ligand and pocket atoms whose outputs are
-per-fragment (normalised rotation score, translation noise) in the ``"eps"`` parametrisation of
+per-fragment (normalized rotation score, translation noise) in the ``"eps"`` parametrization of
 :class:`jaxkit.diffusion.SE3Diffusion`.
 
 Inductive bias (what makes fragment reassembly learnable on a CPU budget). Every output is a rigid-body
@@ -20,11 +20,11 @@ construction. Three force families act:
 Scaling: with unit spring stiffness a displacement $\delta$ gives a force $-\delta$, while the targets are
 $z = \delta/\sigma_x(t)$ and $s_R/\|s\|_\sigma \approx -\theta/(\sqrt 3 \sigma_R(t))$; the outputs are therefore
 $\hat z = \mathrm{skip} - g_x(t) F/\sigma_x(t)$ and $\hat s_R = R^\top g_R(t) I^{-1}\tau / (\sqrt 3\, \sigma_R(t))$
-with learned positive gains $g(t)$ (initialised at 1) per force family. Two terms need no learning: the ligand
-centroid $c = \sum_f w_f T_f$ ($w_f$ the atom fraction of fragment $f$) is at the pocket centre in the data (the
-redocking convention), so its noise is known, $E[z_f \mid c] = w_f c / (\sigma \sum_g w_g^2)$ (the centring
+with learned positive gains $g(t)$ (initialized at 1) per force family. Two terms need no learning: the ligand
+centroid $c = \sum_f w_f T_f$ ($w_f$ the atom fraction of fragment $f$) is at the pocket center in the data (the
+redocking convention), so its noise is known, $E[z_f \mid c] = w_f c / (\sigma \sum_g w_g^2)$ (the centering
 term); and the skip term $\sigma (T - c)/(\alpha^2 s_d^2 + \sigma^2)$ is the posterior-mean noise for Gaussian
-fragment centres of spread $s_d$ about the centroid (EDM-style preconditioning). Rotation outputs are body-frame (``R^T`` of the world-frame vector), the one
+fragment centers of spread $s_d$ about the centroid (EDM-style preconditioning). Rotation outputs are body-frame (``R^T`` of the world-frame vector), the one
 convention of :mod:`jaxkit.diffusion`.
 """
 
@@ -70,7 +70,7 @@ def _zero_last(mlp: eqx.nn.MLP, bias: float = 0.0) -> eqx.nn.MLP:
 
 
 class PairBlock(eqx.Module):
-    """Factorised edge MLP: ``silu(A h_i + B h_j + C e_ij) -> D`` (the first layer costs per node, not per edge)."""
+    """Factorized edge MLP: ``silu(A h_i + B h_j + C e_ij) -> D`` (the first layer costs per node, not per edge)."""
 
     a: eqx.nn.Linear
     b: eqx.nn.Linear
@@ -130,7 +130,7 @@ class PocketLayer(eqx.Module):
 
 
 class FragmentScoreModel(eqx.Module):
-    """Per-fragment ``(normalised rotation score (F, 3), translation noise (F, 3))`` for a posed complex.
+    """Per-fragment ``(normalized rotation score (F, 3), translation noise (F, 3))`` for a posed complex.
 
     ``model(c, R, T, t)``: a :class:`DockingComplex`, fragment poses ``R (F, 3, 3)``, ``T (F, 3)`` (scaled), time
     ``t``. See the module docstring. ``process`` fixes the schedules used for the output scaling.
@@ -205,7 +205,7 @@ class FragmentScoreModel(eqx.Module):
         temb = self.time_embed(temb_raw)
         h = jax.vmap(self.atom_embed)(c.atom_features) + temb
         hp = jax.vmap(self.pocket_embed)(c.pocket_features)
-        if self.pocket_layers:  # pose-independent cavity context over the pocket's k nearest neighbours
+        if self.pocket_layers:  # pose-independent cavity context over the pocket's k nearest neighbors
             M = c.pocket.shape[0]
             d2_pp = jnp.sum((c.pocket[:, None, :] - c.pocket[None, :, :]) ** 2, -1)
             valid = (c.pocket_mask[:, None] * c.pocket_mask[None, :] > 0) & ~jnp.eye(M, dtype=bool)
@@ -270,12 +270,12 @@ class FragmentScoreModel(eqx.Module):
         g = jnp.exp(self.gains(temb_raw))
         a, sx = self.process.trans.alpha(t), self.process.trans.sigma(t)
         sr = self.process.rot.sigma(t)
-        # the ligand centroid sits at the pocket centre (the origin): its noise is known exactly
+        # the ligand centroid sits at the pocket center (the origin): its noise is known exactly
         w = onehot.sum(0) / jnp.maximum(am.sum(), 1.0)  # atom fraction of each fragment
         centroid = w @ T
-        centring = g[4] * w[:, None] * centroid / (sx * jnp.maximum(jnp.sum(w**2), 1e-6))
+        centering = g[4] * w[:, None] * centroid / (sx * jnp.maximum(jnp.sum(w**2), 1e-6))
         skip = sx * (T - centroid) / (a**2 * self.data_spread**2 + sx**2)
-        trans = skip + centring - (g[0] * F_pair + g[1] * F_spring) / sx
+        trans = skip + centering - (g[0] * F_pair + g[1] * F_spring) / sx
         rot_world = jnp.einsum("fij,fj->fi", inv, g[2] * tau_pair + g[3] * tau_spring) / (math.sqrt(3.0) * sr)
         rot = jnp.einsum("fji,fj->fi", R, rot_world)  # body frame
         fm = c.fragment_mask[:, None]

@@ -1,10 +1,10 @@
 """Ranking sampled poses as SigmaDock does: PoseBusters validity first, then the Vinardo energy.
 
 - :class:`VinardoScorer`: AutoDock Vina's ``vinardo`` scoring function (the ``vina`` package) on grid maps of a
-  box around the pocket centre; the receptor is prepared by ``meeko`` (:func:`prepare_receptor`, standard amino
+  box around the pocket center; the receptor is prepared by ``meeko`` (:func:`prepare_receptor`, standard amino
   acids only; residues meeko cannot build are deleted) or, for pseudo-pockets, written directly as PDBQT with
   element types (C, NA, OA, SA). Ligand poses get hydrogens placed by RDKit and are written by meeko; the score
-  is the pose's energy as is (``Vina.score``, no local optimisation).
+  is the pose's energy as is (``Vina.score``, no local optimization).
 - :func:`pose_checks`: the PoseBusters ``dock`` checks (molecule + protein; no reference pose, so no leakage) or,
   without a protein file, the ``mol`` checks.
 - :func:`rank_poses`: poses whose bond gap exceeds ``max_gap`` (fragments not reassembled) are invalid without
@@ -97,20 +97,20 @@ _PROBE = "OCC(N)C(=O)Nc1ccncc1-c1ccc(cc1)S(=O)(=O)N(C)CCOP(=O)(O)OCC([N+](=O)[O-
 
 
 class VinardoScorer:
-    """Vinardo energies (kcal/mol) of ligand poses in a receptor, on maps of a ``box`` Å cube around ``centre``."""
+    """Vinardo energies (kcal/mol) of ligand poses in a receptor, on maps of a ``box`` Å cube around ``center``."""
 
-    def __init__(self, receptor_pdbqt: str | Path, centre: np.ndarray, *, box: float = 26.0):
+    def __init__(self, receptor_pdbqt: str | Path, center: np.ndarray, *, box: float = 26.0):
         from rdkit.Chem import AllChem
         from vina import Vina
 
         self.vina = Vina(sf_name="vinardo", verbosity=0, cpu=1, seed=0)
         self.vina.set_receptor(str(receptor_pdbqt))
-        self.centre = [float(c) for c in np.asarray(centre).reshape(3)]
+        self.center = [float(c) for c in np.asarray(center).reshape(3)]
         self.box = float(box)
         probe = Chem.AddHs(Chem.MolFromSmiles(_PROBE))
         AllChem.EmbedMolecule(probe, randomSeed=0)
         self.vina.set_ligand_from_string(_ligand_pdbqt(Chem.RemoveHs(probe)))
-        self.vina.compute_vina_maps(center=self.centre, box_size=[self.box] * 3)
+        self.vina.compute_vina_maps(center=self.center, box_size=[self.box] * 3)
 
     def score(self, mol: Chem.Mol) -> float:
         """Total Vinardo energy of the pose (inter + intra); ``inf`` where Vina cannot score it."""
@@ -125,7 +125,7 @@ def make_scorer(pocket: Pocket, protein_pdb: str | Path | None, *, workdir: str 
     """A :class:`VinardoScorer` for a real protein (meeko receptor) or, without a protein file, the pocket atoms."""
     work = Path(workdir or tempfile.mkdtemp(prefix="jaxkit_rank_"))
     rec = prepare_receptor(protein_pdb, work) if protein_pdb is not None else pocket_pdbqt(pocket, work / "pocket.pdbqt")
-    return VinardoScorer(rec, pocket.centre)
+    return VinardoScorer(rec, pocket.center)
 
 
 def pose_checks(mol: Chem.Mol, protein_pdb: str | Path | None) -> tuple[bool, list[str]]:

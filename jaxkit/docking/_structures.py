@@ -131,7 +131,7 @@ class Pocket:
         positions: ``(n, 3)`` float64 coordinates (Å).
         elements: ``(n,)`` element symbols.
         residue_ids: ``(n,)`` residue numbers; ``chain_ids``/``residue_names``/``atom_names`` likewise.
-        centre: ``(3,)`` centroid of the reference ligand's heavy atoms (the diffusion origin).
+        center: ``(3,)`` centroid of the reference ligand's heavy atoms (the diffusion origin).
     """
 
     positions: np.ndarray
@@ -140,7 +140,7 @@ class Pocket:
     chain_ids: np.ndarray
     residue_names: np.ndarray
     atom_names: np.ndarray
-    centre: np.ndarray
+    center: np.ndarray
 
     @property
     def n_atoms(self) -> int:
@@ -172,16 +172,16 @@ def extract_pocket(protein, ligand_positions: np.ndarray, *, cutoff: float = 10.
         chain_ids=np.asarray(sub.chain_id).astype(str),
         residue_names=np.asarray(sub.res_name).astype(str),
         atom_names=np.asarray(sub.atom_name).astype(str),
-        centre=lig.mean(0),
+        center=lig.mean(0),
     )
 
 
-def pocket_from_centre(protein, centre: np.ndarray, *, size: float = 22.0) -> Pocket:
-    """Residues with any heavy atom within ``size / 2`` Å of ``centre`` (a box size as for Vina; the pocket centre
+def pocket_from_center(protein, center: np.ndarray, *, size: float = 22.0) -> Pocket:
+    """Residues with any heavy atom within ``size / 2`` Å of ``center`` (a box size as for Vina; the pocket center
     is the diffusion origin). For docking without a reference ligand."""
-    c = np.asarray(centre, dtype=np.float64).reshape(-1)
+    c = np.asarray(center, dtype=np.float64).reshape(-1)
     if c.shape != (3,) or not np.all(np.isfinite(c)):
-        raise ValueError(f"centre: expected 3 finite coordinates (Å), received {centre!r}")
+        raise ValueError(f"center: expected 3 finite coordinates (Å), received {center!r}")
     if not size > 0:
         raise ValueError(f"size: expected a value > 0 Å, received {size}")
     coords = np.asarray(protein.coord, dtype=np.float64)
@@ -189,8 +189,8 @@ def pocket_from_centre(protein, centre: np.ndarray, *, size: float = 22.0) -> Po
     near = d <= size / 2
     if not near.any():
         raise StructureError(
-            f"no protein atom within {size / 2:.1f} Å of the centre {c.tolist()} (nearest is {d.min():.1f} Å): "
-            "the centre is far from the protein"
+            f"no protein atom within {size / 2:.1f} Å of the center {c.tolist()} (nearest is {d.min():.1f} Å): "
+            "the center is far from the protein"
         )
     keys = np.char.add(np.asarray(protein.chain_id).astype(str), np.asarray(protein.res_id).astype(str))
     sub = protein[np.isin(keys, np.unique(keys[near]))]
@@ -201,5 +201,5 @@ def pocket_from_centre(protein, centre: np.ndarray, *, size: float = 22.0) -> Po
         chain_ids=np.asarray(sub.chain_id).astype(str),
         residue_names=np.asarray(sub.res_name).astype(str),
         atom_names=np.asarray(sub.atom_name).astype(str),
-        centre=c,
+        center=c,
     )

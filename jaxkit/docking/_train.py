@@ -24,12 +24,12 @@ from jaxtyping import PRNGKeyArray
 
 from jaxkit.train import (
     ArrayLoader,
-    ema_params,
     fit,
     load_checkpoint,
-    params_ema,
+    read_ema,
     read_metadata,
     save_checkpoint,
+    track_ema,
 )
 
 from ._complex import ComplexSizes, DockingComplex, example_complex, stack_complexes
@@ -77,7 +77,7 @@ class ModelConfig:
 
 @dataclass
 class TrainConfig:
-    """Optimisation settings of :func:`train_model`."""
+    """Optimization settings of :func:`train_model`."""
 
     steps: int = 2000
     batch_size: int = 16
@@ -109,7 +109,7 @@ def featurize_examples(
     seed: int = 0,
     progress=None,
 ) -> tuple[DockingComplex, list[str]]:
-    """Stack featurised complexes; examples that do not fit ``sizes`` or cannot be fragmented are skipped (their
+    """Stack featurized complexes; examples that do not fit ``sizes`` or cannot be fragmented are skipped (their
     messages are returned). The pocket padding grows to the largest pocket (the model reads any pocket size). ``augment`` copies per example use independent cut sets (``choice="random"``) and,
     with ``conformer="rdkit"``, independent conformers.
 
@@ -137,7 +137,7 @@ def featurize_examples(
                 break
             out.append(c)
     if not out:
-        raise ValueError(f"examples: none could be featurised ({len(skipped)} skipped: {skipped[:3]} ...)")
+        raise ValueError(f"examples: none could be featurized ({len(skipped)} skipped: {skipped[:3]} ...)")
     return stack_complexes(out), skipped
 
 
@@ -161,7 +161,7 @@ def train_model(
     opt = optax.chain(
         optax.clip_by_global_norm(train.clip),
         optax.adamw(sched, weight_decay=train.weight_decay),
-        params_ema(train.ema_decay),
+        track_ema(train.ema_decay),
     )
     loader = ArrayLoader(data, train.batch_size, key=k_data)
 
@@ -174,8 +174,8 @@ def train_model(
         resume=resume, mesh=mesh, progress=progress,
     )
     params, static = eqx.partition(res.model, eqx.is_inexact_array)
-    avg = ema_params(res.opt_state, train.ema_decay)
-    return eqx.combine(jax.device_get(avg), static), res.history
+    params_ema = read_ema(res.opt_state, train.ema_decay)
+    return eqx.combine(jax.device_get(params_ema), static), res.history
 
 
 def save_model(path: str | Path, model: FragmentScoreModel, config: ModelConfig, info: dict | None = None) -> Path:

@@ -1,7 +1,7 @@
 """Saddle-to-saddle dynamics: small networks, gradient flow / GD, closed-form theory and complexity measures.
 
 Reproduces the setting of Zhang, Saxe & Latham (ICLR 2026), "saddle-to-saddle dynamics explain simplicity bias":
-from small initialisation, networks learn one mode / kink / kernel / head at a time, each after a plateau near a
+from small initialization, networks learn one mode / kink / kernel / head at a time, each after a plateau near a
 saddle. See ``docs/tutorials/saddle_to_saddle.md``.
 """
 

@@ -5,7 +5,7 @@ rate η, so ``gradient_flow(..., tau=1/η)`` at time ``t`` is comparable to ``gr
 ``t`` steps. Flows are solved with an adaptive solver (``"kvaerno5"``: L-stable implicit, for stiff late phases;
 ``"tsit5"``: explicit, cheaper for short runs), output at log-spaced times (``ts``), and stop early through a
 diffrax ``Event`` once ``||∇L|| < grad_tol`` (converged); saved values after the stop repeat the final state.
-``gradient_flow_batch`` runs many initialisations (seeds × init scales) in one compiled, vmapped call.
+``gradient_flow_batch`` runs many initializations (seeds × init scales) in one compiled, vmapped call.
 
 A solve that does not reach ``t1`` (``max_steps`` exhausted, step size collapsed, non-finite values) never returns
 plausible numbers: by default (``on_failure="raise"``) it raises :class:`SolveError` naming the time reached (under

@@ -198,9 +198,9 @@ def plateaus(
     """Segment a loss curve into plateaus.
 
     The loss (its log, ``log(loss + floor·max loss)``, if ``log_loss``, so that small late drops count as much as
-    early large ones) is normalised to ``ℓ ∈ [0, 1]`` by its range and time to ``[0, 1]`` by the span (on a log
+    early large ones) is normalized to ``ℓ ∈ [0, 1]`` by its range and time to ``[0, 1]`` by the span (on a log
     axis if ``log_time``). A sample interval is flat when ``|Δℓ/Δt|`` is below ``slope_tol`` times its 98th percentile
-    (slow compared with the fast drops; the percentile ignores isolated jumps between two saves); maximal runs of flat intervals at least ``min_duration`` long (normalised) are plateaus. The
+    (slow compared with the fast drops; the percentile ignores isolated jumps between two saves); maximal runs of flat intervals at least ``min_duration`` long (normalized) are plateaus. The
     level is the loss where ``|Δℓ/Δt|`` is smallest (the closest approach to the saddle).
     """
     check_positive("slope_tol", slope_tol)

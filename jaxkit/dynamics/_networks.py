@@ -102,7 +102,7 @@ def init_deep_linear(
 ) -> dict[str, Any]:
     """Deep linear net ``f(x) = W_L ⋯ W_1 x`` with ``dims = (d_in, h_1, …, d_out)``; params ``{"layers": [W_1…]}``.
 
-    ``balanced``/``orthogonal``: ``W_l = a O_{l+1} O_lᵀ`` with orthonormal ``O_l`` (shared between neighbouring
+    ``balanced``/``orthogonal``: ``W_l = a O_{l+1} O_lᵀ`` with orthonormal ``O_l`` (shared between neighboring
     layers, so ``W_{l+1}ᵀW_{l+1} = W_l W_lᵀ``) and ``a = scale**(1/L)``. ``aligned`` needs ``target`` (the
     input-output correlation Σ_yx = U S Vᵀ) and starts every mode of Σ_yx at strength ``scale``
     (Saxe et al. 2014). ``random``: iid N(0, a²/fan_in).

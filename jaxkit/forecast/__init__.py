@@ -34,7 +34,7 @@ from jaxkit.forecast._model import (
     calibrate_spread,
     forecaster_loss,
     make_forecaster,
-    recentre_paths,
+    recenter_paths,
     sample_paths,
     train_forecaster,
 )
@@ -68,7 +68,7 @@ __all__ = [
     "load_prices",
     "market_data_from_frames",
     "make_forecaster",
-    "recentre_paths",
+    "recenter_paths",
     "moment_z_scores",
     "mse",
     "rolling_gaussian",

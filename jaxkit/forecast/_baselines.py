@@ -1,6 +1,6 @@
 """Baseline path forecasters from a trailing window of log returns (T, N): historical block bootstrap, rolling
 Gaussian, EWMA-volatility Gaussian with the window's correlation, and per-asset GARCH(1,1) from the ``arch``
-package. Each returns ``(num_samples, horizon, N)`` paths."""
+package. Each returns ``(n_samples, horizon, N)`` paths."""
 
 from __future__ import annotations
 
@@ -23,24 +23,24 @@ def _window(returns: Any, horizon: int) -> np.ndarray:
     return r
 
 
-def historical_bootstrap(returns: Any, horizon: int, num_samples: int, *, seed: int = 0) -> np.ndarray:
+def historical_bootstrap(returns: Any, horizon: int, n_samples: int, *, seed: int = 0) -> np.ndarray:
     """Paths are random contiguous blocks of ``horizon`` past rows (keeps cross-asset and short serial
     dependence)."""
     r = _window(returns, horizon)
-    starts = np.random.default_rng(seed).integers(0, r.shape[0] - horizon + 1, num_samples)
+    starts = np.random.default_rng(seed).integers(0, r.shape[0] - horizon + 1, n_samples)
     return np.stack([r[s : s + horizon] for s in starts])
 
 
-def rolling_gaussian(returns: Any, horizon: int, num_samples: int, *, seed: int = 0) -> np.ndarray:
+def rolling_gaussian(returns: Any, horizon: int, n_samples: int, *, seed: int = 0) -> np.ndarray:
     """i.i.d. steps from N(sample mean, sample covariance) of the window."""
     r = _window(returns, horizon)
     mu, cov = r.mean(0), np.cov(r.T)
     rng = np.random.default_rng(seed)
-    return rng.multivariate_normal(mu, cov, size=(num_samples, horizon), method="cholesky")
+    return rng.multivariate_normal(mu, cov, size=(n_samples, horizon), method="cholesky")
 
 
 def ewma_gaussian(
-    returns: Any, horizon: int, num_samples: int, *, decay: float = 0.94, seed: int = 0
+    returns: Any, horizon: int, n_samples: int, *, decay: float = 0.94, seed: int = 0
 ) -> np.ndarray:
     r"""i.i.d. zero-mean Gaussian steps with the RiskMetrics volatility at the window's last row and the window's
     correlation (no learning): $x_{h} \sim \mathcal N(0, D R D)$ with $D = \mathrm{diag}(\sigma_T)$,
@@ -59,16 +59,16 @@ def ewma_gaussian(
     vol = ewma_volatility(r, decay=decay)[-1]
     cov = vol[:, None] * np.corrcoef(r.T).reshape(r.shape[1], r.shape[1]) * vol[None, :]
     rng = np.random.default_rng(seed)
-    return rng.multivariate_normal(np.zeros(r.shape[1]), cov, size=(num_samples, horizon), method="eigh")
+    return rng.multivariate_normal(np.zeros(r.shape[1]), cov, size=(n_samples, horizon), method="eigh")
 
 
-def garch_paths(returns: Any, horizon: int, num_samples: int, *, seed: int = 0) -> np.ndarray:
+def garch_paths(returns: Any, horizon: int, n_samples: int, *, seed: int = 0) -> np.ndarray:
     """Per-asset constant-mean GARCH(1,1) with normal innovations (``arch.arch_model``), fitted on the window
     (in percent) and simulated ``horizon`` steps ahead; assets are simulated independently."""
     from arch import arch_model
 
     r = _window(returns, horizon)
-    out = np.empty((num_samples, horizon, r.shape[1]))
+    out = np.empty((n_samples, horizon, r.shape[1]))
     rng = np.random.default_rng(seed)
     for i in range(r.shape[1]):
         am = arch_model(100 * r[:, i], mean="Constant", vol="GARCH", p=1, q=1, dist="normal", rescale=False)
@@ -76,7 +76,7 @@ def garch_paths(returns: Any, horizon: int, num_samples: int, *, seed: int = 0) 
             warnings.simplefilter("ignore")
             res = am.fit(disp="off", show_warning=False)
             fc = res.forecast(
-                horizon=horizon, method="simulation", simulations=num_samples, reindex=False,
+                horizon=horizon, method="simulation", simulations=n_samples, reindex=False,
                 rng=lambda size: rng.standard_normal(size),
             )  # fmt: skip
         out[:, :, i] = fc.simulations.values[-1] / 100

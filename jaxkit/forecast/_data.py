@@ -1,5 +1,5 @@
 r"""Offline market data for diffusion forecasters: S&P 500 stocks (skfolio), macro context (arch.data, statsmodels),
-publication-lag alignment, rolling normalisation, stock signals (momentum, volatility, Kalman-filtered macro
+publication-lag alignment, rolling normalization, stock signals (momentum, volatility, Kalman-filtered macro
 betas), forecast windows and walk-forward splits.
 
 No look-ahead. Every macro series is stamped with the first date its value was *public* and joined to trading dates
@@ -17,7 +17,7 @@ Fama–French (``frenchdata``)  monthly                first day of the second f
 US macro (statsmodels)        quarterly (to 2009)    45 days after the quarter ends
 ============================  =====================  ==============================================================
 
-Rolling normalisation uses trailing windows only, ``(x_t - mean_{t-w+1..t}) / std_{t-w+1..t}``.
+Rolling normalization uses trailing windows only, ``(x_t - mean_{t-w+1..t}) / std_{t-w+1..t}``.
 """
 
 from __future__ import annotations
@@ -245,7 +245,7 @@ def _kalman_one(y, X, q, r, p0):
 def ewma_volatility(log_returns: Any, *, decay: float = 0.94, floor: float = 1e-4) -> np.ndarray:
     r"""RiskMetrics volatility known at the close of each row (J.P. Morgan/Reuters 1996, daily $\lambda = 0.94$):
     $\sigma_t^2 = \sum_{j\ge0}\lambda^j r_{t-j}^2 / \sum_{j\ge0}\lambda^j$ over the rows up to and
-    including $t$ (zero mean; finite-sample normalised), floored at ``floor``. Rows before the first return
+    including $t$ (zero mean; finite-sample normalized), floored at ``floor``. Rows before the first return
     get the first value. Returns (T, N)."""
     r = np.asarray(log_returns, dtype=np.float64)
     if r.ndim != 2:
@@ -266,7 +266,7 @@ def kalman_betas(
     N(0, p_0 I)$. With ``q = 0`` the last filtered beta is recursive least squares (= OLS as ``p0`` grows).
 
     Args:
-        y: (T, N) responses (e.g. standardised stock returns). X: (T, K) regressors shared by all stocks.
+        y: (T, N) responses (e.g. standardized stock returns). X: (T, K) regressors shared by all stocks.
     Returns:
         (T, N, K) filtered betas.
     """
@@ -285,8 +285,8 @@ def kalman_betas(
 def stock_signals(
     log_returns: pd.DataFrame, market: pd.Series, oil: pd.Series, *, kalman_q: float = 1e-4
 ) -> dict[str, pd.DataFrame]:
-    """Per-stock signals on each date from information up to that close: 21/63/252-day momentum, 21-day realised
-    volatility, and Kalman-filtered betas on the market and on oil (returns standardised by a trailing 252-day
+    """Per-stock signals on each date from information up to that close: 21/63/252-day momentum, 21-day realized
+    volatility, and Kalman-filtered betas on the market and on oil (returns standardized by a trailing 252-day
     volatility before filtering)."""
     lr = log_returns
     out = {
@@ -345,7 +345,7 @@ def build_market_data(
     norm_window: int = 252,
     include_vix: bool = False,
 ) -> MarketData:
-    """Prices, log returns, normalised macro context and stock signals on a daily (``"D"``) or weekly (``"W"``,
+    """Prices, log returns, normalized macro context and stock signals on a daily (``"D"``) or weekly (``"W"``,
     last trading day of each week) grid. The default ``end`` is the last month every macro series covers.
 
     Rows before every feature is defined (the first ~1.5 years: 252-day momentum, then the 252-day z-score) are
@@ -496,7 +496,7 @@ def _frame_values(df: pd.DataFrame, name: str) -> np.ndarray:
 
 def stable_macro_features(macro: pd.DataFrame, *, norm_window: int = 252) -> pd.DataFrame:
     r"""STABLE's macro transform: for each column $x$, its log-difference $\log x_t - \log x_{t-1}$ (or the
-    plain difference for a series that is not strictly positive, e.g. a spread), and its level, each normalised
+    plain difference for a series that is not strictly positive, e.g. a spread), and its level, each normalized
     by a trailing ``norm_window``-row ($\nu$) rolling z-score (:func:`rolling_zscore`, clipped to ±5).
     Columns ``<name>:dlog`` (or ``:diff``) and ``<name>:level``."""
     check_int("norm_window", norm_window, minimum=2)
@@ -515,7 +515,7 @@ def stable_macro_frame(start: str | None = None, end: str | None = None, *, vari
     """Raw macro levels for STABLE's inputs from the offline data (no download), on the S&P 500 trading days.
 
     ``variant="long"`` (1990-01 .. 2022-12, skfolio): ``sp500`` (S&P 500 index, the market input) and
-    ``vix_proxy`` (21-day realised volatility of the S&P 500 in % p.a.; VIX itself ships only for 2014–2019).
+    ``vix_proxy`` (21-day realized volatility of the S&P 500 in % p.a.; VIX itself ships only for 2014–2019).
     ``variant="rich"`` (to 2018-10; arch): adds ``credit_spread`` (Moody's BAA − AAA yield, monthly, stamped the
     next month — the offline stand-in for Treasury spreads) and ``oil`` (WTI, stamped the next day — the offline
     stand-in for gold). No offline source has a US dollar index: it is omitted in both variants.
@@ -558,8 +558,8 @@ def market_data_from_frames(
             context is the equal-weight index of ``prices`` (its level and log-difference).
         history, horizon: the window sizes you will use (only to check that enough rows remain).
     Features at date $t$ use rows up to $t$ only: macro z-scores; per asset 21/63-day momentum and 21-day
-    volatility (z-scored), and Kalman time-varying betas (:func:`kalman_betas`) of the asset's standardised log
-    return on the standardised macro log-differences (STABLE's stock embedding); ``scale`` = RiskMetrics EWMA
+    volatility (z-scored), and Kalman time-varying betas (:func:`kalman_betas`) of the asset's standardized log
+    return on the standardized macro log-differences (STABLE's stock embedding); ``scale`` = RiskMetrics EWMA
     volatility (:func:`ewma_volatility`). The first ``norm_window // 2 + 63`` rows are warm-up and dropped.
 
     Raises ``TypeError`` for a non-DataFrame, ``ValueError`` for unsorted or duplicated dates, NaN gaps,

@@ -37,7 +37,7 @@ def step_embedding(t: Int[Array, ""] | Float[Array, ""], dim: int) -> Float[Arra
 
 
 def _numpy_rng(key: PRNGKeyArray) -> np.random.Generator:
-    """Host RNG seeded from a JAX key: initialising with NumPy avoids compiling one tiny kernel per shape."""
+    """Host RNG seeded from a JAX key: initializing with NumPy avoids compiling one tiny kernel per shape."""
     raw = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
     return np.random.default_rng(np.asarray(raw).astype(np.uint32).ravel().tolist())
 
@@ -169,7 +169,7 @@ class ConditionalDenoiser(eqx.Module):
             jnp.full((1,), 2.0, jnp.float32),
         )  # start at g ~ 0.88: trust the full level
         self.layers = tuple(
-            ResidualLayer(C, heads, key=jnp.asarray(rng.integers(0, 2**32, 2), jnp.uint32))
+            ResidualLayer(C, heads, key=jax.random.wrap_key_data(jnp.asarray(rng.integers(0, 2**32, 2), jnp.uint32)))
             for _ in range(layers)
         )
         self.w_out1 = _dense(rng, C, C)
@@ -237,7 +237,7 @@ class MLPDenoiser(eqx.Module):
     Input $[x_t, h\cdot m, s\cdot m, m, \mathrm{emb}(\text{macro})]$ with $m=1$ for the full level and $m=0$
     for the macro-only level; ``depth`` pre-norm residual blocks
     $u \leftarrow u + W_2\,\mathrm{SiLU}(W_1\,\mathrm{LN}(u) + e_t)$ of width ``hidden``, with the step embedding
-    $e_t$ added inside each block; a zero-initialised read-out (so training starts at $\hat\varepsilon = 0$).
+    $e_t$ added inside each block; a zero-initialized read-out (so training starts at $\hat\varepsilon = 0$).
     No attention over time and assets, so it is cheaper per evaluation than :class:`ConditionalDenoiser`; the
     ``stable_ablation`` experiment measures its per-date scale, schedule, training budget and sampler."""
 

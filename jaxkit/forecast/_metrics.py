@@ -7,7 +7,7 @@ r"""Probabilistic forecast metrics (reporting; NumPy float64).
   $q_{\alpha,i}$ the empirical sample quantile; ``crps_sum`` is the same on the sum over assets.
 - ``coverage``: fraction of outcomes inside the central ``level`` sample interval.
 - ``energy_distance``: $2E\|X-Y\| - E\|X-X'\| - E\|Y-Y'\|$ (V-statistic; Székely & Rizzo 2013).
-- ``moment_z_scores``: standardised errors of a sample's mean and covariance against a Gaussian law,
+- ``moment_z_scores``: standardized errors of a sample's mean and covariance against a Gaussian law,
   $z_i = (\bar x_i - \mu_i)/\sqrt{\Sigma_{ii}/k}$ and $z_{ij} = (S_{ij} - \Sigma_{ij})/
   \sqrt{(\Sigma_{ij}^2 + \Sigma_{ii}\Sigma_{jj})/(k-1)}$ (Wishart variance; Anderson 2003, §7.2), ``i <= j``.
 - ``energy_test``: the two-sample energy test, $T = \frac{nm}{n+m}\,\mathcal E_{n,m}$ with a permutation
@@ -114,17 +114,17 @@ def energy_distance(x: Any, y: Any, *, chunk_bytes: int = 64 * 2**20) -> float:
 
 
 def energy_test(
-    x: Any, y: Any, *, num_permutations: int = 999, seed: int = 0, chunk_bytes: int = 64 * 2**20
+    x: Any, y: Any, *, n_permutations: int = 999, seed: int = 0, chunk_bytes: int = 64 * 2**20
 ) -> tuple[float, float]:
     """Two-sample energy test of ``x (n, d)`` and ``y (m, d)`` drawn from the same law.
 
     Returns ``(T, p)``: ``T = n m / (n + m) * energy_distance(x, y)`` and the permutation p-value
-    ``(1 + #{T_perm >= T}) / (1 + num_permutations)``, each permutation a random relabelling of the pooled sample.
+    ``(1 + #{T_perm >= T}) / (1 + n_permutations)``, each permutation a random relabeling of the pooled sample.
     The pooled distance matrix is built in row blocks and the permutations are evaluated in blocks, each with at
     most ``chunk_bytes`` of temporaries (the result does not depend on the block sizes)."""
     x, y = _two_samples(x, y)
-    if num_permutations < 1:
-        raise ValueError(f"num_permutations: expected >= 1, received {num_permutations}")
+    if n_permutations < 1:
+        raise ValueError(f"n_permutations: expected >= 1, received {n_permutations}")
     n, m = x.shape[0], y.shape[0]
     z = np.concatenate([x, y])
     N = n + m
@@ -133,11 +133,11 @@ def energy_test(
     for i in range(0, N, rows):
         D[i : i + rows] = np.sqrt(np.sum((z[i : i + rows, None, :] - z[None, :, :]) ** 2, -1))
     rng = np.random.default_rng(seed)
-    perms = [np.arange(N)] + [rng.permutation(N) for _ in range(num_permutations)]
+    perms = [np.arange(N)] + [rng.permutation(N) for _ in range(n_permutations)]
     total = D.sum()
-    stat = np.empty(num_permutations + 1)
+    stat = np.empty(n_permutations + 1)
     prow = _chunk_rows(N, 3, chunk_bytes)
-    for i in range(0, num_permutations + 1, prow):
+    for i in range(0, n_permutations + 1, prow):
         block = perms[i : i + prow]
         labels = np.zeros((len(block), N))
         for r, p in enumerate(block):
@@ -147,7 +147,7 @@ def energy_test(
         xy = np.sum(DZ * (1 - labels), 1)
         yy = total - 2 * xy - xx
         stat[i : i + len(block)] = n * m / N * (2 * xy / (n * m) - xx / n**2 - yy / m**2)
-    return float(stat[0]), float((1 + np.sum(stat[1:] >= stat[0])) / (1 + num_permutations))
+    return float(stat[0]), float((1 + np.sum(stat[1:] >= stat[0])) / (1 + n_permutations))
 
 
 def moment_z_scores(samples: Any, mean: Any, cov: Any) -> tuple[np.ndarray, np.ndarray]:

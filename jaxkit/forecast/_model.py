@@ -26,14 +26,14 @@ from jaxtyping import Array, Float, PRNGKeyArray
 from jaxkit import diffusion as dm
 from jaxkit._validate import check_int
 from jaxkit.forecast._denoiser import ConditionalDenoiser, MLPDenoiser
-from jaxkit.train import ArrayLoader, ema_params, fit, params_ema
+from jaxkit.train import ArrayLoader, fit, read_ema, track_ema
 
 __all__ = [
     "DiffusionForecaster",
     "calibrate_spread",
     "forecaster_loss",
     "make_forecaster",
-    "recentre_paths",
+    "recenter_paths",
     "sample_paths",
     "train_forecaster",
 ]
@@ -112,7 +112,7 @@ def forecaster_loss(model: DiffusionForecaster, batch: dict, key: PRNGKeyArray) 
 def _denoiser_loss(den, schedule, scale, aux_weight, batch, key):
     B = batch["target"].shape[0]
     keys = jax.random.split(key, B)
-    T = schedule.num_steps
+    T = schedule.n_steps
 
     def one(target, hist, macro, sig, sc, k):
         kt, ke = jax.random.split(k)
@@ -154,7 +154,7 @@ def train_forecaster(
 ) -> tuple[DiffusionForecaster, list[dict]]:
     """AdamW with cosine decay from ``lr`` to ``final_lr_fraction * lr`` through :func:`jaxkit.train.fit`;
     returns ``(model, history)``. ``ema_decay``: return the exponential moving average of the weights
-    (:func:`jaxkit.train.params_ema`) instead of the last iterate."""
+    (:func:`jaxkit.train.track_ema`) instead of the last iterate."""
     if not 0.0 <= final_lr_fraction <= 1.0:
         raise ValueError(f"final_lr_fraction: expected a value in [0, 1], received {final_lr_fraction}")
     if weight_decay < 0:
@@ -173,7 +173,7 @@ def train_forecaster(
     sched = optax.cosine_decay_schedule(lr, max(steps, 1), alpha=final_lr_fraction)
     opt = optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(sched, weight_decay=weight_decay))
     if ema_decay is not None:
-        opt = optax.chain(opt, params_ema(ema_decay))
+        opt = optax.chain(opt, track_ema(ema_decay))
     schedule, scale, aux_weight = model.schedule, model.scale, model.aux_weight
 
     def loss_fn(den, batch, k):  # only the denoiser is trained; schedule tables and scale stay fixed
@@ -187,17 +187,17 @@ def train_forecaster(
     den = res.model
     if ema_decay is not None:
         _, static = eqx.partition(den, eqx.is_inexact_array)
-        den = eqx.combine(ema_params(res.opt_state, ema_decay), static)
+        den = eqx.combine(read_ema(res.opt_state, ema_decay), static)
     return eqx.tree_at(lambda m: m.denoiser, model, den), res.history
 
 
-def _ddim_signed(eps_fn, schedule, x_T, key, sign, num_steps, eta, clip):
-    """DDIM(η) on ``num_steps`` evenly spaced steps (η = 1 with all steps is the ancestral DDPM chain) with every
+def _ddim_signed(eps_fn, schedule, x_T, key, sign, n_steps, eta, clip):
+    """DDIM(η) on ``n_steps`` evenly spaced steps (η = 1 with all steps is the ancestral DDPM chain) with every
     Gaussian draw multiplied by ``sign`` (±1): a path and its antithetic twin share all draws up to sign. The
     update is that of :func:`jaxkit.diffusion.ddim_sample`; written here because that sampler draws its noise
     internally."""
-    T = schedule.num_steps
-    ts = dm.ddim_timesteps(T, num_steps)
+    T = schedule.n_steps
+    ts = dm.ddim_timesteps(T, n_steps)
     t_prev = np.concatenate([ts[1:], [-1]]).astype(np.int32)
     keys = jax.random.split(key, len(ts))
 
@@ -220,7 +220,7 @@ def _ddim_signed(eps_fn, schedule, x_T, key, sign, num_steps, eta, clip):
 
 
 @eqx.filter_jit
-def _sample(model, history, macro, signals, scale, keys, num_steps, sampler, eta, clip, chunk, antithetic=False):
+def _sample(model, history, macro, signals, scale, keys, n_steps, sampler, eta, clip, chunk, antithetic=False):
     """Paths for (B, k) (date, key) pairs: flattened to B*k items and mapped in chunks of ``chunk`` items
     (``jax.lax.map(..., batch_size=chunk)``: vmapped inside a chunk, sequential over chunks), so peak memory is
     bounded by the chunk, not by B*k."""
@@ -236,12 +236,12 @@ def _sample(model, history, macro, signals, scale, keys, num_steps, sampler, eta
         k0, k1 = jax.random.split(key)
         xT = jax.random.normal(k0, (H, N))
         if antithetic:
-            n = model.schedule.num_steps if sampler == "ddpm" else num_steps
+            n = model.schedule.n_steps if sampler == "ddpm" else n_steps
             x0 = _ddim_signed(eps_fn, model.schedule, xT, k1, sign, n, 1.0 if sampler == "ddpm" else eta, clip)
         elif sampler == "ddpm":
             x0 = dm.ddpm_sample(eps_fn, model.schedule, xT, k1, clip_x0=clip)
         else:
-            x0 = dm.ddim_sample(eps_fn, model.schedule, xT, k1, num_steps=num_steps, eta=eta, clip_x0=clip)
+            x0 = dm.ddim_sample(eps_fn, model.schedule, xT, k1, n_steps=n_steps, eta=eta, clip_x0=clip)
         return x0 * sc
 
     rep = lambda a: jnp.repeat(a, k, axis=0)  # noqa: E731  (date b's conditioning for each of its k paths)
@@ -265,8 +265,8 @@ def sample_paths(
     signals: Any,
     key: PRNGKeyArray,
     *,
-    num_samples: int = 32,
-    num_steps: int = 10,
+    n_samples: int = 32,
+    n_steps: int = 10,
     sampler: Literal["ddim", "ddpm"] = "ddim",
     eta: float = 0.0,
     clip_x0: float | None = 6.0,
@@ -274,24 +274,24 @@ def sample_paths(
     chunk_size: int | None = 256,
     antithetic: bool = False,
 ) -> Float[Array, "B k H N"]:
-    """``num_samples`` future return paths for each of ``B`` dates in one jitted call.
+    """``n_samples`` future return paths for each of ``B`` dates in one jitted call.
 
     ``history`` (B, L, N) raw log returns, ``macro`` (B, M), ``signals`` (B, N, F); ``scale`` (B, N) the
     per-date return scale (required when the model was built with ``per_date_scale=True``, ignored otherwise).
-    ``sampler="ddim"`` uses ``num_steps`` DDIM steps (``eta`` = 0 deterministic, ``eta`` = 1 ancestral on the
+    ``sampler="ddim"`` uses ``n_steps`` DDIM steps (``eta`` = 0 deterministic, ``eta`` = 1 ancestral on the
     sub-sequence), ``"ddpm"`` the full ancestral chain. ``clip_x0`` clips the predicted clean sample (in units of
     the scale) at every step (``None``: no clipping). ``chunk_size``: at most this many paths are computed at
-    once (memory grows with it; ``None`` = all ``B * num_samples`` at once). Path ``j`` of date ``b`` depends only
+    once (memory grows with it; ``None`` = all ``B * n_samples`` at once). Path ``j`` of date ``b`` depends only
     on ``key``, ``b``, ``j`` and date ``b``'s condition, so the result does not depend on ``chunk_size`` (up to
-    float rounding). ``antithetic=True`` (even ``num_samples``): paths come in antithetic pairs, the second
+    float rounding). ``antithetic=True`` (even ``n_samples``): paths come in antithetic pairs, the second
     of a pair using the first one's Gaussian draws negated (antithetic variates, Hammersley & Morton 1956). Each
     path keeps the sampler's law; the pair mean has much lower variance when the learned map is nearly odd around
     the conditional mean, so the sample mean (the point forecast) is far less noisy than with independent paths.
     """
     if sampler not in ("ddim", "ddpm"):
         raise ValueError(f"sampler: expected 'ddim' or 'ddpm', received {sampler!r}")
-    check_int("num_samples", num_samples, minimum=1)
-    check_int("num_steps", num_steps, minimum=1)
+    check_int("n_samples", n_samples, minimum=1)
+    check_int("n_steps", n_steps, minimum=1)
     if chunk_size is not None:
         check_int("chunk_size", chunk_size, minimum=1)
     h = jnp.asarray(history, jnp.float32)
@@ -314,23 +314,23 @@ def sample_paths(
         sc = jnp.asarray(sc)
     else:
         sc = jnp.broadcast_to(model.scale, (B, N))
-    if antithetic and num_samples % 2:
-        raise ValueError(f"num_samples: expected an even number with antithetic=True, received {num_samples}")
-    keys = jax.random.split(key, B * num_samples)
-    keys = keys.reshape((B, num_samples) + keys.shape[1:])
-    chunk = B * num_samples if chunk_size is None else min(int(chunk_size), B * num_samples)
+    if antithetic and n_samples % 2:
+        raise ValueError(f"n_samples: expected an even number with antithetic=True, received {n_samples}")
+    keys = jax.random.split(key, B * n_samples)
+    keys = keys.reshape((B, n_samples) + keys.shape[1:])
+    chunk = B * n_samples if chunk_size is None else min(int(chunk_size), B * n_samples)
     return _sample(
-        model, h, jnp.asarray(macro, jnp.float32), jnp.asarray(signals, jnp.float32), sc, keys, num_steps, sampler,
+        model, h, jnp.asarray(macro, jnp.float32), jnp.asarray(signals, jnp.float32), sc, keys, n_steps, sampler,
         float(eta), None if clip_x0 is None else float(clip_x0), chunk, bool(antithetic),
     )  # fmt: skip
 
 
-def recentre_paths(paths: Any, mean: Any = 0.0) -> np.ndarray:
+def recenter_paths(paths: Any, mean: Any = 0.0) -> np.ndarray:
     r"""Replace the sample mean of each date's paths by ``mean``: $x_{b,j} - \bar x_b + m_b$ for paths
     (B, k, H, N) (``mean`` broadcast against (B, H, N); default 0, a "no mean skill" point forecast).
 
     For daily returns the learned conditional mean of a diffusion forecaster is mostly estimation noise (the stable
-    experiment measured it worse than a zero forecast); recentring keeps the learned spread, correlation and tails
+    experiment measured it worse than a zero forecast); recentering keeps the learned spread, correlation and tails
     and drops the mean. Report both, as the experiment does."""
     x = np.asarray(paths, dtype=np.float64)
     if x.ndim != 4:
@@ -348,7 +348,7 @@ def calibrate_spread(
     window: int = 24,
     min_history: int = 6,
 ) -> tuple[np.ndarray, np.ndarray]:
-    r"""Online (walk-forward) recalibration of each date's predictive spread from past realised errors.
+    r"""Online (walk-forward) recalibration of each date's predictive spread from past realized errors.
 
     For date $b$ at grid position $t_b$, with the earlier dates $j$ whose whole target window has been observed
     ($t_j + H \le t_b$; the last ``window`` of them), the spread factor is
@@ -360,7 +360,7 @@ def calibrate_spread(
 
     Args:
         paths: (B, k, H, N) sampled paths for ``B`` dates in increasing time order.
-        truth: (B, H, N) realised values (only those of earlier, completed windows are used for date ``b``).
+        truth: (B, H, N) realized values (only those of earlier, completed windows are used for date ``b``).
         positions: (B,) increasing grid positions $t_b$.
     Returns:
         ``(calibrated paths, factors (B,))``.

@@ -1,8 +1,8 @@
 """Optimal superposition (Kabsch 1976) and RMSD.
 
-``kabsch(P, Q)`` returns the rigid motion ``(R, t)`` minimising ``sum_i w_i |R p_i + t - q_i|^2``:
-centre both sets, ``H = sum w_i p_i q_i^T = U S V^T``, ``R = V diag(1, 1, d) U^T`` with ``d = sign det(V U^T)``
-(the reflection guard), ``t = mean(q) - R mean(p)``. The rotation is unique only when the centred point sets
+``kabsch(P, Q)`` returns the rigid motion ``(R, t)`` minimizing ``sum_i w_i |R p_i + t - q_i|^2``:
+center both sets, ``H = sum w_i p_i q_i^T = U S V^T``, ``R = V diag(1, 1, d) U^T`` with ``d = sign det(V U^T)``
+(the reflection guard), ``t = mean(q) - R mean(p)``. The rotation is unique only when the centered point sets
 span at least a plane (the second singular value of ``H`` is non-zero); for (nearly) collinear or coincident
 points :func:`kabsch` raises instead of returning one arbitrary rotation about the line.
 """
@@ -58,7 +58,7 @@ def kabsch(P: ArrayInput, Q: ArrayInput, weights: ArrayInput | None = None) -> t
                       np.sqrt(np.sum(np.asarray(w)[:, None] * np.asarray(Q - mq) ** 2)))
         if not s[1] > 1e3 * np.finfo(np.asarray(P).dtype).eps * max(scale, 1e-300):
             raise ValueError(
-                "P, Q: the centred points are (nearly) collinear or coincident (singular values of the "
+                "P, Q: the centered points are (nearly) collinear or coincident (singular values of the "
                 f"cross-covariance {np.round(s, 8).tolist()}); the rotation about their line is not determined"
             )
     d = jnp.sign(jnp.linalg.det(Vt.T @ U.T))

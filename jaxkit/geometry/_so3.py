@@ -313,7 +313,7 @@ def geodesic_distance(R1: ArrayInput, R2: ArrayInput) -> Array:
 
 
 def from_quaternion(q: ArrayInput) -> Array:
-    """Quaternion ``(w, x, y, z)`` to rotation matrix; ``q`` is normalised here (any non-zero norm is accepted,
+    """Quaternion ``(w, x, y, z)`` to rotation matrix; ``q`` is normalized here (any non-zero norm is accepted,
     a zero quaternion is an error)."""
     q = _vectors("q", q, 4)
     check_norm("q", q, min_norm=1e-12)
@@ -399,7 +399,7 @@ def random_uniform(key: PRNGKeyArray, shape: tuple[int, ...] = (), dtype: Any = 
 
     Shoemake's subgroup algorithm (Graphics Gems III, 1992): three ``U(0, 1)`` variates give a uniform unit
     quaternion ``(sqrt(1-u1) sin 2 pi u2, sqrt(1-u1) cos 2 pi u2, sqrt(u1) sin 2 pi u3, sqrt(u1) cos 2 pi u3)``;
-    three random words per rotation instead of four Gaussians, and no normalisation."""
+    three random words per rotation instead of four Gaussians, and no normalization."""
     check_key("key", key)
     shape = check_shape_tuple("shape", shape)
     dtype = dtype or jnp.result_type(float)

@@ -106,7 +106,7 @@ def from_flax(module: FlaxNeuralOperator) -> NeuralOperator:
     if not isinstance(module, FlaxNeuralOperator):
         raise TypeError(f"module: expected a FlaxNeuralOperator, received {type(module)}")
     params = module.params()
-    model = build_operator(module.config, key=jax.random.PRNGKey(0))
+    model = build_operator(module.config, key=jax.random.key(0))
 
     def put(layer: Any, values: dict | None) -> Any:
         for name, value in (values or {}).items():

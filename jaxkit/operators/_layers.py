@@ -311,7 +311,7 @@ def gelu(x: Float[Array, "..."]) -> Float[Array, "..."]:
 def instance_norm(
     u: Float[Array, "c *grid"], scale: Float[Array, "c"], shift: Float[Array, "c"], eps: float = 1e-5
 ) -> Float[Array, "c *grid"]:
-    """Per-channel normalisation over the spatial axes (a grid mean, hence resolution-consistent), then affine."""
+    """Per-channel normalization over the spatial axes (a grid mean, hence resolution-consistent), then affine."""
     axes = tuple(range(1, u.ndim))
     mean = jnp.mean(u, axis=axes, keepdims=True)
     var = jnp.mean((u - mean) ** 2, axis=axes, keepdims=True)
@@ -357,7 +357,7 @@ def _check_input(name: str, u: Any, channels: int, n_dims: int, modes: Sequence[
 
 
 def _init_spectral(key: PRNGKey, c_in: int, c_out: int, modes: tuple[int, ...]) -> tuple[Array, Array]:
-    """FNO initialisation: ``scale · U[0, 1)`` on real and imaginary parts, ``scale = 1/(c_in c_out)``."""
+    """FNO initialization: ``scale · U[0, 1)`` on real and imaginary parts, ``scale = 1/(c_in c_out)``."""
     kept = tuple(2 * m for m in modes[:-1]) + (modes[-1],)
     k1, k2 = jax.random.split(key)
     scale = 1.0 / (c_in * c_out)
@@ -394,7 +394,7 @@ class RieszSpectralConv(eqx.Module):
 
     Options: ``order`` 1 or 2 (multipliers ``-i k_j/|k|`` or ``-k_a k_b/|k|²``), ``per_mode`` directional weights,
     ``branch`` ``"mix"`` | ``"global"`` | ``"local"`` (the paper's ablations), ``lengths`` of the periodic domain.
-    Initialisation: ``α₀ = 1``, ``w_j = 0`` (the global branch starts as an FNO layer), ``L_j ~ U(±1/√(I·J))``.
+    Initialization: ``α₀ = 1``, ``w_j = 0`` (the global branch starts as an FNO layer), ``L_j ~ U(±1/√(I·J))``.
     """
 
     weight_re: Array | None
@@ -470,7 +470,7 @@ class RieszSpectralConv(eqx.Module):
 
 
 class Pointwise(eqx.Module):
-    """1×1 convolution with PyTorch's default initialisation ``U(±1/√c_in)``."""
+    """1×1 convolution with PyTorch's default initialization ``U(±1/√c_in)``."""
 
     weight: Array
     bias: Array
@@ -488,7 +488,7 @@ class Pointwise(eqx.Module):
 
 
 class InstanceNorm(eqx.Module):
-    """Per-channel normalisation over the grid with a learnable affine map."""
+    """Per-channel normalization over the grid with a learnable affine map."""
 
     scale: Array
     shift: Array

@@ -28,7 +28,7 @@ coincide.
 The model follows the reference's ``LNO1d``/``LNO2d``/``LNO3d``: lift (optionally with coordinate channels), one
 Laplace layer plus a 1×1 residual, ``v = N(K N(v)) + W v`` with an optional parameter-free instance norm ``N``
 (2-D/3-D in the reference), then a pointwise MLP ``Q₂ σ(Q₁ v)`` with ``σ = sin`` (1-D/2-D) or ReLU (3-D).
-Initialisation as the reference: real and imaginary parts of poles and residues ``~ U[0, 1)/(c_in c_out)``.
+Initialization as the reference: real and imaginary parts of poles and residues ``~ U[0, 1)/(c_in c_out)``.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def laplace_layer(
     cdt = jnp.result_type(u.dtype, jnp.complex64)
     n_total = int(np.prod(grid))
     axes = tuple(range(1, d + 1))
-    u_hat = jnp.fft.fftn(u.astype(cdt), axes=axes)  # (I, *grid), unnormalised
+    u_hat = jnp.fft.fftn(u.astype(cdt), axes=axes)  # (I, *grid), unnormalized
     inv = []  # 1/(λ_a - μ_a): (I, O, P_a, n_a)
     expo = []  # exp(μ_a x_a): (I, O, P_a, n_a)
     for a in range(d):
@@ -120,7 +120,7 @@ def _complex(re: Array, im: Array) -> Array:
 
 
 class LaplaceLayer(eqx.Module):
-    """Pole–residue Laplace layer (:func:`laplace_layer`) with the reference initialisation.
+    """Pole–residue Laplace layer (:func:`laplace_layer`) with the reference initialization.
 
     Complex poles and residues are stored as real/imaginary planes (``pole_re[a]``, ``pole_im[a]``,
     ``residue_re``, ``residue_im``) so that every parameter is real. ``spacing`` is passed at call time (it is a

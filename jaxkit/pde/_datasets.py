@@ -5,7 +5,7 @@
 ``y_train (n_train, c_out, *grid)`` (same for test), the 1-D coordinates of each grid axis, and metadata.
 
 Sampling: sample ``i`` of split ``s`` (train = 0, test = 1) is drawn from the key
-``fold_in(fold_in(PRNGKey(seed), s), i)``, so the same seed gives the same samples whatever ``n_train``,
+``fold_in(fold_in(key(seed), s), i)``, so the same seed gives the same samples whatever ``n_train``,
 ``n_test``, the chunk size or the resolution. Every dataset is solved on a fixed fine grid and *subsampled* to
 ``resolution``: the same seed at resolution ``r`` and ``2r`` gives the same underlying samples (zero-shot
 super-resolution evaluation). ``DATASETS`` lists the names with the allowed resolutions.
@@ -319,7 +319,7 @@ def make_dataset(
     def fn(keys):
         x, y = fine_fn(keys)
         return (spec.subsample(np.asarray(x), params, resolution), spec.subsample(np.asarray(y), params, resolution))
-    root = jax.random.PRNGKey(seed)
+    root = jax.random.key(seed)
     # Shapes from one abstract evaluation (no compute).
     xs, ys = jax.eval_shape(fine_fn, jax.ShapeDtypeStruct((chunk, *root.shape), root.dtype))
     xs, ys = (spec.subsample(np.empty(a.shape, np.bool_), params, resolution) for a in (xs, ys))

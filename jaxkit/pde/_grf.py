@@ -9,12 +9,12 @@ FNO MATLAB generators, Li et al. 2021).
   $x_j = jL/n$; the pointwise covariance is $\sum_k \lambda_k \cos(2\pi k\cdot(x-y)/L)$ over all
   FFT wavenumbers $k$. The mean (``k = 0``) mode is dropped by default, as in FNO.
 * **Neumann** (DCT): cosine eigenfunctions $\prod_i \sqrt{2 - \delta_{k_i 0}}\cos(\pi k_i x_i / L)$ at the
-  cell centres $x_j = (j + 1/2)L/n$, $\lambda_k = \sigma^2((\pi|k|/L)^2 + \tau^2)^{-\alpha}$.
+  cell centers $x_j = (j + 1/2)L/n$, $\lambda_k = \sigma^2((\pi|k|/L)^2 + \tau^2)^{-\alpha}$.
 
 The discrete spectrum is exact: for periodic fields ``E|fft(u)_k|^2 / n^{2d} = λ_k``; for Neumann fields
 ``E[dctn(u, norm="ortho")_k^2] / n^d = λ_k`` (tested).
 
-FNO parameterisations (see :data:`FNO_BURGERS`, :data:`FNO_DARCY`, :data:`FNO_NAVIER_STOKES`):
+FNO parameterizations (see :data:`FNO_BURGERS`, :data:`FNO_DARCY`, :data:`FNO_NAVIER_STOKES`):
 
 * Burgers ``u0 ~ N(0, 625(-Δ + 25 I)^-2)``: periodic, α=2, τ=5, σ=25.
 * Darcy ``ψ#N(0, (-Δ + 9 I)^-2)``: Neumann, α=2, τ=3, σ = τ^(α-1) (MATLAB ``GRF.m``); only the sign is used.
@@ -118,7 +118,7 @@ def grf_neumann(
     key: PRNGKey, shape: Sequence[int], *, alpha: float, tau: float, sigma: float | None = None,
     length: float = 1.0, zero_mean: bool = True, dtype=jnp.float32,
 ) -> Float[Array, "*grid"]:
-    """One zero-Neumann GRF sample at the cell centres ``x_j = (j+½)L/n`` (DCT synthesis, as FNO's ``GRF.m``)."""
+    """One zero-Neumann GRF sample at the cell centers ``x_j = (j+½)L/n`` (DCT synthesis, as FNO's ``GRF.m``)."""
     lam = neumann_spectrum(shape, alpha=alpha, tau=tau, sigma=sigma, length=length, zero_mean=zero_mean)
     xi = jax.random.normal(key, lam.shape, dtype)
     scale = float(np.prod(lam.shape)) ** 0.5

@@ -14,7 +14,7 @@ What the public repository (github.com/qianyingcao/Laplace-Neural-Operator) fixe
   amplitudes ``A = 0.05, 0.10, …, 10`` (train) and ``0.04 + 0.05 j`` (validation/test). The dataset stores that
   closed form with ``A ~ U[0.05, 10]``; :func:`reaction_diffusion` (method of lines) reproduces it from
   ``u(x, 0) = A sin(πx)`` (tested), but the trajectory is linearly unstable for large ``A`` (growth rate
-  ``≈ 2kA - Dπ²``), so discretisation error is amplified there — hence the closed form for the data.
+  ``≈ 2kA - Dπ²``), so discretization error is amplified there — hence the closed form for the data.
 * **Duffing** (``1D_Duffing_c0`` / ``_c05``, 2048 time points): data files are not in the repository. We use
   $m\ddot x + c\dot x + kx + k_3x^3 = f(t)$, ``m = k = k_3 = 1``, ``c = 0.5`` (option ``c=0``),
   ``f(t) = A sin(5t)``, ``A ~ U[0.05, 10]``, zero initial state, ``t_j = 0.01 j`` (``j < 2048``).

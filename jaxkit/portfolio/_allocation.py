@@ -111,7 +111,7 @@ def solve_qp_nonneg(
     return jnp.maximum(x, 0.0)
 
 
-def _normalise(w):
+def _normalize(w):
     w = jnp.maximum(w, 0.0)
     return w / jnp.sum(w)
 
@@ -134,7 +134,7 @@ def min_variance(cov: Any, *, max_iter: int = 60) -> Float[Array, " n"]:
     x = solve_qp_nonneg(
         S, jnp.zeros(n, S.dtype), jnp.ones((1, n), S.dtype), jnp.ones(1, S.dtype), max_iter=max_iter
     )
-    return _normalise(x)
+    return _normalize(x)
 
 
 def mean_variance(
@@ -149,7 +149,7 @@ def mean_variance(
     mu, S = jnp.asarray(mean, dt), jnp.asarray(cov, dt)
     n = S.shape[0]
     x = solve_qp_nonneg(risk_aversion * S, -mu, jnp.ones((1, n), dt), jnp.ones(1, dt), max_iter=max_iter)
-    return _normalise(x)
+    return _normalize(x)
 
 
 def max_sharpe(mean: Any, cov: Any, risk_free_rate: float = 0.0, *, max_iter: int = 60) -> Float[Array, " n"]:
@@ -173,11 +173,11 @@ def max_sharpe(mean: Any, cov: Any, risk_free_rate: float = 0.0, *, max_iter: in
         jnp.max(excess) > 0, excess, jnp.ones(n, dt)
     )  # fallback: min variance (one QP either way)
     y = solve_qp_nonneg(S, jnp.zeros(n, dt), row[None, :], jnp.ones(1, dt), max_iter=max_iter)
-    return _normalise(y)
+    return _normalize(y)
 
 
 def tangency(mean: Any, cov: Any, risk_free_rate: float = 0.0) -> Float[Array, " n"]:
-    r"""Unconstrained tangency portfolio $w \propto \Sigma^{-1}(\mu - r_f)$, normalised to sum to one."""
+    r"""Unconstrained tangency portfolio $w \propto \Sigma^{-1}(\mu - r_f)$, normalized to sum to one."""
     _check_mean_cov(mean, cov)
     dt = _dtype(mean, cov)
     z = jnp.linalg.solve(jnp.asarray(cov, dt), jnp.asarray(mean, dt) - risk_free_rate)

@@ -64,7 +64,7 @@ __all__ = [
 def market_implied_prior_returns(
     market_weights: Any, cov: Any, risk_aversion: float, risk_free_rate: float = 0.0
 ) -> Float[Array, " n"]:
-    r"""Equilibrium (reverse-optimised) prior $\Pi = \delta\Sigma w_{mkt} + r_f$; weights are normalised."""
+    r"""Equilibrium (reverse-optimized) prior $\Pi = \delta\Sigma w_{mkt} + r_f$; weights are normalized."""
     check_covariance("cov", cov)
     check_vector("market_weights", market_weights, np.shape(cov)[0])
     check_positive("risk_aversion", risk_aversion)

@@ -39,7 +39,7 @@ def sample_covariance(returns: Any, *, ddof: int = 1) -> Float[Array, "n n"]:
 
 @jax.jit
 def ledoit_wolf_core(returns: Float[Array, "t n"]) -> tuple[Float[Array, "n n"], Float[Array, ""]]:
-    """Unchecked, traceable Ledoit–Wolf (centres the data); returns ``(covariance, shrinkage)``."""
+    """Unchecked, traceable Ledoit–Wolf (centers the data); returns ``(covariance, shrinkage)``."""
     x = returns - jnp.mean(returns, axis=0)
     t, p = x.shape
     S = x.T @ x / t

@@ -158,7 +158,7 @@ def sharpe_difference_test(
     spirit of Ledoit & Wolf 2008, "Robust performance hypothesis testing with the Sharpe ratio").
 
     Returns ``diff`` $= \widehat{SR}_a - \widehat{SR}_b$ (annualised), its percentile interval ``lo``/``hi`` and
-    the two-sided p-value $\Pr^*(|\Delta^* - \hat\Delta| \ge |\hat\Delta|)$ from the centred bootstrap
+    the two-sided p-value $\Pr^*(|\Delta^* - \hat\Delta| \ge |\hat\Delta|)$ from the centered bootstrap
     distribution."""
     a, b = _r(returns_a), _r(returns_b)
     if a.shape != b.shape:

@@ -14,7 +14,7 @@ constraint stated; shorts allowed).
 
 Two things the paper leaves open, with our documented choices:
 
-- **Guard.** With $z=\Sigma_{BL}^{-1}\mu_{BL}$, the normalisation $z/\mathbf 1^\top z$ explodes when the net
+- **Guard.** With $z=\Sigma_{BL}^{-1}\mu_{BL}$, the normalization $z/\mathbf 1^\top z$ explodes when the net
   exposure $\mathbf 1^\top z$ is near zero, and flips the portfolio onto the inefficient branch (negative expected
   return) when it is negative. If $\mathbf 1^\top z \le \delta\,\|z\|_1$ (``min_net_exposure`` $\delta$,
   default 0.05) we hold the global minimum-variance portfolio of $\Sigma_{BL}$,

@@ -1,6 +1,6 @@
 """SSM expressivity probes: gate classes, fixed-width arithmetic, formal languages, LTLf, constructions, probes.
 
-Alsmann, Noori & Lange (ICLR 2026) characterise what state space models recognise through fragments of LTLf,
+Alsmann, Noori & Lange (ICLR 2026) characterize what state space models recognize through fragments of LTLf,
 depending on the gating mechanism and on fixed-width vs unbounded precision. This package is the probe kit:
 
 - :mod:`~jaxkit.ssm._layers`: one SSM layer family with the gate classes ``time_invariant``, ``selective_nonneg``,

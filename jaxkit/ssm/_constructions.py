@@ -1,4 +1,4 @@
-"""Hand-set SSM weights that recognise given languages exactly (expressivity by construction, not by training).
+"""Hand-set SSM weights that recognize given languages exactly (expressivity by construction, not by training).
 
 Every construction is an ordinary :class:`~jaxkit.ssm._layers.SSMModel` (same code path as the trained models):
 one-hot embeddings in the first ``|Σ|`` channels of the residual stream, gates saturated to their exact extreme
@@ -78,7 +78,7 @@ def _diag_logits(variant: str, value: Any) -> np.ndarray:
     x = v.real
     if variant == "selective_nonneg":
         if x < 0:
-            raise ValueError(f"selective_nonneg gates lie in [0, 1], cannot realise {x}")
+            raise ValueError(f"selective_nonneg gates lie in [0, 1], cannot realize {x}")
         return np.array([BIG_NONNEG if x >= 1 else (-BIG_NONNEG if x <= 0 else np.log(x / (1 - x)))])
     if variant == "selective_signed":
         return np.array([BIG_SIGNED if x >= 1 else (-BIG_SIGNED if x <= -1 else np.arctanh(x))])
@@ -104,7 +104,7 @@ def _scalar_layer(variant: str, D: int, H: int, gate_rows: dict,
     """A one-state layer (``N = 1``). ``gate_rows[channel] = gate value when that channel is 1`` (one-hot
     channels) or, with ``const_gate``, a flag channel that switches the gate from ``const_gate`` to the value.
     ``b_rows[channel] = complex input added when that channel is 1``. ``w1`` acts on ``[feats, u]``."""
-    layer = SSMLayer(variant, D, 1, key=jax.random.PRNGKey(0), d_hidden=H)
+    layer = SSMLayer(variant, D, 1, key=jax.random.key(0), d_hidden=H)
     cplx = variant in COMPLEX_VARIANTS
     g = 2 if cplx else (2 if variant == "dense" else 1)
     gw = np.zeros((g, D))
@@ -140,7 +140,7 @@ def _scalar_layer(variant: str, D: int, H: int, gate_rows: dict,
 
 
 def _model(variant: str, V: int, D: int, layers: list, head_w: np.ndarray, head_b: np.ndarray) -> SSMModel:
-    m = SSMModel(variant, V, 2, key=jax.random.PRNGKey(0), d_model=D, d_state=1, n_layers=len(layers),
+    m = SSMModel(variant, V, 2, key=jax.random.key(0), d_model=D, d_state=1, n_layers=len(layers),
                  d_hidden=layers[0].w1.shape[0])
     embed = np.zeros((V, D))
     embed[:, :V] = np.eye(V)
@@ -187,7 +187,7 @@ def _count_mod(variant: str, m: int) -> Construction:
         layer = _scalar_layer(variant, D, 1, {0: 1.0, 1: omega}, {1: omega - 1}, w1, b1, w2)
         return Construction(name, variant, _model(variant, 2, D, [layer], *head))
     if variant == "dense":  # rotation by 2π/m = product of two reflections with normals π/m apart
-        layer = SSMLayer("dense", D, 2, key=jax.random.PRNGKey(0), d_hidden=1, n_householder=2)
+        layer = SSMLayer("dense", D, 2, key=jax.random.key(0), d_hidden=1, n_householder=2)
         k1, k2 = np.array([1.0, 0.0]), np.array([np.cos(np.pi / m), np.sin(np.pi / m)])
         R = (np.eye(2) - 2 * np.outer(k2, k2)) @ (np.eye(2) - 2 * np.outer(k1, k1))
         gb = np.concatenate([k1, k2, [0.0, 0.0]])
@@ -199,7 +199,7 @@ def _count_mod(variant: str, m: int) -> Construction:
         w1d = np.zeros((1, 2 + D))
         w1d[0, 0] = 1.0
         layer = _set(layer, gate_w=gw, gate_b=gb, in_w=iw, in_b=np.zeros(2), w1=w1d, b1=b1, w2=w2, b2=np.zeros(D))
-        model = SSMModel("dense", 2, 2, key=jax.random.PRNGKey(0), d_model=D, d_state=2, n_layers=1, d_hidden=1,
+        model = SSMModel("dense", 2, 2, key=jax.random.key(0), d_model=D, d_state=2, n_layers=1, d_hidden=1,
                          n_householder=2)
         model = eqx.tree_at(lambda t: t.layers, model, (layer,))
         model = eqx.tree_at(lambda t: t.embed, model, jnp.asarray(np.eye(2, D), jnp.float32))
@@ -278,7 +278,7 @@ def _aa_star(variant: str) -> Construction:
     # channels: 0 a, 1 b, 2 [t even], 3 latch/counter of b. Layer 1: constant gate -1, h_t + 1 = (-1)^t.
     if variant == "selective_nonneg":
         raise ValueError("aa_star: no construction for selective_nonneg (needs a negative or complex gate; "
-                         "fixed-width non-negative diagonal SSMs cannot recognise (aa)*)")
+                         "fixed-width non-negative diagonal SSMs cannot recognize (aa)*)")
     D = 4
     w1 = np.zeros((1, 1 + D))
     w1[0, 0] = 0.5
@@ -396,14 +396,14 @@ def _s5_word(variant: str) -> Construction:
         Q = np.zeros((n, n))
         Q[np.arange(n), p] = 1.0
         iw[:, s_] = Q @ v - v
-    layer = SSMLayer("dense", D, n, key=jax.random.PRNGKey(0), d_hidden=n, n_householder=m)
+    layer = SSMLayer("dense", D, n, key=jax.random.key(0), d_hidden=n, n_householder=m)
     w1 = np.zeros((n, n + D))
     w1[:, :n] = np.eye(n)
     w2 = np.zeros((D, n))
     w2[V:, :] = np.eye(n)
     layer = _set(layer, gate_w=gw, gate_b=np.zeros(m * n + m), in_w=iw, in_b=np.zeros(n), w1=w1, b1=v, w2=w2,
                  b2=np.zeros(D))
-    model = SSMModel("dense", V, V, key=jax.random.PRNGKey(0), d_model=D, d_state=n, n_layers=1, d_hidden=n,
+    model = SSMModel("dense", V, V, key=jax.random.key(0), d_model=D, d_state=n, n_layers=1, d_hidden=n,
                      n_householder=m)
     hw = np.zeros((V, D))
     hw[:, V:] = np.array(perms, float)
@@ -431,7 +431,7 @@ CONSTRUCTIONS: dict[str, tuple[str, ...]] = {
 
 
 def construct(task: str, variant: str) -> Construction:
-    """The hand-set model recognising ``task`` with gate class ``variant`` (see ``CONSTRUCTIONS``)."""
+    """The hand-set model recognizing ``task`` with gate class ``variant`` (see ``CONSTRUCTIONS``)."""
     check_choice("variant", variant, VARIANTS)
     if task.startswith("count_mod") and task[9:].isdigit():
         return _count_mod(variant, int(task[9:]))

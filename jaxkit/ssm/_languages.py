@@ -186,7 +186,7 @@ class Task:
         if self.kind != "recognition":
             return self.sampler(rng, n, length)
         if self.draw is not None:
-            return self._labelled(self.draw(rng, n, length))
+            return self._labeled(self.draw(rng, n, length))
         n_pos = n // 2
         pos = self._sample_members(rng, n_pos, length, True)
         neg = self._sample_members(rng, n - n_pos, length, False)
@@ -206,9 +206,9 @@ class Task:
                 ok = ~self.labels(src)[:, -1].astype(bool)
                 neg[:n_mut][ok] = src[ok]
             toks = np.concatenate([pos, neg])[rng.permutation(n)]
-        return self._labelled(toks)
+        return self._labeled(toks)
 
-    def _labelled(self, toks: np.ndarray) -> Batch:
+    def _labeled(self, toks: np.ndarray) -> Batch:
         tgt = self.labels(toks.astype(np.int64)).astype(np.int32)
         final = np.zeros(toks.shape, bool)
         final[:, -1] = True

@@ -13,7 +13,7 @@ last position; ``φ U ψ``: some ``j ≥ i`` has ``ψ`` and ``φ`` holds on ``[i
 
 The language of a formula (Alsmann, Noori & Lange 2026 use both readings): a pure-past formula is read at the
 last position (``w ∈ L(φ)`` iff ``w, n-1 ⊨ φ``), every other formula at the first (``w, 0 ⊨ φ``).
-:func:`evaluate` is vectorised over a batch of traces (one backward/forward sweep per temporal operator);
+:func:`evaluate` is vectorized over a batch of traces (one backward/forward sweep per temporal operator);
 :func:`prefix_labels` gives the membership of every prefix at once (used to build per-prefix datasets).
 Traces are integer tokens whose bit ``k`` is proposition ``k``, or boolean arrays ``(B, T, P)``.
 """

@@ -1,6 +1,6 @@
 """Fixed-width arithmetic for SSMs: k-bit fixed point and low-bit floats, with rounding and overflow modes.
 
-Alsmann, Noori & Lange (ICLR 2026) separate SSMs over fixed-width arithmetic ("quantised" models, which stay
+Alsmann, Noori & Lange (ICLR 2026) separate SSMs over fixed-width arithmetic ("quantized" models, which stay
 within the regular languages) from SSMs with unbounded precision (which can count). A :class:`Precision` describes
 the number format that states and activations are rounded to after every operation of the recurrence:
 

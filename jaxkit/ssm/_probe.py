@@ -1,4 +1,4 @@
-"""Length-generalisation probes: train on lengths <= 40 with a curriculum, test per length beyond.
+"""Length-generalization probes: train on lengths <= 40 with a curriculum, test per length beyond.
 
 Protocol in the spirit of Deletang et al. (2023) and Grazzi et al. (2025): every (task, seed, learning rate) run is
 trained on strings of length 1..``train_max_len`` (the longest allowed length grows linearly from
@@ -183,7 +183,7 @@ def _accuracy(cfg: ProbeConfig, models: Any, runs: list, data: dict, lengths: Se
     return out
 
 
-def _summarise(cfg: ProbeConfig, runs: list, test_acc: list, train_acc: list, history: list) -> tuple[list, dict]:
+def _summarize(cfg: ProbeConfig, runs: list, test_acc: list, train_acc: list, history: list) -> tuple[list, dict]:
     results = []
     for r, (ti, s, lr) in enumerate(runs):
         curve = [{"step": h["step"], "loss": h["member_loss"][r], "acc": h["acc"][r]} for h in history]
@@ -246,7 +246,7 @@ def train_runs(cfg: ProbeConfig, seed: int = 0, progress: Callable | None = None
     indist = _stack_data(tasks, cfg.train_eval_lengths, cfg.n_test, rng, pad, Tin)
     test_acc = _accuracy(cfg, res.model, runs, test, cfg.test_lengths, cfg.n_test, pad)
     train_acc = _accuracy(cfg, res.model, runs, indist, cfg.train_eval_lengths, cfg.n_test, pad)
-    results, per_task = _summarise(cfg, runs, test_acc, train_acc, res.history)
+    results, per_task = _summarize(cfg, runs, test_acc, train_acc, res.history)
     timing.update(wall=time.perf_counter() - t0, cpu=_cpu_seconds() - c0)
     return {"config": asdict(cfg), "runs": results, "per_task": per_task, "timing": timing}
 

@@ -13,7 +13,7 @@ from ._checkpoint import (
     write_checked_bytes,
 )
 from ._data import ArrayLoader, full_batch
-from ._ema import EmaState, ema_params, params_ema
+from ._ema import EmaState, read_ema, track_ema
 from ._ensemble import ensemble_member, ensemble_optimizer, ensemble_size, fit_ensemble, init_ensemble
 from ._loop import FitResult, fit, global_norm, make_train_step
 from ._sharding import DATA_AXIS, data_mesh, initialize_distributed, replicate, shard_batch
@@ -28,7 +28,6 @@ __all__ = [
     "FitResult",
     "atomic_write_bytes",
     "data_mesh",
-    "ema_params",
     "ensemble_member",
     "ensemble_optimizer",
     "ensemble_size",
@@ -40,11 +39,12 @@ __all__ = [
     "initialize_distributed",
     "load_checkpoint",
     "make_train_step",
-    "params_ema",
     "read_checked_bytes",
+    "read_ema",
     "read_metadata",
     "replicate",
     "save_checkpoint",
     "shard_batch",
+    "track_ema",
     "write_checked_bytes",
 ]

@@ -61,7 +61,7 @@ class CheckpointError(RuntimeError):
 
 
 class CheckpointWarning(UserWarning):
-    """A damaged checkpoint was skipped in favour of an older valid one (or a damaged stage is recomputed)."""
+    """A damaged checkpoint was skipped in favor of an older valid one (or a damaged stage is recomputed)."""
 
 
 # ------------------------------------------------------------------------------------------------ atomic + checked

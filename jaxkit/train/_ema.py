@@ -3,8 +3,8 @@ r"""Exponential moving average of the parameters (Polyak averaging), as an optax
 $\bar\theta_s = d\,\bar\theta_{s-1} + (1-d)\,\theta_s$ after every step, with the debiased read-out
 $\bar\theta_s/(1-d^s)$ (``bar`` starts at zero; Kingma & Ba 2015, §3). Diffusion models sample with the
 averaged weights (Ho et al. 2020; Song et al. 2021; Karras et al. 2022). Chain it last, after the optimizer, so
-it sees the final updates: ``optax.chain(optimizer, params_ema(0.999))``; the average travels in the optimizer
-state (checkpointed and resumed with it) and :func:`ema_params` reads it out.
+it sees the final updates: ``optax.chain(optimizer, track_ema(0.999))``; the average travels in the optimizer
+state (checkpointed and resumed with it) and :func:`read_ema` reads it out as ``params_ema``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-__all__ = ["EmaState", "ema_params", "params_ema"]
+__all__ = ["EmaState", "read_ema", "track_ema"]
 
 
 class EmaState(NamedTuple):
@@ -23,8 +23,8 @@ class EmaState(NamedTuple):
     average: Any
 
 
-def params_ema(decay: float) -> optax.GradientTransformation:
-    """Keep the EMA of ``params + updates`` in the state; the updates pass through unchanged."""
+def track_ema(decay: float) -> optax.GradientTransformation:
+    """Keep ``params_ema``, the EMA of ``params + updates``, in the state; the updates pass through unchanged."""
     _check_decay(decay)
 
     def init(params):
@@ -32,7 +32,7 @@ def params_ema(decay: float) -> optax.GradientTransformation:
 
     def update(updates, state, params=None):
         if params is None:
-            raise ValueError("params_ema: the optimizer must be called with params")
+            raise ValueError("track_ema: the optimizer must be called with params")
         new = optax.apply_updates(params, updates)
         avg = jax.tree.map(lambda a, p: decay * a + (1.0 - decay) * p, state.average, new)
         return updates, EmaState(state.count + 1, avg)
@@ -45,8 +45,8 @@ def _check_decay(decay: Any) -> None:
         raise ValueError(f"decay: expected a number in [0, 1), received {decay!r}")
 
 
-def ema_params(opt_state: Any, decay: float) -> Any:
-    """The debiased average from the :class:`EmaState` found in ``opt_state`` (a chain's state tuple)."""
+def read_ema(opt_state: Any, decay: float) -> Any:
+    """``params_ema``: the debiased average from the :class:`EmaState` found in ``opt_state`` (a chain's state tuple)."""
     _check_decay(decay)
     states = [
         s
@@ -54,7 +54,7 @@ def ema_params(opt_state: Any, decay: float) -> Any:
         if isinstance(s, EmaState)
     ]
     if len(states) != 1:
-        raise ValueError(f"opt_state: expected exactly one EmaState (chain params_ema), found {len(states)}")
+        raise ValueError(f"opt_state: expected exactly one EmaState (chain track_ema), found {len(states)}")
     s = states[0]
     c = 1.0 - decay ** s.count.astype(jnp.float32)
     return jax.tree.map(lambda a: a / jnp.where(c > 0, c, 1.0).astype(a.dtype), s.average)

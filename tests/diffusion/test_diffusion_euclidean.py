@@ -103,8 +103,8 @@ def _gaussian_law(schedule, steps, eta, variance="posterior"):
 
 def test_ddpm_equals_ddim_eta1_and_exact_gaussian_law():
     n = 4000
-    xT = jax.random.normal(jax.random.PRNGKey(0), (n, 2))
-    keys = jax.random.split(jax.random.PRNGKey(1), n)
+    xT = jax.random.normal(jax.random.key(0), (n, 2))
+    keys = jax.random.split(jax.random.key(1), n)
     ddpm = jax.jit(jax.vmap(lambda x, k: dm.ddpm_sample(_eps_exact, SCHED, x, k)))(xT, keys)
     ddim1 = jax.jit(jax.vmap(lambda x, k: dm.ddim_sample(_eps_exact, SCHED, x, k, eta=1.0)))(xT, keys)
     np.testing.assert_allclose(ddpm, ddim1, atol=2e-5)  # DDIM(eta=1, all steps) is DDPM with beta~
@@ -113,7 +113,7 @@ def test_ddpm_equals_ddim_eta1_and_exact_gaussian_law():
     assert abs(x.mean() - mu) < 4 * np.sqrt(var / x.size)
     assert abs(x.var() / var - 1) < 0.06
     # deterministic DDIM with 10 steps: the output law is again exactly computable
-    ddim = jax.jit(jax.vmap(lambda x, k: dm.ddim_sample(_eps_exact, SCHED, x, k, num_steps=10)))(xT, keys)
+    ddim = jax.jit(jax.vmap(lambda x, k: dm.ddim_sample(_eps_exact, SCHED, x, k, n_steps=10)))(xT, keys)
     steps = list(dm.ddim_timesteps(50, 10))
     mu, var = _gaussian_law(SCHED, steps, 0.0)
     x = np.asarray(ddim, np.float64).ravel()
@@ -126,8 +126,8 @@ def test_reverse_sde_and_probability_flow_recover_gaussian():
     score = lambda x, t: dm.gaussian_marginal_score(vp, x, t, M, S)
     ts = dm.time_grid(100, 1e-3, 1.0)
     n = 2000
-    xT = jax.random.normal(jax.random.PRNGKey(2), (n, 2))
-    keys = jax.random.split(jax.random.PRNGKey(3), n)
+    xT = jax.random.normal(jax.random.key(2), (n, 2))
+    keys = jax.random.split(jax.random.key(3), n)
     sde = jax.jit(jax.vmap(lambda x, k: dm.reverse_sde_sample(score, vp, x, k, ts)))(xT, keys)
     ode = jax.jit(jax.vmap(lambda x: dm.probability_flow_sample(score, vp, x, ts)))(xT)
     a, s = float(vp.alpha(1e-3)), float(vp.sigma(1e-3))
@@ -139,7 +139,7 @@ def test_reverse_sde_and_probability_flow_recover_gaussian():
 
 def test_losses():
     d = dm.discrete_schedule("linear", 100)
-    keys = jax.random.split(jax.random.PRNGKey(4), 64)
+    keys = jax.random.split(jax.random.key(4), 64)
     x0 = jnp.full((64, 3), 0.7)
     # for a point mass at x0 the exact eps is (x_t - sqrt(ab) x0)/sqrt(1-ab): the loss vanishes
     exact = lambda x, t: (x - jnp.sqrt(d.alpha_bars[t]) * 0.7) / jnp.sqrt(1 - d.alpha_bars[t])
@@ -160,15 +160,15 @@ def test_losses():
 def test_bad_inputs():
     with pytest.raises((ValueError, TypeError), match="kind: expected one of|parameter 'kind'"):
         dm.discrete_schedule("sigmoid", 10)
-    with pytest.raises(ValueError, match="num_steps: expected at most the schedule length 50"):
-        dm.ddim_sample(_eps_exact, SCHED, jnp.zeros(2), jax.random.PRNGKey(0), num_steps=80)
+    with pytest.raises(ValueError, match="n_steps: expected at most the schedule length 50"):
+        dm.ddim_sample(_eps_exact, SCHED, jnp.zeros(2), jax.random.key(0), n_steps=80)
     with pytest.raises(ValueError, match="eta: expected a value >= 0"):
-        dm.ddim_sample(_eps_exact, SCHED, jnp.zeros(2), jax.random.PRNGKey(0), eta=-1.0)
+        dm.ddim_sample(_eps_exact, SCHED, jnp.zeros(2), jax.random.key(0), eta=-1.0)
     with pytest.raises(ValueError, match="betas: expected values in"):
         dm.DiscreteSchedule.from_betas(np.array([0.1, 1.2]))
     with pytest.raises(ValueError, match="noise: expected the shape of x0"):
         dm.q_sample(SCHED, jnp.zeros(3), 2, jnp.zeros(4))
     with pytest.raises(TypeError, match="schedule: expected a DiscreteSchedule|parameter 'schedule'"):
-        dm.ddpm_sample(_eps_exact, dm.VPSchedule(), jnp.zeros(2), jax.random.PRNGKey(0))
+        dm.ddpm_sample(_eps_exact, dm.VPSchedule(), jnp.zeros(2), jax.random.key(0))
     with pytest.raises(ValueError, match="hi: expected a value > lo"):
         dm.edm_grid(10, 1.0, 0.5)

@@ -1,4 +1,4 @@
-"""IGSO(3): normalisation, CDF, sampler (KS), score vs autodiff in float64, branch agreement, finiteness, errors."""
+"""IGSO(3): normalization, CDF, sampler (KS), score vs autodiff in float64, branch agreement, finiteness, errors."""
 
 import jax
 import jax.numpy as jnp
@@ -76,7 +76,7 @@ _sample_angles = jax.jit(lambda key, eps: igso3.sample_angle(key, eps, eps.shape
 def test_sampler_ks():
     """KS test of the table sampler against the closed-form CDF at each eps (one compiled call for all)."""
     eps = np.repeat(np.asarray(KS_EPS, np.float32), 3000)
-    w = np.asarray(_sample_angles(jax.random.PRNGKey(0), jnp.asarray(eps)), np.float64).reshape(
+    w = np.asarray(_sample_angles(jax.random.key(0), jnp.asarray(eps)), np.float64).reshape(
         len(KS_EPS), -1
     )
     for e, we in zip(KS_EPS, w):
@@ -99,13 +99,13 @@ def test_concrete_eps_quantile_table_and_sampler():
             q = np.asarray(_igso3._quantile_concrete(jnp.asarray(u), e))
         assert np.max(np.abs(igso3.cdf_reference(q, e) - u * f_max)) < 1e-7, e
     for e in KS_EPS:
-        v = np.asarray(igso3.sample_vector(jax.random.PRNGKey(11), e, (3000,)), np.float64)
+        v = np.asarray(igso3.sample_vector(jax.random.key(11), e, (3000,)), np.float64)
         w = np.linalg.norm(v, axis=-1)
         assert stats.kstest(w, lambda x, e=e: igso3.cdf_reference(x, e)).pvalue > 1e-3, e
         a = v / w[:, None]
         assert np.abs(a.mean(0)).max() < 4 * np.sqrt(1 / 3 / 3000), e  # E[a] = 0, var(a_i) = 1/3
         np.testing.assert_allclose(a.T @ a / 3000, np.eye(3) / 3, atol=0.04)
-        R = np.asarray(igso3.sample(jax.random.PRNGKey(11), e, (3000,)), np.float64)
+        R = np.asarray(igso3.sample(jax.random.key(11), e, (3000,)), np.float64)
         ang = np.arctan2(
             np.linalg.norm(R - np.swapaxes(R, 1, 2), axis=(1, 2)) / (2 * np.sqrt(2)),
             (np.trace(R, axis1=1, axis2=2) - 1) / 2,
@@ -117,13 +117,13 @@ def test_sampler_per_sample_eps_and_matrices():
     eps = np.exp(np.random.default_rng(0).uniform(np.log(1e-3), np.log(5.0), 3000 * len(KS_EPS))).astype(
         np.float32
     )
-    w = _sample_angles(jax.random.PRNGKey(8), jnp.asarray(eps))
+    w = _sample_angles(jax.random.key(8), jnp.asarray(eps))
     u = igso3.cdf_reference(
         np.asarray(w, np.float64), eps.astype(np.float64)
     )  # probability integral transform
     assert stats.kstest(u, "uniform").pvalue > 1e-3
     mean = jnp.asarray(np.diag([1.0, -1.0, -1.0]))
-    R = igso3.sample(jax.random.PRNGKey(9), 0.3, (2, 3), mean=mean)
+    R = igso3.sample(jax.random.key(9), 0.3, (2, 3), mean=mean)
     assert R.shape == (2, 3, 3, 3)
     ang = np.arccos(np.clip((np.trace(np.swapaxes(mean, 0, 1) @ R, axis1=-2, axis2=-1) - 1) / 2, -1, 1))
     assert np.all(ang < 9 * 0.3) and np.all(ang > 0)
@@ -194,7 +194,7 @@ def test_no_nan_or_inf_on_grid():
 
 def test_bad_input_errors():
     with pytest.raises(ValueError, match=r"sigma: expected values in \[0.001, 5.0\]"):
-        igso3.sample(jax.random.PRNGKey(0), 10.0, (3,))
+        igso3.sample(jax.random.key(0), 10.0, (3,))
     with pytest.raises(ValueError, match="sigma: expected values"):
         igso3.log_density(0.1, 1e-5)
     with pytest.raises(ValueError, match="sigma: expected values"):
@@ -202,4 +202,4 @@ def test_bad_input_errors():
     with pytest.raises(ValueError, match="R: expected rotation matrices"):
         igso3.score(jnp.eye(3) * 1.1, 0.5)
     with pytest.raises(ValueError, match="mean: expected rotation matrices"):
-        igso3.sample(jax.random.PRNGKey(0), 0.5, (3,), mean=jnp.zeros((3, 3)))
+        igso3.sample(jax.random.key(0), 0.5, (3,), mean=jnp.zeros((3, 3)))

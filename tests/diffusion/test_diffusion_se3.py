@@ -17,7 +17,7 @@ P_MIN = 1e-3
 def test_brownian_motion_reaches_igso3():
     eps, n = 0.8, 1500
     run = jax.jit(jax.vmap(lambda k: so3_diffusion.brownian_motion(k, jnp.eye(3), eps**2, 64)))
-    R = run(jax.random.split(jax.random.PRNGKey(0), n))
+    R = run(jax.random.split(jax.random.key(0), n))
     w = np.asarray(g.angle(R), np.float64)
     assert stats.kstest(w, lambda x: igso3.cdf_reference(x, eps)).pvalue > P_MIN
     # not a vacuous test: the law at a different eps is rejected
@@ -38,7 +38,7 @@ def test_reverse_sde_exact_score_recovers_igso3_and_gaussian():
         return s_rot, s_tr
 
     n = 1500
-    k1, k2, k3 = jax.random.split(jax.random.PRNGKey(1), 3)
+    k1, k2, k3 = jax.random.split(jax.random.key(1), 3)
     eT = float(np.sqrt(e0**2 + 1.5**2))
     RT = igso3.sample(k1, eT, (n, 2), mean=Rstar)
     a1, s1 = sd.trans.alpha(1.0), sd.trans.sigma(1.0)
@@ -74,14 +74,14 @@ def test_forward_marginal_scores_and_losses():
             igso3.score_norm(f.sigma_rot),
         )
 
-    f, (rs, ts), total, norm = run(jax.random.PRNGKey(3))
+    f, (rs, ts), total, norm = run(jax.random.key(3))
     np.testing.assert_allclose(f.rot_score, rs, atol=2e-3, rtol=2e-3)
     np.testing.assert_allclose(f.trans_score, ts, rtol=1e-4, atol=1e-4)
     assert f.R_t.shape == (4, 3, 3) and np.all(g.is_rotation(f.R_t))
     assert float(total) < 1e-6
-    # the normalisation makes the target O(1): E |s|^2 / score_norm^2 = 1 over the three components
+    # the normalization makes the target O(1): E |s|^2 / score_norm^2 = 1 over the three components
     assert 0.02 < float(np.mean((np.asarray(f.rot_score) / float(norm)) ** 2)) < 3
-    R, x = sd.prior_sample(jax.random.PRNGKey(7), 5)
+    R, x = sd.prior_sample(jax.random.key(7), 5)
     assert R.shape == (5, 3, 3) and x.shape == (5, 3) and np.all(g.is_rotation(R))
     np.testing.assert_allclose(
         dm.denormalize(dm.normalize(x, jnp.ones(3)), jnp.ones(3)), x, rtol=1e-5, atol=1e-6
@@ -98,13 +98,13 @@ def test_so3_dsm_loss():
         zero = lambda R, t: jnp.zeros(R.shape[:-1], R.dtype)
         return so3_diffusion.dsm_loss(exact, ve, R0, k), so3_diffusion.dsm_loss(zero, ve, R0, k)
 
-    l_exact, l_zero = run(jax.random.PRNGKey(0))
+    l_exact, l_zero = run(jax.random.key(0))
     assert float(l_exact) < 1e-5 and 0.01 < float(l_zero) < 3
 
 
 def test_bad_inputs():
     sd = dm.SE3Diffusion()
-    k = jax.random.PRNGKey(0)
+    k = jax.random.key(0)
     with pytest.raises(ValueError, match="R0: expected rotation matrices"):
         sd.forward_marginal(k, jnp.ones((2, 3, 3)), jnp.zeros((2, 3)), 0.5)
     with pytest.raises(ValueError, match=r"x0: expected shape \(2, 3\)"):
@@ -135,7 +135,7 @@ def test_probability_flow_exact_score_moments():
         dm.gaussian_marginal_score(sd.trans, x, t, m, s0),
     )
     n = 1000
-    k1, k2 = jax.random.split(jax.random.PRNGKey(11))
+    k1, k2 = jax.random.split(jax.random.key(11))
     RT = igso3.sample(k1, float(np.sqrt(e0**2 + 1.5**2)), (n, 1), mean=Rstar)
     a1, s1 = sd.trans.alpha(1.0), sd.trans.sigma(1.0)
     xT = a1 * m + jnp.sqrt(a1**2 * s0**2 + s1**2) * jax.random.normal(k2, (n, 1, 3))
@@ -152,8 +152,8 @@ def test_probability_flow_exact_score_moments():
     np.testing.assert_allclose(x.std(0), np.sqrt(a0**2 * s0**2 + sig0**2), rtol=0.08)
 
 
-def test_ddim_with_eps_parametrisation_recovers_the_data():
-    """The same exact scores wrapped as an "eps" model (normalised rotation score, translation noise): DDIM with
+def test_ddim_with_eps_parametrization_recovers_the_data():
+    """The same exact scores wrapped as an "eps" model (normalized rotation score, translation noise): DDIM with
     eta = 1 (ancestral, exact Gaussian transitions) on a VE translation schedule returns N(m, s0^2 + sigma_min^2)
     (KS) and rotations at the IGSO(3) level of sigma_min (mean angle within 6%); to_scores inverts from_scores."""
     sd = dm.SE3Diffusion(trans=dm.VESchedule(0.05, 2.0), parametrization="eps")
@@ -167,7 +167,7 @@ def test_ddim_with_eps_parametrisation_recovers_the_data():
         return sd.from_scores(s_rot, s_tr, t)
 
     n = 1000
-    k1, k2, k3 = jax.random.split(jax.random.PRNGKey(5), 3)
+    k1, k2, k3 = jax.random.split(jax.random.key(5), 3)
     RT = igso3.sample(k1, float(np.sqrt(e0**2 + 1.5**2)), (n, 1), mean=Rstar)
     xT = m + jnp.sqrt(s0**2 + 2.0**2) * jax.random.normal(k2, (n, 1, 3))
     ts = dm.time_grid(60, 0.0, 1.0)

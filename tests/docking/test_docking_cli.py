@@ -41,8 +41,8 @@ def test_train_then_dock_a_shipped_complex(tmp_path, capsys):
         assert Chem.MolToSmiles(p) == Chem.MolToSmiles(ref)  # the same molecule, re-posed
         assert p.GetProp("pb_valid") in ("yes", "no", "unchecked")
         float(p.GetProp("bond_gap_A")), float(p.GetProp("vinardo_kcal_mol"))
-        centre = ref.GetConformer().GetPositions().mean(0)
-        assert np.linalg.norm(p.GetConformer().GetPositions().mean(0) - centre) < 12.0
+        center = ref.GetConformer().GetPositions().mean(0)
+        assert np.linalg.norm(p.GetConformer().GetPositions().mean(0) - center) < 12.0
 
 
 def test_bad_inputs_name_the_file_or_option(tmp_path, capsys):

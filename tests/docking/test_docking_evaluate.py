@@ -48,7 +48,7 @@ def test_crystal_pose_is_posebusters_valid_and_random_placement_is_not_close():
     ok, checks = posebusters_valid(ref, posebusters_data_dir() / ex.id / f"{ex.id}_protein_one_lig_removed.pdb")
     assert len(checks) > 10 and "rmsd_≤_2å" not in checks  # validity never reads the reference pose
     assert ok, {k: v for k, v in checks.items() if not v}
-    pos, score = random_placement(ex.mol, ex.pocket.positions, ex.pocket.centre, k=64, seed=0)
+    pos, score = random_placement(ex.mol, ex.pocket.positions, ex.pocket.center, k=64, seed=0)
     assert pos.shape == ex.reference_positions.shape and np.isfinite(score)
     assert symmetric_rmsd(with_positions(ex.mol, pos), ref) > 0.5
 

@@ -1,5 +1,5 @@
 """The fragment score model: rotation equivariance, pocket-order invariance, and the untrained model equals an
-independent NumPy evaluation of its closed-form part (skip + centring + bond springs)."""
+independent NumPy evaluation of its closed-form part (skip + centering + bond springs)."""
 
 import equinox as eqx
 import jax
@@ -72,8 +72,8 @@ def test_pocket_atom_order_does_not_matter(setup):
     np.testing.assert_allclose(a[1], b[1], atol=2e-4, rtol=2e-4)
 
 
-def test_untrained_model_is_skip_plus_centring_plus_springs(setup):
-    """At initialisation the pair forces are zero, all gains 1 and every spring has stiffness 1/4: the output is
+def test_untrained_model_is_skip_plus_centering_plus_springs(setup):
+    """At initialization the pair forces are zero, all gains 1 and every spring has stiffness 1/4: the output is
     a closed form, recomputed here in float64 NumPy from the complex arrays."""
     c, model, R, T, f = setup
     t = 0.35

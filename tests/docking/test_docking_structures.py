@@ -28,7 +28,7 @@ def test_pocket_is_whole_residues_within_cutoff():
     n_expected = sum(1 for atom in prot if (atom.chain_id, int(atom.res_id)) in close)
     assert pocket.n_atoms == n_expected
     assert "H" not in set(pocket.elements)
-    np.testing.assert_allclose(pocket.centre, heavy.mean(0))
+    np.testing.assert_allclose(pocket.center, heavy.mean(0))
 
 
 def test_bad_structures(tmp_path):

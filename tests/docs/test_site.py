@@ -135,7 +135,7 @@ def test_pages_render_in_headless_chromium(site):
                 "--disable-component-update", "--disable-sync", "--no-first-run"])
             page = browser.new_page()
             failed = []
-            # the browser's own favicon fetch is cancelled (net::ERR_ABORTED) when the next page is opened before
+            # the browser's own favicon fetch is canceled (net::ERR_ABORTED) when the next page is opened before
             # it returns: navigation, not a missing file (the theme ships the favicon); anything else fails
             page.on("requestfailed", lambda r: None if (r.url.endswith("/favicon.png") and "ERR_ABORTED" in
                                                         (r.failure or "")) else failed.append((r.url, r.failure)))

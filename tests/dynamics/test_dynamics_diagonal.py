@@ -45,7 +45,7 @@ def test_jump_algorithm_reaches_min_l1():
     b_l1 = lp.x[:8] - lp.x[8:]
     assert np.abs(jumps.saddles[-1] - b_l1).max() < 1e-8
     assert np.all(np.diff(jumps.times) > 0) and np.all(np.diff(jumps.losses) < 0)
-    # each saddle is a constrained least-squares minimiser: gradient vanishes on its support
+    # each saddle is a constrained least-squares minimizer: gradient vanishes on its support
     for b in jumps.saddles[1:]:
         g = -X.T @ (y - X @ b) / X.shape[0]
         assert np.abs(g[np.abs(b) > 1e-10]).max() < 1e-8

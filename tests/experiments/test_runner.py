@@ -115,7 +115,7 @@ def _toy(calls, n_steps=2):
 
 
 def test_resume_refuses_a_folder_of_another_run(empty_registry, tmp_path, capsys, monkeypatch):
-    """Finding 2: resuming with another seed/preset/config 'finished' in 1 s and relabelled the metrics."""
+    """Finding 2: resuming with another seed/preset/config 'finished' in 1 s and relabeled the metrics."""
     calls = []
     exp = experiments.register(_toy(calls))
     out = tmp_path / "run"
@@ -138,7 +138,7 @@ def test_resume_refuses_a_folder_of_another_run(empty_registry, tmp_path, capsys
     (out / "run.json").unlink()
     assert _cli.main(["run", "toy", "--seed", "2", "--out", str(out), "--resume"]) == 2
     assert "metrics.json records" in capsys.readouterr().err
-    # without --resume the run starts over: the earlier run's stages go, the folder is re-labelled
+    # without --resume the run starts over: the earlier run's stages go, the folder is re-labeled
     assert _cli.main(["run", "toy", "--seed", "2", "--out", str(out)]) == 0
     assert json.loads((out / "run.json").read_text())["seed"] == 2 and calls == ["first", "first"]
 

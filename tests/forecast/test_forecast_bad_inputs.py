@@ -45,14 +45,14 @@ def test_frames_give_causal_market_data_and_a_trainable_forecaster():
     win = forecast_windows(d, np.arange(4, T - 3), history=5, horizon=3)
     m = make_forecaster(n_assets=3, history=5, horizon=3, n_macro=d.macro.shape[1], n_signals=d.signals.shape[2],
                         scale=np.full(3, 0.01), denoiser="mlp", hidden=16, depth=1, channels=8, per_date_scale=True,
-                        diffusion_steps=10, schedule="cosine", key=jax.random.PRNGKey(0))  # fmt: skip
-    m, hist = train_forecaster(m, win, steps=2, batch_size=8, key=jax.random.PRNGKey(1), progress=False)
+                        diffusion_steps=10, schedule="cosine", key=jax.random.key(0))  # fmt: skip
+    m, hist = train_forecaster(m, win, steps=2, batch_size=8, key=jax.random.key(1), progress=False)
     last = forecast_windows(d, [T - 1], history=5, horizon=3)
-    s = np.asarray(sample_paths(m, last["history"], last["macro"], last["signals"], jax.random.PRNGKey(2),
-                                num_samples=4, num_steps=3, scale=last["scale"]))  # fmt: skip
+    s = np.asarray(sample_paths(m, last["history"], last["macro"], last["signals"], jax.random.key(2),
+                                n_samples=4, n_steps=3, scale=last["scale"]))  # fmt: skip
     assert s.shape == (1, 4, 3, 3) and np.all(np.isfinite(s))
     with pytest.raises(ValueError, match="scale: required"):
-        sample_paths(m, last["history"], last["macro"], last["signals"], jax.random.PRNGKey(2))
+        sample_paths(m, last["history"], last["macro"], last["signals"], jax.random.key(2))
 
 
 def _with_gap(p, row):
@@ -90,19 +90,19 @@ def test_bad_macro_frame():
 def test_chunked_sampling_equals_unchunked():
     m = make_forecaster(n_assets=2, history=3, horizon=2, n_macro=1, n_signals=1, scale=np.full(2, 0.02),
                         denoiser="mlp", hidden=16, depth=1, channels=8, diffusion_steps=8, schedule="cosine",
-                        key=jax.random.PRNGKey(0))  # fmt: skip
+                        key=jax.random.key(0))  # fmt: skip
     rng = np.random.default_rng(0)
     cond = (rng.normal(0, 0.02, (3, 3, 2)), rng.normal(size=(3, 1)), rng.normal(size=(3, 2, 1)))
-    kw = dict(num_samples=6, sampler="ddpm")
-    a = np.asarray(sample_paths(m, *cond, jax.random.PRNGKey(1), chunk_size=None, **kw))
-    b = np.asarray(sample_paths(m, *cond, jax.random.PRNGKey(1), chunk_size=4, **kw))
+    kw = dict(n_samples=6, sampler="ddpm")
+    a = np.asarray(sample_paths(m, *cond, jax.random.key(1), chunk_size=None, **kw))
+    b = np.asarray(sample_paths(m, *cond, jax.random.key(1), chunk_size=4, **kw))
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
     # antithetic pairs: twin paths differ, the pair mean is much less noisy (nearly odd map at init)
-    c = np.asarray(sample_paths(m, *cond, jax.random.PRNGKey(1), antithetic=True, **kw))
+    c = np.asarray(sample_paths(m, *cond, jax.random.key(1), antithetic=True, **kw))
     assert np.abs(c[:, 0::2] - c[:, 1::2]).min() > 0
     np.testing.assert_allclose(c[:, 0::2], -c[:, 1::2], rtol=1e-4, atol=1e-6)  # eps = 0 at init: x0 = +-noise
     with pytest.raises(ValueError, match="even"):
-        sample_paths(m, *cond, jax.random.PRNGKey(1), antithetic=True, num_samples=5)
+        sample_paths(m, *cond, jax.random.key(1), antithetic=True, n_samples=5)
 
 
 def test_chunked_energy_statistics_equal_all_at_once():
@@ -114,6 +114,6 @@ def test_chunked_energy_statistics_equal_all_at_once():
     ref = 2 * D[:60, 60:].mean() - D[:60, :60].mean() - D[60:, 60:].mean()
     np.testing.assert_allclose(full, ref, rtol=1e-12)
     np.testing.assert_allclose(energy_distance(x, y, chunk_bytes=1000), full, rtol=1e-12)
-    t1 = energy_test(x, y, num_permutations=99, seed=3)
-    t2 = energy_test(x, y, num_permutations=99, seed=3, chunk_bytes=2000)
+    t1 = energy_test(x, y, n_permutations=99, seed=3)
+    t2 = energy_test(x, y, n_permutations=99, seed=3, chunk_bytes=2000)
     np.testing.assert_allclose(t1, t2, rtol=1e-12)

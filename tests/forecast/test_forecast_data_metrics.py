@@ -123,7 +123,7 @@ def test_energy_test_exact_permutation_distribution_and_calibration():
 
     rng = np.random.default_rng(1)
     x, y = rng.normal(size=(7, 2)), rng.normal(size=(5, 2)) + 0.7
-    T, p = energy_test(x, y, num_permutations=20000, seed=3)
+    T, p = energy_test(x, y, n_permutations=20000, seed=3)
     assert T == pytest.approx(7 * 5 / 12 * energy_distance(x, y), rel=1e-10)
     z = np.concatenate([x, y])
     exact = [
@@ -133,12 +133,12 @@ def test_energy_test_exact_permutation_distribution_and_calibration():
     p_exact = np.mean(np.asarray(exact) >= T - 1e-12)
     assert abs(p - p_exact) < 4 * np.sqrt(p_exact * (1 - p_exact) / 20000) + 1e-4
     pv = [
-        energy_test(rng.normal(size=(20, 3)), rng.normal(size=(20, 3)), num_permutations=199, seed=i)[1]
+        energy_test(rng.normal(size=(20, 3)), rng.normal(size=(20, 3)), n_permutations=199, seed=i)[1]
         for i in range(200)
     ]
     assert 0.005 <= np.mean(np.asarray(pv) <= 0.05) <= 0.10
     assert (
-        energy_test(rng.normal(size=(60, 3)), rng.normal(size=(60, 3)) + 0.8, num_permutations=199)[1] < 0.01
+        energy_test(rng.normal(size=(60, 3)), rng.normal(size=(60, 3)) + 0.8, n_permutations=199)[1] < 0.01
     )
 
 

@@ -29,7 +29,7 @@ N, L, H, M, F = 3, 2, 2, 2, 1
 def model():
     return make_forecaster(
         n_assets=N, history=L, horizon=H, n_macro=M, n_signals=F, scale=np.full(N, 0.02), channels=8, layers=1,
-        heads=2, diffusion_steps=20, key=jax.random.PRNGKey(0),
+        heads=2, diffusion_steps=20, key=jax.random.key(0),
     )  # fmt: skip
 
 
@@ -37,14 +37,14 @@ def test_sample_paths_vmapped_over_dates(model):
     rng = np.random.default_rng(0)
     hist = rng.normal(0, 0.02, (2, L, N))
     macro, sig = rng.normal(size=(2, M)), rng.normal(size=(2, N, F))
-    key = jax.random.PRNGKey(1)
-    a = np.asarray(sample_paths(model, hist, macro, sig, key, num_samples=5, num_steps=4))
+    key = jax.random.key(1)
+    a = np.asarray(sample_paths(model, hist, macro, sig, key, n_samples=5, n_steps=4))
     assert a.shape == (2, 5, H, N) and np.all(np.isfinite(a))
-    b = np.asarray(sample_paths(model, hist, macro, sig, key, num_samples=5, num_steps=4))
+    b = np.asarray(sample_paths(model, hist, macro, sig, key, n_samples=5, n_steps=4))
     np.testing.assert_array_equal(a, b)  # same key, same paths
     hist2 = hist.copy()
     hist2[1] += 0.05
-    c = np.asarray(sample_paths(model, hist2, macro, sig, key, num_samples=5, num_steps=4))
+    c = np.asarray(sample_paths(model, hist2, macro, sig, key, n_samples=5, n_steps=4))
     np.testing.assert_array_equal(a[0], c[0])  # date 0 does not see date 1's condition
     assert a[0].std(0).min() > 0  # k distinct paths per date
 
@@ -57,10 +57,10 @@ def test_ddim_many_steps_agrees_with_ancestral_sampler():
         ab = sched.alpha_bars[t]
         return jnp.sqrt(1 - ab) * (x - jnp.sqrt(ab) * m) / (ab * s2 + 1 - ab)
 
-    keys = jax.random.split(jax.random.PRNGKey(0), 4000)
+    keys = jax.random.split(jax.random.key(0), 4000)
     xT = jax.vmap(lambda k: jax.random.normal(k, (2,)))(keys)
     ddim = np.asarray(
-        jax.jit(jax.vmap(lambda x, k: dm.ddim_sample(eps_fn, sched, x, k, num_steps=200)))(xT, keys)
+        jax.jit(jax.vmap(lambda x, k: dm.ddim_sample(eps_fn, sched, x, k, n_steps=200)))(xT, keys)
     )
     ddpm = np.asarray(jax.jit(jax.vmap(lambda x, k: dm.ddpm_sample(eps_fn, sched, x, k)))(xT, keys))
     for s in (ddim, ddpm):
@@ -75,19 +75,19 @@ def test_train_forecaster_rejects_bad_options(model):
     for kw, msg in ((dict(final_lr_fraction=2.0), "final_lr_fraction"), (dict(weight_decay=-1.0), "weight_decay"),
                     (dict(ema_decay=1.0), "decay")):  # fmt: skip
         with pytest.raises(ValueError, match=msg):
-            train_forecaster(model, win, steps=1, batch_size=4, key=jax.random.PRNGKey(0), progress=False, **kw)
+            train_forecaster(model, win, steps=1, batch_size=4, key=jax.random.key(0), progress=False, **kw)
 
 
 def test_sample_paths_rejects_bad_condition(model):
     with pytest.raises(ValueError, match="history: expected shape \\(B, 2, 3\\)"):
         sample_paths(
-            model, np.zeros((2, L + 1, N)), np.zeros((2, M)), np.zeros((2, N, F)), jax.random.PRNGKey(0)
+            model, np.zeros((2, L + 1, N)), np.zeros((2, M)), np.zeros((2, N, F)), jax.random.key(0)
         )
     with pytest.raises(ValueError, match="macro, signals: expected 2 dates"):
-        sample_paths(model, np.zeros((2, L, N)), np.zeros((3, M)), np.zeros((2, N, F)), jax.random.PRNGKey(0))
+        sample_paths(model, np.zeros((2, L, N)), np.zeros((3, M)), np.zeros((2, N, F)), jax.random.key(0))
     with pytest.raises(ValueError, match="history, macro: expected finite"):
         sample_paths(
-            model, np.full((1, L, N), np.nan), np.zeros((1, M)), np.zeros((1, N, F)), jax.random.PRNGKey(0)
+            model, np.full((1, L, N), np.nan), np.zeros((1, M)), np.zeros((1, N, F)), jax.random.key(0)
         )
 
 
@@ -107,16 +107,16 @@ def test_trained_on_ar1_samples_match_the_exact_conditional_law():
     win = ar1_windows(4096, 1, 2, phi, A, seed=0)
     m = make_forecaster(
         n_assets=2, history=1, horizon=2, n_macro=1, n_signals=1, scale=np.ones(2), denoiser="mlp", hidden=64,
-        depth=2, channels=32, diffusion_steps=50, schedule="quadratic", key=jax.random.PRNGKey(0),
+        depth=2, channels=32, diffusion_steps=50, schedule="quadratic", key=jax.random.key(0),
     )  # fmt: skip
     m, _ = train_forecaster(
-        m, win, steps=1200, batch_size=128, key=jax.random.PRNGKey(1), lr=3e-3, ema_decay=0.995, progress=False
+        m, win, steps=1200, batch_size=128, key=jax.random.key(1), lr=3e-3, ema_decay=0.995, progress=False
     )
     last = np.array([1.0, -1.5])
     mean, cov = ar1_conditional_law(last, 2, phi, A)
     exact = np.random.default_rng(2).multivariate_normal(mean, cov, 256)
     cond = (last[None, None], np.zeros((1, 1)), np.zeros((1, 2, 1)))
-    x = np.asarray(sample_paths(m, *cond, jax.random.PRNGKey(7), num_samples=256, sampler="ddpm"))[0]
+    x = np.asarray(sample_paths(m, *cond, jax.random.key(7), n_samples=256, sampler="ddpm"))[0]
     mz, cz = moment_z_scores(x.reshape(256, -1), mean, cov)
-    p = energy_test(x.reshape(256, -1), exact, num_permutations=499)[1]
+    p = energy_test(x.reshape(256, -1), exact, n_permutations=499)[1]
     assert np.abs(mz).max() < 4 and np.abs(cz).max() < 4.5 and p > 0.005, (mz, cz, p)

@@ -48,11 +48,11 @@ def test_forecaster_beats_baselines_on_held_out_windows():
     m = make_forecaster(
         n_assets=3, history=L, horizon=H, n_macro=d.macro.shape[1], n_signals=d.signals.shape[2],
         scale=np.full(3, 0.01), denoiser="mlp", hidden=64, depth=2, channels=32, per_date_scale=True,
-        schedule="quadratic", diffusion_steps=50, key=jax.random.PRNGKey(0),
+        schedule="quadratic", diffusion_steps=50, key=jax.random.key(0),
     )  # fmt: skip
-    m, _ = train_forecaster(m, win, steps=800, batch_size=128, lr=3e-3, ema_decay=0.99, key=jax.random.PRNGKey(1),
+    m, _ = train_forecaster(m, win, steps=800, batch_size=128, lr=3e-3, ema_decay=0.99, key=jax.random.key(1),
                             progress=False)  # fmt: skip
-    s = np.asarray(sample_paths(m, tw["history"], tw["macro"], tw["signals"], jax.random.PRNGKey(2), num_samples=K,
+    s = np.asarray(sample_paths(m, tw["history"], tw["macro"], tw["signals"], jax.random.key(2), n_samples=K,
                                 sampler="ddpm", scale=tw["scale"]))  # fmt: skip
     truth = tw["target"]
     base = {
@@ -68,7 +68,7 @@ def test_forecaster_beats_baselines_on_held_out_windows():
 
 
 def test_calibrate_spread_is_causal_and_recovers_a_known_dispersion_error():
-    from jaxkit.forecast import calibrate_spread, recentre_paths
+    from jaxkit.forecast import calibrate_spread, recenter_paths
 
     rng = np.random.default_rng(0)
     B, k, H, N = 80, 400, 2, 3
@@ -84,5 +84,5 @@ def test_calibrate_spread_is_causal_and_recovers_a_known_dispersion_error():
     _, f2 = calibrate_spread(paths, t2, pos, horizon=5, window=40, min_history=6)
     np.testing.assert_array_equal(f[:51], f2[:51])
     assert f2[52] != f[52]
-    r = recentre_paths(paths, 0.5)
+    r = recenter_paths(paths, 0.5)
     np.testing.assert_allclose(r.mean(1), 0.5, atol=1e-12)

@@ -24,16 +24,16 @@ def band_limited(seed, channels, shape, kmax):
     return u.astype(np.float32)
 
 
-def randomise(layer, key, scale=0.5):
+def randomize(layer, key, scale=0.5):
     """Give every parameter (incl. α₀ and the directional weights) random nonzero values."""
     params, static = eqx.partition(layer, eqx.is_inexact_array)
     leaves, tree = jax.tree_util.tree_flatten(params)
-    rng = np.random.default_rng(int(key[-1]))  # NumPy draws: no per-shape XLA compilations
+    rng = np.random.default_rng(int(jax.random.key_data(key)[-1]))  # NumPy draws: no per-shape XLA compilations
     new = [jnp.asarray(scale * rng.normal(size=x.shape), x.dtype) for x in leaves]
     return eqx.combine(jax.tree_util.tree_unflatten(tree, new), static)
 
 
-KEY = jax.random.PRNGKey(0)
+KEY = jax.random.key(0)
 LAYERS = {
     "fno": lambda modes: SpectralConv(3, 2, modes, key=KEY),
     "rno-mix": lambda modes: RieszSpectralConv(3, 2, modes, key=KEY),
@@ -48,7 +48,7 @@ def test_each_layer_is_resolution_consistent(shape):
     """A band-limited input sampled at n and 2n gives the same output on the common points (to 1e-5), for FNO's
     layer and every RNO variant (mix, global-only, local-only, second order with per-mode weights)."""
     modes = (4,) * len(shape)
-    layers = tuple(randomise(make(modes), jax.random.PRNGKey(1)) for make in LAYERS.values())
+    layers = tuple(randomize(make(modes), jax.random.key(1)) for make in LAYERS.values())
     u1 = band_limited(0, 3, shape, kmax=3)
     u2 = band_limited(0, 3, tuple(2 * n for n in shape), kmax=3)
     sub = (slice(None),) + (slice(None, None, 2),) * len(shape)
@@ -70,7 +70,7 @@ def test_layer_gradients_match_finite_differences_float64():
     order with per-mode directional weights) against central finite differences, in float64."""
     with jax.enable_x64(True):
         names = ("fno", "rno-mix", "rno-order2-permode")
-        layers = tuple(_f64(randomise(LAYERS[n]((2, 2)), jax.random.PRNGKey(2))) for n in names)
+        layers = tuple(_f64(randomize(LAYERS[n]((2, 2)), jax.random.key(2))) for n in names)
         u = jnp.asarray(np.random.default_rng(3).normal(size=(3, 6, 5)))
         probe = jnp.asarray(np.random.default_rng(4).normal(size=(2, 6, 5)))
         params, static = eqx.partition(layers, eqx.is_inexact_array)
@@ -87,7 +87,7 @@ def test_layer_gradients_match_finite_differences_float64():
 
 
 def test_vmap_matches_a_loop_and_kernel_is_wired():
-    layer = randomise(RieszSpectralConv(3, 2, (4, 3), key=KEY), jax.random.PRNGKey(5))
+    layer = randomize(RieszSpectralConv(3, 2, (4, 3), key=KEY), jax.random.key(5))
     xs = jnp.asarray(np.random.default_rng(6).normal(size=(2, 3, 10, 9)), jnp.float32)
     batched = eqx.filter_jit(jax.vmap(layer))(xs)
     looped = eqx.filter_jit(lambda m, xs: jnp.stack([m(x) for x in xs]))(layer, xs)
@@ -125,7 +125,7 @@ def test_cpu_dft_path_equals_fft_kernel_path_float64(monkeypatch):
     and RNO's layer (global only, and mixed with the full-band local branch, 2nd order with per-mode weights)."""
     with jax.enable_x64(True):
         names = ("fno", "rno-global", "rno-mix", "rno-order2-permode")
-        layers = tuple(_f64(randomise(LAYERS[n]((3, 2)), jax.random.PRNGKey(8))) for n in names)
+        layers = tuple(_f64(randomize(LAYERS[n]((3, 2)), jax.random.key(8))) for n in names)
         u = jnp.asarray(np.random.default_rng(9).normal(size=(2, 3, 8, 6)))
         probe = jnp.asarray(np.random.default_rng(10).normal(size=(2, 2, 8, 6)))
         params, static = eqx.partition(layers, eqx.is_inexact_array)
@@ -146,7 +146,7 @@ def test_cpu_dft_path_equals_fft_kernel_path_float64(monkeypatch):
 
 
 def test_vmapped_fno_training_step_never_copies_the_field():
-    """Performance contract of the CPU path: XLA's optimised program for a batched FNO training step (forward and
+    """Performance contract of the CPU path: XLA's optimized program for a batched FNO training step (forward and
     backward) holds no copy or transpose of a hidden field ``(batch, width, *grid)`` (the pointwise layers are
     batched GEMMs, the spectral transforms contract the field's trailing axes). The program before these changes
     held 13 such copies. (One remains outside the Fourier layers: the input gradient of the last projection,

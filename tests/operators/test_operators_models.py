@@ -38,7 +38,7 @@ def smooth_pairs(n, s, seed=0):
 
 @pytest.mark.parametrize("kind", ["fno-1d", "rno-2d-instance-padded"])
 def test_flax_and_equinox_models_agree_both_ways(kind):
-    key = jax.random.PRNGKey(0)
+    key = jax.random.key(0)
     if kind == "fno-1d":
         model = FNO(2, 1, 5, 8, 2, proj_hidden=16, key=key)
         x = jax.random.normal(key, (2, 16))
@@ -56,7 +56,7 @@ def test_flax_and_equinox_models_agree_both_ways(kind):
     back = from_flax(fmodel)
     np.testing.assert_allclose(np.asarray(ecall(back, x)), np.asarray(fcall(fmodel, x)), atol=1e-6)
     assert float(jnp.abs(ecall(back, x) - ecall(model, x)).max()) > 1e-3
-    # NNX constructor with rngs initialises like the Equinox one with the same key
+    # NNX constructor with rngs initializes like the Equinox one with the same key
     f2 = FlaxRNO(2, 1, 4, 8, 2, proj_hidden=16, rngs=nnx.Rngs(params=3))
     e2 = RNO(2, 1, 4, 8, 2, proj_hidden=16, key=nnx.Rngs(params=3).params())
     z = jax.random.normal(key, (2, 16))
@@ -66,8 +66,8 @@ def test_flax_and_equinox_models_agree_both_ways(kind):
 @pytest.fixture(scope="module")
 def trained():
     x, y = smooth_pairs(48, 32)
-    res = train_operator(RNO(1, 1, 6, 12, 2, proj_hidden=16, key=jax.random.PRNGKey(0)), x[:40], y[:40],
-                         epochs=12, batch_size=8, step_epochs=6, key=jax.random.PRNGKey(1), progress=False)
+    res = train_operator(RNO(1, 1, 6, 12, 2, proj_hidden=16, key=jax.random.key(0)), x[:40], y[:40],
+                         epochs=12, batch_size=8, step_epochs=6, key=jax.random.key(1), progress=False)
     return res, x, y
 
 
@@ -90,7 +90,7 @@ def test_training_reduces_error_and_super_resolves(trained):
 
 
 def test_matched_parameter_counts_and_reference_count():
-    key = jax.random.PRNGKey(0)
+    key = jax.random.key(0)
     # the FNO-1d of Li et al. (modes 16, width 64) has 549,569 parameters in the authors' code
     shapes = lambda cls, *a, **k: eqx.filter_eval_shape(cls, *a, key=key, **k)  # no weights materialised
     assert count_params(shapes(FNO, 1, 1, 16, 64, proj_hidden=128)) == 549_569
@@ -104,7 +104,7 @@ def test_matched_parameter_counts_and_reference_count():
 
 def test_ensemble_members_follow_their_single_runs(tmp_path):
     x, y = smooth_pairs(24, 16, seed=3)
-    keys = jax.random.split(jax.random.PRNGKey(5), 2)
+    keys = jax.random.split(jax.random.key(5), 2)
     make = lambda k: FNO(1, 1, 4, 6, 2, proj_hidden=8, key=k)
     kw = dict(batch_size=8, step_epochs=2, progress=False)
     ens = train_ensemble(make, keys, x, y, epochs=3, **kw)
@@ -123,7 +123,7 @@ def test_ensemble_members_follow_their_single_runs(tmp_path):
         assert a.history == b.history
 
 
-def test_normaliser_optimizer_and_loss_against_definitions():
+def test_normalizer_optimizer_and_loss_against_definitions():
     rng = np.random.default_rng(0)
     x = rng.normal(3.0, 2.0, size=(50, 2, 7)).astype(np.float32)
     n = GaussianNormalizer.fit(x)
@@ -147,7 +147,7 @@ def test_normaliser_optimizer_and_loss_against_definitions():
 
 
 def test_model_bad_input_raises_clear_errors():
-    m = RNO(2, 1, (4, 4), 8, 2, key=jax.random.PRNGKey(0))
+    m = RNO(2, 1, (4, 4), 8, 2, key=jax.random.key(0))
     with pytest.raises(ValueError, match="spatial axes"):
         m(jnp.ones((4, 2, 16, 16)))  # a batch passed without vmap
     with pytest.raises(ValueError, match="input channels"):
@@ -157,7 +157,7 @@ def test_model_bad_input_raises_clear_errors():
     with pytest.raises(TypeError, match="real"):
         m(jnp.ones((2, 16, 16), jnp.complex64))
     with pytest.raises(ValueError, match="y_train"):
-        train_operator(m, np.ones((4, 2, 16, 16)), np.ones((3, 1, 16, 16)), epochs=1, key=jax.random.PRNGKey(0))
+        train_operator(m, np.ones((4, 2, 16, 16)), np.ones((3, 1, 16, 16)), epochs=1, key=jax.random.key(0))
     with pytest.raises(ValueError, match="x_train"):
         train_operator(m, np.full((4, 2, 16, 16), np.nan), np.ones((4, 1, 16, 16)), epochs=1,
-                       key=jax.random.PRNGKey(0))
+                       key=jax.random.key(0))

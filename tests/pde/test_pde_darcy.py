@@ -35,7 +35,7 @@ def test_manufactured_second_order():
 
 def test_matches_spsolve_on_thresholded_grf():
     with jax.enable_x64(True):
-        g = grf.grf_neumann(jax.random.PRNGKey(1), (33, 33), alpha=2.0, tau=3.0, sigma=3.0, dtype=jnp.float64)
+        g = grf.grf_neumann(jax.random.key(1), (33, 33), alpha=2.0, tau=3.0, sigma=3.0, dtype=jnp.float64)
         a = darcy.coefficient_from_grf(g)
         assert set(np.unique(np.asarray(a))) == {3.0, 12.0}
         u = np.asarray(darcy.solve(a))
@@ -45,7 +45,7 @@ def test_matches_spsolve_on_thresholded_grf():
 
 
 def test_float32_batched_matches_reference():
-    keys = jax.random.split(jax.random.PRNGKey(2), 3)
+    keys = jax.random.split(jax.random.key(2), 3)
     a, u = jax.jit(jax.vmap(lambda k: (lambda a: (a, darcy.solve(a)))(
         darcy.coefficient_from_grf(grf.grf_neumann(k, (21, 21), alpha=2.0, tau=3.0)))))(keys)
     for i in range(3):

@@ -11,7 +11,7 @@ from jaxkit.pde import grf
 
 
 def _draw(fn, shape, n, **kw):
-    keys = jax.random.split(jax.random.PRNGKey(0), n)
+    keys = jax.random.split(jax.random.key(0), n)
     return np.asarray(jax.jit(jax.vmap(lambda k: fn(k, shape, **kw)))(keys), dtype=np.float64)
 
 
@@ -51,7 +51,7 @@ def test_neumann_2d_spectrum_via_dct():
     for idx in [(1, 0), (0, 1), (1, 1), (2, 0), (2, 3)]:
         assert emp[idx] == pytest.approx(lam[idx], rel=0.15)
     assert lam[1, 0] == pytest.approx(9.0 * (np.pi**2 + 9.0) ** -2.0)
-    # zero-Neumann: the cosine series has zero normal derivative, so the cell-centre field is smooth across
+    # zero-Neumann: the cosine series has zero normal derivative, so the cell-center field is smooth across
     # the mirror boundary (mirror-extended samples have the same spectrum decay) — check the mean is zero
     assert abs(u.mean()) < 0.05 * u.std()
 
@@ -59,14 +59,14 @@ def test_neumann_2d_spectrum_via_dct():
 @settings(max_examples=10, deadline=None)
 @given(sigma=st.floats(0.1, 10.0), alpha=st.floats(0.6, 3.0), tau=st.floats(0.5, 8.0))
 def test_sigma_scales_field_linearly(sigma, alpha, tau):
-    key = jax.random.PRNGKey(3)
+    key = jax.random.key(3)
     a = grf.grf_periodic(key, (8, 8), alpha=alpha, tau=tau, sigma=sigma, dtype=jnp.float32)
     b = grf.grf_periodic(key, (8, 8), alpha=alpha, tau=tau, sigma=2 * sigma, dtype=jnp.float32)
     np.testing.assert_allclose(np.asarray(b), 2 * np.asarray(a), rtol=1e-5, atol=1e-6 * float(jnp.abs(b).max()))
 
 
 def test_bad_arguments():
-    key = jax.random.PRNGKey(0)
+    key = jax.random.key(0)
     with pytest.raises(ValueError, match="alpha"):
         grf.grf_periodic(key, (8,), alpha=-1.0, tau=1.0)
     with pytest.raises(ValueError, match="shape"):

@@ -74,7 +74,7 @@ def test_oracle_matches_python_definition_on_all_strings_up_to_8(name):
 
 
 @pytest.mark.parametrize("name", ["parity", "no_bb", "tomita3", "dyck1", "dyck2_depth2", "anbn", "count_mod3"])
-def test_recognition_samplers_are_balanced_and_labelled_by_the_oracle(name):
+def test_recognition_samplers_are_balanced_and_labeled_by_the_oracle(name):
     task = get_task(name)
     rng = np.random.default_rng(0)
     for length in (12, 60, 300):

@@ -23,10 +23,10 @@ from jaxkit.ssm import (
 
 
 def _layer(variant, key=0, d=8, n=4):
-    return SSMLayer(variant, d, n, key=jax.random.PRNGKey(key), n_householder=2)
+    return SSMLayer(variant, d, n, key=jax.random.key(key), n_householder=2)
 
 
-U = jax.random.normal(jax.random.PRNGKey(5), (64, 8))
+U = jax.random.normal(jax.random.key(5), (64, 8))
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -92,19 +92,19 @@ def test_householder_product_matches_numpy():
 
 def test_bad_inputs_raise():
     with pytest.raises(ValueError, match="variant"):
-        SSMModel("mamba9", 3, 2, key=jax.random.PRNGKey(0))
-    m = SSMModel("dense", 3, 2, key=jax.random.PRNGKey(0))
+        SSMModel("mamba9", 3, 2, key=jax.random.key(0))
+    m = SSMModel("dense", 3, 2, key=jax.random.key(0))
     with pytest.raises(ValueError, match="tokens"):
         m(jnp.zeros((2, 5), jnp.int32))
     with pytest.raises(ValueError, match="mode"):
         m(jnp.zeros((5,), jnp.int32), mode="sideways")
     with pytest.raises(ValueError, match="positional"):
-        CausalTransformer(3, 2, key=jax.random.PRNGKey(0), positional="fourier")
+        CausalTransformer(3, 2, key=jax.random.key(0), positional="fourier")
 
 
 @pytest.mark.parametrize("pe", ["sinusoidal", "learned", "rope", "alibi", "none"])
 def test_transformer_is_causal(pe):
-    m = CausalTransformer(4, 3, key=jax.random.PRNGKey(1), positional=pe, max_len=32)
+    m = CausalTransformer(4, 3, key=jax.random.key(1), positional=pe, max_len=32)
     t1 = jnp.array([0, 1, 2, 3, 1, 0, 2, 2])
     t2 = t1.at[5:].set(3)
     y1, y2 = m(t1), m(t2)

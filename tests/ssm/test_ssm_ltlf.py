@@ -12,7 +12,7 @@ from jaxkit.ssm._ltlf import Formula, LTLfSyntaxError, parse, to_string
 
 
 def brute(f: Formula, P: np.ndarray, i: int) -> np.ndarray:
-    """Textbook recursive semantics at position i, vectorised over traces P (N, n, props) only."""
+    """Textbook recursive semantics at position i, vectorized over traces P (N, n, props) only."""
     n = P.shape[1]
     N = P.shape[0]
     op = f.op

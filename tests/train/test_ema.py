@@ -6,12 +6,12 @@ import numpy as np
 import optax
 import pytest
 
-from jaxkit.train import ema_params, params_ema
+from jaxkit.train import read_ema, track_ema
 
 
 def test_ema_matches_hand_computed_average():
     decay, lr = 0.9, 0.1
-    opt = optax.chain(optax.sgd(lr), params_ema(decay))
+    opt = optax.chain(optax.sgd(lr), track_ema(decay))
     params = {"w": jnp.array([1.0, -2.0]), "b": None}
     state = opt.init(params)
     iterates, avg = [], np.zeros(2)
@@ -21,15 +21,15 @@ def test_ema_matches_hand_computed_average():
         params = optax.apply_updates(params, updates)
         iterates.append(np.asarray(params["w"]))
         avg = decay * avg + (1 - decay) * iterates[-1]
-        np.testing.assert_allclose(ema_params(state, decay)["w"], avg / (1 - decay**s), rtol=1e-6)
+        np.testing.assert_allclose(read_ema(state, decay)["w"], avg / (1 - decay**s), rtol=1e-6)
     np.testing.assert_allclose(params["w"], iterates[-1])  # updates pass through unchanged
     # debiased EMA is a convex combination of the iterates with weights (1-d) d^(s-i) / (1-d^s)
     w = (1 - decay) * decay ** np.arange(6, -1, -1) / (1 - decay**7)
-    np.testing.assert_allclose(ema_params(state, decay)["w"], w @ np.stack(iterates), rtol=1e-6)
+    np.testing.assert_allclose(read_ema(state, decay)["w"], w @ np.stack(iterates), rtol=1e-6)
 
 
 def test_ema_errors():
     with pytest.raises(ValueError, match="decay"):
-        params_ema(1.0)
+        track_ema(1.0)
     with pytest.raises(ValueError, match="EmaState"):
-        ema_params(optax.sgd(0.1).init({"w": jnp.zeros(2)}), 0.9)
+        read_ema(optax.sgd(0.1).init({"w": jnp.zeros(2)}), 0.9)
