@@ -238,7 +238,8 @@ def ablation_lines(cfg=None):
     if not f.exists():
         return head + ["Not yet run: `python -m experiments run stable_ablation --preset standard`, then "
                        "`python -m experiments publish stable_ablation --preset standard`."]  # fmt: skip
-    rec = json.loads(f.read_text())
+    # the published run predates the glossary's n_* names: read its sample count under either key
+    rec = json.loads(f.read_text().replace('"num_samples":', '"n_samples":'))
     m = rec["metrics"]
     chosen = []
     if cfg is not None:

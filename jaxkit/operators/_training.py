@@ -2,9 +2,9 @@
 
 * Loss: relative L2 per sample, ``‖ŷ - y‖₂ / ‖y‖₂`` over channels and grid, averaged over the batch, computed on
   the *decoded* prediction (as in Li et al. 2021).
-* Normalisation: unit-Gaussian, with statistics per channel over samples and grid points (FNO normalises per grid
-  point; per channel keeps the normaliser independent of the resolution, which zero-shot super-resolution needs).
-* Optimiser: Adam (lr 1e-3) with L2 weight decay 1e-4 added to the gradient (PyTorch ``Adam(weight_decay=...)``)
+* Normalization: unit-Gaussian, with statistics per channel over samples and grid points (FNO normalizes per grid
+  point; per channel keeps the normalizer independent of the resolution, which zero-shot super-resolution needs).
+* Optimizer: Adam (lr 1e-3) with L2 weight decay 1e-4 added to the gradient (PyTorch ``Adam(weight_decay=...)``)
   and a step schedule ×``gamma`` (0.5) every ``step_epochs`` epochs (FNO: 100 of 500).
 * Data parallel over all devices by default (``jaxkit.train.data_mesh``), when the batch divides evenly.
 """
@@ -266,11 +266,11 @@ def train_ensemble(
     """Train one model per key (e.g. several seeds) *at once* with :func:`jaxkit.train.fit_ensemble`: the models
     are stacked with ``eqx.filter_vmap`` and trained by one compiled step on the sum of their losses.
 
-    Member $i$ is initialised by ``make_model(k_0)`` and shuffles its data with ``k_1``, where
+    Member $i$ is initialized by ``make_model(k_0)`` and shuffles its data with ``k_1``, where
     ``(k_0, k_1) = split(keys[i])``, and the optimizer acts member by member, so it follows exactly (up to
     floating-point reassociation) the trajectory of ``train_operator(make_model(k_0), ..., key=keys[i],
     mesh=None)``; the ensemble only saves compilations. ``epoch_time`` of each result is the ensemble's time per
-    epoch divided by the number of members (amortised). Runs on one device.
+    epoch divided by the number of members (amortized). Runs on one device.
     """
     keys = jnp.asarray(keys)
     x_train = np.asarray(x_train, np.float32)

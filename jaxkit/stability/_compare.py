@@ -13,7 +13,7 @@ this module:
   $E\\sum_i M(X)_i M(Y)_i$ under token resampling) in one compiled call.
 * :func:`speedup_ci` / :func:`compare_speed`: steps to a target, medians and the median speedup
   $100\\,(1 - \\mathrm{med}_m / \\mathrm{med}_{\\mathrm{base}})$ with a paired bootstrap confidence interval over
-  seeds (seed ``s`` of every method shares the initialisation and the data split, so seeds are resampled jointly).
+  seeds (seed ``s`` of every method shares the initialization and the data split, so seeds are resampled jointly).
   Seeds that never reach the target count as the run length (censored): the method's median is then a lower
   bound on its steps, and the number of seeds that reached the target is reported beside it.
 """
@@ -224,7 +224,7 @@ def speedup_ci(
 ) -> dict:
     """Median speedup $100(1 - \\mathrm{med}(m)/\\mathrm{med}(b))$ and its paired percentile-bootstrap CI.
 
-    ``base_steps[s]`` and ``steps[s]`` belong to the same seed (same initialisation and data); ``None`` = never
+    ``base_steps[s]`` and ``steps[s]`` belong to the same seed (same initialization and data); ``None`` = never
     reached, counted as ``censor``. Returns ``{"speedup_pct", "ci_low", "ci_high", "excludes_zero"}``.
     """
     b, m = _censored(base_steps, censor), _censored(steps, censor)

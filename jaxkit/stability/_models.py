@@ -158,6 +158,6 @@ class Transformer(eqx.Module):
 
 
 def init_stack(make, keys: jax.Array):
-    """Stack independently initialised models along a leading axis (``make(key) -> model``), for training
+    """Stack independently initialized models along a leading axis (``make(key) -> model``), for training
     several seeds in one compiled call: :func:`jaxkit.train.init_ensemble`."""
     return init_ensemble(make, keys)

@@ -25,7 +25,7 @@ Facts used in the tests: ``Stab_ρ[sign⟨w,x⟩] = 1 - (2/π) arccos ρ`` (Shep
 Estimator: for each of the ``N`` points ``x_i`` draw ``n_samples`` noisy copies; the per-point average of
 ``⟨f(x_i), f(y_ij)⟩`` is an i.i.d. unit over ``i`` and the standard error is its sample std / ``sqrt(N)``. The
 noise of point ``i`` comes from ``split(key, N)[i]``, so ``chunk_size`` (points per ``lax.map`` step, bounded
-memory ``∝ chunk_size · n_samples``) gives the same numbers as one vectorised pass.
+memory ``∝ chunk_size · n_samples``) gives the same numbers as one vectorized pass.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ DOMAINS = ("gaussian", "boolean", "tokens")
 
 class StabilityEstimate(NamedTuple):
     """``value`` = Stab_ρ[f] estimate, ``stderr`` its standard error, ``second_moment`` = E‖f(x)‖² on the same
-    points (so ``value / second_moment`` is the normalised stability, 1 at ρ = 1)."""
+    points (so ``value / second_moment`` is the normalized stability, 1 at ρ = 1)."""
 
     value: jax.Array
     stderr: jax.Array

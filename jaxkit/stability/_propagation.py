@@ -23,7 +23,7 @@ deeper layers, whose pre-activations are only approximately Gaussian. A final li
 
 **Softmax attention — pattern-agnostic interval.** Scores ``⟨W_Qᵀx_t, W_Kᵀx_s⟩`` are even in ``X`` and values
 ``W_Vᵀx_s`` odd, so the output ``o`` is an odd function and only odd Hermite degrees carry weight:
-``Stab_ρ = Σ_{k odd} ρ^k W_k`` with ``W_k ≥ 0``. Hence for ``ρ ≥ 0`` the *normalised* stability lies in
+``Stab_ρ = Σ_{k odd} ρ^k W_k`` with ``W_k ≥ 0``. Hence for ``ρ ≥ 0`` the *normalized* stability lies in
 ``[0, ρ]`` and ``Stab_ρ ∈ [0, ρ E‖o_t‖²] ⊆ [0, ρM]`` with ``M = E max_s ‖W_Vᵀx_s‖²`` (a convex combination
 is no longer than its longest vector), bounded by the Gaussian moment generating function. A second bound:
 ``⟨o_t(X), o_t(Y)⟩ = a_tᵀ G a'_t`` with ``G_{ss'} = x_sᵀ P y_{s'}``, ``P = W_V W_Vᵀ``, lies in
@@ -39,7 +39,7 @@ Both hold for every attention pattern (softmax of any scores, masked or not), so
 wide: it does not model the softmax. Uniform attention (``W_Q = 0`` or ``W_K = 0``) has the exact value
 ``ρ tr(P) / T``.
 
-**Composition** (:func:`stability_interval`): layers act on an interval ``[c_lo, c_hi]`` of *normalised*
+**Composition** (:func:`stability_interval`): layers act on an interval ``[c_lo, c_hi]`` of *normalized*
 stabilities ``Stab/E‖f‖²``: a first ReLU layer is exact; later ReLU layers use the isotropic zero-mean Gaussian
 closure, i.e. the monotone arc-cosine correlation map ``κ(c) = (sqrt(1-c²) + (π - arccos c) c) / π``
 (:func:`relu_correlation_map`); an attention layer maps ``c`` to ``[min(0, c), max(0, c)]`` (odd function, above).
@@ -87,7 +87,7 @@ def relu_second_moment(q1: Any, q2: Any, c: Any) -> jax.Array:
 
 
 def relu_correlation_map(c: Any) -> jax.Array:
-    """Normalised arc-cosine map: correlation of ``(relu(u), relu(v))`` second moments, ``E[relu u relu v] /
+    """Normalized arc-cosine map: correlation of ``(relu(u), relu(v))`` second moments, ``E[relu u relu v] /
     E[relu(u)²]`` for unit-variance ``(u, v)`` with correlation ``c``: ``(sqrt(1-c²) + (π - arccos c) c) / π``.
     Monotone increasing on ``[-1, 1]`` with ``κ(1) = 1`` and ``κ(-1) = 0``."""
     return relu_second_moment(1.0, 1.0, c) / 0.5
@@ -234,7 +234,7 @@ def _log_mgf_terms(lam: Any, rho: float, beta: Any, sign: float) -> tuple[Any, A
 
 
 def _expected_max_bound(lam: Any, rho: float, seq_len: int, sign: float) -> float:
-    """Upper bound on E max_{s,s'} sign·G_{ss'} via the soft-max (log-sum-exp) inequality, optimised over β."""
+    """Upper bound on E max_{s,s'} sign·G_{ss'} via the soft-max (log-sum-exp) inequality, optimized over β."""
     lam_max = float(np.max(np.abs(lam))) if lam.size else 0.0
     if lam_max == 0.0:
         return 0.0
@@ -322,10 +322,10 @@ class AttentionLayer(NamedTuple):
 
 
 def stability_interval(layers: Sequence[Any], rho: float | int) -> StabilityInterval:
-    """Predicted interval for the *normalised* stability ``Stab_ρ[f] / E‖f‖²`` of a stack of layers.
+    """Predicted interval for the *normalized* stability ``Stab_ρ[f] / E‖f‖²`` of a stack of layers.
 
     Layers are :class:`ReLULayer` and :class:`AttentionLayer`. The state is an interval ``[c_lo, c_hi]`` of
-    normalised correlations, starting at ``[ρ, ρ]``. A first ReLU layer is exact through its full second-moment
+    normalized correlations, starting at ``[ρ, ρ]``. A first ReLU layer is exact through its full second-moment
     matrices; afterwards the isotropic Gaussian closure of signal-propagation theory is used: ReLU maps the
     interval through the monotone :func:`relu_correlation_map`; attention maps ``c`` to
     ``[min(0, c), max(0, c)]`` (its output is odd). One layer: exact (ReLU) or rigorous (attention); several: an
@@ -343,7 +343,7 @@ def stability_interval(layers: Sequence[Any], rho: float | int) -> StabilityInte
             else:
                 lo, hi = float(relu_correlation_map(lo)), float(relu_correlation_map(hi))
         elif isinstance(layer, AttentionLayer):
-            # odd function of its (Gaussian-closure) input: normalised stability between 0 and c
+            # odd function of its (Gaussian-closure) input: normalized stability between 0 and c
             lo, hi = min(0.0, lo), max(0.0, hi)
         else:
             raise TypeError(

@@ -254,23 +254,23 @@ def embedding_stability(
     n_samples: int = 1,
     positions: Any = None,
 ) -> Float[Array, ""]:
-    """Normalised noise stability of the logits under ``ρ``-correlated Gaussian embedding noise (traceable, for
-    logging): ``Σ⟨f(e), f(ẽ)⟩ / Σ‖f(e)‖²`` with logits centred over the vocabulary, ``σ`` = per-sequence RMS."""
+    """Normalized noise stability of the logits under ``ρ``-correlated Gaussian embedding noise (traceable, for
+    logging): ``Σ⟨f(e), f(ẽ)⟩ / Σ‖f(e)‖²`` with logits centered over the vocabulary, ``σ`` = per-sequence RMS."""
     check_rho(rho)
     check_int("n_samples", n_samples, minimum=1)
     emb = jax.vmap(model.embed)(tokens)
 
-    def centred(e):
+    def centered(e):
         out = model.from_embeddings(e)
         out = out if positions is None else out[positions]
         return out - jnp.mean(out, axis=-1, keepdims=True)
 
-    clean = jax.vmap(centred)(emb)
+    clean = jax.vmap(centered)(emb)
     num = 0.0
     for i in range(n_samples):
         keys = jax.random.split(jax.random.fold_in(key, i), emb.shape[0])
         noisy = jax.vmap(lambda e, k: correlated_copy(e, k, rho, noise_scale=None))(emb, keys)
-        num = num + jnp.sum(clean * jax.vmap(centred)(noisy))
+        num = num + jnp.sum(clean * jax.vmap(centered)(noisy))
     return num / n_samples / jnp.sum(clean**2)
 
 

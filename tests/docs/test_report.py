@@ -71,9 +71,9 @@ def test_pages_from_fabricated_runs(tmp_path):
     # figures not used by the summary are shown too, each once
     assert rno.count("../results/rno_benchmarks/paper/extra.png") == 1
     assert rno.count("../results/rno_benchmarks/paper/curve.png") == 1
-    # the paper run comes before the quick one; quick is flagged; pde_datasets is listed as not yet run
+    # the paper run comes before the quick one; quick is flagged; lno_suite and pde_datasets are listed as not yet run
     assert rno.index("preset `paper`") < rno.index("preset `quick` (a small preset")
-    assert "Not yet run at paper/standard scale: `pde_datasets`" in rno
+    assert "Not yet run at paper/standard scale: `lno_suite`, `pde_datasets`" in rno
     assert "| `rno_benchmarks` | RNO tables | `paper` (2026-12-01), `quick` (2026-12-01) | yes (paper) |" in rno
 
     noise = (out / "noise_stability.md").read_text()

@@ -24,7 +24,7 @@ X = jax.random.normal(jax.random.key(1, impl="rbg"), (40000, D))
 
 
 def _hermite_all(t, n_max=4):
-    """Normalised probabilists' Hermite polynomials He_n(t)/sqrt(n!), n = 0..n_max (E[h_n(g)^2] = 1)."""
+    """Normalized probabilists' Hermite polynomials He_n(t)/sqrt(n!), n = 0..n_max (E[h_n(g)^2] = 1)."""
     hs = [jnp.ones_like(t), t]
     for k in range(1, n_max):
         hs.append(t * hs[k] - k * hs[k - 1])

@@ -27,7 +27,7 @@ KEY = jax.random.key(0, impl="rbg")
 def _quad_relu_moment(mu1, mu2, s1, s2, r):
     """E[relu(u) relu(v)] by 1-D quadrature: E[relu(v) | u] is closed form (v | u is Gaussian)."""
 
-    def integrand(t):  # t = standardised u
+    def integrand(t):  # t = standardized u
         u = mu1 + s1 * t
         m = mu2 + s2 * r * t
         s = s2 * math.sqrt(1 - r * r)
@@ -121,7 +121,7 @@ def test_fifty_random_attention_layers_inside_interval():
         value, se = float(est.value) / t, float(est.stderr) / t
         assert interval.lower <= interval.upper
         assert interval.contains(value, slack=4 * se), (i, rho, interval, value, se)
-        # normalised: an odd function has Stab/E|f|^2 between 0 and rho
+        # normalized: an odd function has Stab/E|f|^2 between 0 and rho
         assert min(0.0, rho) - 0.02 <= float(est.normalized) <= max(0.0, rho) + 0.02
 
 
@@ -130,11 +130,11 @@ def test_uniform_attention_exact():
     t, d = 5, 4
     wv = rng.standard_normal((d, 2))
     zero = np.zeros((d, 2))
-    x = jax.random.normal(jax.random.PRNGKey(3), (20000, t, d))
+    x = jax.random.normal(jax.random.key(3), (20000, t, d))
     model = _Attn(
         jnp.zeros((d, 2)), jnp.asarray(rng.standard_normal((d, 2)), jnp.float32), jnp.asarray(wv, jnp.float32)
     )
-    est = noise_stability(model, x, rho=0.6, key=jax.random.PRNGKey(4), n_samples=2)
+    est = noise_stability(model, x, rho=0.6, key=jax.random.key(4), n_samples=2)
     iv = attention_stability_interval(wv, 0.6, t, zero, None)
     assert iv.lower == iv.upper == pytest.approx(0.6 * np.sum(wv**2) / t)
     assert abs(float(est.value) / t - iv.lower) < 4 * float(est.stderr) / t
@@ -152,7 +152,7 @@ class _Deep(eqx.Module):
 
 
 def test_deep_mlp_gaussian_closure_and_composition():
-    # Depth 2: the Gaussian closure is an approximation; we claim 5% relative accuracy on He-initialised nets
+    # Depth 2: the Gaussian closure is an approximation; we claim 5% relative accuracy on He-initialized nets
     # (depth 3 was also within 2% when checked by hand; one depth keeps the test to one compilation).
     rng = np.random.default_rng(5)
     d, width = 6, 48
@@ -168,7 +168,7 @@ def test_deep_mlp_gaussian_closure_and_composition():
         )
         pred, _ = relu_mlp_stability(ws[:depth], 0.5, readout=a)
         assert abs(pred - float(est.value)) < 0.05 * abs(float(est.value)) + 4 * float(est.stderr)
-    # composition: a single ReLU layer gives the exact normalised value as a point interval
+    # composition: a single ReLU layer gives the exact normalized value as a point interval
     s, m = relu_mlp_stability(ws[:1], 0.5)
     iv = stability_interval([ReLULayer(ws[0])], 0.5)
     assert iv.lower == pytest.approx(s / m) and iv.upper == pytest.approx(s / m)
