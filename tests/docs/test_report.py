@@ -81,7 +81,7 @@ def test_pages_from_fabricated_runs(tmp_path):
     assert "| `speedup_pct/regularizer` | 12 | 36 | -67% |" in noise
 
     index = (out / "index.md").read_text()
-    assert "| [RNO and PDE operators](rno.md) | `rno_benchmarks`, `pde_datasets` | 1 of 2 |" in index
+    assert "| [RNO and PDE operators](rno.md) | `rno_benchmarks`, `lno_suite`, `pde_datasets` | 1 of 3 |" in index
     assert "`unmapped_exp`" in index and "`new_exp`" in index  # registered or published, but in no system
     assert "`broken/paper/metrics.json` is unreadable" in index
     for system in _report.SYSTEMS:
