@@ -44,7 +44,7 @@ import numpy as np
 
 from .._typing import Array, ArrayLike, Complex, Float, PRNGKey
 from .._validate import check_choice, check_finite, check_int, check_positive
-from ._layers import Pointwise, _as_modes, instance_norm, pointwise
+from ._layers import Pointwise, _as_modes, gelu, instance_norm, pointwise
 
 __all__ = ["LNO", "LNOConfig", "LaplaceLayer", "grid_spacing", "laplace_layer", "lno_apply"]
 
@@ -189,7 +189,7 @@ class LNOConfig:
         return asdict(self)
 
 
-_ACTIVATIONS = {"sin": jnp.sin, "relu": jax.nn.relu, "gelu": lambda v: jax.nn.gelu(v, approximate=False)}
+_ACTIVATIONS = {"sin": jnp.sin, "relu": jax.nn.relu, "gelu": gelu}
 
 
 def _validate_lno_config(cfg: LNOConfig) -> LNOConfig:

@@ -38,6 +38,7 @@ from ._layers import (
     SpectralConv,
     _as_modes,
     _check_input,
+    gelu,
     instance_norm,
     pointwise,
     riesz_spectral_conv,
@@ -148,10 +149,10 @@ def operator_apply(params: dict, x: Float[Array, "cin *grid"], cfg: OperatorConf
         y = _spectral_apply(blk["spectral"], v, cfg) + pointwise(v, blk["skip"]["weight"], blk["skip"]["bias"])
         if blk.get("norm") is not None:
             y = instance_norm(y, blk["norm"]["scale"], blk["norm"]["shift"])
-        v = jax.nn.gelu(y, approximate=False) if i < n_blocks - 1 else y
+        v = gelu(y) if i < n_blocks - 1 else y
     if any(pads):
         v = v[(slice(None),) + tuple(slice(0, n) for n in grid)]
-    h = jax.nn.gelu(pointwise(v, params["proj_hidden"]["weight"], params["proj_hidden"]["bias"]), approximate=False)
+    h = gelu(pointwise(v, params["proj_hidden"]["weight"], params["proj_hidden"]["bias"]))
     return pointwise(h, params["proj_out"]["weight"], params["proj_out"]["bias"])
 
 
