@@ -369,6 +369,13 @@ def _calibration_texts(m):
     return span_txt, cw_txt, vr_txt
 
 
+def _regimes(years) -> str:
+    """The market regimes a test span contains, for the discussion text."""
+    named = {2000: "the dot-com crash", 2008: "the 2008 crisis", 2020: "the 2020 crash", 2022: "the 2022 bear market"}
+    hit = [v for y, v in named.items() if y in years]
+    return ", including " + ", ".join(hit[:-1]) + (" and " if len(hit) > 1 else "") + hit[-1] if hit else ""
+
+
 def _discussion(cfg, m):
     train = [b for v in m["train"].values() for b in v]
     cpu = sum(b["cpu_s"] for b in train) / 60
@@ -399,14 +406,16 @@ def _discussion(cfg, m):
         f"({raw['mse'] * 1e4:.4f}e-4) is {'above' if raw['mse'] > ft['zero forecast']['mse'] else 'not above'} "
         f"the zero forecast's ({ft['zero forecast']['mse'] * 1e4:.4f}e-4).",
         "",
+        *([cfg["purpose"], ""] if cfg.get("purpose") else []),
         "**Allocation.** STABLE as published (precision fusion with P = I and no τ, then tangency weights) takes the "
         "model's noisy means at face value: the view covariance (the spread of 64 path means) is small, so the "
         "fused mean is close to the view mean and the tangency portfolio chases noise (high turnover; the "
         "net-exposure guard fires often). The paper's Sharpe 1.85 vs MVO 1.18 is not reproduced in this universe: "
         "no STABLE variant beats 1/N or sample MVO with a significant Sharpe difference (see the p-values). The paper "
-        "tests 2024-09..2025-03 (about 6 months) on 37–55 stocks; our test spans 17 years (2006–2022, including "
-        "the 2008 crisis, the 2020 crash and the 2022 bear market) on the 20 stocks that ship offline, so the "
-        "numbers are not comparable one to one.",
+        "tests 2024-09..2025-03 (about 6 months) on 37–55 stocks; our test spans "
+        f"{len(cfg['test_years'])} years ({cfg['test_years'][0]}–{cfg['test_years'][-1]}"
+        f"{_regimes(cfg['test_years'])}) on the 20 stocks that ship offline, so the numbers are not comparable one "
+        "to one.",
         "",
         "**Macro inputs (proxies).** STABLE uses the market index, a USD index, Treasury spreads, VIX and gold. "
         "Offline data covering 1990–2022 has the S&P 500 index only (skfolio): the macro vector is the S&P 500 level "
