@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from jaxkit.stability import speed_table
+from jaxkit.stability import MethodSpec, compare_speed, speed_table
 
 COLORS = {"baseline": "tab:gray", "regularizer": "tab:blue", "grokfast": "tab:orange"}
 
@@ -72,3 +72,23 @@ def summary(ctx, *, title: str, setup: str, stats: dict, paper_rows: str, runs: 
     )
     ctx.write_summary(text)
     return text
+
+
+def gamma_probe(ctx, cfg: dict, runs: dict, train, *, metric: str, target: float, mode: str = "max"):
+    """What else was tried: the regularizer at each ``cfg["gamma_probe"]`` strength (same ρ), run after the main
+    table and compared with the same baseline seeds. Returns ``(stats, markdown)``; empty when no γ is listed."""
+    gammas = tuple(cfg.get("gamma_probe", ()))
+    if not gammas:
+        return {}, ""
+    probe = {"baseline": runs["baseline"], "regularizer": runs["regularizer"]}
+    for g in ctx.progress(gammas, "gamma probe"):
+        spec = MethodSpec(f"regularizer-gamma{g:g}", gamma=g, rho=cfg["rho"])
+        probe[spec.name] = ctx.stage(spec.name, lambda s=spec: train(s))
+    stats = compare_speed(probe, metric, target, cfg["n_steps"], mode=mode)
+    cpu = sum(probe[k]["cpu_time_s"] for k in probe if k.startswith("regularizer-gamma"))
+    text = (
+        f"### What else was tried: the regularizer's strength γ (ρ = {cfg['rho']})\n\n"
+        f"Run after the main table, same seeds, same target; `regularizer` is the main run (γ = {cfg['gamma']}).\n\n"
+        f"{speed_table(stats)}\n(probe training: {cpu / 60:.1f} min process CPU)\n"
+    )
+    return stats, text
