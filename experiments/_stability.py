@@ -5,11 +5,46 @@ from __future__ import annotations
 import resource
 import time
 
+import jax
 import numpy as np
 
-from jaxkit.stability import MethodSpec, compare_speed, speed_table
+from jaxkit.stability import (
+    MethodSpec,
+    compare_speed,
+    init_stack,
+    speed_table,
+    stacked_batches,
+    stacked_eval,
+    standard_methods,
+    train_method,
+)
 
 COLORS = {"baseline": "tab:gray", "regularizer": "tab:blue", "grokfast": "tab:orange"}
+
+
+def run_methods(ctx, cfg: dict, train) -> dict:
+    """Baseline, regularizer ``(γ, ρ)`` and Grokfast (``cfg["grokfast"]``), each a resumable stage ``train(spec)``."""
+    methods = standard_methods(cfg["gamma"], cfg["rho"], grokfast=tuple(cfg["grokfast"]))
+    return {m.name: ctx.stage(m.name, lambda m=m: train(m)) for m in ctx.progress(methods, "methods")}
+
+
+def train_classifier(ctx, cfg: dict, data: dict, spec: MethodSpec, *, make, vocab_size: int, noise_mask) -> dict:
+    """One method on a task scored at the last position (grokking, sparse_parity): ``cfg["n_seeds"]`` models in one
+    stacked run, the preset's AdamW, validation and train accuracy and the agreement every ``eval_every`` steps."""
+    return train_method(
+        init_stack(make, jax.random.split(jax.random.key(ctx.seed), cfg["n_seeds"])),
+        spec,
+        stacked_batches(data["train_x"], data["train_y"], cfg["batch_size"], ctx.seed),
+        n_seeds=cfg["n_seeds"], n_steps=cfg["n_steps"], lr=cfg["lr"], weight_decay=cfg["weight_decay"],
+        betas=tuple(cfg["betas"]), vocab_size=vocab_size, positions=-1, noise_mask=noise_mask,
+        eval_fn=stacked_eval(
+            data["val_x"], data["val_y"], positions=-1, train=(data["train_x"], data["train_y"]),
+            agreement=(cfg["rho"], vocab_size, noise_mask, cfg["agreement_examples"]),
+            key=jax.random.key(ctx.seed + 777),
+        ),
+        eval_every=cfg["eval_every"], key=jax.random.key(ctx.seed + 1),
+        checkpoint_dir=ctx.checkpoint_dir(spec.name), resume=ctx.resume, progress=f"{ctx.name}:{spec.name}",
+    )
 
 
 def plot_curves(ctx, runs: dict, panels: list[tuple[str, str]], *, title: str, hline: tuple[int, float] | None = None):

@@ -22,17 +22,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from experiments import Anchor, Experiment, register
-from experiments._stability import plot_curves, summary
+from experiments._stability import plot_curves, run_methods, summary, train_classifier
 from jaxkit.stability import (
     Transformer,
     compare_speed,
-    init_stack,
     median_curves,
     modular_addition,
-    stacked_batches,
-    stacked_eval,
-    standard_methods,
-    train_method,
 )
 
 PAPER = {"baseline_steps": 4500, "regularizer_steps": 3300, "speedup_pct": 36.0}
@@ -65,31 +60,17 @@ def _data(cfg: dict, seed: int) -> dict:
 
 
 def _train(ctx, cfg: dict, data: dict, spec) -> dict:
-    p, mask = cfg["p"], jnp.asarray([True, True, False])
+    p = cfg["p"]
     make = lambda k: Transformer(
         p + 1, 3, key=k, d_model=cfg["d_model"], n_heads=cfg["n_heads"], d_mlp=cfg["d_mlp"], n_layers=cfg["n_layers"]
     )
-    n_agree = cfg["agreement_examples"]
-    return train_method(
-        init_stack(make, jax.random.split(jax.random.key(ctx.seed), cfg["n_seeds"])),
-        spec,
-        stacked_batches(data["train_x"], data["train_y"], cfg["batch_size"], ctx.seed),
-        n_seeds=cfg["n_seeds"], n_steps=cfg["n_steps"], lr=cfg["lr"], weight_decay=cfg["weight_decay"],
-        betas=tuple(cfg["betas"]), vocab_size=p, positions=-1, noise_mask=mask,
-        eval_fn=stacked_eval(
-            data["val_x"], data["val_y"], positions=-1, train=(data["train_x"], data["train_y"]),
-            agreement=(cfg["rho"], p, mask, n_agree), key=jax.random.key(ctx.seed + 777),
-        ),
-        eval_every=cfg["eval_every"], key=jax.random.key(ctx.seed + 1),
-        checkpoint_dir=ctx.checkpoint_dir(spec.name), resume=ctx.resume, progress=f"grokking:{spec.name}",
-    )
+    return train_classifier(ctx, cfg, data, spec, make=make, vocab_size=p, noise_mask=jnp.asarray([True, True, False]))
 
 
 def run(ctx) -> dict:
     cfg = ctx.config
     data = _data(cfg, ctx.seed)
-    methods = standard_methods(cfg["gamma"], cfg["rho"], grokfast=tuple(cfg["grokfast"]))
-    runs = {m.name: ctx.stage(m.name, lambda m=m: _train(ctx, cfg, data, m)) for m in ctx.progress(methods, "methods")}
+    runs = run_methods(ctx, cfg, lambda m: _train(ctx, cfg, data, m))
     stats = compare_speed(runs, "val_acc", cfg["target_acc"], cfg["n_steps"])
     plot_curves(
         ctx, runs,

@@ -21,7 +21,7 @@ import jax
 import numpy as np
 
 from experiments import Anchor, Experiment, register
-from experiments._stability import gamma_probe, plot_curves, summary
+from experiments._stability import gamma_probe, plot_curves, run_methods, summary
 from jaxkit.stability import (
     Transformer,
     compare_speed,
@@ -29,7 +29,6 @@ from jaxkit.stability import (
     load_wikitext2,
     median_curves,
     stacked_eval,
-    standard_methods,
     stream_windows,
     train_method,
 )
@@ -91,8 +90,7 @@ def _train(ctx, cfg: dict, ds: dict, spec) -> dict:
 def run(ctx) -> dict:
     cfg = ctx.config
     ds = load_wikitext2(ctx.extra.get("data_path", WIKITEXT), max_train_chars=cfg["max_train_chars"])
-    methods = standard_methods(cfg["gamma"], cfg["rho"], grokfast=tuple(cfg["grokfast"]))
-    runs = {m.name: ctx.stage(m.name, lambda m=m: _train(ctx, cfg, ds, m)) for m in ctx.progress(methods, "methods")}
+    runs = run_methods(ctx, cfg, lambda m: _train(ctx, cfg, ds, m))
     target = float(np.median(runs["baseline"]["history"][-1]["val_loss"])) * (1.0 + cfg["target_margin"])
     stats = compare_speed(runs, "val_loss", target, cfg["n_steps"], mode="min")
     plot_curves(

@@ -18,17 +18,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from experiments import Anchor, Experiment, register
-from experiments._stability import gamma_probe, plot_curves, summary
+from experiments._stability import gamma_probe, plot_curves, run_methods, summary, train_classifier
 from jaxkit.stability import (
     Transformer,
     compare_speed,
-    init_stack,
     median_curves,
     sparse_parity,
-    stacked_batches,
-    stacked_eval,
-    standard_methods,
-    train_method,
 )
 
 PAPER = {"speedup_pct": 35.0}
@@ -59,30 +54,16 @@ def _data(cfg: dict, seed: int) -> dict:
 
 def _train(ctx, cfg: dict, data: dict, spec) -> dict:
     n = cfg["n_bits"]
-    mask = jnp.asarray([True] * n + [False])
     make = lambda k: Transformer(
         3, n + 1, key=k, d_model=cfg["d_model"], n_heads=cfg["n_heads"], d_mlp=cfg["d_mlp"], n_layers=cfg["n_layers"]
     )
-    return train_method(
-        init_stack(make, jax.random.split(jax.random.key(ctx.seed), cfg["n_seeds"])),
-        spec,
-        stacked_batches(data["train_x"], data["train_y"], cfg["batch_size"], ctx.seed),
-        n_seeds=cfg["n_seeds"], n_steps=cfg["n_steps"], lr=cfg["lr"], weight_decay=cfg["weight_decay"],
-        betas=tuple(cfg["betas"]), vocab_size=2, positions=-1, noise_mask=mask,
-        eval_fn=stacked_eval(
-            data["val_x"], data["val_y"], positions=-1, train=(data["train_x"], data["train_y"]),
-            agreement=(cfg["rho"], 2, mask, cfg["agreement_examples"]), key=jax.random.key(ctx.seed + 777),
-        ),
-        eval_every=cfg["eval_every"], key=jax.random.key(ctx.seed + 1),
-        checkpoint_dir=ctx.checkpoint_dir(spec.name), resume=ctx.resume, progress=f"sparse_parity:{spec.name}",
-    )
+    return train_classifier(ctx, cfg, data, spec, make=make, vocab_size=2, noise_mask=jnp.asarray([True] * n + [False]))
 
 
 def run(ctx) -> dict:
     cfg = ctx.config
     data = _data(cfg, ctx.seed)
-    methods = standard_methods(cfg["gamma"], cfg["rho"], grokfast=tuple(cfg["grokfast"]))
-    runs = {m.name: ctx.stage(m.name, lambda m=m: _train(ctx, cfg, data, m)) for m in ctx.progress(methods, "methods")}
+    runs = run_methods(ctx, cfg, lambda m: _train(ctx, cfg, data, m))
     stats = compare_speed(runs, "val_acc", cfg["target_acc"], cfg["n_steps"])
     plot_curves(
         ctx, runs,
