@@ -488,9 +488,7 @@ def summary(ctx, cfg, m) -> str:
         "Intervals: circular block bootstrap (21-day blocks, 2000 resamples); Δ = Sharpe difference, two-sided "
         "p-value from the paired block bootstrap.",
         "",
-        "### Sharpe by regime",
-        "",
-        *_regime_lines(m),
+        *(["### Sharpe by regime", "", *_regime_lines(m)] if m["regimes"] else []),
     ]
     if "sanity" in m:
         lines += ["", "## Known-law check (AR(1), exact conditional Gaussian)", "",
