@@ -43,21 +43,21 @@ COUNTING = {"anbncn", "dyck1", "anbn"}  # non-regular: the claim depends on the 
 _CONSTRUCTION_CHECK = {"construction_random": 10000, "construction_max_len": 1000,
                        "fixed_width": [[8, 0], [10, 0]], "low_float": [[5, 3], [8, 7]]}
 PRESETS = {
-    "quick": {"tasks": QUICK_TASKS, "models": MODELS, "steps": 300, "seeds": 2, "lrs": [3e-3], "d_model": 16,
-              "d_state": 8, "n_layers": 2, "n_householder": 2, "mode": "parallel", "batch": 32,
+    "quick": {"tasks": QUICK_TASKS, "models": MODELS, "n_steps": 300, "n_seeds": 2, "lrs": [3e-3], "d_model": 16,
+              "d_state": 8, "n_layers": 2, "n_householder": 2, "mode": "parallel", "batch_size": 32,
               "n_train_per_length": 64, "train_eval_lengths": [24, 27, 30, 33, 36, 39],
               "test_lengths": [42, 100, 200, 500], "n_test": 32, "threshold": 0.9, "positional": "rope",
               **_CONSTRUCTION_CHECK},
     # ~60 min on an idle 2-core machine (sized from measured CPU time per member-step, see summary.md)
     "standard": {"tasks": STANDARD_TASKS, "models": MODELS,
                  "model_tasks": {"transformer": ["parity", "s5_word", "last_symbol"]},
-                 "steps": 3000, "seeds": 2, "lrs": [1e-3, 3e-3], "d_model": 32, "d_state": 16, "n_layers": 2,
-                 "n_householder": 4, "mode": "recurrent", "batch": 32, "n_train_per_length": 256,
+                 "n_steps": 3000, "n_seeds": 2, "lrs": [1e-3, 3e-3], "d_model": 32, "d_state": 16, "n_layers": 2,
+                 "n_householder": 4, "mode": "recurrent", "batch_size": 32, "n_train_per_length": 256,
                  "train_eval_lengths": [24, 27, 30, 33, 36, 39],
                  "test_lengths": [45, 48, 99, 102, 249, 252, 495, 498], "n_test": 64, "threshold": 0.9,
                  "positional": "rope", **_CONSTRUCTION_CHECK},
-    "paper": {"tasks": PAPER_TASKS, "models": MODELS, "steps": 20000, "seeds": 10, "lrs": [1e-4, 3e-4, 1e-3],
-              "d_model": 64, "d_state": 32, "n_layers": 2, "n_householder": 4, "mode": "parallel", "batch": 128,
+    "paper": {"tasks": PAPER_TASKS, "models": MODELS, "n_steps": 20000, "n_seeds": 10, "lrs": [1e-4, 3e-4, 1e-3],
+              "d_model": 64, "d_state": 32, "n_layers": 2, "n_householder": 4, "mode": "parallel", "batch_size": 128,
               "n_train_per_length": 1000, "train_eval_lengths": [24, 27, 30, 33, 36, 39],
               "test_lengths": list(range(42, 501, 6)), "n_test": 256, "threshold": 0.9, "positional": "rope",
               "construction_random": 10000, "construction_max_len": 1000, "fixed_width": [[8, 0], [12, 0], [16, 0]],
@@ -166,7 +166,7 @@ def _task_groups(cfg: dict, model: str) -> list[list[str]]:
 
 
 def _probe(cfg: dict, model: str, tasks: list[str], seed: int, ctx) -> dict:
-    keys = ("d_model", "d_state", "n_layers", "n_householder", "mode", "steps", "batch", "seeds",
+    keys = ("d_model", "d_state", "n_layers", "n_householder", "mode", "n_steps", "batch_size", "n_seeds",
             "n_train_per_length", "n_test", "threshold", "positional")
     pc = ProbeConfig(tasks=tuple(tasks), model=model, lrs=tuple(cfg["lrs"]), test_lengths=tuple(cfg["test_lengths"]),
                      train_eval_lengths=tuple(cfg["train_eval_lengths"]), **{k: cfg[k] for k in keys})
@@ -270,8 +270,8 @@ def _summary_head(cfg: dict, preset: str, metrics: dict) -> list[str]:
     return [
         f"# ssm_expressivity ({preset})", "",
         f"Command: `python -m experiments run ssm_expressivity --preset {preset} --resume`. Training: lengths 1..40 "
-        f"(curriculum), {cfg['steps']} steps x batch {cfg['batch']}, Adam (warmup-cosine factor, clip 1), "
-        f"{cfg['seeds']} seeds x lrs {cfg['lrs']}, d_model {cfg['d_model']}, d_state {cfg['d_state']}, "
+        f"(curriculum), {cfg['n_steps']} steps x batch {cfg['batch_size']}, Adam (warmup-cosine factor, clip 1), "
+        f"{cfg['n_seeds']} seeds x lrs {cfg['lrs']}, d_model {cfg['d_model']}, d_state {cfg['d_state']}, "
         f"{cfg['n_layers']} layers, dense: {cfg['n_householder']} Householder factors. In-distribution accuracy at "
         f"lengths {cfg['train_eval_lengths']}, test accuracy at {cfg['test_lengths']} ({cfg['n_test']} strings "
         f"each). A cell is *learned* when its best run reaches >= 98% in distribution and *solved* when its best "

@@ -118,7 +118,7 @@ def _fit_block(ctx, data, cfg, seed, train_idx, j):
         per_date_scale=True, key=jax.random.key(seed),
     )  # fmt: skip
     model, hist = train_forecaster(
-        model, win, steps=cfg["steps"], batch_size=cfg["batch_size"], lr=cfg["lr"], ema_decay=cfg["ema"],
+        model, win, n_steps=cfg["steps"], batch_size=cfg["batch_size"], lr=cfg["lr"], ema_decay=cfg["ema"],
         key=jax.random.key(1000 + seed), checkpoint_dir=ctx.checkpoint_dir(f"fit_s{seed}_{j}").resolve(),
         resume=ctx.resume, progress=f"stable:train seed {seed} block {j}",
     )  # fmt: skip
@@ -371,7 +371,7 @@ def _sanity(cfg, seed, ckpt):
         diffusion_steps=cfg["diffusion_steps"], key=jax.random.key(seed),
     )  # fmt: skip
     model, hist = train_forecaster(
-        model, ar1_windows(4096, L, H, phi, A, seed=seed), steps=cfg["sanity_steps"], batch_size=256, lr=cfg["lr"],
+        model, ar1_windows(4096, L, H, phi, A, seed=seed), n_steps=cfg["sanity_steps"], batch_size=256, lr=cfg["lr"],
         ema_decay=0.995, key=jax.random.key(seed + 1), checkpoint_dir=ckpt, progress="stable:sanity",
     )  # fmt: skip
     cond = np.array([[[0.5, -1.0, 1.5], [1.0, -0.5, 1.0]]])

@@ -156,7 +156,7 @@ def _fit_and_sample(ctx, data, cfg, v, seed, train, tw):
     )  # fmt: skip
     t0, c0 = time.time(), time.process_time()
     model, hist = train_forecaster(
-        model, forecast_windows(data, train, history=L, horizon=H), steps=v["steps"], batch_size=cfg["batch_size"],
+        model, forecast_windows(data, train, history=L, horizon=H), n_steps=v["steps"], batch_size=cfg["batch_size"],
         lr=cfg["lr"], ema_decay=cfg["ema"], key=jax.random.key(1 + 1000 * seed),
         checkpoint_dir=ctx.checkpoint_dir(f"fit_{v['name']}_s{seed}").resolve(), resume=ctx.resume,
         progress=f"stable_ablation:{v['name']} seed {seed}",

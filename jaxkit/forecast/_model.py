@@ -141,7 +141,7 @@ def train_forecaster(
     model: DiffusionForecaster,
     windows: dict[str, np.ndarray],
     *,
-    steps: int,
+    n_steps: int,
     batch_size: int,
     key: PRNGKeyArray,
     lr: float = 1e-3,
@@ -170,7 +170,7 @@ def train_forecaster(
         raise ValueError("windows: training targets contain NaN (a window runs past the data end)")
     k_data, k_fit = jax.random.split(key)
     loader = ArrayLoader(arrays, min(batch_size, arrays["target"].shape[0]), key=k_data)
-    sched = optax.cosine_decay_schedule(lr, max(steps, 1), alpha=final_lr_fraction)
+    sched = optax.cosine_decay_schedule(lr, max(n_steps, 1), alpha=final_lr_fraction)
     opt = optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(sched, weight_decay=weight_decay))
     if ema_decay is not None:
         opt = optax.chain(opt, track_ema(ema_decay))
@@ -180,9 +180,9 @@ def train_forecaster(
         return _denoiser_loss(den, schedule, scale, aux_weight, batch, k)
 
     res = fit(
-        model.denoiser, opt, loss_fn, loader, n_steps=steps, key=k_fit, has_aux=True,
-        log_every=max(steps // 20, 1), checkpoint_dir=checkpoint_dir,
-        checkpoint_every=max(steps // 4, 1) if checkpoint_dir else 0, resume=resume, progress=progress,
+        model.denoiser, opt, loss_fn, loader, n_steps=n_steps, key=k_fit, has_aux=True,
+        log_every=max(n_steps // 20, 1), checkpoint_dir=checkpoint_dir,
+        checkpoint_every=max(n_steps // 4, 1) if checkpoint_dir else 0, resume=resume, progress=progress,
     )  # fmt: skip
     den = res.model
     if ema_decay is not None:

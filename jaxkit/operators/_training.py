@@ -146,7 +146,7 @@ class TrainedOperator:
     history: list[dict] = field(default_factory=list)
     epoch_time: float = float("nan")  # seconds per epoch after compilation (median)
     wall_time: float = 0.0
-    steps: int = 0
+    n_steps: int = 0  # optimizer steps taken
 
     def predict(self, x: ArrayLike, batch_size: int = 32) -> np.ndarray:
         return predict(self.model, x, self.x_normalizer, self.y_normalizer, batch_size=batch_size)

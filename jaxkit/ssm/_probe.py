@@ -52,10 +52,10 @@ class ProbeConfig:
     n_heads: int = 4
     positional: str = "rope"
     mode: str = "parallel"
-    steps: int = 400
-    batch: int = 32
+    n_steps: int = 400
+    batch_size: int = 32
     lrs: tuple[float, ...] = (1e-3, 3e-3)
-    seeds: int = 2
+    n_seeds: int = 2
     train_max_len: int = 40
     curriculum_start: int = 5
     curriculum_frac: float = 0.5
@@ -79,7 +79,7 @@ class ProbeConfig:
             raise ValueError("tasks: expected at least one task name, received an empty list")
         for t in self.tasks:
             get_task(t)
-        for name in ("steps", "batch", "seeds", "train_max_len", "n_train_per_length", "n_test"):
+        for name in ("n_steps", "batch_size", "n_seeds", "train_max_len", "n_train_per_length", "n_test"):
             check_int(name, getattr(self, name), minimum=1)
         check_int("log_every", self.log_every, minimum=0)
         for name in ("threshold", "learned_threshold", "curriculum_frac", "warmup_frac", "final_lr_fraction"):
@@ -139,22 +139,22 @@ def _member_loss(model: Any, batch: dict, key: Any, mode: str = "parallel") -> t
 def _batches(cfg: ProbeConfig, train: dict, task_of: np.ndarray, seed: int) -> Callable[[int], dict]:
     """``data(step)``: every member's batch, uniform lengths up to the curriculum cap (a pure function of step)."""
     M = cfg.n_train_per_length
-    ramp = max(int(cfg.steps * cfg.curriculum_frac), 1)
+    ramp = max(int(cfg.n_steps * cfg.curriculum_frac), 1)
     R = len(task_of)
 
     def data(step: int) -> dict:
         cur = int(np.clip(cfg.curriculum_start + (cfg.train_max_len - cfg.curriculum_start) * step // ramp,
                           1, cfg.train_max_len))
         rng = np.random.default_rng([seed, 7919, step])
-        L = rng.integers(1, cur + 1, (R, cfg.batch))
-        idx = (L - 1) * M + rng.integers(0, M, (R, cfg.batch))
+        L = rng.integers(1, cur + 1, (R, cfg.batch_size))
+        idx = (L - 1) * M + rng.integers(0, M, (R, cfg.batch_size))
         return {k: v[task_of[:, None], idx] for k, v in train.items()}
 
     return data
 
 
 def _optimizer(cfg: ProbeConfig) -> optax.GradientTransformation:
-    factor = optax.warmup_cosine_decay_schedule(0.0, 1.0, max(int(cfg.warmup_frac * cfg.steps), 1), cfg.steps,
+    factor = optax.warmup_cosine_decay_schedule(0.0, 1.0, max(int(cfg.warmup_frac * cfg.n_steps), 1), cfg.n_steps,
                                                 end_value=cfg.final_lr_fraction)
     return optax.chain(optax.clip_by_global_norm(1.0), optax.inject_hyperparams(optax.adam)(learning_rate=1e-3),
                        optax.scale_by_schedule(factor))
@@ -200,7 +200,7 @@ def _summarize(cfg: ProbeConfig, runs: list, test_acc: list, train_acc: list, hi
         learned = max(x["train_acc"] for x in rs)
         per_task[name] = {"acc_by_length": best["acc_by_length"], "solved": bool(best["mean_acc"] >= cfg.threshold),
                           "learned": bool(learned >= cfg.learned_threshold), "best_train_acc": float(learned),
-                          "seeds": cfg.seeds, "best_lr": best["lr"], "best_seed": best["seed"],
+                          "n_seeds": cfg.n_seeds, "best_lr": best["lr"], "best_seed": best["seed"],
                           "n_runs_solved": int(sum(x["mean_acc"] >= cfg.threshold for x in rs)), "n_runs": len(rs),
                           "mean_over_runs": float(np.mean([x["mean_acc"] for x in rs]))}
     return results, per_task
@@ -228,15 +228,15 @@ def train_runs(cfg: ProbeConfig, seed: int = 0, progress: Callable | None = None
     rng = np.random.default_rng(seed)
     Ttr = max(t.seq_len(cfg.train_max_len) for t in tasks)
     train = _stack_data(tasks, range(1, cfg.train_max_len + 1), cfg.n_train_per_length, rng, pad, Ttr)
-    runs = [(ti, s, lr) for ti in range(len(tasks)) for s in range(cfg.seeds) for lr in cfg.lrs]
+    runs = [(ti, s, lr) for ti in range(len(tasks)) for s in range(cfg.n_seeds) for lr in cfg.lrs]
     init_keys = jnp.stack([jax.random.fold_in(jax.random.key(seed), 1000 * ti + s) for ti, s, _ in runs])
     models = init_ensemble(lambda k: make_model(cfg, V, C, k), init_keys)
-    log_every = cfg.log_every or max(cfg.steps // 50, 1)
+    log_every = cfg.log_every or max(cfg.n_steps // 50, 1)
     res = fit_ensemble(
         models, _optimizer(cfg), functools.partial(_member_loss, mode=cfg.mode), _batches(cfg, train, np.array([r[0] for r in runs]), seed),
-        n_steps=cfg.steps, keys=jax.random.split(jax.random.key(seed + 1), len(runs)),
+        n_steps=cfg.n_steps, keys=jax.random.split(jax.random.key(seed + 1), len(runs)),
         hyperparams={"learning_rate": [r[2] for r in runs]}, member_data=True, has_aux=True, log_every=log_every,
-        checkpoint_dir=checkpoint_dir, checkpoint_every=max(cfg.steps // 10, 1) if checkpoint_dir else 0,
+        checkpoint_dir=checkpoint_dir, checkpoint_every=max(cfg.n_steps // 10, 1) if checkpoint_dir else 0,
         resume=resume, progress=f"train {cfg.model}" if progress is not None else False)
     timing = {"train_wall": time.perf_counter() - t0, "train_cpu": _cpu_seconds() - c0,
               "resumed_from": res.resumed_from}

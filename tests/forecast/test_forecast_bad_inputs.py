@@ -46,7 +46,7 @@ def test_frames_give_causal_market_data_and_a_trainable_forecaster():
     m = make_forecaster(n_assets=3, history=5, horizon=3, n_macro=d.macro.shape[1], n_signals=d.signals.shape[2],
                         scale=np.full(3, 0.01), denoiser="mlp", hidden=16, depth=1, channels=8, per_date_scale=True,
                         diffusion_steps=10, schedule="cosine", key=jax.random.key(0))  # fmt: skip
-    m, hist = train_forecaster(m, win, steps=2, batch_size=8, key=jax.random.key(1), progress=False)
+    m, hist = train_forecaster(m, win, n_steps=2, batch_size=8, key=jax.random.key(1), progress=False)
     last = forecast_windows(d, [T - 1], history=5, horizon=3)
     s = np.asarray(sample_paths(m, last["history"], last["macro"], last["signals"], jax.random.key(2),
                                 n_samples=4, n_steps=3, scale=last["scale"]))  # fmt: skip

@@ -75,7 +75,7 @@ def test_train_forecaster_rejects_bad_options(model):
     for kw, msg in ((dict(final_lr_fraction=2.0), "final_lr_fraction"), (dict(weight_decay=-1.0), "weight_decay"),
                     (dict(ema_decay=1.0), "decay")):  # fmt: skip
         with pytest.raises(ValueError, match=msg):
-            train_forecaster(model, win, steps=1, batch_size=4, key=jax.random.key(0), progress=False, **kw)
+            train_forecaster(model, win, n_steps=1, batch_size=4, key=jax.random.key(0), progress=False, **kw)
 
 
 def test_sample_paths_rejects_bad_condition(model):
@@ -110,7 +110,7 @@ def test_trained_on_ar1_samples_match_the_exact_conditional_law():
         depth=2, channels=32, diffusion_steps=50, schedule="quadratic", key=jax.random.key(0),
     )  # fmt: skip
     m, _ = train_forecaster(
-        m, win, steps=1200, batch_size=128, key=jax.random.key(1), lr=3e-3, ema_decay=0.995, progress=False
+        m, win, n_steps=1200, batch_size=128, key=jax.random.key(1), lr=3e-3, ema_decay=0.995, progress=False
     )
     last = np.array([1.0, -1.5])
     mean, cov = ar1_conditional_law(last, 2, phi, A)

@@ -50,7 +50,7 @@ def test_forecaster_beats_baselines_on_held_out_windows():
         scale=np.full(3, 0.01), denoiser="mlp", hidden=64, depth=2, channels=32, per_date_scale=True,
         schedule="quadratic", diffusion_steps=50, key=jax.random.key(0),
     )  # fmt: skip
-    m, _ = train_forecaster(m, win, steps=800, batch_size=128, lr=3e-3, ema_decay=0.99, key=jax.random.key(1),
+    m, _ = train_forecaster(m, win, n_steps=800, batch_size=128, lr=3e-3, ema_decay=0.99, key=jax.random.key(1),
                             progress=False)  # fmt: skip
     s = np.asarray(sample_paths(m, tw["history"], tw["macro"], tw["signals"], jax.random.key(2), n_samples=K,
                                 sampler="ddpm", scale=tw["scale"]))  # fmt: skip

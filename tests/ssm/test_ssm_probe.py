@@ -10,7 +10,7 @@ from jaxkit.ssm import ProbeConfig, train_runs
 
 @pytest.mark.parametrize("kwargs,match", [({"model": "lstm"}, "model"), ({"tasks": ()}, "tasks"),
                                           ({"tasks": ("nope",)}, "unknown task"), ({"threshold": 1.5}, "threshold"),
-                                          ({"lrs": (0.0,)}, "lrs"), ({"steps": 0}, "steps")])
+                                          ({"lrs": (0.0,)}, "lrs"), ({"n_steps": 0}, "n_steps")])
 def test_bad_config(kwargs, match):
     with pytest.raises(ValueError, match=match):
         ProbeConfig(**kwargs)
@@ -18,7 +18,7 @@ def test_bad_config(kwargs, match):
 
 def test_tiny_probe_trains_all_runs_scores_per_length_and_resumes(tmp_path):
     cfg = ProbeConfig(tasks=("flip_flop",), model="selective_signed", d_model=8, d_state=4, n_layers=1,
-                      steps=20, batch=8, lrs=(1e-2, 3e-3), seeds=1, train_max_len=8, curriculum_start=2,
+                      n_steps=20, batch_size=8, lrs=(1e-2, 3e-3), n_seeds=1, train_max_len=8, curriculum_start=2,
                       n_train_per_length=8, train_eval_lengths=(6, 8), test_lengths=(9, 16), n_test=8,
                       eval_chunk=16, log_every=5)
     out = train_runs(cfg, seed=0, checkpoint_dir=tmp_path)
@@ -38,7 +38,7 @@ def test_tiny_probe_trains_all_runs_scores_per_length_and_resumes(tmp_path):
         runs = [r for r in out["runs"] if r["task"] == task]
         best = max(r["mean_acc"] for r in runs)
         assert np.isclose(np.mean(list(res["acc_by_length"].values())), best)
-        assert res["solved"] == (best >= cfg.threshold) and res["seeds"] == 1
+        assert res["solved"] == (best >= cfg.threshold) and res["n_seeds"] == 1
     # 20 steps of Adam reduce the loss below the chance level log(2) on the easy flip-flop reads
     ff = [r["final_loss"] for r in out["runs"] if r["task"] == "flip_flop"]
     assert min(ff) < np.log(2)
