@@ -208,13 +208,17 @@ def status_rows(system: System, by_exp: dict[str, list[Run]], reproduces: dict[s
     return rows
 
 
-def system_page(system: System, runs: list[Run], reproduces: dict[str, str]) -> str:
+def system_page(system: System, runs: list[Run], reproduces: dict[str, str], published: Path = PUBLISHED) -> str:
+    """One system's page; ``published/<slug>.discussion.md`` (hand-written verdict across its runs) follows the status."""
     by_exp: dict[str, list[Run]] = {}
     for r in sorted(runs, key=lambda r: (r.experiment, _preset_rank(r.preset))):
         by_exp.setdefault(r.experiment, []).append(r)
     lines = [GENERATED, "", f"# Reproductions: {system.title}", "", system.about, "",
              f"Tutorial: [{system.tutorial_title}](../tutorials/{system.tutorial}.md).", "",
              "## Status", "", *status_rows(system, by_exp, reproduces), ""]
+    verdict = Path(published) / f"{system.slug}.discussion.md"
+    if verdict.exists():
+        lines += [verdict.read_text().strip(), ""]
     missing = [n for n in system.experiments if not any(r.preset in FULL_SCALE for r in by_exp.get(n, []))]
     if missing:
         lines += ["Not yet run at paper/standard scale: " + ", ".join(f"`{n}`" for n in missing) +
@@ -262,7 +266,8 @@ def write_pages(published: Path | None = None, out: Path | None = None,
     written = []
     for system in SYSTEMS:
         path = out / f"{system.slug}.md"
-        path.write_text(system_page(system, [r for r in runs if r.experiment in system.experiments], reproduces))
+        path.write_text(system_page(system, [r for r in runs if r.experiment in system.experiments], reproduces,
+                                     published))
         written.append(path)
     path = out / "index.md"
     path.write_text(index_page(runs, reproduces, problems))

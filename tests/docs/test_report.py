@@ -126,3 +126,15 @@ def test_report_command_writes_local_report_and_pages(tmp_path, monkeypatch):
     assert "stable_sharpe" in (results / "REPORT.md").read_text()
     page = (pages / "forecasting_portfolio.md").read_text()
     assert "| `stable_sharpe` | 1.5 | 1.85 | -19% | STABLE, S&P 500 |" in page
+
+
+def test_system_discussion_file_follows_the_status(tmp_path):
+    """A hand-written ``<slug>.discussion.md`` beside the results appears on that system's page only."""
+    published, out = tmp_path / "results", tmp_path / "pages"
+    _publish(published, "grokking", "paper", {"x": 1.0}, [], "# g\n")
+    (published / "noise_stability.discussion.md").write_text("## Verdict\n\nThe regularizer helps at K = 113 only.\n")
+    _report.write_pages(published, out, reproduces={})
+    page = (out / "noise_stability.md").read_text()
+    assert page.index("## Status") < page.index("## Verdict") < page.index("### `grokking`")
+    assert "The regularizer helps at K = 113 only." in page
+    assert "## Verdict" not in (out / "rno.md").read_text()
