@@ -97,6 +97,11 @@ def _quick_data() -> dict[str, dict[str, Any]]:
     return out
 
 
+# the largest part of ``paper`` that fits 60 min on an idle 2-core CPU: its two cheapest datasets at the paper
+# preset's settings, and the two variants that do not multiply the epochs
+STANDARD = dict(PAPER, datasets={k: _PAPER_DATA[k] for k in ("reaction_diffusion", "diffusion")},
+                variants={"reaction_diffusion": {k: _VARIANTS["reaction_diffusion"][k]
+                                                 for k in ("RNO width 48", "RNO + instance norm")}})
 QUICK = dict(PAPER, datasets=_quick_data(), seeds=2, rd_operator_check=False,
              variants={"reaction_diffusion": {"RNO + instance norm": ("RNO", {"rno_norm": "instance"})}})
 
@@ -412,7 +417,7 @@ register(
         name="lno_suite",
         reproduces="RNO paper (ICLR 2026) Table 1: LNO-suite rel. L2 (Duffing, beam, diffusion, reaction-diffusion, "
                    "Brusselator) and Navier-Stokes Re=40 MSE; FNO, LNO, RNO at the LNO repository's settings",
-        presets={"quick": copy.deepcopy(QUICK), "paper": copy.deepcopy(PAPER)},
+        presets={"quick": copy.deepcopy(QUICK), "standard": copy.deepcopy(STANDARD), "paper": copy.deepcopy(PAPER)},
         run=run,
         anchors=ANCHORS,
         description="FNO vs LNO vs RNO, 3 seeds each, LNO-repository settings with epochs fitted to 60 min/dataset.",
