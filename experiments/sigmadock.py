@@ -376,5 +376,7 @@ register(Experiment(
         Anchor("posebusters_rdkit/top1_success_2A_pb_valid", 0.799, "SigmaDock, ICLR 2026 (PDBBind-trained, ranked)"),
         Anchor("posebusters_rdkit/unranked_success_2A_pb_valid", 0.661, "SigmaDock, ICLR 2026 (no energy ranking)"),
         Anchor("posebusters_oracle/top1_success_2A_pb_valid", 0.854, "SigmaDock, ICLR 2026 (oracle conformers)"),
+        Anchor("posebusters_rdkit_chosen/top1_success_2A_pb_valid", 0.799,
+               "SigmaDock, ICLR 2026 (ranked; ours: variant chosen on CCD validation)"),
     ),
 ))
