@@ -6,10 +6,20 @@ ranks the samples by PoseBusters validity and Vinardo energy; ``python -m jaxkit
 :func:`train_model` trains a model on complexes in the PDBBind / PoseBusters layout and/or CCD pseudo-pockets.
 Pieces: fragmentation (:func:`fragment_ligand`), featurization (:func:`ligand_fragments`, :func:`build_complex`,
 :class:`DockingComplex`), the diffusion adapters (:func:`docking_process`, :func:`dsm_loss`,
-:func:`sample_poses`), ranking (:func:`rank_poses`), evaluation (:func:`evaluate_complex`, :func:`symmetric_rmsd`).
+:func:`sample_poses`), conformer matching of samples (:func:`match_conformer`), ranking (:func:`rank_poses`), evaluation (:func:`evaluate_complex`, :func:`symmetric_rmsd`).
 """
 
-from ._api import DockingResult, dock, evaluate_complex, read_ligand, resolve_pocket, sample_complex
+from ._api import (
+    DockingResult,
+    assemble_poses,
+    dock,
+    evaluate_complex,
+    evaluate_variants,
+    read_ligand,
+    resolve_pocket,
+    sample_complex,
+)
+from ._assemble import ConformerMatch, match_conformer, rotatable_torsions
 from ._baselines import contact_score, random_placement, vina_dock
 from ._complex import (
     LENGTH_SCALE,
@@ -69,6 +79,7 @@ from ._model import FragmentScoreModel
 from ._rank import (
     RankedPose,
     VinardoScorer,
+    consensus_counts,
     make_scorer,
     pocket_pdbqt,
     pose_checks,
@@ -98,6 +109,12 @@ from ._train import (
 )
 
 __all__ = [
+    "assemble_poses",
+    "ConformerMatch",
+    "consensus_counts",
+    "evaluate_variants",
+    "match_conformer",
+    "rotatable_torsions",
     "batch_loss",
     "bond_gap",
     "build_complex",

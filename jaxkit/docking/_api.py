@@ -20,6 +20,7 @@ import numpy as np
 from jaxtyping import PRNGKeyArray
 from rdkit import Chem
 
+from ._assemble import match_conformer
 from ._complex import (
     ComplexSizes,
     DockingComplex,
@@ -110,19 +111,54 @@ def _sampler(n_samples: int, n_steps: int, method: str) -> Callable:
     return _SAMPLERS[key]
 
 
-def sample_complex(
-    model: FragmentScoreModel, c: DockingComplex, lig: PreparedLigand, key: PRNGKeyArray, *,
-    n_samples: int, n_steps: int = 30, method: Literal["ddim", "em", "ode"] = "ddim", relax: bool = True,
-) -> tuple[list[Chem.Mol], np.ndarray]:
-    """``n_samples`` poses as RDKit molecules (Å; restrained MMFF relaxation with ``relax``, see
-    :func:`relax_pose`) and the sampled poses' bond gaps (Å, before relaxation)."""
+Assemble = Literal["none", "conformer_matching"]
+Ranking = Literal["vinardo", "consensus"]
+
+
+def _check_choice(name: str, value, options: tuple[str, ...]) -> None:
+    if value not in options:
+        raise ValueError(f"{name}: expected one of {options}, received {value!r}")
+
+
+def _sample_raw(model, c, key, n_samples: int, n_steps: int, method: str) -> tuple[np.ndarray, np.ndarray]:
     cj = jax.tree_util.tree_map(jax.numpy.asarray, c)
     R, T = _sampler(n_samples, n_steps, method)(model, cj, key)
     x = np.asarray(jax.vmap(lambda r, t: to_angstrom(cj, ligand_positions(cj, r, t)))(R, T), np.float64)
     gaps = np.asarray(jax.vmap(lambda r, t: bond_gap(cj, r, t))(R, T), np.float64)
+    return x, gaps
+
+
+def assemble_poses(
+    lig: PreparedLigand, x: np.ndarray, gaps: np.ndarray, *, assemble: Assemble = "none", relax: bool = True,
+    seed: int = 0,
+) -> tuple[list[Chem.Mol], np.ndarray]:
+    """Sampled fragment poses ``x`` ``(n, >= n_atoms, 3)`` (Å) as molecules. ``"none"``: the sampled atoms as they
+    are (restrained MMFF relaxation with ``relax``); ``"conformer_matching"``: :func:`match_conformer` of the
+    ligand's conformer (``lig.frag.mol``) to each sample, bond gaps 0 (the matched RMSD to the sample is stored as
+    the molecule property ``conformer_match_rmsd``)."""
+    _check_choice("assemble", assemble, ("none", "conformer_matching"))
     n = lig.frag.n_atoms
-    mols = [with_positions(lig.frag.mol, xi[:n]) for xi in x]
-    return ([relax_pose(m) for m in mols] if relax else mols), gaps
+    if assemble == "none":
+        mols = [with_positions(lig.frag.mol, xi[:n]) for xi in x]
+        return ([relax_pose(m) for m in mols] if relax else mols), np.asarray(gaps, np.float64)
+    mols = []
+    for xi in x:
+        match = match_conformer(lig.frag.mol, xi[:n], seed=seed)
+        match.mol.SetDoubleProp("conformer_match_rmsd", match.rmsd)
+        mols.append(match.mol)
+    return mols, np.zeros(len(mols))
+
+
+def sample_complex(
+    model: FragmentScoreModel, c: DockingComplex, lig: PreparedLigand, key: PRNGKeyArray, *,
+    n_samples: int, n_steps: int = 30, method: Literal["ddim", "em", "ode"] = "ddim", relax: bool = True,
+    assemble: Assemble = "none",
+) -> tuple[list[Chem.Mol], np.ndarray]:
+    """``n_samples`` poses as RDKit molecules (Å; see :func:`assemble_poses`) and their bond gaps (Å; before
+    relaxation; 0 for matched conformers)."""
+    _check_choice("assemble", assemble, ("none", "conformer_matching"))
+    x, gaps = _sample_raw(model, c, key, n_samples, n_steps, method)
+    return assemble_poses(lig, x, gaps, assemble=assemble, relax=relax)
 
 
 def dock(
@@ -140,13 +176,19 @@ def dock(
     pb_budget: int | None = 8,
     conformer_seed: int = 0,
     workdir: str | Path | None = None,
+    assemble: Assemble = "none",
+    ranking: Ranking = "vinardo",
 ) -> DockingResult:
     """Dock ``ligand`` into ``protein`` at ``pocket``; returns the ranked poses (see the module docstring).
 
     ``model`` is a :class:`FragmentScoreModel` or a model file (:func:`load_model`). ``rank=False`` keeps the
-    sampling order (no Vinardo, no PoseBusters)."""
+    sampling order (no Vinardo, no PoseBusters). ``assemble="conformer_matching"`` turns every sample into the
+    ligand's conformer fitted to it (:func:`match_conformer`); ``ranking="consensus"`` orders valid poses by
+    :func:`consensus_counts` instead of Vinardo."""
     if isinstance(n_samples, bool) or not isinstance(n_samples, int) or n_samples < 1:
         raise ValueError(f"n_samples: expected an integer >= 1, received {n_samples!r}")
+    _check_choice("assemble", assemble, ("none", "conformer_matching"))
+    _check_choice("ranking", ranking, ("vinardo", "consensus"))
     config = ModelConfig()
     if isinstance(model, str | Path):
         model, config, _ = load_model(model)
@@ -159,10 +201,11 @@ def dock(
     mol = read_ligand(ligand)
     lig = ligand_fragments(mol, conformer="rdkit", seed=conformer_seed)
     c = build_complex(lig, poc, sizes=_sizes_for(config, lig, poc), name=str(protein))
-    mols, gaps = sample_complex(model, c, lig, key, n_samples=n_samples, n_steps=n_steps, method=method)
+    mols, gaps = sample_complex(model, c, lig, key, n_samples=n_samples, n_steps=n_steps, method=method,
+                                assemble=assemble)
     if rank:
-        scorer = make_scorer(poc, protein, workdir=workdir)
-        ranked = rank_poses(mols, gaps, scorer, protein, pb_budget=pb_budget)
+        scorer = make_scorer(poc, protein, workdir=workdir) if ranking == "vinardo" else None
+        ranked = rank_poses(mols, gaps, scorer, protein, pb_budget=pb_budget, order=ranking)
     else:
         ranked = [RankedPose(i, m, float("nan"), float(g), None, [], rank=i) for i, (m, g) in enumerate(zip(mols, gaps))]
     return DockingResult(ranked, time.perf_counter() - t0, lig, c)
@@ -180,31 +223,70 @@ def evaluate_complex(
     rank: bool = True,
     pb_budget: int | None = 8,
     conformer_seed: int = 0,
+    assemble: Assemble = "none",
+    ranking: Ranking = "vinardo",
 ) -> dict:
     """Dock one example with its reference pose held out, then score against it (library logic of the
     ``sigmadock`` experiment). The reference pose defines the pocket and is the RMSD reference only.
 
     Returns ``top1_rmsd`` / ``top1_pb_valid`` (ranked), ``first_rmsd`` / ``first_pb_valid`` (no ranking: the first
     sample), ``best_rmsd`` (oracle best of ``n_samples``), ``median_rmsd``, ``top1_bond_gap``, ``seconds`` and
-    ``cpu_seconds`` (sampling + ranking, wall and process CPU time) and the poses."""
+    ``cpu_seconds`` (sampling + assembly + ranking, wall and process CPU time) and the poses."""
+    variant = (assemble, ranking if rank else "none")
+    return evaluate_variants(example, model, key, [variant], config=config, n_samples=n_samples, n_steps=n_steps,
+                             conformer=conformer, pb_budget=pb_budget, conformer_seed=conformer_seed)[variant]
+
+
+def evaluate_variants(
+    example: DockingExample,
+    model: FragmentScoreModel,
+    key: PRNGKeyArray,
+    variants: Sequence[tuple[str, str]],
+    *,
+    config: ModelConfig = ModelConfig(),
+    n_samples: int = 40,
+    n_steps: int = 30,
+    conformer: Literal["rdkit", "oracle"] = "rdkit",
+    pb_budget: int | None = 8,
+    conformer_seed: int = 0,
+) -> dict[tuple[str, str], dict]:
+    """:func:`evaluate_complex` for several ``(assemble, ranking)`` variants on the SAME samples (one sampling
+    run); ranking ``"none"`` keeps the sampling order. Each row's ``seconds`` / ``cpu_seconds`` count sampling
+    plus that variant's assembly and ranking (what the variant would cost alone)."""
+    for a, r in variants:
+        _check_choice("assemble", a, ("none", "conformer_matching"))
+        _check_choice("ranking", r, ("vinardo", "consensus", "none"))
     t0, c0 = time.perf_counter(), time.process_time()
     lig = ligand_fragments(example.mol, conformer=conformer, seed=conformer_seed)
     c = build_complex(lig, example.pocket, sizes=_sizes_for(config, lig, example.pocket), name=example.id)
-    mols, gaps = sample_complex(model, c, lig, key, n_samples=n_samples, n_steps=n_steps)
-    t_sample = time.perf_counter() - t0
-    protein = example.protein_path
-    if rank:
-        try:
-            scorer = make_scorer(example.pocket, protein)
-        except RuntimeError as e:  # receptor preparation failed: rank by PoseBusters alone, say so
-            scorer, example_note = None, str(e)
+    x, raw_gaps = _sample_raw(model, c, key, n_samples, n_steps, "ddim")
+    t_sample, c_sample = time.perf_counter() - t0, time.process_time() - c0
+    assembled, scorer, note, out = {}, None, "", {}
+    for a, r in variants:
+        t1, c1 = time.perf_counter(), time.process_time()
+        if a not in assembled:
+            assembled[a] = (*assemble_poses(lig, x, raw_gaps, assemble=a), time.perf_counter() - t1,
+                            time.process_time() - c1)
+            t1, c1 = time.perf_counter(), time.process_time()
+        mols, gaps, ta, ca = assembled[a]
+        if r == "vinardo" and scorer is None and not note:
+            try:
+                scorer = make_scorer(example.pocket, example.protein_path)
+            except RuntimeError as e:  # receptor preparation failed: rank by PoseBusters alone, say so
+                note = str(e)
+        if r == "none":
+            ranked = [RankedPose(i, m, float("nan"), float(g), None, [], rank=i) for i, (m, g) in enumerate(zip(mols, gaps))]
         else:
-            example_note = ""
-        ranked = rank_poses(mols, gaps, scorer, protein, pb_budget=pb_budget)
-    else:
-        example_note = ""
-        ranked = [RankedPose(i, m, float("nan"), float(g), None, [], rank=i) for i, (m, g) in enumerate(zip(mols, gaps))]
-    seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
+            ranked = rank_poses(mols, gaps, scorer if r == "vinardo" else None, example.protein_path,
+                                pb_budget=pb_budget, order=r)
+        seconds = t_sample + ta + time.perf_counter() - t1
+        cpu = c_sample + ca + time.process_time() - c1
+        out[(a, r)] = _score_ranked(example, mols, ranked, seconds, cpu, t_sample, note if r == "vinardo" else "")
+    return out
+
+
+def _score_ranked(example: DockingExample, mols, ranked: list[RankedPose], seconds, cpu_seconds, t_sample, note):
+    protein = example.protein_path
     rmsds = np.array([symmetric_rmsd(m, example.mol) for m in mols])
     top = ranked[0]
     if top.pb_valid is None:
@@ -227,7 +309,7 @@ def evaluate_complex(
         "seconds": seconds,
         "cpu_seconds": cpu_seconds,
         "sampling_seconds": t_sample,
-        "note": example_note,
+        "note": note,
         "top1_pose": top.mol,
     }
 

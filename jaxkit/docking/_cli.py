@@ -1,7 +1,8 @@
 """Command line: ``python -m jaxkit.docking dock ...`` and ``python -m jaxkit.docking train ...``.
 
 dock:  ``--protein P.pdb --ligand L.sdf|SMILES (--ref-ligand R.sdf | --center x y z [--size s]) [--model M]
-       --out poses.sdf [--n-samples 40] [--steps 30] [--seed 0] [--no-rank]``. Writes one SDF record per pose,
+       --out poses.sdf [--n-samples 40] [--steps 30] [--seed 0] [--no-rank] [--assemble none|conformer_matching]
+       [--ranking vinardo|consensus]``. Writes one SDF record per pose,
        best first, with the fields ``rank``, ``sample``, ``vinardo_kcal_mol``, ``pb_valid``, ``bond_gap_A``,
        ``failed_checks``. Without ``--model`` the model shipped with the package is used.
 train: ``--data DIR`` (folders ``<id>/<id>_protein.pdb`` + ``<id>/<id>_ligand.sdf``) and/or ``--ccd N`` (CCD
@@ -37,6 +38,11 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--no-rank", action="store_true", help="skip Vinardo + PoseBusters ranking")
     d.add_argument("--pb-budget", type=int, default=8, help="PoseBusters checks per complex (ranking)")
+    d.add_argument("--assemble", choices=("none", "conformer_matching"), default="none",
+                   help="turn each sample into the RDKit conformer fitted to it (conformer_matching) or keep the "
+                        "sampled fragments (none, default)")
+    d.add_argument("--ranking", choices=("vinardo", "consensus"), default="vinardo",
+                   help="order of PoseBusters-valid poses: Vinardo energy or sample consensus")
     t = sub.add_parser("train", help="train a docking model")
     t.add_argument("--data", default=None, help="folder of complexes <id>/<id>_protein.pdb + <id>/<id>_ligand.sdf")
     t.add_argument("--ccd", type=int, default=0, help="number of CCD pseudo-pocket training ligands")
@@ -86,7 +92,8 @@ def _dock(a: argparse.Namespace) -> int:
           f"steps ...", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
     res = dock(a.protein, mol, pocket=pocket, n_samples=a.n_samples, model=model, key=jax.random.key(a.seed),
-               n_steps=a.steps, rank=not a.no_rank, pb_budget=a.pb_budget, conformer_seed=a.seed)
+               n_steps=a.steps, rank=not a.no_rank, pb_budget=a.pb_budget, conformer_seed=a.seed,
+               assemble=a.assemble, ranking=a.ranking)
     props = []
     for p in res.poses:
         props.append({

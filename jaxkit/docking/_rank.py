@@ -10,7 +10,10 @@
 - :func:`rank_poses`: poses whose bond gap exceeds ``max_gap`` (fragments not reassembled) are invalid without
   calling PoseBusters; the rest are scored by Vinardo and checked in energy order until one passes (at most
   ``pb_budget`` checks, or all with ``pb_budget=None``). Order: valid poses by energy, then unchecked ones by
-  energy, then invalid ones by energy.
+  energy, then invalid ones by energy. ``order="consensus"`` replaces the energy by the confidence-free consensus
+  score of :func:`consensus_counts` (most other samples within 2 Å first; no Vinardo, ``scorer`` may be None).
+- :func:`consensus_counts`: for each pose, the number of other poses within ``threshold`` Å RMSD (atom order, no
+  alignment) and its mean RMSD to the others: the pose in the densest cluster of samples is the mode estimate.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 from rdkit import Chem
@@ -136,6 +140,22 @@ def pose_checks(mol: Chem.Mol, protein_pdb: str | Path | None) -> tuple[bool, li
     return ok, [k for k, v in checks.items() if not v]
 
 
+def consensus_counts(positions, threshold: float = 2.0) -> tuple[np.ndarray, np.ndarray]:
+    """Per pose of ``positions`` ``(n_poses, n_atoms, 3)`` (Å, one ligand, same atom order): the number of other
+    poses with $\\mathrm{RMSD}_{ij} = \\sqrt{\\tfrac{1}{n_a}\\sum_a \\lVert x_{ia} - x_{ja} \\rVert^2} < $ ``threshold``
+    (in place, no alignment, no symmetry) and the mean RMSD to the other poses."""
+    x = np.asarray(positions, dtype=np.float64)
+    if x.ndim != 3 or x.shape[-1] != 3 or x.shape[0] < 1:
+        raise ValueError(f"positions: expected shape (n_poses, n_atoms, 3), received {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("positions: expected finite coordinates, received NaN or inf")
+    d = np.sqrt(np.mean(np.sum((x[:, None] - x[None]) ** 2, -1), -1))
+    n = x.shape[0]
+    counts = (d < threshold).sum(1) - 1
+    mean = d.sum(1) / max(n - 1, 1)
+    return counts.astype(np.int64), mean
+
+
 @dataclass
 class RankedPose:
     """One sampled pose with its ranking information (``rank`` 0 is the top pose)."""
@@ -157,14 +177,22 @@ def rank_poses(
     *,
     max_gap: float = 0.6,
     pb_budget: int | None = 8,
+    order: Literal["vinardo", "consensus"] = "vinardo",
 ) -> list[RankedPose]:
     """Rank poses (see the module docstring); returns them best first with ``rank`` set."""
+    if order not in ("vinardo", "consensus"):
+        raise ValueError(f"order: expected 'vinardo' or 'consensus', received {order!r}")
     poses = []
     for i, (m, g) in enumerate(zip(mols, gaps)):
-        e = scorer.score(m) if scorer is not None else float("nan")
+        e = scorer.score(m) if (scorer is not None and order == "vinardo") else float("nan")
         broken = float(g) > max_gap
         poses.append(RankedPose(i, m, e, float(g), False if broken else None, ["bond_gap"] if broken else []))
-    energy = lambda p: p.vinardo if np.isfinite(p.vinardo) else np.inf
+    if order == "consensus":
+        counts, mean = consensus_counts(np.stack([m.GetConformer().GetPositions() for m in mols]))
+        key = {i: (-float(c), float(d)) for i, (c, d) in enumerate(zip(counts, mean))}
+        energy = lambda p: key[p.index]
+    else:
+        energy = lambda p: p.vinardo if np.isfinite(p.vinardo) else np.inf
     checked = 0
     for p in sorted(poses, key=energy):
         if p.pb_valid is not None or (pb_budget is not None and checked >= pb_budget):

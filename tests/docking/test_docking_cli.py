@@ -2,10 +2,12 @@
 SDF (one record per pose, with scores); bad inputs exit 2 naming the file or option."""
 
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
 import posebusters
+import rdkit
 from rdkit import Chem
 
 from jaxkit.docking import load_ligand, load_model
@@ -43,6 +45,21 @@ def test_train_then_dock_a_shipped_complex(tmp_path, capsys):
         float(p.GetProp("bond_gap_A")), float(p.GetProp("vinardo_kcal_mol"))
         center = ref.GetConformer().GetPositions().mean(0)
         assert np.linalg.norm(p.GetConformer().GetPositions().mean(0) - center) < 12.0
+    # conformer matching + consensus ranking (same sampler, cached): every pose is the same RDKit conformer
+    out2 = tmp_path / "matched.sdf"
+    try:
+        assert main(["dock", "--protein", str(PB / "1s3v" / "1s3v_protein_one_lig_removed.pdb"), "--ligand",
+                     str(lig), "--ref-ligand", str(lig), "--model", str(model), "--out", str(out2), "--n-samples", "3",
+                     "--steps", "4", "--pb-budget", "1", "--assemble", "conformer_matching",
+                     "--ranking", "consensus"]) == 0
+    finally:  # posebusters' CaptureLogger points RDKit's log handler at sys.stderr, here capsys's (closed later)
+        rdkit.log_handler.setStream(sys.__stderr__)
+    matched = [m for m in Chem.SDMolSupplier(str(out2))]
+    lengths = [[np.linalg.norm(np.subtract(*m.GetConformer().GetPositions()[[b.GetBeginAtomIdx(), b.GetEndAtomIdx()]]))
+                for b in m.GetBonds()] for m in matched]
+    assert len(matched) == 3 and np.allclose(lengths, lengths[0], atol=1e-3)  # SDF keeps 4 decimals
+    assert all(float(m.GetProp("bond_gap_A")) == 0.0 for m in matched)
+    assert all(Chem.MolToSmiles(m) == Chem.MolToSmiles(ref) for m in matched)
 
 
 def test_bad_inputs_name_the_file_or_option(tmp_path, capsys):
