@@ -176,15 +176,16 @@ def dock(
     pb_budget: int | None = 8,
     conformer_seed: int = 0,
     workdir: str | Path | None = None,
-    assemble: Assemble = "none",
+    assemble: Assemble = "conformer_matching",
     ranking: Ranking = "vinardo",
 ) -> DockingResult:
     """Dock ``ligand`` into ``protein`` at ``pocket``; returns the ranked poses (see the module docstring).
 
     ``model`` is a :class:`FragmentScoreModel` or a model file (:func:`load_model`). ``rank=False`` keeps the
-    sampling order (no Vinardo, no PoseBusters). ``assemble="conformer_matching"`` turns every sample into the
-    ligand's conformer fitted to it (:func:`match_conformer`); ``ranking="consensus"`` orders valid poses by
-    :func:`consensus_counts` instead of Vinardo."""
+    sampling order (no Vinardo, no PoseBusters). ``assemble="conformer_matching"`` (default; chosen on 40 CCD
+    validation complexes: top-1 37.5% vs 30.0% for ``"none"``) turns every sample into the ligand's conformer
+    fitted to it (:func:`match_conformer`), so every pose is a valid molecule; ``"none"`` keeps the sampled rigid
+    fragments. ``ranking="consensus"`` orders valid poses by :func:`consensus_counts` instead of Vinardo."""
     if isinstance(n_samples, bool) or not isinstance(n_samples, int) or n_samples < 1:
         raise ValueError(f"n_samples: expected an integer >= 1, received {n_samples!r}")
     _check_choice("assemble", assemble, ("none", "conformer_matching"))

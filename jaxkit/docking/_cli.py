@@ -38,9 +38,9 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--no-rank", action="store_true", help="skip Vinardo + PoseBusters ranking")
     d.add_argument("--pb-budget", type=int, default=8, help="PoseBusters checks per complex (ranking)")
-    d.add_argument("--assemble", choices=("none", "conformer_matching"), default="none",
-                   help="turn each sample into the RDKit conformer fitted to it (conformer_matching) or keep the "
-                        "sampled fragments (none, default)")
+    d.add_argument("--assemble", choices=("none", "conformer_matching"), default="conformer_matching",
+                   help="turn each sample into the RDKit conformer fitted to it (conformer_matching, default: "
+                        "chosen on CCD validation complexes) or keep the sampled fragments (none)")
     d.add_argument("--ranking", choices=("vinardo", "consensus"), default="vinardo",
                    help="order of PoseBusters-valid poses: Vinardo energy or sample consensus")
     t = sub.add_parser("train", help="train a docking model")
