@@ -68,7 +68,7 @@ def _train(ctx, cfg, key):
         t0, c0 = time.perf_counter(), time.process_time()
         batch, skipped = featurize_examples(examples, mcfg.sizes(), conformer="oracle", augment=cfg["augment"],
                                             seed=ctx.seed, progress=lambda it: ctx.progress(it, "featurize"))
-        tcfg = TrainConfig(steps=cfg["steps"], batch_size=cfg["batch"], lr=cfg["lr"])
+        tcfg = TrainConfig(n_steps=cfg["steps"], batch_size=cfg["batch"], lr=cfg["lr"])
         model, history = train_model(batch, mcfg, tcfg, key=key, checkpoint_dir=ctx.checkpoint_dir("train"),
                                      resume=ctx.resume, progress="sigmadock:train")
         path = save_model(ctx.out_dir / "model.jkc", model, mcfg,

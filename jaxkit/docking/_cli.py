@@ -142,7 +142,7 @@ def _train(a: argparse.Namespace) -> int:
     mesh = data_mesh(n_dev) if n_dev > 1 else None
     if a.batch % n_dev:
         return _fail(f"--batch: {a.batch} is not divisible by the {n_dev} devices of the mesh")
-    train = TrainConfig(steps=a.steps, batch_size=a.batch, lr=a.lr)
+    train = TrainConfig(n_steps=a.steps, batch_size=a.batch, lr=a.lr)
     model, history = train_model(data, config, train, key=jax.random.key(a.seed),
                                  checkpoint_dir=out.with_name(out.name + ".ckpt"), resume=a.resume, mesh=mesh,
                                  progress="train")

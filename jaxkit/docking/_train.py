@@ -79,7 +79,7 @@ class ModelConfig:
 class TrainConfig:
     """Optimization settings of :func:`train_model`."""
 
-    steps: int = 2000
+    n_steps: int = 2000
     batch_size: int = 16
     lr: float = 2e-3
     final_lr_fraction: float = 0.05
@@ -157,7 +157,7 @@ def train_model(
     k_init, k_data, k_fit = jax.random.split(key, 3)
     model = build_model(config, k_init) if init is None else init
     process = model.process
-    sched = optax.cosine_decay_schedule(train.lr, max(train.steps, 1), alpha=train.final_lr_fraction)
+    sched = optax.cosine_decay_schedule(train.lr, max(train.n_steps, 1), alpha=train.final_lr_fraction)
     opt = optax.chain(
         optax.clip_by_global_norm(train.clip),
         optax.adamw(sched, weight_decay=train.weight_decay),
@@ -169,7 +169,7 @@ def train_model(
         return batch_loss(m, process, batch, k, t_power=train.t_power)
 
     res = fit(
-        model, opt, loss_fn, loader, n_steps=train.steps, key=k_fit, log_every=train.log_every,
+        model, opt, loss_fn, loader, n_steps=train.n_steps, key=k_fit, log_every=train.log_every,
         checkpoint_dir=checkpoint_dir, checkpoint_every=train.checkpoint_every if checkpoint_dir else 0,
         resume=resume, mesh=mesh, progress=progress,
     )
