@@ -179,6 +179,8 @@ def max_sharpe(mean: Any, cov: Any, risk_free_rate: float = 0.0, *, max_iter: in
 def tangency(mean: Any, cov: Any, risk_free_rate: float = 0.0) -> Float[Array, " n"]:
     r"""Unconstrained tangency portfolio $w \propto \Sigma^{-1}(\mu - r_f)$, normalized to sum to one."""
     _check_mean_cov(mean, cov)
+    if not np.isfinite(float(risk_free_rate)):
+        raise ValueError(f"risk_free_rate: expected a finite value, received {risk_free_rate!r}")
     dt = _dtype(mean, cov)
     z = jnp.linalg.solve(jnp.asarray(cov, dt), jnp.asarray(mean, dt) - risk_free_rate)
     return z / jnp.sum(z)
@@ -193,5 +195,9 @@ def equal_weight(n: int) -> Float[Array, " n"]:
 def inverse_volatility(cov: Any) -> Float[Array, " n"]:
     r"""Weights $w_i \propto 1/\sigma_i$."""
     check_covariance("cov", cov)
+    var = np.diag(np.asarray(cov, np.float64))
+    if np.any(var <= 0):
+        raise ValueError(f"cov: expected positive variances on the diagonal (weights are 1/sigma), received "
+                         f"{int(np.sum(var <= 0))} zero variances at assets {np.flatnonzero(var <= 0).tolist()}")
     inv = 1.0 / jnp.sqrt(jnp.diag(jnp.asarray(cov, _dtype(cov))))
     return inv / jnp.sum(inv)

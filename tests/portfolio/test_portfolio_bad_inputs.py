@@ -48,3 +48,49 @@ def test_float32_near_singular_prior_is_computed_in_float64():
     # float32 inputs carry a 6e-8 relative rounding of the prior; the float64 solve keeps the result that close
     np.testing.assert_allclose(np.asarray(m32), ref_mean, rtol=2e-3, atol=1e-6)
     np.testing.assert_allclose(np.asarray(c32), ref_cov, rtol=2e-3, atol=1e-7)
+
+
+def test_float32_near_singular_view_direction_keeps_omega_in_float64():
+    """He-Litterman Omega = tau P S P^T on the near-null direction [1, -1] of a float32 prior: computed from
+    tau*S rounded to float32 it lost the direction (posterior mean 0.00235 instead of 0.0025, 6% off)."""
+    e = np.float32(1e-7)
+    cov = np.array([[1, 1 - e], [1 - e, 1]], np.float32)
+    P, Q = np.array([[1.0, -1.0]], np.float32), np.array([0.01], np.float32)
+    m32, _ = black_litterman(np.zeros(2, np.float32), cov, P, Q)
+    # closed form for a zero prior mean and Omega = tau P S P^T: mean = tau S P^T Q / (2 tau P S P^T)
+    s64 = cov.astype(np.float64)
+    expected = s64 @ P[0].astype(np.float64) * 0.01 / (2 * P[0] @ s64 @ P[0])
+    np.testing.assert_allclose(np.asarray(m32), expected, rtol=1e-5)
+
+
+def test_metric_and_allocation_inputs_without_a_defined_answer_raise_or_warn():
+    from jaxkit.portfolio import (
+        calmar_ratio,
+        idzorek_omega,
+        inverse_volatility,
+        market_implied_risk_aversion,
+        max_drawdown,
+        sample_covariance,
+        sharpe_ratio,
+        tangency,
+    )
+
+    r = np.random.default_rng(0).normal(scale=0.01, size=(40, 3))
+    with pytest.warns(RuntimeWarning, match="calmar_ratio \\(no drawdown\\)"):
+        assert np.isnan(calmar_ratio(np.full(30, 0.001)))       # was inf
+    with pytest.raises(ValueError, match="returns: expected simple returns > -1"):
+        max_drawdown([0.1, -2.0])                                 # was nan
+    with pytest.raises(ValueError, match="periods_per_year: expected an integer >= 1, received 0"):
+        sharpe_ratio(r[:, 0], periods_per_year=0)                 # was 0.0
+    with pytest.raises(ValueError, match="ddof: expected an integer in \\[0, 40\\)"):
+        sample_covariance(r, ddof=-1)
+    with pytest.raises(ValueError, match="market_returns: expected returns with non-zero variance"):
+        market_implied_risk_aversion(np.full(30, 0.001))         # was inf
+    with pytest.raises(ValueError, match="market_returns: expected at least 2 periods"):
+        market_implied_risk_aversion([])                          # was nan
+    with pytest.raises(ValueError, match="cov: expected positive variances.*assets \\[1\\]"):
+        inverse_volatility(np.diag([0.04, 0.0, 0.1]))            # was a nan weight
+    with pytest.raises(ValueError, match="risk_free_rate: expected a finite value"):
+        tangency(MU, S, risk_free_rate=np.nan)
+    with pytest.raises(ValueError, match="tau: expected a value in \\(0, 1\\]"):
+        idzorek_omega([0.5], S, [[1.0, 0, 0]], tau=0.0)          # was a zero Omega
