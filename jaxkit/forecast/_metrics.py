@@ -163,6 +163,11 @@ def moment_z_scores(samples: Any, mean: Any, cov: Any) -> tuple[np.ndarray, np.n
         )
     if k < 2:
         raise ValueError(f"samples: expected at least 2 samples, received {k}")
+    if not (np.all(np.isfinite(mu)) and np.all(np.isfinite(S))):
+        raise ValueError("mean, cov: expected finite values")
+    if np.any(np.diag(S) <= 0) or np.linalg.eigvalsh(0.5 * (S + S.T))[0] < -1e-10 * np.abs(S).max():
+        raise ValueError(f"cov: expected a positive semi-definite covariance with positive variances, received "
+                         f"diagonal range [{np.diag(S).min():.3g}, {np.diag(S).max():.3g}]")
     mean_z = (x.mean(0) - mu) / np.sqrt(np.diag(S) / k)
     iu = np.triu_indices(d)
     var = (S**2 + np.outer(np.diag(S), np.diag(S))) / (k - 1)

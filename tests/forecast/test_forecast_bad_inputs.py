@@ -117,3 +117,35 @@ def test_chunked_energy_statistics_equal_all_at_once():
     t1 = energy_test(x, y, n_permutations=99, seed=3)
     t2 = energy_test(x, y, n_permutations=99, seed=3, chunk_bytes=2000)
     np.testing.assert_allclose(t1, t2, rtol=1e-12)
+
+
+def test_reprobe_silent_results_now_raise():
+    """Issue 20 re-probe: each returned a plausible array (the floor, an empty path set, a too-short embedding,
+    NaN z-scores) without an error."""
+    from jaxkit.forecast import (
+        ewma_gaussian,
+        ewma_volatility,
+        historical_bootstrap,
+        moment_z_scores,
+        step_embedding,
+    )
+
+    rng = np.random.default_rng(0)
+    rets = rng.normal(scale=0.01, size=(60, 3))
+    with pytest.raises(ValueError, match=r"log_returns: expected at least one finite return per asset.*\[0, 1, 2\]"):
+        ewma_volatility(np.full((5, 3), np.nan))                 # was the floor everywhere
+    with pytest.raises(ValueError, match="floor: expected a finite value >= 0"):
+        ewma_volatility(rets, floor=-1.0)
+    # missing values (NaN) before a listing stay allowed: the first value is back-filled
+    part = rets.copy()
+    part[:5, 0] = np.nan
+    assert np.all(np.isfinite(ewma_volatility(part)))
+    with pytest.raises(ValueError, match="horizon: expected an integer >= 1, received 0"):
+        ewma_gaussian(rets, 0, 10)                               # was an empty (10, 0, 3) array
+    with pytest.raises(ValueError, match="n_samples: expected an integer >= 1, received 0"):
+        historical_bootstrap(rets, 5, 0)
+    with pytest.raises(ValueError, match="dim: expected an even integer >= 2"):
+        step_embedding(jax.numpy.int32(1), 3)                           # was 2 entries for dim = 3
+    np.testing.assert_allclose(np.asarray(step_embedding(jax.numpy.int32(1), 2)), [np.sin(1.0), np.cos(1.0)], rtol=1e-6)
+    with pytest.raises(ValueError, match="cov: expected a positive semi-definite covariance"):
+        moment_z_scores(rng.normal(size=(50, 3)), np.zeros(3), -np.eye(3))   # was NaN mean z-scores
