@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxkit._validate import check_choice, check_int, check_ndim
+from jaxkit._validate import check_choice, check_int, check_ndim, is_tracer
 from kernels.linear_scan import linear_scan as _kernel_linear_scan
 
 from ._precision import quantize
@@ -222,6 +222,17 @@ class SSMLayer(eqx.Module):
         return quantize(u + hid @ self.w2.T + self.b2, precision)
 
 
+def check_tokens(name: str, tokens: Any, vocab: int) -> None:
+    """Concrete integer tokens must lie in ``[0, vocab)`` (an embedding lookup clamps silently); no-op on tracers."""
+    if is_tracer(tokens):
+        return
+    t = np.asarray(tokens)
+    if not np.issubdtype(t.dtype, np.integer):
+        raise TypeError(f"{name}: expected integer token ids, received dtype {t.dtype}")
+    if t.size and (t.min() < 0 or t.max() >= vocab):
+        raise ValueError(f"{name}: expected token ids in [0, {vocab - 1}], received range [{t.min()}, {t.max()}]")
+
+
 class SSMModel(eqx.Module):
     """Token embedding, a residual stack of :class:`SSMLayer`, and a linear head: ``(T,)`` ints -> ``(T, C)``."""
 
@@ -250,6 +261,7 @@ class SSMModel(eqx.Module):
     def __call__(self, tokens: jax.Array, *, mode: str = "parallel", precision: Any = None) -> jax.Array:
         check_ndim("tokens", tokens, 1, what="one sequence (T,); vmap for batches")
         check_choice("mode", mode, MODES)
+        check_tokens("tokens", tokens, self.embed.shape[0])
         x = quantize(self.embed[tokens], precision)
         for layer in self.layers:
             x = layer(x, mode=mode, precision=precision)
