@@ -94,3 +94,28 @@ def test_metric_and_allocation_inputs_without_a_defined_answer_raise_or_warn():
         tangency(MU, S, risk_free_rate=np.nan)
     with pytest.raises(ValueError, match="tau: expected a value in \\(0, 1\\]"):
         idzorek_omega([0.5], S, [[1.0, 0, 0]], tau=0.0)          # was a zero Omega
+
+
+def test_interior_point_out_of_iterations_raises_instead_of_a_plausible_allocation():
+    """Issue 20 re-probe: min_variance(max_iter=2) returned [0.51, 0.28, 0.21] (true [0.646, 0.205, 0.149]) and
+    solve_qp_nonneg on a non-convex H returned [1, 1], which violates sum(x) = 1."""
+    from jaxkit.portfolio import mean_variance, solve_qp_nonneg
+
+    with pytest.raises(ValueError, match="max_iter: min_variance stopped after 2 of max_iter=2"):
+        min_variance(S, max_iter=2)
+    with pytest.raises(ValueError, match="max_iter: max_sharpe stopped"):
+        max_sharpe(MU, S, max_iter=1)
+    with pytest.raises(ValueError, match="max_iter: mean_variance stopped"):
+        mean_variance(MU, S, max_iter=1)
+    # converged: the closed form of an interior minimum-variance solution w = S^-1 1 / (1^T S^-1 1)
+    w = np.linalg.solve(S, np.ones(3))
+    np.testing.assert_allclose(np.asarray(min_variance(S)), w / w.sum(), rtol=1e-4)
+    with pytest.raises(ValueError, match="H: expected a positive semi-definite"):
+        solve_qp_nonneg(-np.eye(2), np.zeros(2), np.ones((1, 2)), np.ones(1))
+    x = solve_qp_nonneg(np.eye(2), np.zeros(2), np.ones((1, 2)), np.ones(1))
+    np.testing.assert_allclose(np.asarray(x), [0.5, 0.5], rtol=1e-4)
+    with pytest.raises(ValueError, match="max_iter: solve_qp_nonneg stopped"):
+        solve_qp_nonneg(np.eye(2), np.zeros(2), np.ones((1, 2)), np.ones(1), max_iter=1)
+    # traced: the unchecked core, usable under jit
+    xj = jax.jit(lambda h: solve_qp_nonneg(h, np.zeros(2), np.ones((1, 2)), np.ones(1)))(np.eye(2))
+    np.testing.assert_allclose(np.asarray(xj), [0.5, 0.5], rtol=1e-4)
