@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from jaxkit._validate import check_int
+
 __all__ = [
     "QUANTILE_LEVELS",
     "coverage",
@@ -113,6 +115,9 @@ def energy_distance(x: Any, y: Any, *, chunk_bytes: int = 64 * 2**20) -> float:
     return float(2 * mean_dist(x, y) - mean_dist(x, x) - mean_dist(y, y))
 
 
+MAX_PERMUTATIONS = 1_000_000
+
+
 def energy_test(
     x: Any, y: Any, *, n_permutations: int = 999, seed: int = 0, chunk_bytes: int = 64 * 2**20
 ) -> tuple[float, float]:
@@ -123,8 +128,10 @@ def energy_test(
     The pooled distance matrix is built in row blocks and the permutations are evaluated in blocks, each with at
     most ``chunk_bytes`` of temporaries (the result does not depend on the block sizes)."""
     x, y = _two_samples(x, y)
-    if n_permutations < 1:
-        raise ValueError(f"n_permutations: expected >= 1, received {n_permutations}")
+    check_int("n_permutations", n_permutations, minimum=1)
+    if n_permutations > MAX_PERMUTATIONS:  # a mistyped count used to run (and hold every permutation) for hours
+        raise ValueError(f"n_permutations: expected at most {MAX_PERMUTATIONS} (p-value resolution 1e-6), "
+                         f"received {n_permutations}")
     n, m = x.shape[0], y.shape[0]
     z = np.concatenate([x, y])
     N = n + m
@@ -133,12 +140,12 @@ def energy_test(
     for i in range(0, N, rows):
         D[i : i + rows] = np.sqrt(np.sum((z[i : i + rows, None, :] - z[None, :, :]) ** 2, -1))
     rng = np.random.default_rng(seed)
-    perms = [np.arange(N)] + [rng.permutation(N) for _ in range(n_permutations)]
     total = D.sum()
     stat = np.empty(n_permutations + 1)
     prow = _chunk_rows(N, 3, chunk_bytes)
     for i in range(0, n_permutations + 1, prow):
-        block = perms[i : i + prow]
+        # drawn block by block (same stream as all at once): memory stays O(block), not O(n_permutations)
+        block = [np.arange(N) if j == 0 else rng.permutation(N) for j in range(i, min(i + prow, n_permutations + 1))]
         labels = np.zeros((len(block), N))
         for r, p in enumerate(block):
             labels[r, p[:n]] = 1.0

@@ -149,3 +149,24 @@ def test_reprobe_silent_results_now_raise():
     np.testing.assert_allclose(np.asarray(step_embedding(jax.numpy.int32(1), 2)), [np.sin(1.0), np.cos(1.0)], rtol=1e-6)
     with pytest.raises(ValueError, match="cov: expected a positive semi-definite covariance"):
         moment_z_scores(rng.normal(size=(50, 3)), np.zeros(3), -np.eye(3))   # was NaN mean z-scores
+
+
+def test_energy_test_guards_huge_permutation_counts_and_keeps_its_stream():
+    """Issue 20 re-probe: n_permutations=1e9 ran on (building every permutation first: GBs within seconds)."""
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=(6, 2)), rng.normal(size=(5, 2)) + 1.0
+    with pytest.raises(ValueError, match="n_permutations: expected at most 1000000"):
+        energy_test(x, y, n_permutations=10**9)
+    # permutations drawn block by block give the same p-value for any block size (chunk_bytes)
+    t1, p1 = energy_test(x, y, n_permutations=199, seed=3)
+    t2, p2 = energy_test(x, y, n_permutations=199, seed=3, chunk_bytes=200)
+    assert t1 == pytest.approx(t2, rel=1e-12) and p1 == p2
+    # the same stream as drawing every permutation up front (the earlier implementation)
+    z, r = np.concatenate([x, y]), np.random.default_rng(3)
+    D = np.sqrt(((z[:, None] - z[None]) ** 2).sum(-1))
+    stats = []
+    for p in [np.arange(11)] + [r.permutation(11) for _ in range(199)]:
+        a, b = p[:6], p[6:]
+        stats.append(30 / 11 * (2 * D[np.ix_(a, b)].mean() - D[np.ix_(a, a)].mean() - D[np.ix_(b, b)].mean()))
+    assert t1 == pytest.approx(stats[0], rel=1e-10)
+    assert p1 == pytest.approx((1 + np.sum(np.array(stats[1:]) >= stats[0] - 1e-12)) / 200)
