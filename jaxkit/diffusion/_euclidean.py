@@ -198,6 +198,8 @@ def dsm_loss(
     :meth:`jaxkit.diffusion.SE3Diffusion.dsm_loss` (``fn, schedule/process, data, key, *, t, t_min``).
     """
     x0 = jnp.asarray(x0)
+    if not is_tracer(t_min) and not 0.0 <= float(t_min) < 1.0:
+        raise ValueError(f"t_min: expected a value in [0, 1), received {t_min!r}")
     k_t, k_e = jax.random.split(key)
     if t is None:
         if isinstance(schedule, DiscreteSchedule):

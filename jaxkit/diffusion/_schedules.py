@@ -318,5 +318,7 @@ def edm_sigma_grid(
     append_zero: bool = True,
 ) -> jax.Array:
     """EDM noise levels ``sigma_max -> sigma_min`` (plus a final 0 if ``append_zero``)."""
+    check_positive("sigma_min", sigma_min)
+    check_positive("sigma_max", sigma_max)
     g = edm_grid(n_steps, sigma_min, sigma_max, rho)
     return jnp.concatenate([g, jnp.zeros((1,), g.dtype)]) if append_zero else g

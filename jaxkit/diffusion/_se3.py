@@ -67,9 +67,18 @@ def _check_scale(scale: Any) -> None:
         raise ValueError(f"scale: expected a finite length > 0, received {scale!r}")
 
 
+def _check_center(x: ArrayLike, center: ArrayLike) -> None:
+    try:
+        np.broadcast_shapes(np.shape(x), np.shape(center))
+    except ValueError:
+        raise ValueError(f"center: expected a shape that broadcasts with x {np.shape(x)} (e.g. (3,)), received "
+                         f"{np.shape(center)}") from None
+
+
 def normalize(x: ArrayLike, center: ArrayLike, scale: float = 2.7) -> Array:
     """``(x - center) / scale`` (SigmaDock: pocket center, 2.7 Angstrom)."""
     _check_scale(scale)
+    _check_center(x, center)
     return (jnp.asarray(x) - jnp.asarray(center)) / scale
 
 

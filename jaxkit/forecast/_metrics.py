@@ -37,7 +37,13 @@ QUANTILE_LEVELS = tuple(np.round(np.arange(0.05, 0.951, 0.05), 2))
 
 
 def _pair(samples: Any, truth: Any, sample_axis: int) -> tuple[np.ndarray, np.ndarray]:
-    s = np.moveaxis(np.asarray(samples, dtype=np.float64), sample_axis, 0)
+    s = np.asarray(samples, dtype=np.float64)
+    if not -s.ndim <= sample_axis < max(s.ndim, 1):
+        raise ValueError(f"sample_axis: expected an axis of samples (ndim {s.ndim}), received {sample_axis}")
+    s = np.moveaxis(s, sample_axis, 0)
+    if s.shape[0] == 0:
+        raise ValueError(f"samples: expected at least one sample along sample_axis={sample_axis}, received shape "
+                         f"{np.shape(samples)}")
     y = np.asarray(truth, dtype=np.float64)
     if s.shape[1:] != y.shape:
         raise ValueError(

@@ -41,8 +41,14 @@ __all__ = [
 ]
 
 
+def _same_shape(pred: Any, target: Any) -> None:
+    if np.shape(pred) != np.shape(target):
+        raise ValueError(f"target: expected the shape of pred {np.shape(pred)}, received {np.shape(target)}")
+
+
 def relative_l2(pred: Float[Array, "batch ..."], target: Float[Array, "batch ..."]) -> Scalar:
     """Mean over the batch of ``‖pred - target‖₂ / ‖target‖₂`` (norms over all non-batch axes)."""
+    _same_shape(pred, target)
     b = pred.shape[0]
     diff = jnp.sqrt(jnp.sum((pred - target).reshape(b, -1) ** 2, axis=1))
     norm = jnp.sqrt(jnp.sum(target.reshape(b, -1) ** 2, axis=1))
@@ -51,6 +57,7 @@ def relative_l2(pred: Float[Array, "batch ..."], target: Float[Array, "batch ...
 
 def mse(pred: Float[Array, "batch ..."], target: Float[Array, "batch ..."]) -> Scalar:
     """Mean squared error over all entries."""
+    _same_shape(pred, target)
     return jnp.mean((pred - target) ** 2)
 
 

@@ -98,6 +98,13 @@ def test_reprobe_silent_results_now_raise():
         dm.normalize(x0, jnp.zeros(2), scale=0.0)                       # was inf
     with pytest.raises(ValueError, match=r"omega: expected rotation angles in \[0, pi\]"):
         igso3.log_density(jnp.array([4.0]), 0.5)                        # was a finite log-density
+    # cryptic before: named another argument ("lo", "t") or a broadcasting error
+    with pytest.raises(ValueError, match="sigma_min: expected a finite value > 0"):
+        dm.edm_sigma_grid(10, sigma_min=-1.0)
+    with pytest.raises(ValueError, match=r"t_min: expected a value in \[0, 1\)"):
+        dm.dsm_loss(lambda x, t: x * 0, dm.VPSchedule(), x0, KEY, t_min=2.0)
+    with pytest.raises(ValueError, match="center: expected a shape that broadcasts with x"):
+        dm.normalize(x0, jnp.zeros(5))
     # the valid neighbours still work: score at t > 0 and the closed form of the DDPM posterior mean
     np.testing.assert_allclose(dm.eps_to_score(dm.VPSchedule(), x0, 0.5),
                                -1.0 / dm.marginal_coefs(dm.VPSchedule(), 0.5)[1] * np.ones((4, 2)), rtol=1e-6)

@@ -147,6 +147,12 @@ def test_reprobe_silent_results_now_raise():
     with pytest.raises(ValueError, match="dim: expected an even integer >= 2"):
         step_embedding(jax.numpy.int32(1), 3)                           # was 2 entries for dim = 3
     np.testing.assert_allclose(np.asarray(step_embedding(jax.numpy.int32(1), 2)), [np.sin(1.0), np.cos(1.0)], rtol=1e-6)
+    from jaxkit.forecast import crps
+
+    with pytest.raises(ValueError, match="samples: expected at least one sample"):
+        crps(np.zeros((0, 3)), np.zeros(3))                      # was IndexError
+    with pytest.raises(ValueError, match="sample_axis: expected an axis of samples"):
+        crps(np.zeros((5, 3)), np.zeros(3), sample_axis=5)      # was numpy AxisError
     with pytest.raises(ValueError, match="cov: expected a positive semi-definite covariance"):
         moment_z_scores(rng.normal(size=(50, 3)), np.zeros(3), -np.eye(3))   # was NaN mean z-scores
 

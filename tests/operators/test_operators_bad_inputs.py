@@ -138,3 +138,8 @@ def test_reprobe_silent_results_now_raise():
         fno_optimizer(gamma=0.0)
     with pytest.raises(ValueError, match="d: expected an integer >= 1"):
         riesz_pairs(0)
+    from jaxkit.operators import mse, relative_l2
+
+    for fn in (mse, relative_l2):  # were numpy broadcasting errors naming no argument
+        with pytest.raises((ValueError, TypeError), match="target"):  # TypeError: the suite's jaxtyping hook
+            fn(jax.numpy.zeros((2, 3)), jax.numpy.zeros((2, 4)))
