@@ -65,6 +65,9 @@ def householder_product(k: jax.Array, beta: jax.Array) -> jax.Array:
 
     With ``β ∈ [0, 2]`` every eigenvalue lies in ``[-1, 1]`` (Grazzi et al. 2025); ``β = 2`` is a reflection.
     """
+    if k.ndim != 2 or beta.shape != k.shape[:1]:
+        raise ValueError(f"beta: expected shape ({k.shape[0] if k.ndim else '?'},) for k of shape (n, N) = {k.shape}, "
+                         f"received {beta.shape}")
     n_state = k.shape[-1]
     eye = jnp.eye(n_state, dtype=k.dtype)
 
@@ -103,6 +106,13 @@ def reflection_scan(k: jax.Array, beta: jax.Array, b: jax.Array) -> jax.Array:
     applied to the state directly (``h - β k (kᵀ h)``: ``O(nN)`` per step instead of forming ``N × N`` products);
     ``k`` is ``(T, n, N)``, ``beta`` ``(T, n)``, ``b`` ``(T, N)``. Sequential (``lax.scan``), no rounding.
     """
+    if k.ndim != 3:
+        raise ValueError(f"k: expected shape (T, n, N), received {k.shape}")
+    T, n, N = k.shape
+    if beta.shape != (T, n):
+        raise ValueError(f"beta: expected shape ({T}, {n}) to match k {k.shape}, received {beta.shape}")
+    if b.shape != (T, N):
+        raise ValueError(f"b: expected shape ({T}, {N}) to match k {k.shape}, received {b.shape}")
 
     def reflect(h, kb):
         kj, bj = kb

@@ -149,3 +149,5 @@ def test_lists_and_numpy_are_accepted_like_arrays():
 def test_step_counts_past_the_int32_counter_are_named():
     with pytest.raises(ValueError, match=r"n_steps: expected at most 2\*\*31 - 1 steps, received 1000000000000"):
         dyn.gradient_descent(_scalar_loss, P0, 0.1, 10**12)
+    with pytest.raises(ValueError, match="hidden: expected an integer >= 1, received 0"):
+        dyn.init_linear(jax.random.key(0), 2, 0, 2, 0.1)             # named 'dims[1]' before

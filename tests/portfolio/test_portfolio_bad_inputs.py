@@ -119,3 +119,5 @@ def test_interior_point_out_of_iterations_raises_instead_of_a_plausible_allocati
     # traced: the unchecked core, usable under jit
     xj = jax.jit(lambda h: solve_qp_nonneg(h, np.zeros(2), np.ones((1, 2)), np.ones(1)))(np.eye(2))
     np.testing.assert_allclose(np.asarray(xj), [0.5, 0.5], rtol=1e-4)
+    with pytest.raises(ValueError, match="cov: expected a non-empty array"):
+        min_variance(np.zeros((0, 0)))                                # was a numpy reduction error

@@ -50,3 +50,13 @@ def test_token_ids_past_the_vocabulary_raise():
         ssm.predict(c, np.array([[0, 1, 1]]), chunk=0)             # was ZeroDivisionError
     with pytest.raises(ValueError, match="max_depth: expected an integer >= 0"):
         ssm.random_formula(np.random.default_rng(0), max_depth=-1)
+
+
+def test_reflection_shapes_are_named():
+    with pytest.raises(ValueError, match=r"beta: expected shape \(2,\)"):
+        ssm.householder_product(jnp.ones((2, 3)), jnp.ones(3))      # was a lax.scan leading-axis error
+    with pytest.raises(ValueError, match=r"b: expected shape \(4, 3\)"):
+        ssm.reflection_scan(jnp.ones((4, 1, 3)), jnp.ones((4, 1)), jnp.ones((5, 3)))
+    # a single reflection with beta = 2 along e1 flips the first coordinate
+    H = ssm.householder_product(jnp.array([[1.0, 0.0, 0.0]]), jnp.array([2.0]))
+    np.testing.assert_allclose(np.asarray(H), np.diag([-1.0, 1.0, 1.0]), atol=1e-6)
