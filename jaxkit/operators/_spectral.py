@@ -189,6 +189,8 @@ def _apply_multiplier_jit(u: Array, mult: Array, axes: tuple[int, ...]) -> Array
 def _check_field(u: Array) -> None:
     check_real("u", u)
     check_float("u", u)
+    if u.size == 0:
+        raise ValueError(f"u: expected a non-empty field, received shape {u.shape}")
     check_finite("u", u)  # one NaN spreads over the whole field through the FFT (no-op under jit)
 
 

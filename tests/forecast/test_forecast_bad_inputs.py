@@ -149,6 +149,9 @@ def test_reprobe_silent_results_now_raise():
     np.testing.assert_allclose(np.asarray(step_embedding(jax.numpy.int32(1), 2)), [np.sin(1.0), np.cos(1.0)], rtol=1e-6)
     from jaxkit.forecast import crps
 
+    with pytest.raises(ValueError, match="n_assets: expected an integer >= 1, received 0"):
+        make_forecaster(n_assets=0, history=4, horizon=2, n_macro=0, n_signals=0, scale=np.ones(1),
+                        key=jax.random.key(0))                   # named 'scale' before  # fmt: skip
     with pytest.raises(ValueError, match="samples: expected at least one sample"):
         crps(np.zeros((0, 3)), np.zeros(3))                      # was IndexError
     with pytest.raises(ValueError, match="sample_axis: expected an axis of samples"):

@@ -129,6 +129,8 @@ def test_reprobe_silent_results_now_raise():
     x = np.sin(2 * np.pi * np.arange(16) / 16)
     with pytest.raises(ValueError, match="u: expected finite values"):
         spectral_derivative(np.full(16, np.nan))
+    with pytest.raises(ValueError, match=r"u: expected a non-empty field, received shape \(0,\)"):
+        spectral_derivative(np.zeros(0))                          # named 'n' before
     np.testing.assert_allclose(np.asarray(spectral_derivative(x)), 2 * np.pi * np.cos(2 * np.pi * np.arange(16) / 16),
                                atol=1e-4)  # fmt: skip
     with pytest.raises(ValueError, match="std: expected finite standard deviations >= 0"):

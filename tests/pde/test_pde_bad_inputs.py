@@ -107,5 +107,7 @@ def test_reprobe_silent_results_and_unbounded_steps_now_raise():
         burgers.solve(np.zeros(8), nu=0.1, t_final=1.0, n_steps=10**9)
     with pytest.raises(ValueError, match="ts: expected finite, strictly increasing times"):
         lno.duffing(jnp.sin, np.array([0.0, 1.0, 0.5]))                 # was a diffrax error inside jit
+    with pytest.raises(ValueError, match=r"u_interior: expected the interior shape \(6, 6\)"):
+        darcy.apply_operator(np.ones((8, 8)), np.ones((4, 4)))   # was a broadcasting error inside jnp
     with pytest.raises(ValueError, match="n_steps: .* more than max_steps"):
         burgers.solve(np.zeros(8), nu=1e-9, t_final=1e9)        # default steps = t_final / 0.01
