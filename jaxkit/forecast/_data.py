@@ -285,6 +285,9 @@ def kalman_betas(
         )
     if not (np.all(np.isfinite(y)) and np.all(np.isfinite(X))):
         raise ValueError("y, X: expected finite values (fill or drop NaN rows first)")
+    for name, v, strict in (("q", q, False), ("r", r, True), ("p0", p0, True)):
+        if not (np.isfinite(float(v)) and (float(v) > 0 if strict else float(v) >= 0)):
+            raise ValueError(f"{name}: expected a finite variance {'> 0' if strict else '>= 0'}, received {v!r}")
     yj, Xj = jnp.asarray(y), jnp.asarray(X)
     f = jax.vmap(_kalman_one, in_axes=(1, None, None, None, None), out_axes=1)
     return f(yj, Xj, q, r, p0)

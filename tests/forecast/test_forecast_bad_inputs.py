@@ -179,3 +179,19 @@ def test_energy_test_guards_huge_permutation_counts_and_keeps_its_stream():
         stats.append(30 / 11 * (2 * D[np.ix_(a, b)].mean() - D[np.ix_(a, a)].mean() - D[np.ix_(b, b)].mean()))
     assert t1 == pytest.approx(stats[0], rel=1e-10)
     assert p1 == pytest.approx((1 + np.sum(np.array(stats[1:]) >= stats[0] - 1e-12)) / 200)
+
+
+def test_kalman_variances_are_checked():
+    """Issue 20 re-probe: q = -1 gave betas that jump to inf (a negative state noise variance)."""
+    from jaxkit.forecast import kalman_betas
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 1))
+    y = 0.7 * X + 0.01 * rng.normal(size=(40, 2))
+    with pytest.raises(ValueError, match="q: expected a finite variance >= 0, received -1.0"):
+        kalman_betas(y, X, q=-1.0)
+    with pytest.raises(ValueError, match="r: expected a finite variance > 0"):
+        kalman_betas(y, X, r=0.0)
+    # q = 0 with a diffuse prior: the last filtered beta is least squares (the docstring's identity)
+    b = np.asarray(kalman_betas(y, X, q=0.0, r=1.0, p0=1e8))[-1, :, 0]
+    np.testing.assert_allclose(b, np.linalg.lstsq(X, y, rcond=None)[0][0], rtol=1e-3)
