@@ -285,6 +285,7 @@ def check_covariance(name: str, cov: Any, n: int | None = None, *, tol: float = 
     if not is_tracer(cov):
         as_float_array(name, cov)
     check_ndim(name, cov, 2, what="a covariance matrix")
+    check_nonempty(name, cov)
     shape = np.shape(cov)
     if shape[0] != shape[1]:
         raise ValueError(f"{name}: expected a square (n, n) covariance matrix, received shape {shape}")

@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, PRNGKeyArray
 
-from jaxkit._validate import is_tracer
+from jaxkit._validate import check_finite, is_tracer
 from jaxkit.diffusion._schedules import AbstractSchedule, DiscreteSchedule
 
 Schedule: TypeAlias = DiscreteSchedule | AbstractSchedule
@@ -76,6 +76,13 @@ def check_time(schedule: object, t: Any, name: str = "t") -> Any:
     )
 
 
+def _check_sigma_nonzero(sigma: Array, t: Any) -> None:
+    """The score divides by ``sigma_t``; at ``t = 0`` of a VP schedule ``sigma_t = 0`` (checked when concrete)."""
+    if not is_tracer(sigma) and np.any(np.asarray(sigma) <= 0):
+        raise ValueError(f"t: the score divides by sigma_t, which is 0 at t = {np.asarray(t).min()}; expected "
+                         "times with sigma_t > 0 (e.g. t >= t_min > 0)")
+
+
 def marginal_coefs(schedule: Schedule, t: ArrayLike) -> tuple[Array, Array]:
     """``(alpha_t, sigma_t)`` with ``x_t | x_0 ~ N(alpha_t x_0, sigma_t^2 I)`` for a discrete index or a time."""
     t = check_time(schedule, t)
@@ -90,6 +97,8 @@ def q_sample(schedule: Schedule, x0: ArrayLike, t: ArrayLike, noise: ArrayLike) 
     x0, noise = jnp.asarray(x0), jnp.asarray(noise)
     if x0.shape != noise.shape:
         raise ValueError(f"noise: expected the shape of x0 {x0.shape}, received {noise.shape}")
+    check_finite("x0", x0)
+    check_finite("noise", noise)
     a, s = marginal_coefs(schedule, t)
     return a * x0 + s * noise
 
@@ -100,6 +109,7 @@ def conditional_score(schedule: Schedule, x_t: ArrayLike, x0: ArrayLike, t: Arra
     if x0.shape != x_t.shape:
         raise ValueError(f"x0: expected the shape of x_t {x_t.shape}, received {x0.shape}")
     a, s = marginal_coefs(schedule, t)
+    _check_sigma_nonzero(s, t)
     return -(x_t - a * x0) / s**2
 
 
@@ -115,8 +125,10 @@ def gaussian_marginal_score(
 
 
 def eps_to_score(schedule: Schedule, eps: ArrayLike, t: ArrayLike) -> Array:
-    """``score = -eps / sigma_t``."""
-    return -jnp.asarray(eps) / marginal_coefs(schedule, t)[1]
+    """``score = -eps / sigma_t`` (``sigma_t > 0``: not at ``t = 0`` of a VP schedule)."""
+    s = marginal_coefs(schedule, t)[1]
+    _check_sigma_nonzero(s, t)
+    return -jnp.asarray(eps) / s
 
 
 def score_to_eps(schedule: Schedule, score: ArrayLike, t: ArrayLike) -> Array:
@@ -136,7 +148,10 @@ def q_posterior(
     """DDPM posterior ``q(x_{t-1} | x_t, x_0) = N(mean, var)`` (Ho et al. 2020, eq. 7); returns ``(mean, var)``."""
     if not isinstance(schedule, DiscreteSchedule):
         raise TypeError(f"schedule: expected a DiscreteSchedule, received {type(schedule).__name__}")
-    t = jnp.asarray(t, dtype=jnp.int32)
+    t = jnp.asarray(check_time(schedule, t), dtype=jnp.int32)
+    x0, x_t = jnp.asarray(x0), jnp.asarray(x_t)
+    if x0.shape != x_t.shape:
+        raise ValueError(f"x_t: expected the shape of x0 {x0.shape}, received {x_t.shape}")
     ab, ab_prev, beta = schedule.alpha_bars[t], schedule.alpha_bars_prev[t], schedule.betas[t]
     c0 = jnp.sqrt(ab_prev) * beta / (1.0 - ab)
     ct = jnp.sqrt(1.0 - beta) * (1.0 - ab_prev) / (1.0 - ab)
@@ -183,6 +198,8 @@ def dsm_loss(
     :meth:`jaxkit.diffusion.SE3Diffusion.dsm_loss` (``fn, schedule/process, data, key, *, t, t_min``).
     """
     x0 = jnp.asarray(x0)
+    if not is_tracer(t_min) and not 0.0 <= float(t_min) < 1.0:
+        raise ValueError(f"t_min: expected a value in [0, 1), received {t_min!r}")
     k_t, k_e = jax.random.split(key)
     if t is None:
         if isinstance(schedule, DiscreteSchedule):

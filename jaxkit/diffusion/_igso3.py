@@ -209,9 +209,19 @@ def _as_float(x: ArrayLike) -> Array:
     return x if jnp.issubdtype(x.dtype, jnp.floating) else x.astype(jnp.result_type(float))
 
 
+def _check_omega(omega: Any) -> None:
+    """Rotation angles lie in ``[0, pi]`` (checked when concrete; the series are not periodic in omega)."""
+    if isinstance(omega, jax.core.Tracer):
+        return
+    e = np.asarray(omega, dtype=np.float64)
+    if e.size and (not np.all(np.isfinite(e)) or e.min() < 0.0 or e.max() > np.pi * (1 + 1e-6)):
+        raise ValueError(f"omega: expected rotation angles in [0, pi], received range [{e.min()}, {e.max()}]")
+
+
 def log_density(omega: ArrayLike, sigma: ArrayLike) -> Array:
     """``log f(omega, sigma)``: log-density of IGSO(3) w.r.t. the normalized Haar measure, at rotation angle omega."""
     check_sigma("sigma", sigma)
+    _check_omega(omega)
     omega, sigma = _as_float(omega), _as_float(sigma)
     return _eval_jnp(omega, sigma)[0]
 
@@ -230,12 +240,14 @@ def angle_density(omega: ArrayLike, sigma: ArrayLike) -> Array:
 def dlog_density(omega: ArrayLike, sigma: ArrayLike) -> Array:
     """``d log f / d omega`` (analytic)."""
     check_sigma("sigma", sigma)
+    _check_omega(omega)
     return _eval_jnp(_as_float(omega), _as_float(sigma))[1]
 
 
 def score_coef(omega: ArrayLike, sigma: ArrayLike) -> Array:
     """``(d log f / d omega) / omega``, finite at ``omega = 0`` (the score is ``v * score_coef(|v|)``)."""
     check_sigma("sigma", sigma)
+    _check_omega(omega)
     return _eval_jnp(_as_float(omega), _as_float(sigma))[2]
 
 
@@ -462,6 +474,7 @@ def _quantile(u: Array, sigma: Array) -> Array:
 def cdf(omega: ArrayLike, sigma: ArrayLike) -> Array:
     """CDF of the rotation angle from the tables (jit-able; linear in omega, geometric-in-sigma blend)."""
     check_sigma("sigma", sigma)
+    _check_omega(omega)
     omega, sigma = jnp.broadcast_arrays(_as_float(omega), _as_float(sigma))
     return _cdf_impl(omega, sigma.astype(omega.dtype))
 

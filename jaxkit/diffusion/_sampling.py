@@ -30,7 +30,7 @@ import lineax
 import numpy as np
 from jaxtyping import Array, ArrayLike, PRNGKeyArray
 
-from jaxkit._validate import check_choice, check_int, is_tracer
+from jaxkit._validate import check_choice, check_finite, check_int, is_tracer
 from jaxkit.diffusion._schedules import AbstractSchedule, DiscreteSchedule
 
 __all__ = [
@@ -89,6 +89,7 @@ def ddpm_sample(
     check_choice("variance", variance, ("posterior", "beta"))
     check_choice("time_input", time_input, ("index", "fraction"))
     x_T = jnp.asarray(x_T)
+    check_finite("x_T", x_T)
     T = schedule.n_steps
     ts = jnp.arange(T - 1, -1, -1, dtype=jnp.int32)
     keys = jax.random.split(key, T)
@@ -132,6 +133,7 @@ def ddim_sample(
     ts = ddim_timesteps(T, T if n_steps is None else n_steps)
     t_prev = np.concatenate([ts[1:], [-1]]).astype(np.int32)
     x_T = jnp.asarray(x_T)
+    check_finite("x_T", x_T)
     keys = jax.random.split(key, len(ts))
 
     def step(x: Array, inp: tuple[Array, Array, Array]) -> tuple[Array, None]:

@@ -56,6 +56,8 @@ __all__ = [
 
 
 def _check_betas(betas: np.ndarray) -> None:
+    if betas.ndim != 1 or betas.size == 0:
+        raise ValueError(f"betas: expected a non-empty 1-D array, received shape {betas.shape}")
     if not np.all(np.isfinite(betas)) or np.any(betas <= 0) or np.any(betas >= 1):
         raise ValueError(f"betas: expected values in (0, 1), received range [{betas.min()}, {betas.max()}]")
 
@@ -219,6 +221,12 @@ class CosineVPSchedule(AbstractSchedule):
     s: float = eqx.field(static=True, default=0.008)
     t_max: float = eqx.field(static=True, default=0.9946)
 
+    def __check_init__(self) -> None:
+        if not (np.isfinite(float(self.s)) and float(self.s) >= 0):
+            raise ValueError(f"s: expected a finite offset >= 0, received {self.s!r}")
+        if not 0 < float(self.t_max) <= 1:
+            raise ValueError(f"t_max: expected a value in (0, 1], received {self.t_max!r}")
+
     def _phase(self, t: ArrayLike) -> Array:
         t = jnp.minimum(jnp.asarray(t), self.t_max)
         return (t + self.s) / (1 + self.s) * (jnp.pi / 2)
@@ -310,5 +318,7 @@ def edm_sigma_grid(
     append_zero: bool = True,
 ) -> jax.Array:
     """EDM noise levels ``sigma_max -> sigma_min`` (plus a final 0 if ``append_zero``)."""
+    check_positive("sigma_min", sigma_min)
+    check_positive("sigma_max", sigma_max)
     g = edm_grid(n_steps, sigma_min, sigma_max, rho)
     return jnp.concatenate([g, jnp.zeros((1,), g.dtype)]) if append_zero else g

@@ -32,11 +32,12 @@ Samplers step both factors on a descending grid ``ts`` (:meth:`SE3Diffusion.samp
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, ArrayLike, Float, PRNGKeyArray
 
 from jaxkit._validate import check_choice, check_positive
@@ -61,13 +62,29 @@ SamplerMethod = Literal["em", "ddim", "ode"]
 ModelFn = Callable[[Array, Array, Array], tuple[Array, Array]]
 
 
+def _check_scale(scale: Any) -> None:
+    if not isinstance(scale, jax.core.Tracer) and not (np.isfinite(float(scale)) and float(scale) > 0):
+        raise ValueError(f"scale: expected a finite length > 0, received {scale!r}")
+
+
+def _check_center(x: ArrayLike, center: ArrayLike) -> None:
+    try:
+        np.broadcast_shapes(np.shape(x), np.shape(center))
+    except ValueError:
+        raise ValueError(f"center: expected a shape that broadcasts with x {np.shape(x)} (e.g. (3,)), received "
+                         f"{np.shape(center)}") from None
+
+
 def normalize(x: ArrayLike, center: ArrayLike, scale: float = 2.7) -> Array:
     """``(x - center) / scale`` (SigmaDock: pocket center, 2.7 Angstrom)."""
+    _check_scale(scale)
+    _check_center(x, center)
     return (jnp.asarray(x) - jnp.asarray(center)) / scale
 
 
 def denormalize(x: ArrayLike, center: ArrayLike, scale: float = 2.7) -> Array:
     """Inverse of :func:`normalize`."""
+    _check_scale(scale)
     return jnp.asarray(x) * scale + jnp.asarray(center)
 
 

@@ -288,6 +288,8 @@ def gradient_descent(
     """
     check_positive("lr", lr)
     check_int("n_steps", n_steps, minimum=1)
+    if n_steps > 2**31 - 1:  # the step counter is int32; 1e12 used to fail deep in the jit call (OverflowError)
+        raise ValueError(f"n_steps: expected at most 2**31 - 1 steps, received {n_steps}")
     check_int("save_every", save_every, minimum=1)
     check_choice("on_failure", on_failure, ("raise", "flag"))
     if n_steps % save_every:

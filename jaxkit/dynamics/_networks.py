@@ -165,6 +165,8 @@ def init_linear(
 
     See :func:`init_deep_linear` for the schemes; ``scale`` is the initial strength u0 of every mode.
     """
+    for name, v in (("d_in", d_in), ("hidden", hidden), ("d_out", d_out)):
+        check_int(name, v, minimum=1)
     layers = init_deep_linear(key, (d_in, hidden, d_out), scale, scheme, target)["layers"]
     return {"W1": layers[0], "W2": layers[1]}
 

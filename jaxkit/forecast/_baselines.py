@@ -9,10 +9,14 @@ from typing import Any
 
 import numpy as np
 
+from jaxkit._validate import check_int
+
 __all__ = ["ewma_gaussian", "garch_paths", "historical_bootstrap", "rolling_gaussian"]
 
 
-def _window(returns: Any, horizon: int) -> np.ndarray:
+def _window(returns: Any, horizon: int, n_samples: int) -> np.ndarray:
+    check_int("horizon", horizon, minimum=1)
+    check_int("n_samples", n_samples, minimum=1)
     r = np.asarray(returns, dtype=np.float64)
     if r.ndim != 2:
         raise ValueError(f"returns: expected a (time, assets) window, received shape {r.shape}")
@@ -26,14 +30,14 @@ def _window(returns: Any, horizon: int) -> np.ndarray:
 def historical_bootstrap(returns: Any, horizon: int, n_samples: int, *, seed: int = 0) -> np.ndarray:
     """Paths are random contiguous blocks of ``horizon`` past rows (keeps cross-asset and short serial
     dependence)."""
-    r = _window(returns, horizon)
+    r = _window(returns, horizon, n_samples)
     starts = np.random.default_rng(seed).integers(0, r.shape[0] - horizon + 1, n_samples)
     return np.stack([r[s : s + horizon] for s in starts])
 
 
 def rolling_gaussian(returns: Any, horizon: int, n_samples: int, *, seed: int = 0) -> np.ndarray:
     """i.i.d. steps from N(sample mean, sample covariance) of the window."""
-    r = _window(returns, horizon)
+    r = _window(returns, horizon, n_samples)
     mu, cov = r.mean(0), np.cov(r.T)
     rng = np.random.default_rng(seed)
     return rng.multivariate_normal(mu, cov, size=(n_samples, horizon), method="cholesky")
@@ -49,7 +53,7 @@ def ewma_gaussian(
     correlation of the window (constant conditional correlation, Bollerslev 1990)."""
     from jaxkit.forecast._data import ewma_volatility
 
-    r = _window(returns, horizon)
+    r = _window(returns, horizon, n_samples)
     if not 0.0 < decay < 1.0:
         raise ValueError(f"decay: expected a value in (0, 1), received {decay}")
     sd = r.std(axis=0)
@@ -67,7 +71,7 @@ def garch_paths(returns: Any, horizon: int, n_samples: int, *, seed: int = 0) ->
     (in percent) and simulated ``horizon`` steps ahead; assets are simulated independently."""
     from arch import arch_model
 
-    r = _window(returns, horizon)
+    r = _window(returns, horizon, n_samples)
     out = np.empty((n_samples, horizon, r.shape[1]))
     rng = np.random.default_rng(seed)
     for i in range(r.shape[1]):

@@ -252,6 +252,14 @@ def ewma_volatility(log_returns: Any, *, decay: float = 0.94, floor: float = 1e-
         raise ValueError(f"log_returns: expected a (time, assets) array, received shape {r.shape}")
     if not 0.0 < decay < 1.0:
         raise ValueError(f"decay: expected a value in (0, 1), received {decay}")
+    if not (np.isfinite(floor) and floor >= 0):
+        raise ValueError(f"floor: expected a finite value >= 0, received {floor!r}")
+    if np.any(np.isinf(r)):
+        raise ValueError(f"log_returns: expected finite values or NaN (missing), received {int(np.isinf(r).sum())} inf")
+    empty = np.flatnonzero(~np.any(np.isfinite(r), axis=0)) if r.shape[0] else np.arange(r.shape[1])
+    if empty.size:
+        raise ValueError(f"log_returns: expected at least one finite return per asset (NaN = missing), columns "
+                         f"{empty.tolist()[:10]} have none")
     v = pd.DataFrame(r**2).ewm(alpha=1.0 - decay, adjust=True, ignore_na=True).mean().bfill().to_numpy()
     return np.maximum(np.sqrt(np.nan_to_num(v, nan=floor**2)), floor)
 
@@ -277,6 +285,9 @@ def kalman_betas(
         )
     if not (np.all(np.isfinite(y)) and np.all(np.isfinite(X))):
         raise ValueError("y, X: expected finite values (fill or drop NaN rows first)")
+    for name, v, strict in (("q", q, False), ("r", r, True), ("p0", p0, True)):
+        if not (np.isfinite(float(v)) and (float(v) > 0 if strict else float(v) >= 0)):
+            raise ValueError(f"{name}: expected a finite variance {'> 0' if strict else '>= 0'}, received {v!r}")
     yj, Xj = jnp.asarray(y), jnp.asarray(X)
     f = jax.vmap(_kalman_one, in_axes=(1, None, None, None, None), out_axes=1)
     return f(yj, Xj, q, r, p0)

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from jaxkit._validate import check_int
+
 __all__ = [
     "QUANTILE_LEVELS",
     "coverage",
@@ -35,7 +37,13 @@ QUANTILE_LEVELS = tuple(np.round(np.arange(0.05, 0.951, 0.05), 2))
 
 
 def _pair(samples: Any, truth: Any, sample_axis: int) -> tuple[np.ndarray, np.ndarray]:
-    s = np.moveaxis(np.asarray(samples, dtype=np.float64), sample_axis, 0)
+    s = np.asarray(samples, dtype=np.float64)
+    if not -s.ndim <= sample_axis < max(s.ndim, 1):
+        raise ValueError(f"sample_axis: expected an axis of samples (ndim {s.ndim}), received {sample_axis}")
+    s = np.moveaxis(s, sample_axis, 0)
+    if s.shape[0] == 0:
+        raise ValueError(f"samples: expected at least one sample along sample_axis={sample_axis}, received shape "
+                         f"{np.shape(samples)}")
     y = np.asarray(truth, dtype=np.float64)
     if s.shape[1:] != y.shape:
         raise ValueError(
@@ -113,6 +121,9 @@ def energy_distance(x: Any, y: Any, *, chunk_bytes: int = 64 * 2**20) -> float:
     return float(2 * mean_dist(x, y) - mean_dist(x, x) - mean_dist(y, y))
 
 
+MAX_PERMUTATIONS = 1_000_000
+
+
 def energy_test(
     x: Any, y: Any, *, n_permutations: int = 999, seed: int = 0, chunk_bytes: int = 64 * 2**20
 ) -> tuple[float, float]:
@@ -123,8 +134,10 @@ def energy_test(
     The pooled distance matrix is built in row blocks and the permutations are evaluated in blocks, each with at
     most ``chunk_bytes`` of temporaries (the result does not depend on the block sizes)."""
     x, y = _two_samples(x, y)
-    if n_permutations < 1:
-        raise ValueError(f"n_permutations: expected >= 1, received {n_permutations}")
+    check_int("n_permutations", n_permutations, minimum=1)
+    if n_permutations > MAX_PERMUTATIONS:  # a mistyped count used to run (and hold every permutation) for hours
+        raise ValueError(f"n_permutations: expected at most {MAX_PERMUTATIONS} (p-value resolution 1e-6), "
+                         f"received {n_permutations}")
     n, m = x.shape[0], y.shape[0]
     z = np.concatenate([x, y])
     N = n + m
@@ -133,12 +146,12 @@ def energy_test(
     for i in range(0, N, rows):
         D[i : i + rows] = np.sqrt(np.sum((z[i : i + rows, None, :] - z[None, :, :]) ** 2, -1))
     rng = np.random.default_rng(seed)
-    perms = [np.arange(N)] + [rng.permutation(N) for _ in range(n_permutations)]
     total = D.sum()
     stat = np.empty(n_permutations + 1)
     prow = _chunk_rows(N, 3, chunk_bytes)
     for i in range(0, n_permutations + 1, prow):
-        block = perms[i : i + prow]
+        # drawn block by block (same stream as all at once): memory stays O(block), not O(n_permutations)
+        block = [np.arange(N) if j == 0 else rng.permutation(N) for j in range(i, min(i + prow, n_permutations + 1))]
         labels = np.zeros((len(block), N))
         for r, p in enumerate(block):
             labels[r, p[:n]] = 1.0
@@ -163,6 +176,11 @@ def moment_z_scores(samples: Any, mean: Any, cov: Any) -> tuple[np.ndarray, np.n
         )
     if k < 2:
         raise ValueError(f"samples: expected at least 2 samples, received {k}")
+    if not (np.all(np.isfinite(mu)) and np.all(np.isfinite(S))):
+        raise ValueError("mean, cov: expected finite values")
+    if np.any(np.diag(S) <= 0) or np.linalg.eigvalsh(0.5 * (S + S.T))[0] < -1e-10 * np.abs(S).max():
+        raise ValueError(f"cov: expected a positive semi-definite covariance with positive variances, received "
+                         f"diagonal range [{np.diag(S).min():.3g}, {np.diag(S).max():.3g}]")
     mean_z = (x.mean(0) - mu) / np.sqrt(np.diag(S) / k)
     iu = np.triu_indices(d)
     var = (S**2 + np.outer(np.diag(S), np.diag(S))) / (k - 1)

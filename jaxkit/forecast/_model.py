@@ -89,6 +89,9 @@ def make_forecaster(
         raise ValueError(f"denoiser: expected 'attention' or 'mlp', received {denoiser!r}")
     if schedule not in ("quadratic", "linear", "cosine"):
         raise ValueError(f"schedule: expected 'quadratic', 'linear' or 'cosine', received {schedule!r}")
+    for name, v in (("n_assets", n_assets), ("history", history), ("horizon", horizon)):
+        if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
+            raise ValueError(f"{name}: expected an integer >= 1, received {v!r}")
     scale = np.asarray(scale, dtype=np.float32)
     if scale.shape != (n_assets,) or not np.all(np.isfinite(scale)) or np.any(scale <= 0):
         raise ValueError(f"scale: expected {n_assets} positive finite values, received shape {scale.shape}")

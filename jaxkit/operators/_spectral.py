@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._typing import Array, ArrayLike, Float
-from .._validate import check_float, check_int, check_positive, check_real
+from .._validate import check_finite, check_float, check_int, check_positive, check_real
 
 __all__ = [
     "fractional_laplacian",
@@ -103,6 +103,7 @@ def _nyquist_mask(shape: Sequence[int], axis: int, real: bool) -> np.ndarray:
 
 def riesz_pairs(d: int) -> list[tuple[int, int]]:
     """Index pairs ``(a, b)``, ``a <= b``, of the second-order Riesz components, in the order they are stacked."""
+    check_int("d", d, minimum=1)
     return [(a, b) for a in range(d) for b in range(a, d)]
 
 
@@ -188,6 +189,9 @@ def _apply_multiplier_jit(u: Array, mult: Array, axes: tuple[int, ...]) -> Array
 def _check_field(u: Array) -> None:
     check_real("u", u)
     check_float("u", u)
+    if u.size == 0:
+        raise ValueError(f"u: expected a non-empty field, received shape {u.shape}")
+    check_finite("u", u)  # one NaN spreads over the whole field through the FFT (no-op under jit)
 
 
 def riesz_transform(
@@ -234,6 +238,8 @@ def fractional_laplacian(
     """``(-Δ)^s u`` on a periodic grid: multiplier ``|k|^{2s}`` (zero at ``k = 0``)."""
     u = jnp.asarray(u)
     _check_field(u)
+    if not np.isfinite(float(s)):
+        raise ValueError(f"s: expected a finite exponent, received {s!r}")
     axs = _resolve_axes(u.ndim, axes)
     shape = [u.shape[a] for a in axs]
     ks = np.broadcast_arrays(*wavenumber_grid(shape, lengths, real=True))

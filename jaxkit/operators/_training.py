@@ -41,8 +41,14 @@ __all__ = [
 ]
 
 
+def _same_shape(pred: Any, target: Any) -> None:
+    if np.shape(pred) != np.shape(target):
+        raise ValueError(f"target: expected the shape of pred {np.shape(pred)}, received {np.shape(target)}")
+
+
 def relative_l2(pred: Float[Array, "batch ..."], target: Float[Array, "batch ..."]) -> Scalar:
     """Mean over the batch of ``‖pred - target‖₂ / ‖target‖₂`` (norms over all non-batch axes)."""
+    _same_shape(pred, target)
     b = pred.shape[0]
     diff = jnp.sqrt(jnp.sum((pred - target).reshape(b, -1) ** 2, axis=1))
     norm = jnp.sqrt(jnp.sum(target.reshape(b, -1) ** 2, axis=1))
@@ -51,6 +57,7 @@ def relative_l2(pred: Float[Array, "batch ..."], target: Float[Array, "batch ...
 
 def mse(pred: Float[Array, "batch ..."], target: Float[Array, "batch ..."]) -> Scalar:
     """Mean squared error over all entries."""
+    _same_shape(pred, target)
     return jnp.mean((pred - target) ** 2)
 
 
@@ -60,6 +67,17 @@ class GaussianNormalizer(eqx.Module):
     mean: Array
     std: Array
     eps: float = eqx.field(static=True, default=1e-5)
+
+    def __check_init__(self) -> None:
+        if not (np.isfinite(self.eps) and self.eps >= 0):
+            raise ValueError(f"eps: expected a finite value >= 0, received {self.eps!r}")
+        if isinstance(self.std, jax.core.Tracer) or isinstance(self.mean, jax.core.Tracer):
+            return
+        std = np.asarray(self.std, np.float64)
+        if not np.all(np.isfinite(std)) or np.any(std < 0) or np.any(std + self.eps <= 0):
+            raise ValueError(f"std: expected finite standard deviations >= 0 (std + eps > 0), received range "
+                             f"[{std.min() if std.size else 0:.3g}, {std.max() if std.size else 0:.3g}]")
+        check_finite("mean", self.mean)
 
     @classmethod
     def fit(cls, x: ArrayLike, eps: float = 1e-5) -> GaussianNormalizer:
@@ -89,6 +107,8 @@ def fno_optimizer(
     check_positive("lr", lr)
     check_positive("weight_decay", weight_decay, strict=False)
     check_int("step_every", step_every, minimum=1)
+    if not 0 < float(gamma) <= 1:
+        raise ValueError(f"gamma: expected a decay factor in (0, 1], received {gamma!r}")
     schedule = optax.exponential_decay(lr, transition_steps=step_every, decay_rate=gamma, staircase=True)
     return optax.chain(optax.add_decayed_weights(weight_decay), optax.scale_by_adam(), optax.scale_by_learning_rate(schedule))
 

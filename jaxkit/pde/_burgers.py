@@ -16,7 +16,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._typing import Array, Float
-from .._validate import check_finite, check_float, check_int, check_ndim, check_positive, is_tracer
+from .._validate import (
+    check_finite,
+    check_float,
+    check_int,
+    check_ndim,
+    check_positive,
+    check_range,
+    is_tracer,
+)
 
 
 @functools.lru_cache(maxsize=32)
@@ -42,12 +50,16 @@ def default_steps(n: int, nu: float, t_final: float, length: float = 1.0) -> int
     The stiff viscous term is integrated exactly; the explicit flux needs ``dt·max|u|·k_max`` moderate where
     viscosity does not damp it, so raise ``n_steps`` for small ``nu`` or large data.
     """
-    del n, nu, length
+    check_int("n", n, minimum=1)
+    check_positive("nu", nu)
+    check_positive("t_final", t_final)
+    check_positive("length", length)
     return max(1, int(np.ceil(t_final / 0.01 - 1e-9)))
 
 
 def solve(
-    u0: Float[Array | np.ndarray, " n"] | list, *, nu: float, t_final: float, length: float = 1.0, n_steps: int | None = None
+    u0: Float[Array | np.ndarray, " n"] | list, *, nu: float, t_final: float, length: float = 1.0, n_steps: int | None = None,
+    max_steps: int = 1_000_000,
 ) -> Float[Array | np.ndarray, " n"]:
     """Solve viscous Burgers from ``u0`` (one sample, periodic grid ``x_j = j·L/n``) to ``t_final``.
 
@@ -57,6 +69,8 @@ def solve(
         t_final: final time > 0.
         length: period L of the domain.
         n_steps: ETDRK4 steps (default :func:`default_steps`).
+        max_steps: guard against a mistyped ``t_final``/``n_steps``: more steps than this raise ``ValueError``
+            before anything runs (as in :func:`jaxkit.pde.navier_stokes.solve`).
 
     Returns:
         ``u(·, t_final)`` on the same grid, in the dtype of ``u0``. Batch with ``jax.vmap``.
@@ -74,6 +88,10 @@ def solve(
     if n_steps is None:
         n_steps = default_steps(n, nu, t_final, length)
     check_int("n_steps", n_steps, minimum=1)
+    check_int("max_steps", max_steps, minimum=1)
+    if n_steps > max_steps:
+        raise ValueError(f"n_steps: {n_steps} time steps is more than max_steps={max_steps}; check t_final and "
+                         "n_steps, or pass a larger max_steps if this is intended")
     if not is_tracer(u0):
         check_finite("u0", u0)
     h = float(t_final) / n_steps
@@ -114,6 +132,10 @@ def cole_hopf_solution(
 ) -> Float[Array | np.ndarray, " n"]:
     r"""Exact periodic solution via Cole–Hopf: $u = -2\nu\,\phi_x/\phi$,
     $\phi = 1 + A e^{-\nu (2\pi/L)^2 t}\cos(2\pi x/L)$ (``0 < A < 1``), which solves the heat equation."""
+    check_positive("t", t, strict=False)  # t < 0 runs the heat equation backwards: phi can reach 0
+    check_positive("nu", nu)
+    check_positive("length", length)
+    check_range("amplitude", amplitude, 0.0, 1.0, closed=False)
     kk = 2 * jnp.pi / length
     decay = amplitude * jnp.exp(-nu * kk**2 * t)
     phi = 1.0 + decay * jnp.cos(kk * x)

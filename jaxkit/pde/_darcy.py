@@ -79,6 +79,11 @@ def apply_operator(a: Float[_In, "n n"], u_interior: Float[_In, "m m"]) -> Float
     """``-∇·(a∇u)`` (5-point, face-averaged) on the interior, for interior values ``u`` (boundary = 0)."""
     a = jnp.asarray(a)
     n = a.shape[0]
+    if a.ndim != 2 or a.shape[1] != n or n < 3:
+        raise ValueError(f"a: expected a square (n, n) nodal field with n >= 3, received shape {a.shape}")
+    if tuple(np.shape(u_interior)) != (n - 2, n - 2):
+        raise ValueError(f"u_interior: expected the interior shape ({n - 2}, {n - 2}) of a {a.shape} field, "
+                         f"received {tuple(np.shape(u_interior))}")
     h2 = (1.0 / (n - 1)) ** 2
     ax, ay = _faces(a)
     u = jnp.pad(jnp.asarray(u_interior), 1)

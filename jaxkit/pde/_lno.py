@@ -41,6 +41,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import diffrax
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -72,6 +73,10 @@ def _tols(dtype, rtol, atol):
 def _check_ts(ts) -> None:
     if np.ndim(ts) != 1 or np.shape(ts)[0] < 2:
         raise ValueError(f"ts: expected a 1-D array of at least 2 increasing times, received shape {np.shape(ts)}")
+    if not isinstance(ts, jax.core.Tracer):
+        a = np.asarray(ts, dtype=np.float64)
+        if not np.all(np.isfinite(a)) or np.any(np.diff(a) <= 0):
+            raise ValueError(f"ts: expected finite, strictly increasing times, received {a.tolist()[:8]}")
 
 
 # ----------------------------------------------------------------------------------------------------------------

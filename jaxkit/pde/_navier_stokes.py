@@ -176,6 +176,10 @@ def kolmogorov_forcing(n: int, *, amplitude: float = 4.0, k: int = 4, dtype=jnp.
 
 def taylor_green(n: int, t: float, *, nu: float, amplitude: float = 1.0, k: int = 1, dtype=jnp.float64):
     r"""Exact Taylor–Green vorticity ``A cos(2πkx) cos(2πky) e^{-8π²k²νt}`` (advection vanishes identically)."""
+    check_int("n", n, minimum=1)
+    check_int("k", k, minimum=1)
+    check_positive("nu", nu, strict=False)
+    check_positive("t", t, strict=False)  # nu < 0 or t < 0 grew the field as e^{+8 pi^2 k^2 |nu t|}
     x = jnp.arange(n, dtype=dtype) / n
     decay = np.exp(-8 * np.pi**2 * k**2 * nu * t)
     return (amplitude * decay * jnp.cos(2 * jnp.pi * k * x)[:, None] * jnp.cos(2 * jnp.pi * k * x)[None, :]).astype(dtype)

@@ -26,7 +26,15 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from jaxkit._validate import check_covariance, check_int, check_positive, check_vector, float_dtype, is_tracer
+from jaxkit._validate import (
+    check_covariance,
+    check_finite,
+    check_int,
+    check_positive,
+    check_vector,
+    float_dtype,
+    is_tracer,
+)
 
 __all__ = [
     "equal_weight",
@@ -44,18 +52,47 @@ def _max_step(v, dv):
     return jnp.minimum(1.0, jnp.min(ratio))
 
 
-@functools.partial(jax.jit, static_argnames=("max_iter",))
 def solve_qp_nonneg(
-    H: Float[Array, "n n"],
-    c: Float[Array, " n"],
-    A: Float[Array, "m n"],
-    b: Float[Array, " m"],
+    H: Any,
+    c: Any,
+    A: Any,
+    b: Any,
     *,
     max_iter: int = 60,
 ) -> Float[Array, " n"]:
     r"""Solve $\min \tfrac12 x^\top H x + c^\top x$ s.t. $Ax=b,\ x\ge0$ (H PSD) by a primal–dual
     interior-point method with Mehrotra's predictor–corrector; stops when the duality measure and residuals fall
-    below $10^{-2}\sqrt{\epsilon}$ (scaled problem) or after ``max_iter`` iterations."""
+    below $10^{-2}\sqrt{\epsilon}$ (scaled problem) or after ``max_iter`` iterations.
+
+    Concrete inputs are checked (finite, shapes, ``H`` symmetric PSD) and a solve that stops before the tolerance
+    (``max_iter`` reached, or a non-finite step) raises ``ValueError`` instead of returning the last iterate.
+    Traced inputs (inside ``jit``/``vmap``) are not checked: use it there as an unchecked core."""
+    check_int("max_iter", max_iter, minimum=1)
+    if any(is_tracer(a) for a in (H, c, A, b)):
+        return _qp_core(H, c, A, b, max_iter=max_iter)[0]
+    check_covariance("H", H)
+    n = np.shape(H)[0]
+    check_vector("c", c, n)
+    if np.ndim(A) != 2 or np.shape(A)[1] != n:
+        raise ValueError(f"A: expected shape (m, {n}), received {np.shape(A)}")
+    check_vector("b", b, np.shape(A)[0])
+    check_finite("A", A)
+    dt = _dtype(H, c, A, b)
+    x, ok, err, it = _qp_core(*(jnp.asarray(a, dt) for a in (H, c, A, b)), max_iter=max_iter)
+    _raise_unless_converged(bool(ok), float(err), int(it), max_iter)
+    return x
+
+
+def _raise_unless_converged(ok: bool, err: float, it: int, max_iter: int, what: str = "solve_qp_nonneg") -> None:
+    if not ok:
+        raise ValueError(f"max_iter: {what} stopped after {it} of max_iter={max_iter} interior-point iterations "
+                         f"with residual {err:.3g} above the tolerance; raise max_iter (or check the problem is "
+                         "convex and feasible)")
+
+
+@functools.partial(jax.jit, static_argnames=("max_iter",))
+def _qp_core(H, c, A, b, *, max_iter: int = 60):
+    """The interior-point solve: ``(x, converged, error, iterations)``."""
     n, m = H.shape[0], A.shape[0]
     dtype = H.dtype
     eps = jnp.finfo(dtype).eps
@@ -106,9 +143,22 @@ def solve_qp_nonneg(
         ok = jnp.all(jnp.isfinite(new[1])) & jnp.all(jnp.isfinite(new[3]))
         return jax.tree.map(lambda a, o: jnp.where(ok, a, o), new, (it + max_iter, x, lam, s))
 
+    def error(x, lam, s):
+        rd, rp = residuals(x, lam, s)
+        return jnp.maximum(jnp.dot(x, s) / n, jnp.maximum(jnp.max(jnp.abs(rd)), jnp.max(jnp.abs(rp))))
+
     init = (jnp.asarray(0), jnp.ones(n, dtype), jnp.zeros(m, dtype), jnp.ones(n, dtype))
-    _, x, _, _ = jax.lax.while_loop(cond, body, init)
-    return jnp.maximum(x, 0.0)
+    it, x, lam, s = jax.lax.while_loop(cond, body, init)
+    err = error(x, lam, s)
+    ok = (err <= tol) & jnp.all(jnp.isfinite(x))
+    return jnp.maximum(x, 0.0), ok, err * scale, jnp.minimum(it, max_iter)
+
+
+def _solve_checked(H, c, A, b, max_iter: int, what: str):
+    x, ok, err, it = _qp_core(H, c, A, b, max_iter=max_iter)
+    if not is_tracer(ok):  # traced (a risk aversion under jit): unchecked, like the *_core functions
+        _raise_unless_converged(bool(ok), float(err), int(it), max_iter, what)
+    return x
 
 
 def _normalize(w):
@@ -131,9 +181,8 @@ def min_variance(cov: Any, *, max_iter: int = 60) -> Float[Array, " n"]:
     check_int("max_iter", max_iter, minimum=1)
     S = jnp.asarray(cov, _dtype(cov))
     n = S.shape[0]
-    x = solve_qp_nonneg(
-        S, jnp.zeros(n, S.dtype), jnp.ones((1, n), S.dtype), jnp.ones(1, S.dtype), max_iter=max_iter
-    )
+    x = _solve_checked(S, jnp.zeros(n, S.dtype), jnp.ones((1, n), S.dtype), jnp.ones(1, S.dtype), max_iter,
+                       "min_variance")
     return _normalize(x)
 
 
@@ -148,7 +197,7 @@ def mean_variance(
     dt = _dtype(mean, cov)
     mu, S = jnp.asarray(mean, dt), jnp.asarray(cov, dt)
     n = S.shape[0]
-    x = solve_qp_nonneg(risk_aversion * S, -mu, jnp.ones((1, n), dt), jnp.ones(1, dt), max_iter=max_iter)
+    x = _solve_checked(risk_aversion * S, -mu, jnp.ones((1, n), dt), jnp.ones(1, dt), max_iter, "mean_variance")
     return _normalize(x)
 
 
@@ -172,13 +221,15 @@ def max_sharpe(mean: Any, cov: Any, risk_free_rate: float = 0.0, *, max_iter: in
     row = jnp.where(
         jnp.max(excess) > 0, excess, jnp.ones(n, dt)
     )  # fallback: min variance (one QP either way)
-    y = solve_qp_nonneg(S, jnp.zeros(n, dt), row[None, :], jnp.ones(1, dt), max_iter=max_iter)
+    y = _solve_checked(S, jnp.zeros(n, dt), row[None, :], jnp.ones(1, dt), max_iter, "max_sharpe")
     return _normalize(y)
 
 
 def tangency(mean: Any, cov: Any, risk_free_rate: float = 0.0) -> Float[Array, " n"]:
     r"""Unconstrained tangency portfolio $w \propto \Sigma^{-1}(\mu - r_f)$, normalized to sum to one."""
     _check_mean_cov(mean, cov)
+    if not np.isfinite(float(risk_free_rate)):
+        raise ValueError(f"risk_free_rate: expected a finite value, received {risk_free_rate!r}")
     dt = _dtype(mean, cov)
     z = jnp.linalg.solve(jnp.asarray(cov, dt), jnp.asarray(mean, dt) - risk_free_rate)
     return z / jnp.sum(z)
@@ -193,5 +244,9 @@ def equal_weight(n: int) -> Float[Array, " n"]:
 def inverse_volatility(cov: Any) -> Float[Array, " n"]:
     r"""Weights $w_i \propto 1/\sigma_i$."""
     check_covariance("cov", cov)
+    var = np.diag(np.asarray(cov, np.float64))
+    if np.any(var <= 0):
+        raise ValueError(f"cov: expected positive variances on the diagonal (weights are 1/sigma), received "
+                         f"{int(np.sum(var <= 0))} zero variances at assets {np.flatnonzero(var <= 0).tolist()}")
     inv = 1.0 / jnp.sqrt(jnp.diag(jnp.asarray(cov, _dtype(cov))))
     return inv / jnp.sum(inv)

@@ -42,6 +42,7 @@ from jaxkit._validate import (
     as_float64_numpy,
     check_covariance,
     check_finite,
+    check_int,
     check_ndim,
     check_positive,
     check_positive_definite,
@@ -79,13 +80,26 @@ def market_implied_risk_aversion(
 ) -> Float[Array, ""]:
     r"""Market price of risk $\delta = (E[r] f - r_f) / (\mathrm{Var}[r] f)$ from periodic market returns."""
     check_ndim("market_returns", market_returns, 1)
+    if np.shape(market_returns)[0] < 2:
+        raise ValueError(f"market_returns: expected at least 2 periods, received shape {np.shape(market_returns)}")
     check_finite("market_returns", market_returns)
+    check_int("frequency", frequency, minimum=1)
+    var = float(np.var(np.asarray(market_returns, np.float64), ddof=1))
+    if not var > 1e-12 * max(float(np.max(np.abs(np.asarray(market_returns, np.float64)))) ** 2, 1e-300):
+        raise ValueError(f"market_returns: expected returns with non-zero variance (the risk aversion divides by "
+                         f"it), received variance {var:.3g}")
     r = jnp.asarray(market_returns)
     return (jnp.mean(r) * frequency - risk_free_rate) / (jnp.var(r, ddof=1) * frequency)
 
 
+def _check_tau(tau: Any) -> None:
+    if isinstance(tau, bool) or not isinstance(tau, int | float | np.integer | np.floating) or not (0 < float(tau) <= 1):
+        raise ValueError(f"tau: expected a value in (0, 1], received {tau!r}")
+
+
 def he_litterman_omega(cov: Any, P: Any, tau: float) -> Float[Array, "k k"]:
     r"""He–Litterman view uncertainty $\Omega = \mathrm{diag}(\tau P\Sigma P^\top)$."""
+    _check_tau(tau)
     S, P = jnp.asarray(cov), jnp.asarray(P)
     return jnp.diag(jnp.diag(tau * P @ S @ P.T))
 
@@ -97,6 +111,7 @@ def idzorek_omega(confidences: Any, cov: Any, P: Any, tau: float) -> Float[Array
     c = np.asarray(confidences, dtype=np.float64).reshape(-1)
     if np.any(~np.isfinite(c)) or np.any(c < 0) or np.any(c > 1):
         raise ValueError(f"confidences: expected values in [0, 1], received {c.tolist()}")
+    _check_tau(tau)
     S, P = jnp.asarray(cov), jnp.asarray(P)
     var = jnp.einsum("ki,ij,kj->k", P, S, P)
     cj = jnp.asarray(c, dtype=var.dtype)
@@ -151,17 +166,19 @@ def black_litterman(
     if np.shape(Q)[0] != k:
         raise ValueError(f"Q: expected shape ({k},) to match P's {k} views, received shape {np.shape(Q)}")
     check_finite("Q", Q)
-    if not (0 < float(tau) <= 1):
-        raise ValueError(f"tau: expected a value in (0, 1], received {tau!r}")
+    _check_tau(tau)
+    # Omega in float64 too: tau * Sigma rounded to float32 loses a near-singular direction (6% error in the mean)
+    S64_, P64_ = np.asarray(prior_cov, np.float64), np.asarray(P, np.float64)
     if isinstance(omega, str):
         if omega == "he-litterman":
-            om = he_litterman_omega(prior_cov, P, tau)
+            om = np.diag(np.diag(float(tau) * P64_ @ S64_ @ P64_.T))
         elif omega == "idzorek":
             if confidences is None:
                 raise ValueError("confidences: required (k values in [0, 1]) when omega='idzorek'")
             if np.size(confidences) != k:
                 raise ValueError(f"confidences: expected {k} values, received shape {np.shape(confidences)}")
-            om = idzorek_omega(confidences, prior_cov, P, tau)
+            with jax.enable_x64(True):
+                om = np.asarray(idzorek_omega(confidences, S64_, P64_, tau))
         else:
             raise ValueError(
                 f"omega: expected 'he-litterman', 'idzorek' or a (k, k) array, received {omega!r}"

@@ -10,7 +10,8 @@ r"""Performance metrics of a series of periodic (simple) portfolio returns $r_1,
 ``rf`` is a per-period risk-free rate. A series whose excess returns have (numerically) zero spread,
 $\mathrm{sd} \le 10^{-12}\max(|\bar x|, 10^{-300})$ — e.g. a constant series, whose float sd is rounding
 noise — has no defined Sharpe (or Sortino, without downside) ratio: ``nan`` is returned with a
-``RuntimeWarning`` saying why (a constant 1% series used to give 6.9e16). These are reporting functions: they run in NumPy float64 and return
+``RuntimeWarning`` saying why (a constant 1% series used to give 6.9e16); so does Calmar without a drawdown
+(it used to give ``inf``). Compounding functions (annualised return, drawdown, Calmar) need simple returns > -1. These are reporting functions: they run in NumPy float64 and return
 Python floats (a differentiable Sharpe for training belongs in a loss, not here).
 """
 
@@ -21,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxkit._validate import check_finite, check_ndim
+from jaxkit._validate import check_finite, check_int, check_ndim
 
 __all__ = [
     "annualized_return",
@@ -45,13 +46,28 @@ def _r(returns: Any) -> np.ndarray:
     return np.asarray(returns, dtype=np.float64)
 
 
-def annualized_return(returns: Any, periods_per_year: int = 252) -> float:
+def _simple(returns: Any) -> np.ndarray:
+    """Simple returns that compound into wealth: each must be > -1 (a loss of more than 100% has no log)."""
     r = _r(returns)
+    if np.any(r <= -1):
+        raise ValueError(f"returns: expected simple returns > -1 (wealth compounds as prod(1 + r)), received "
+                         f"{int(np.sum(r <= -1))} values <= -1 (min {r.min():.3g})")
+    return r
+
+
+def _ppy(periods_per_year: Any) -> int:
+    check_int("periods_per_year", periods_per_year, minimum=1)
+    return int(periods_per_year)
+
+
+def annualized_return(returns: Any, periods_per_year: int = 252) -> float:
+    periods_per_year = _ppy(periods_per_year)
+    r = _simple(returns)
     return np.exp(np.sum(np.log1p(r)) * periods_per_year / r.shape[0]) - 1
 
 
 def annualized_volatility(returns: Any, periods_per_year: int = 252) -> float:
-    return np.std(_r(returns), ddof=1) * np.sqrt(periods_per_year)
+    return np.std(_r(returns), ddof=1) * np.sqrt(_ppy(periods_per_year))
 
 
 def _ratio(num: float, den: float, what: str) -> float:
@@ -64,18 +80,18 @@ def _ratio(num: float, den: float, what: str) -> float:
 
 def sharpe_ratio(returns: Any, rf: float = 0.0, periods_per_year: int = 252) -> float:
     x = _r(returns) - rf
-    return np.sqrt(periods_per_year) * _ratio(np.mean(x), np.std(x, ddof=1), "sharpe_ratio (constant returns)")
+    return np.sqrt(_ppy(periods_per_year)) * _ratio(np.mean(x), np.std(x, ddof=1), "sharpe_ratio (constant returns)")
 
 
 def sortino_ratio(returns: Any, rf: float = 0.0, periods_per_year: int = 252) -> float:
     x = _r(returns) - rf
     down = np.sqrt(np.mean(np.minimum(x, 0.0) ** 2))
-    return np.sqrt(periods_per_year) * _ratio(np.mean(x), down, "sortino_ratio (no downside deviation)")
+    return np.sqrt(_ppy(periods_per_year)) * _ratio(np.mean(x), down, "sortino_ratio (no downside deviation)")
 
 
 def drawdown(returns: Any) -> np.ndarray:
     """Drawdown series $1 - W_t / \\max_{s \\le t} W_s$ (with the initial wealth 1 in the running max)."""
-    w = np.exp(np.cumsum(np.log1p(_r(returns))))
+    w = np.exp(np.cumsum(np.log1p(_simple(returns))))
     peak = np.maximum(np.maximum.accumulate(w), 1.0)
     return 1.0 - w / peak
 
@@ -85,7 +101,7 @@ def max_drawdown(returns: Any) -> float:
 
 
 def calmar_ratio(returns: Any, periods_per_year: int = 252) -> float:
-    return annualized_return(returns, periods_per_year) / max_drawdown(returns)
+    return _ratio(annualized_return(returns, periods_per_year), max_drawdown(returns), "calmar_ratio (no drawdown)")
 
 
 def performance_summary(

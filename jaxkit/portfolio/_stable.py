@@ -225,9 +225,9 @@ def strategy_weights(
 
 def min_variance_core(cov: Float[Array, "N N"]) -> Float[Array, " N"]:
     """Traceable long-only minimum variance (no input checks)."""
-    from jaxkit.portfolio._allocation import solve_qp_nonneg
+    from jaxkit.portfolio._allocation import _qp_core
 
     n = cov.shape[0]
-    x = solve_qp_nonneg(cov, jnp.zeros(n, cov.dtype), jnp.ones((1, n), cov.dtype), jnp.ones(1, cov.dtype))
+    x, _, _, _ = _qp_core(cov, jnp.zeros(n, cov.dtype), jnp.ones((1, n), cov.dtype), jnp.ones(1, cov.dtype))
     x = jnp.maximum(x, 0.0)
     return x / jnp.sum(x)

@@ -50,7 +50,7 @@ import numpy as np
 from jaxkit._validate import check_choice, check_int
 
 from ._languages import Task, get_task
-from ._layers import COMPLEX_VARIANTS, VARIANTS, SSMLayer, SSMModel
+from ._layers import COMPLEX_VARIANTS, VARIANTS, SSMLayer, SSMModel, check_tokens
 
 BIG_NONNEG, BIG_SIGNED = 50.0, 30.0
 
@@ -457,6 +457,11 @@ def _predict(model: Any, tokens: jax.Array, precision: Any = None) -> jax.Array:
 
 def predict(c: Construction, tokens: np.ndarray, precision: Any = None, chunk: int = 2048) -> np.ndarray:
     """Per-position class predictions ``(B, T)`` of a construction (``precision`` forces recurrent rounding)."""
+    check_int("chunk", chunk, minimum=1)
+    tokens = np.asarray(tokens)
+    if tokens.ndim != 2:
+        raise ValueError(f"tokens: expected a (batch, length) array, received shape {tokens.shape}")
+    check_tokens("tokens", tokens, len(get_task(c.task).alphabet))
     B = tokens.shape[0]
     chunk = min(chunk, B)
     pad = (-B) % chunk  # equal chunks: one compilation

@@ -59,6 +59,14 @@ class DFA:
         self.accept = np.asarray(self.accept, bool)
         if self.trans.ndim != 2 or self.trans.shape[1] == 0:
             raise ValueError(f"trans: expected shape (states, symbols>=1), received {self.trans.shape}")
+        n = self.trans.shape[0]
+        if self.trans.size and (self.trans.min() < 0 or self.trans.max() >= n):
+            raise ValueError(f"trans: expected next states in [0, {n - 1}], received range "
+                             f"[{self.trans.min()}, {self.trans.max()}]")
+        if self.accept.shape != (n,):
+            raise ValueError(f"accept: expected one flag per state, shape ({n},), received {self.accept.shape}")
+        if isinstance(self.start, bool) or not isinstance(self.start, int | np.integer) or not 0 <= self.start < n:
+            raise ValueError(f"start: expected a state in [0, {n - 1}], received {self.start!r}")
 
     @property
     def n_symbols(self) -> int:
@@ -67,6 +75,9 @@ class DFA:
     def run(self, tokens: np.ndarray) -> np.ndarray:
         """States after each symbol, ``(B, T)``."""
         tokens = np.asarray(tokens)
+        if tokens.size and (tokens.min() < 0 or tokens.max() >= self.n_symbols):
+            raise ValueError(f"tokens: expected symbols in [0, {self.n_symbols - 1}], received range "
+                             f"[{tokens.min()}, {tokens.max()}]")
         s = np.full(tokens.shape[0], self.start)
         out = np.empty(tokens.shape, np.int64)
         for t in range(tokens.shape[1]):

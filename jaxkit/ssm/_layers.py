@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxkit._validate import check_choice, check_int, check_ndim
+from jaxkit._validate import check_choice, check_int, check_ndim, is_tracer
 from kernels.linear_scan import linear_scan as _kernel_linear_scan
 
 from ._precision import quantize
@@ -65,6 +65,9 @@ def householder_product(k: jax.Array, beta: jax.Array) -> jax.Array:
 
     With ``β ∈ [0, 2]`` every eigenvalue lies in ``[-1, 1]`` (Grazzi et al. 2025); ``β = 2`` is a reflection.
     """
+    if k.ndim != 2 or beta.shape != k.shape[:1]:
+        raise ValueError(f"beta: expected shape ({k.shape[0] if k.ndim else '?'},) for k of shape (n, N) = {k.shape}, "
+                         f"received {beta.shape}")
     n_state = k.shape[-1]
     eye = jnp.eye(n_state, dtype=k.dtype)
 
@@ -103,6 +106,13 @@ def reflection_scan(k: jax.Array, beta: jax.Array, b: jax.Array) -> jax.Array:
     applied to the state directly (``h - β k (kᵀ h)``: ``O(nN)`` per step instead of forming ``N × N`` products);
     ``k`` is ``(T, n, N)``, ``beta`` ``(T, n)``, ``b`` ``(T, N)``. Sequential (``lax.scan``), no rounding.
     """
+    if k.ndim != 3:
+        raise ValueError(f"k: expected shape (T, n, N), received {k.shape}")
+    T, n, N = k.shape
+    if beta.shape != (T, n):
+        raise ValueError(f"beta: expected shape ({T}, {n}) to match k {k.shape}, received {beta.shape}")
+    if b.shape != (T, N):
+        raise ValueError(f"b: expected shape ({T}, {N}) to match k {k.shape}, received {b.shape}")
 
     def reflect(h, kb):
         kj, bj = kb
@@ -222,6 +232,17 @@ class SSMLayer(eqx.Module):
         return quantize(u + hid @ self.w2.T + self.b2, precision)
 
 
+def check_tokens(name: str, tokens: Any, vocab: int) -> None:
+    """Concrete integer tokens must lie in ``[0, vocab)`` (an embedding lookup clamps silently); no-op on tracers."""
+    if is_tracer(tokens):
+        return
+    t = np.asarray(tokens)
+    if not np.issubdtype(t.dtype, np.integer):
+        raise TypeError(f"{name}: expected integer token ids, received dtype {t.dtype}")
+    if t.size and (t.min() < 0 or t.max() >= vocab):
+        raise ValueError(f"{name}: expected token ids in [0, {vocab - 1}], received range [{t.min()}, {t.max()}]")
+
+
 class SSMModel(eqx.Module):
     """Token embedding, a residual stack of :class:`SSMLayer`, and a linear head: ``(T,)`` ints -> ``(T, C)``."""
 
@@ -250,6 +271,7 @@ class SSMModel(eqx.Module):
     def __call__(self, tokens: jax.Array, *, mode: str = "parallel", precision: Any = None) -> jax.Array:
         check_ndim("tokens", tokens, 1, what="one sequence (T,); vmap for batches")
         check_choice("mode", mode, MODES)
+        check_tokens("tokens", tokens, self.embed.shape[0])
         x = quantize(self.embed[tokens], precision)
         for layer in self.layers:
             x = layer(x, mode=mode, precision=precision)

@@ -218,6 +218,8 @@ def random_formula(rng: np.random.Generator, fragment: str = "full", max_depth: 
         raise ValueError(f"fragment: expected one of {sorted(FRAGMENTS)}, received {fragment!r}")
     if len(props) == 0:
         raise ValueError("props: expected at least one proposition, received an empty list")
+    if isinstance(max_depth, bool) or not isinstance(max_depth, int | np.integer) or max_depth < 0:
+        raise ValueError(f"max_depth: expected an integer >= 0, received {max_depth!r}")
     temporal = sorted(FRAGMENTS[fragment])
     ops = temporal * 2 + ["!", "&", "|"]
 
@@ -243,6 +245,11 @@ def _as_props(traces: Any, n_props: int | None) -> np.ndarray:
         raise ValueError(f"traces: expected integer tokens (B, T) or bools (B, T, P), received {t.dtype} {t.shape}")
     if n_props is None:
         raise ValueError("n_props: required with integer-token traces")
+    if isinstance(n_props, bool) or not isinstance(n_props, int | np.integer) or n_props < 0:
+        raise ValueError(f"n_props: expected an integer >= 0, received {n_props!r}")
+    if t.size and (t.min() < 0 or t.max() >= 2**n_props):
+        raise ValueError(f"traces: expected letters in [0, {2**n_props - 1}] (bitmasks of {n_props} propositions), "
+                         f"received range [{t.min()}, {t.max()}]")
     return ((t[..., None] >> np.arange(n_props)) & 1).astype(bool)
 
 

@@ -17,6 +17,8 @@ import numpy as np
 
 from jaxkit._validate import check_choice, check_int, check_ndim
 
+from ._layers import check_tokens
+
 POSITIONAL = ("sinusoidal", "learned", "rope", "alibi", "none")
 
 
@@ -120,6 +122,7 @@ class CausalTransformer(eqx.Module):
 
     def __call__(self, tokens: jax.Array, **_: Any) -> jax.Array:
         check_ndim("tokens", tokens, 1, what="one sequence (T,); vmap for batches")
+        check_tokens("tokens", tokens, self.embed.shape[0])
         T = tokens.shape[0]
         x = self.embed[tokens]
         if self.positional == "sinusoidal":

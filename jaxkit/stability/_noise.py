@@ -113,6 +113,11 @@ def correlated_copy(
     noise_scale: float | None = 1.0,
 ) -> jax.Array:
     """One ``ρ``-correlated copy of a single input ``x`` (see the module docstring for each domain)."""
+    check_rho(rho)  # concrete values only (a traced rho is checked by the caller)
+    if domain == "tokens":
+        check_int("vocab_size", vocab_size, minimum=1)
+        if not is_tracer(x):
+            check_token_ids("x", x, vocab_size)
     if domain == "gaussian":
         z = jax.random.normal(key, x.shape, x.dtype)
         if noise_scale is None:

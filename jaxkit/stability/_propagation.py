@@ -55,7 +55,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._validate import check_ndim, check_range
+from .._validate import check_ndim, check_range, is_tracer
 
 
 class StabilityInterval(NamedTuple):
@@ -71,12 +71,28 @@ class StabilityInterval(NamedTuple):
 # ----------------------------------------------------------------------------------------------- ReLU layers
 
 
+def _check_moments(q1: Any, q2: Any, c: Any) -> None:
+    """Concrete variances ``q >= 0`` and covariance ``|c| <= sqrt(q1 q2)`` (a covariance matrix); no-op on tracers."""
+    if is_tracer(q1) or is_tracer(q2) or is_tracer(c):
+        return
+    a1, a2, ac = (np.asarray(v, dtype=np.float64) for v in (q1, q2, c))
+    for name, a in (("q1", a1), ("q2", a2), ("c", ac)):
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{name}: expected finite values")
+    for name, a in (("q1", a1), ("q2", a2)):
+        if np.any(a < 0):
+            raise ValueError(f"{name}: expected variances >= 0, received min {a.min()}")
+    if np.any(np.abs(ac) > np.sqrt(a1 * a2) * (1 + 1e-6) + 1e-12):
+        raise ValueError("c: expected a covariance with |c| <= sqrt(q1 q2) (Cauchy-Schwarz), received a larger one")
+
+
 def relu_second_moment(q1: Any, q2: Any, c: Any) -> jax.Array:
     """``E[relu(u) relu(v)]`` for zero-mean Gaussian ``(u, v)``, ``Var u = q1``, ``Var v = q2``, ``Cov = c``.
 
     Degree-1 arc-cosine kernel (Cho & Saul 2009): ``sqrt(q1 q2)/(2π) (sin θ + (π - θ) cos θ)``, ``cos θ = c /
     sqrt(q1 q2)``. Broadcasts elementwise.
     """
+    _check_moments(q1, q2, c)
     q1, q2, c = jnp.asarray(q1), jnp.asarray(q2), jnp.asarray(c)
     norm = jnp.sqrt(q1 * q2)
     safe = jnp.where(norm > 0, norm, 1.0)
@@ -90,6 +106,10 @@ def relu_correlation_map(c: Any) -> jax.Array:
     """Normalized arc-cosine map: correlation of ``(relu(u), relu(v))`` second moments, ``E[relu u relu v] /
     E[relu(u)²]`` for unit-variance ``(u, v)`` with correlation ``c``: ``(sqrt(1-c²) + (π - arccos c) c) / π``.
     Monotone increasing on ``[-1, 1]`` with ``κ(1) = 1`` and ``κ(-1) = 0``."""
+    if not is_tracer(c):
+        a = np.asarray(c, dtype=np.float64)
+        if not (np.all(np.isfinite(a)) and np.all(np.abs(a) <= 1 + 1e-6)):
+            raise ValueError(f"c: expected correlations in [-1, 1], received range [{a.min()}, {a.max()}]")
     return relu_second_moment(1.0, 1.0, c) / 0.5
 
 

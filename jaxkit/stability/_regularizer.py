@@ -147,7 +147,13 @@ def gaussian_embedding_mse_penalty(
 
 
 def cross_entropy(logits: Float[Array, "*batch classes"], labels: Int[Array, "*batch"]) -> Float[Array, ""]:
-    """Mean softmax cross-entropy with integer labels."""
+    """Mean softmax cross-entropy with integer labels (``labels.shape == logits.shape[:-1]``, ids in
+    ``[0, classes)``; an out-of-range id used to give NaN)."""
+    if tuple(jnp.shape(labels)) != tuple(jnp.shape(logits))[:-1]:
+        raise ValueError(f"labels: expected shape {tuple(jnp.shape(logits))[:-1]} (logits without the class axis), "
+                         f"received {tuple(jnp.shape(labels))}")
+    if not is_tracer(labels):
+        check_token_ids("labels", labels, jnp.shape(logits)[-1])
     return jnp.mean(optax.softmax_cross_entropy_with_integer_labels(logits, labels))
 
 

@@ -198,6 +198,9 @@ def save_checkpoint(path: str | os.PathLike, tree: Any, metadata: dict | None = 
     path = Path(path).resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
     records, to_save, _ = _describe(tree)
+    if metadata is not None and not isinstance(metadata, dict):
+        raise TypeError(f"metadata: expected a JSON-able dict or None, received {type(metadata).__name__}")
+    paths = _leaf_paths(tree)
     try:
         meta_json = json.loads(json.dumps(metadata or {}))
     except (TypeError, ValueError) as e:
@@ -216,7 +219,7 @@ def save_checkpoint(path: str | os.PathLike, tree: Any, metadata: dict | None = 
             files[rel] = {"bytes": f.stat().st_size, "sha256": _sha256_file(f)}
             with open(f, "rb") as fh:
                 os.fsync(fh.fileno())
-        manifest = {"format": FORMAT, "leaves": records, "metadata": meta_json, "files": files}
+        manifest = {"format": FORMAT, "leaves": records, "paths": paths, "metadata": meta_json, "files": files}
         write_checked_bytes(tmp / MANIFEST, json.dumps(manifest).encode(), kind="checkpoint-manifest")
         for d in sorted({(tmp / rel).parent for rel in files}, key=lambda p: -len(p.parts)):
             _fsync_dir(d)
@@ -234,6 +237,11 @@ def save_checkpoint(path: str | os.PathLike, tree: Any, metadata: dict | None = 
 
         multihost_utils.sync_global_devices(f"jaxkit_checkpoint_{path.name}")
     return path
+
+
+def _leaf_paths(tree: Any) -> list[str]:
+    """The key path of every leaf (``['w']``, ``.layers[0].weight``), in ``tree_flatten`` order."""
+    return [jax.tree_util.keystr(k) for k, _ in jax.tree_util.tree_flatten_with_path(tree)[0]]
 
 
 def _verify(path: Path) -> dict:
@@ -309,6 +317,12 @@ def load_checkpoint(path: str | os.PathLike, like: Any) -> tuple[Any, dict]:
     if len(records) != len(leaves):
         raise CheckpointError(f"checkpoint {path} holds {len(records)} arrays, the expected structure has "
                               f"{len(leaves)}")
+    saved_paths = manifest.get("paths")  # absent in checkpoints of earlier versions of this format
+    if saved_paths is not None and saved_paths != _leaf_paths(like):
+        wanted = _leaf_paths(like)
+        i = next(i for i, (a, b) in enumerate(zip(saved_paths, wanted)) if a != b)
+        raise CheckpointError(f"checkpoint {path}: like: leaf {i} is {saved_paths[i]!r} in the checkpoint but "
+                              f"{wanted[i]!r} in the expected structure (a pytree with other names or order)")
     for i, (rec, ref) in enumerate(zip(records, leaves)):
         _check_leaf(path, i, rec, ref)
     targets = {f"leaf_{i:05d}": _target(rec, ref) for i, (rec, ref) in enumerate(zip(records, leaves))

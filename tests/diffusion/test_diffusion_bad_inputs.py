@@ -73,3 +73,42 @@ def test_igso3_sigma_is_named_sigma():
     with pytest.raises(ValueError, match="total_time: expected a finite value > 0"):
         so3_diffusion.brownian_motion(KEY, jnp.eye(3), -1.0, 4)
     assert g.is_rotation(igso3.sample(KEY, sigma=0.5, shape=(2,))).all()
+
+
+def test_reprobe_silent_results_now_raise():
+    """Issue 20 re-probe: each of these returned NaN/inf or a plausible number without an error."""
+    x0 = jnp.ones((4, 2))
+    with pytest.raises(ValueError, match="x0: expected finite values"):
+        dm.q_sample(SCHED, jnp.full((4, 2), jnp.nan), 3, x0)          # was all-NaN
+    with pytest.raises(ValueError, match="x_T: expected finite values"):
+        dm.ddim_sample(lambda x, t: x * 0, SCHED, jnp.full((2, 2), jnp.nan), KEY)
+    with pytest.raises(TypeError, match="t: expected an integer step index"):
+        dm.q_posterior(SCHED, x0, x0, 0.5)                              # was truncated to t = 0
+    with pytest.raises(ValueError, match=r"t: expected step indices in \[0, 9\]"):
+        dm.q_posterior(SCHED, x0, x0, 10)
+    with pytest.raises(ValueError, match="x_t: expected the shape of x0"):
+        dm.q_posterior(SCHED, x0, jnp.ones((3, 2)), 3)
+    with pytest.raises(ValueError, match="t: the score divides by sigma_t, which is 0 at t = 0"):
+        dm.eps_to_score(dm.VPSchedule(), x0, 0.0)                      # was NaN
+    with pytest.raises(ValueError, match="betas: expected a non-empty 1-D array"):
+        dm.alpha_bars_from_betas(np.zeros(0))
+    with pytest.raises(ValueError, match="s: expected a finite offset >= 0"):
+        dm.CosineVPSchedule(s=-1.0)                                     # alpha(t) divided by cos(pi/2 * ..)
+    with pytest.raises(ValueError, match="scale: expected a finite length > 0"):
+        dm.normalize(x0, jnp.zeros(2), scale=0.0)                       # was inf
+    with pytest.raises(ValueError, match=r"omega: expected rotation angles in \[0, pi\]"):
+        igso3.log_density(jnp.array([4.0]), 0.5)                        # was a finite log-density
+    # cryptic before: named another argument ("lo", "t") or a broadcasting error
+    with pytest.raises(ValueError, match="sigma_min: expected a finite value > 0"):
+        dm.edm_sigma_grid(10, sigma_min=-1.0)
+    with pytest.raises(ValueError, match=r"t_min: expected a value in \[0, 1\)"):
+        dm.dsm_loss(lambda x, t: x * 0, dm.VPSchedule(), x0, KEY, t_min=2.0)
+    with pytest.raises(ValueError, match="center: expected a shape that broadcasts with x"):
+        dm.normalize(x0, jnp.zeros(5))
+    # the valid neighbours still work: score at t > 0 and the closed form of the DDPM posterior mean
+    np.testing.assert_allclose(dm.eps_to_score(dm.VPSchedule(), x0, 0.5),
+                               -1.0 / dm.marginal_coefs(dm.VPSchedule(), 0.5)[1] * np.ones((4, 2)), rtol=1e-6)
+    ab, abp, b = (float(a[3]) for a in (SCHED.alpha_bars, SCHED.alpha_bars_prev, SCHED.betas))
+    mean, _ = dm.q_posterior(SCHED, x0, 2 * x0, 3)
+    c0, ct = np.sqrt(abp) * b / (1 - ab), np.sqrt(1 - b) * (1 - abp) / (1 - ab)
+    np.testing.assert_allclose(np.asarray(mean), (c0 + 2 * ct) * np.ones((4, 2)), rtol=1e-5)

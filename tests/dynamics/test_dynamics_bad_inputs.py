@@ -144,3 +144,10 @@ def test_lists_and_numpy_are_accepted_like_arrays():
     assert dyn.crossing_time([0, 1, 2], [0, 1, 2], 1.5) == 1.5
     np.testing.assert_allclose(dyn.plateau_losses([1, 2]), [2.5, 0.5, 0.0])
     assert dyn.learning_order((0.5, 2.0, 1.0)).tolist() == [1, 2, 0]
+
+
+def test_step_counts_past_the_int32_counter_are_named():
+    with pytest.raises(ValueError, match=r"n_steps: expected at most 2\*\*31 - 1 steps, received 1000000000000"):
+        dyn.gradient_descent(_scalar_loss, P0, 0.1, 10**12)
+    with pytest.raises(ValueError, match="hidden: expected an integer >= 1, received 0"):
+        dyn.init_linear(jax.random.key(0), 2, 0, 2, 0.1)             # named 'dims[1]' before

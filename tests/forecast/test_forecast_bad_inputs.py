@@ -117,3 +117,81 @@ def test_chunked_energy_statistics_equal_all_at_once():
     t1 = energy_test(x, y, n_permutations=99, seed=3)
     t2 = energy_test(x, y, n_permutations=99, seed=3, chunk_bytes=2000)
     np.testing.assert_allclose(t1, t2, rtol=1e-12)
+
+
+def test_reprobe_silent_results_now_raise():
+    """Issue 20 re-probe: each returned a plausible array (the floor, an empty path set, a too-short embedding,
+    NaN z-scores) without an error."""
+    from jaxkit.forecast import (
+        ewma_gaussian,
+        ewma_volatility,
+        historical_bootstrap,
+        moment_z_scores,
+        step_embedding,
+    )
+
+    rng = np.random.default_rng(0)
+    rets = rng.normal(scale=0.01, size=(60, 3))
+    with pytest.raises(ValueError, match=r"log_returns: expected at least one finite return per asset.*\[0, 1, 2\]"):
+        ewma_volatility(np.full((5, 3), np.nan))                 # was the floor everywhere
+    with pytest.raises(ValueError, match="floor: expected a finite value >= 0"):
+        ewma_volatility(rets, floor=-1.0)
+    # missing values (NaN) before a listing stay allowed: the first value is back-filled
+    part = rets.copy()
+    part[:5, 0] = np.nan
+    assert np.all(np.isfinite(ewma_volatility(part)))
+    with pytest.raises(ValueError, match="horizon: expected an integer >= 1, received 0"):
+        ewma_gaussian(rets, 0, 10)                               # was an empty (10, 0, 3) array
+    with pytest.raises(ValueError, match="n_samples: expected an integer >= 1, received 0"):
+        historical_bootstrap(rets, 5, 0)
+    with pytest.raises(ValueError, match="dim: expected an even integer >= 2"):
+        step_embedding(jax.numpy.int32(1), 3)                           # was 2 entries for dim = 3
+    np.testing.assert_allclose(np.asarray(step_embedding(jax.numpy.int32(1), 2)), [np.sin(1.0), np.cos(1.0)], rtol=1e-6)
+    from jaxkit.forecast import crps
+
+    with pytest.raises(ValueError, match="n_assets: expected an integer >= 1, received 0"):
+        make_forecaster(n_assets=0, history=4, horizon=2, n_macro=0, n_signals=0, scale=np.ones(1),
+                        key=jax.random.key(0))                   # named 'scale' before  # fmt: skip
+    with pytest.raises(ValueError, match="samples: expected at least one sample"):
+        crps(np.zeros((0, 3)), np.zeros(3))                      # was IndexError
+    with pytest.raises(ValueError, match="sample_axis: expected an axis of samples"):
+        crps(np.zeros((5, 3)), np.zeros(3), sample_axis=5)      # was numpy AxisError
+    with pytest.raises(ValueError, match="cov: expected a positive semi-definite covariance"):
+        moment_z_scores(rng.normal(size=(50, 3)), np.zeros(3), -np.eye(3))   # was NaN mean z-scores
+
+
+def test_energy_test_guards_huge_permutation_counts_and_keeps_its_stream():
+    """Issue 20 re-probe: n_permutations=1e9 ran on (building every permutation first: GBs within seconds)."""
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=(6, 2)), rng.normal(size=(5, 2)) + 1.0
+    with pytest.raises(ValueError, match="n_permutations: expected at most 1000000"):
+        energy_test(x, y, n_permutations=10**9)
+    # permutations drawn block by block give the same p-value for any block size (chunk_bytes)
+    t1, p1 = energy_test(x, y, n_permutations=199, seed=3)
+    t2, p2 = energy_test(x, y, n_permutations=199, seed=3, chunk_bytes=200)
+    assert t1 == pytest.approx(t2, rel=1e-12) and p1 == p2
+    # the same stream as drawing every permutation up front (the earlier implementation)
+    z, r = np.concatenate([x, y]), np.random.default_rng(3)
+    D = np.sqrt(((z[:, None] - z[None]) ** 2).sum(-1))
+    stats = []
+    for p in [np.arange(11)] + [r.permutation(11) for _ in range(199)]:
+        a, b = p[:6], p[6:]
+        stats.append(30 / 11 * (2 * D[np.ix_(a, b)].mean() - D[np.ix_(a, a)].mean() - D[np.ix_(b, b)].mean()))
+    assert t1 == pytest.approx(stats[0], rel=1e-10)
+    assert p1 == pytest.approx((1 + np.sum(np.array(stats[1:]) >= stats[0] - 1e-12)) / 200)
+
+
+def test_kalman_variances_are_checked():
+    """Issue 20 re-probe: q = -1 gave betas that jump to inf (a negative state noise variance)."""
+    from jaxkit.forecast import kalman_betas
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 1))
+    y = 0.7 * X + 0.01 * rng.normal(size=(40, 2))
+    with pytest.raises(ValueError, match="q: expected a finite variance >= 0, received -1.0"):
+        kalman_betas(y, X, q=-1.0)
+    with pytest.raises(ValueError, match="r: expected a finite variance > 0"):
+        kalman_betas(y, X, r=0.0)
+    # q = 0 with a diffuse prior: the last filtered beta is least squares (the docstring's identity)
+    b = np.asarray(kalman_betas(y, X, q=0.0, r=1.0, p0=1e8))[-1, :, 0]
+    np.testing.assert_allclose(b, np.linalg.lstsq(X, y, rcond=None)[0][0], rtol=1e-3)

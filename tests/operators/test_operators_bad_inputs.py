@@ -119,3 +119,29 @@ def test_training_and_evaluation_reject_bad_data(models):
         predict(models["fno"], x[:0], xn, yn)
     with pytest.raises(ValueError, match="shape"):
         evaluate(models["fno"], x, x[:, :, :8], xn, yn)
+
+
+def test_reprobe_silent_results_now_raise():
+    """Issue 20 re-probe: a NaN field, a negative std, gamma = 0 (lr -> 0 after step_every steps) and d = 0 gave
+    an all-NaN derivative, a normalizer that flips signs, a silently frozen optimizer and an empty list."""
+    from jaxkit.operators import GaussianNormalizer, fno_optimizer, riesz_pairs, spectral_derivative
+
+    x = np.sin(2 * np.pi * np.arange(16) / 16)
+    with pytest.raises(ValueError, match="u: expected finite values"):
+        spectral_derivative(np.full(16, np.nan))
+    with pytest.raises(ValueError, match=r"u: expected a non-empty field, received shape \(0,\)"):
+        spectral_derivative(np.zeros(0))                          # named 'n' before
+    np.testing.assert_allclose(np.asarray(spectral_derivative(x)), 2 * np.pi * np.cos(2 * np.pi * np.arange(16) / 16),
+                               atol=1e-4)  # fmt: skip
+    with pytest.raises(ValueError, match="std: expected finite standard deviations >= 0"):
+        GaussianNormalizer(jax.numpy.zeros(3), -jax.numpy.ones(3))
+    GaussianNormalizer(jax.numpy.zeros(3), jax.numpy.zeros(3))  # a constant channel is fine (eps > 0)
+    with pytest.raises(ValueError, match=r"gamma: expected a decay factor in \(0, 1\]"):
+        fno_optimizer(gamma=0.0)
+    with pytest.raises(ValueError, match="d: expected an integer >= 1"):
+        riesz_pairs(0)
+    from jaxkit.operators import mse, relative_l2
+
+    for fn in (mse, relative_l2):  # were numpy broadcasting errors naming no argument
+        with pytest.raises((ValueError, TypeError), match="target"):  # TypeError: the suite's jaxtyping hook
+            fn(jax.numpy.zeros((2, 3)), jax.numpy.zeros((2, 4)))

@@ -88,3 +88,26 @@ def test_lists_are_accepted_like_arrays():
 def test_named_errors(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_reprobe_silent_results_and_unbounded_steps_now_raise():
+    """Issue 20 re-probe: negative viscosity/time grew the exact solutions exponentially (2.7e3 for a unit
+    Taylor-Green field), and burgers.solve started any number of steps (1e9 would run for days)."""
+    from jaxkit.pde import burgers
+
+    with pytest.raises(ValueError, match="nu: expected a finite value >= 0"):
+        navier_stokes.taylor_green(8, 0.1, nu=-1.0)
+    with pytest.raises(ValueError, match="t: expected a finite value >= 0"):
+        burgers.cole_hopf_solution(np.linspace(0, 1, 8), -1.0, nu=0.1)
+    with pytest.raises(ValueError, match=r"amplitude: expected a value in \(0.0, 1.0\)"):
+        burgers.cole_hopf_solution(np.linspace(0, 1, 8), 0.1, nu=0.1, amplitude=1.5)
+    with pytest.raises(ValueError, match="n: expected an integer >= 1"):
+        burgers.default_steps(0, 0.1, 1.0)
+    with pytest.raises(ValueError, match="n_steps: 1000000000 time steps is more than max_steps=1000000"):
+        burgers.solve(np.zeros(8), nu=0.1, t_final=1.0, n_steps=10**9)
+    with pytest.raises(ValueError, match="ts: expected finite, strictly increasing times"):
+        lno.duffing(jnp.sin, np.array([0.0, 1.0, 0.5]))                 # was a diffrax error inside jit
+    with pytest.raises(ValueError, match=r"u_interior: expected the interior shape \(6, 6\)"):
+        darcy.apply_operator(np.ones((8, 8)), np.ones((4, 4)))   # was a broadcasting error inside jnp
+    with pytest.raises(ValueError, match="n_steps: .* more than max_steps"):
+        burgers.solve(np.zeros(8), nu=1e-9, t_final=1e9)        # default steps = t_final / 0.01

@@ -48,3 +48,76 @@ def test_float32_near_singular_prior_is_computed_in_float64():
     # float32 inputs carry a 6e-8 relative rounding of the prior; the float64 solve keeps the result that close
     np.testing.assert_allclose(np.asarray(m32), ref_mean, rtol=2e-3, atol=1e-6)
     np.testing.assert_allclose(np.asarray(c32), ref_cov, rtol=2e-3, atol=1e-7)
+
+
+def test_float32_near_singular_view_direction_keeps_omega_in_float64():
+    """He-Litterman Omega = tau P S P^T on the near-null direction [1, -1] of a float32 prior: computed from
+    tau*S rounded to float32 it lost the direction (posterior mean 0.00235 instead of 0.0025, 6% off)."""
+    e = np.float32(1e-7)
+    cov = np.array([[1, 1 - e], [1 - e, 1]], np.float32)
+    P, Q = np.array([[1.0, -1.0]], np.float32), np.array([0.01], np.float32)
+    m32, _ = black_litterman(np.zeros(2, np.float32), cov, P, Q)
+    # closed form for a zero prior mean and Omega = tau P S P^T: mean = tau S P^T Q / (2 tau P S P^T)
+    s64 = cov.astype(np.float64)
+    expected = s64 @ P[0].astype(np.float64) * 0.01 / (2 * P[0] @ s64 @ P[0])
+    np.testing.assert_allclose(np.asarray(m32), expected, rtol=1e-5)
+
+
+def test_metric_and_allocation_inputs_without_a_defined_answer_raise_or_warn():
+    from jaxkit.portfolio import (
+        calmar_ratio,
+        idzorek_omega,
+        inverse_volatility,
+        market_implied_risk_aversion,
+        max_drawdown,
+        sample_covariance,
+        sharpe_ratio,
+        tangency,
+    )
+
+    r = np.random.default_rng(0).normal(scale=0.01, size=(40, 3))
+    with pytest.warns(RuntimeWarning, match="calmar_ratio \\(no drawdown\\)"):
+        assert np.isnan(calmar_ratio(np.full(30, 0.001)))       # was inf
+    with pytest.raises(ValueError, match="returns: expected simple returns > -1"):
+        max_drawdown([0.1, -2.0])                                 # was nan
+    with pytest.raises(ValueError, match="periods_per_year: expected an integer >= 1, received 0"):
+        sharpe_ratio(r[:, 0], periods_per_year=0)                 # was 0.0
+    with pytest.raises(ValueError, match="ddof: expected an integer in \\[0, 40\\)"):
+        sample_covariance(r, ddof=-1)
+    with pytest.raises(ValueError, match="market_returns: expected returns with non-zero variance"):
+        market_implied_risk_aversion(np.full(30, 0.001))         # was inf
+    with pytest.raises(ValueError, match="market_returns: expected at least 2 periods"):
+        market_implied_risk_aversion([])                          # was nan
+    with pytest.raises(ValueError, match="cov: expected positive variances.*assets \\[1\\]"):
+        inverse_volatility(np.diag([0.04, 0.0, 0.1]))            # was a nan weight
+    with pytest.raises(ValueError, match="risk_free_rate: expected a finite value"):
+        tangency(MU, S, risk_free_rate=np.nan)
+    with pytest.raises(ValueError, match="tau: expected a value in \\(0, 1\\]"):
+        idzorek_omega([0.5], S, [[1.0, 0, 0]], tau=0.0)          # was a zero Omega
+
+
+def test_interior_point_out_of_iterations_raises_instead_of_a_plausible_allocation():
+    """Issue 20 re-probe: min_variance(max_iter=2) returned [0.51, 0.28, 0.21] (true [0.646, 0.205, 0.149]) and
+    solve_qp_nonneg on a non-convex H returned [1, 1], which violates sum(x) = 1."""
+    from jaxkit.portfolio import mean_variance, solve_qp_nonneg
+
+    with pytest.raises(ValueError, match="max_iter: min_variance stopped after 2 of max_iter=2"):
+        min_variance(S, max_iter=2)
+    with pytest.raises(ValueError, match="max_iter: max_sharpe stopped"):
+        max_sharpe(MU, S, max_iter=1)
+    with pytest.raises(ValueError, match="max_iter: mean_variance stopped"):
+        mean_variance(MU, S, max_iter=1)
+    # converged: the closed form of an interior minimum-variance solution w = S^-1 1 / (1^T S^-1 1)
+    w = np.linalg.solve(S, np.ones(3))
+    np.testing.assert_allclose(np.asarray(min_variance(S)), w / w.sum(), rtol=1e-4)
+    with pytest.raises(ValueError, match="H: expected a positive semi-definite"):
+        solve_qp_nonneg(-np.eye(2), np.zeros(2), np.ones((1, 2)), np.ones(1))
+    x = solve_qp_nonneg(np.eye(2), np.zeros(2), np.ones((1, 2)), np.ones(1))
+    np.testing.assert_allclose(np.asarray(x), [0.5, 0.5], rtol=1e-4)
+    with pytest.raises(ValueError, match="max_iter: solve_qp_nonneg stopped"):
+        solve_qp_nonneg(np.eye(2), np.zeros(2), np.ones((1, 2)), np.ones(1), max_iter=1)
+    # traced: the unchecked core, usable under jit
+    xj = jax.jit(lambda h: solve_qp_nonneg(h, np.zeros(2), np.ones((1, 2)), np.ones(1)))(np.eye(2))
+    np.testing.assert_allclose(np.asarray(xj), [0.5, 0.5], rtol=1e-4)
+    with pytest.raises(ValueError, match="cov: expected a non-empty array"):
+        min_variance(np.zeros((0, 0)))                                # was a numpy reduction error

@@ -155,3 +155,30 @@ def test_wikitext_loader_on_the_shared_copy():
     text = (_SHARED / "valid.txt").read_text(encoding="utf-8")[:200_000]
     assert "".join(ds["vocab"][i] for i in ds["train"][:2000]) == text[:2000]
     assert ds["eval"].shape == (200_000,) and ds["eval"].max() < ds["vocab_size"]
+
+
+def test_reprobe_silent_results_now_raise():
+    """Issue 20 re-probe: each gave a plausible number (a rho = 2 'copy', a token id 7 kept in a 3-word vocabulary,
+    the arc-cosine map at c = 1.5, a second moment of a negative variance, NaN cross-entropy) without an error."""
+    from jaxkit.stability import correlated_copy, cross_entropy, relu_correlation_map, relu_second_moment
+
+    key = jax.random.key(0)
+    x = np.random.default_rng(0).normal(size=(8, 4))
+    with pytest.raises(ValueError, match=r"rho: expected a value in \[-1.0, 1.0\]"):
+        correlated_copy(jnp.asarray(x), key, 2.0)
+    with pytest.raises(ValueError, match=r"x: expected token ids in \[0, 3\)"):
+        correlated_copy(jnp.array([0, 7]), key, 0.5, domain="tokens", vocab_size=3)
+    with pytest.raises(ValueError, match=r"c: expected correlations in \[-1, 1\]"):
+        relu_correlation_map(1.5)
+    with pytest.raises(ValueError, match="c: expected correlations"):
+        relu_correlation_map(np.nan)
+    np.testing.assert_allclose(float(relu_correlation_map(0.0)), 1 / np.pi, rtol=1e-6)   # (sqrt(1) + 0) / pi
+    with pytest.raises(ValueError, match="q1: expected variances >= 0"):
+        relu_second_moment(-1.0, 1.0, 0.5)
+    with pytest.raises(ValueError, match=r"c: expected a covariance with \|c\| <= sqrt\(q1 q2\)"):
+        relu_second_moment(1.0, 1.0, 2.0)
+    with pytest.raises(ValueError, match=r"labels: expected token ids in \[0, 3\)"):
+        cross_entropy(jnp.zeros((2, 3)), jnp.array([0, 5]))                             # was NaN
+    with pytest.raises((ValueError, TypeError), match="labels"):  # TypeError: the suite's jaxtyping hook
+        cross_entropy(jnp.zeros((2, 3)), jnp.array([0, 1, 1]))
+    np.testing.assert_allclose(float(cross_entropy(jnp.zeros((2, 3)), jnp.array([0, 2]))), np.log(3), rtol=1e-6)

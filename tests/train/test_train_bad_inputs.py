@@ -63,3 +63,18 @@ def test_loader_accepts_numpy_and_jax_alike():
     for b in batches[1:]:
         np.testing.assert_array_equal(b, batches[0])
     assert ArrayLoader({"x": np.arange(4)}, 2, key=KEY)(0)["x"].dtype.kind == "i"   # integer data stays integer
+
+
+def test_checkpoint_into_a_structure_with_other_names_fails(tmp_path):
+    """Same number, shapes and dtypes of leaves but other names (or the order of two same-shape leaves swapped):
+    used to load silently into the wrong leaves."""
+    from jaxkit.train import CheckpointError, load_checkpoint
+
+    p = save_checkpoint(tmp_path / "c", {"a": jnp.arange(3.0), "b": jnp.zeros(3)}, {"step": 1})
+    tree, meta = load_checkpoint(p, {"a": jnp.ones(3), "b": jnp.ones(3)})
+    np.testing.assert_array_equal(np.asarray(tree["a"]), [0.0, 1.0, 2.0])
+    assert meta == {"step": 1}
+    with pytest.raises(CheckpointError, match=r"like: leaf 0 is \"\['a'\]\" in the checkpoint but \"\['v'\]\""):
+        load_checkpoint(p, {"v": jnp.ones(3), "w": jnp.ones(3)})
+    with pytest.raises(TypeError, match="metadata"):  # (under the suite's beartype hook, its message)
+        save_checkpoint(tmp_path / "d", {"a": jnp.ones(2)}, [1, 2])

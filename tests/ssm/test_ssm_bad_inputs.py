@@ -1,0 +1,62 @@
+"""Bad inputs to jaxkit.ssm found by the issue 20 re-probe: each gave a plausible answer without an error
+(letters outside the alphabet read as other letters, token ids past the vocabulary clamped by the embedding
+lookup, an automaton pointing at states it does not have)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxkit.ssm as ssm
+
+
+def test_trace_letters_outside_the_alphabet_raise():
+    ok = ssm.accepts("G p0", np.array([[1, 3, 1], [1, 0, 1]]), n_props=2)
+    np.testing.assert_array_equal(ok, [True, False])  # G p0: bit 0 set at every step
+    with pytest.raises(ValueError, match=r"traces: expected letters in \[0, 3\].*received range \[7, 7\]"):
+        ssm.accepts("G p0", np.full((2, 3), 7), n_props=2)       # 7 = 0b111 used to read as {p0, p1}
+    with pytest.raises(ValueError, match="n_props: expected an integer >= 0"):
+        ssm.evaluate("G p0", np.zeros((2, 3), int), n_props=-1)
+
+
+def test_dfa_tables_are_checked():
+    with pytest.raises(ValueError, match=r"trans: expected next states in \[0, 0\]"):
+        ssm.DFA(trans=[[0, 5]], accept=[True])
+    with pytest.raises(ValueError, match=r"accept: expected one flag per state, shape \(1,\)"):
+        ssm.DFA(trans=[[0, 0]], accept=[True, False])
+    with pytest.raises(ValueError, match=r"start: expected a state in \[0, 0\]"):
+        ssm.DFA(trans=[[0, 0]], accept=[True], start=3)
+    parity = ssm.DFA(trans=[[0, 1], [1, 0]], accept=[True, False])
+    np.testing.assert_array_equal(parity.run(np.array([[1, 1, 0, 1]])), [[1, 0, 0, 1]])
+    with pytest.raises(ValueError, match=r"tokens: expected symbols in \[0, 1\]"):
+        parity.run(np.array([[0, 2]]))
+
+
+def test_token_ids_past_the_vocabulary_raise():
+    key = jax.random.key(0)
+    m = ssm.SSMModel(ssm.VARIANTS[0], 4, 2, key=key, d_model=8, d_state=4, n_layers=1)
+    assert m(jnp.array([0, 3, 1])).shape == (3, 2)
+    with pytest.raises(ValueError, match=r"tokens: expected token ids in \[0, 3\], received range \[0, 9\]"):
+        m(jnp.array([0, 9, 1]))                                     # was clamped to token 3
+    tf = ssm.CausalTransformer(4, 2, key=key, d_model=8, n_heads=2, n_layers=1)
+    with pytest.raises(ValueError, match=r"tokens: expected token ids in \[0, 3\]"):
+        tf(jnp.array([0, 4]))
+    c = ssm.construct("parity", "dense")
+    toks = np.array([[1, 1, 0, 1]])
+    np.testing.assert_array_equal(ssm.predict(c, toks), ssm.get_task("parity").labels(toks))
+    with pytest.raises(ValueError, match=r"tokens: expected token ids in \[0, 1\], received range \[0, 5\]"):
+        ssm.predict(c, np.array([[0, 5, 1]]))
+    with pytest.raises(ValueError, match="chunk: expected an integer >= 1"):
+        ssm.predict(c, np.array([[0, 1, 1]]), chunk=0)             # was ZeroDivisionError
+    with pytest.raises(ValueError, match="max_depth: expected an integer >= 0"):
+        ssm.random_formula(np.random.default_rng(0), max_depth=-1)
+
+
+def test_reflection_shapes_are_named():
+    with pytest.raises(ValueError, match=r"beta: expected shape \(2,\)"):
+        ssm.householder_product(jnp.ones((2, 3)), jnp.ones(3))      # was a lax.scan leading-axis error
+    with pytest.raises(ValueError, match=r"b: expected shape \(4, 3\)"):
+        ssm.reflection_scan(jnp.ones((4, 1, 3)), jnp.ones((4, 1)), jnp.ones((5, 3)))
+    # a single reflection with beta = 2 along e1 flips the first coordinate
+    H = ssm.householder_product(jnp.array([[1.0, 0.0, 0.0]]), jnp.array([2.0]))
+    np.testing.assert_allclose(np.asarray(H), np.diag([-1.0, 1.0, 1.0]), atol=1e-6)
