@@ -22,11 +22,16 @@ from jaxtyping import Array, ArrayLike, Float
 from rdkit import Chem
 from rdkit.Chem import AllChem
 
+from .._validate import check_finite
 from ._fragments import conformer_positions
 
 
 def contact_score(ligand: Float[ArrayLike, "n 3"], pocket: Float[ArrayLike, "m 3"]) -> Float[Array, ""]:
     """Clash + attraction score of ligand positions ``(n, 3)`` against pocket atoms ``(m, 3)``; lower is better."""
+    for name, x in (("ligand", ligand), ("pocket", pocket)):
+        if jnp.ndim(x) != 2 or jnp.shape(x)[-1] != 3:
+            raise ValueError(f"{name}: expected positions of shape (n, 3), received shape {jnp.shape(x)}")
+        check_finite(name, x)
     ligand, pocket = jnp.asarray(ligand), jnp.asarray(pocket)
     d = jnp.sqrt(jnp.sum((ligand[:, None, :] - pocket[None, :, :]) ** 2, -1) + 1e-12)
     return jnp.sum(10.0 * jnp.maximum(0.0, 3.2 - d) ** 2 - jnp.exp(-0.5 * (d - 4.0) ** 2))

@@ -27,6 +27,7 @@ import numpy as np
 from jaxtyping import Array, Float
 from rdkit import Chem
 
+from .._validate import check_int
 from ._datasets import DockingExample, embed_conformer
 from ._fragments import Fragmentation, conformer_positions, fragment_ligand, local_coordinates
 from ._structures import Pocket
@@ -48,6 +49,11 @@ class ComplexSizes(eqx.Module):
     pocket: int = eqx.field(static=True, default=160)
     fragments: int = eqx.field(static=True, default=10)
     dummies: int = eqx.field(static=True, default=18)
+
+    def __check_init__(self):
+        for name in ("ligand", "pocket", "fragments"):
+            check_int(name, getattr(self, name), minimum=1)
+        check_int("dummies", self.dummies, minimum=0)
 
 
 class DockingComplex(eqx.Module):

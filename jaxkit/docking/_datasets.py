@@ -68,6 +68,8 @@ class DockingExample:
 
 def split_of(component_id: str) -> str:
     """'test' / 'val' / 'train' from a stable hash of the id."""
+    if not isinstance(component_id, str) or not component_id.strip():
+        raise ValueError(f"component_id: expected a non-empty string, received {component_id!r}")
     h = int(hashlib.sha256(component_id.encode()).hexdigest(), 16) % 10
     return "test" if h == 0 else ("val" if h == 1 else "train")
 

@@ -13,6 +13,8 @@ from rdkit import Chem
 from rdkit.Chem import rdMolAlign
 from rdkit.Geometry import Point3D
 
+from .._validate import as_float64_numpy, check_nonempty, check_positive
+
 
 def with_positions(mol: Chem.Mol, positions: np.ndarray) -> Chem.Mol:
     """Copy of ``mol`` with a single conformer at ``positions`` ``(n_atoms, 3)``."""
@@ -35,12 +37,21 @@ def symmetric_rmsd(pred: Chem.Mol, ref: Chem.Mol) -> float:
 
 
 def success_rate(rmsds, threshold: float = 2.0, valid=None) -> float:
-    """Fraction of poses with RMSD < ``threshold`` (and PB-valid where ``valid`` is given)."""
-    r = np.asarray(rmsds, dtype=np.float64)
+    """Fraction of poses with RMSD < ``threshold`` Å (and PB-valid where ``valid`` is given). A NaN RMSD stands
+    for a complex that produced no pose and counts as a failure; ``rmsds`` must hold at least one entry."""
+    r = as_float64_numpy("rmsds", rmsds, ndim=1)
+    check_nonempty("rmsds", r)
+    check_positive("threshold", threshold)
+    if np.any(r < 0):
+        raise ValueError(f"rmsds: expected RMSDs >= 0 (NaN for a failed complex), received min {np.nanmin(r)}")
     ok = r < threshold
     if valid is not None:
-        ok &= np.asarray(valid, dtype=bool)
-    return float(ok.mean()) if len(ok) else float("nan")
+        v = np.asarray(valid)
+        if v.shape != r.shape or v.dtype.kind not in "bi":
+            raise ValueError(f"valid: expected {r.shape[0]} booleans (one per RMSD), received shape {v.shape} "
+                             f"dtype {v.dtype}")
+        ok &= v.astype(bool)
+    return float(ok.mean())
 
 
 def posebusters_valid(pred: Chem.Mol, protein_pdb) -> tuple[bool, dict]:

@@ -84,6 +84,9 @@ def _components(n_atoms: int, edges: list[tuple[int, int]]) -> np.ndarray:
 def fragment_labels(mol: Chem.Mol, cut_bonds: tuple[int, ...] | list[int]) -> np.ndarray:
     """Fragment index of every atom after removing ``cut_bonds`` (fragments numbered by smallest atom)."""
     cut = set(int(b) for b in cut_bonds)
+    bad = sorted(b for b in cut if not 0 <= b < mol.GetNumBonds())
+    if bad:
+        raise ValueError(f"cut_bonds: expected bond indices in [0, {mol.GetNumBonds()}), received {bad}")
     edges = [
         (b.GetBeginAtomIdx(), b.GetEndAtomIdx()) for b in mol.GetBonds() if b.GetIdx() not in cut
     ]

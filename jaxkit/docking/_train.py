@@ -32,6 +32,7 @@ from jaxkit.train import (
     track_ema,
 )
 
+from .._validate import check_choice, check_int, check_positive, check_range
 from ._complex import ComplexSizes, DockingComplex, example_complex, stack_complexes
 from ._datasets import DockingExample
 from ._dock import batch_loss, docking_process
@@ -59,6 +60,15 @@ class ModelConfig:
     pocket: int = 160
     fragments: int = 10
     dummies: int = 18
+
+    def __post_init__(self):
+        for name in ("width", "depth", "n_rbf", "k_pocket", "ligand", "pocket", "fragments"):
+            check_int(name, getattr(self, name), minimum=1)
+        check_int("pocket_depth", self.pocket_depth, minimum=0)
+        check_int("dummies", self.dummies, minimum=0)
+        check_positive("cutoff", self.cutoff)
+        check_positive("trans_sigma_max", self.trans_sigma_max)
+        check_choice("translation", self.translation, ("ve", "vp"))
 
     def sizes(self, pocket: int | None = None) -> ComplexSizes:
         return ComplexSizes(self.ligand, self.pocket if pocket is None else pocket, self.fragments, self.dummies)
@@ -90,6 +100,18 @@ class TrainConfig:
     log_every: int = 25
     checkpoint_every: int = 200
     extra: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        for name in ("n_steps", "batch_size", "log_every"):
+            check_int(name, getattr(self, name), minimum=1)
+        check_int("checkpoint_every", self.checkpoint_every, minimum=0)
+        check_positive("lr", self.lr)
+        check_range("final_lr_fraction", self.final_lr_fraction, 0.0, 1.0)
+        check_positive("weight_decay", self.weight_decay, strict=False)
+        check_positive("clip", self.clip)
+        if self.ema_decay is not None:
+            check_range("ema_decay", self.ema_decay, 0.0, 1.0)
+        check_positive("t_power", self.t_power)
 
 
 def build_model(config: ModelConfig, key: PRNGKeyArray) -> FragmentScoreModel:

@@ -63,3 +63,50 @@ def test_multi_molecule_sdf_is_rejected_unless_a_record_is_chosen(tmp_path):
     with pytest.raises(StructureError, match=rf"index {n} is outside the {n} records"):
         load_ligand(path, index=n)
     assert load_ligand(PB / "1ia1" / "1ia1_ligand.sdf").GetNumAtoms() > 10  # a one-record file still loads
+
+
+def test_reprobe_silent_results_now_raise():
+    """Issue 20 re-probe: each of these returned a plausible number (or a useless object) before."""
+    from jaxkit.docking import (
+        ComplexSizes,
+        ModelConfig,
+        TrainConfig,
+        contact_score,
+        fragment_labels,
+        split_of,
+        success_rate,
+    )
+
+    # success_rate: NaN is a failed complex (documented), an empty list, a threshold <= 0, mismatched `valid`
+    assert success_rate([1.0, float("nan"), 3.0]) == pytest.approx(1 / 3)
+    assert success_rate([1.0, 1.5], valid=[True, False]) == 0.5
+    with pytest.raises(ValueError, match="rmsds"):
+        success_rate([])
+    with pytest.raises(ValueError, match="rmsds"):
+        success_rate([1.0, -0.5])
+    with pytest.raises(ValueError, match="threshold"):
+        success_rate([1.0], threshold=-1.0)
+    with pytest.raises(ValueError, match="valid"):
+        success_rate([1.0, 2.0], valid=[True])
+    # configurations with sizes that cannot work
+    with pytest.raises(ValueError, match="ligand"):
+        ComplexSizes(ligand=0)
+    with pytest.raises(ValueError, match="width"):
+        ModelConfig(width=0)
+    with pytest.raises(ValueError, match="batch_size"):
+        TrainConfig(batch_size=0)
+    with pytest.raises(ValueError, match="lr"):
+        TrainConfig(lr=-1e-3)
+    assert ComplexSizes(dummies=0).dummies == 0  # a rigid ligand has no dummy atoms
+    with pytest.raises(ValueError, match="component_id"):
+        split_of("")
+    lig, poc = np.zeros((3, 3)), np.ones((4, 3))
+    assert np.isfinite(float(contact_score(lig, poc)))
+    with pytest.raises(ValueError, match="ligand"):
+        contact_score(np.full((3, 3), np.nan), poc)
+    with pytest.raises((ValueError, TypeError), match="pocket"):  # the test suite's jaxtyping hook names it first
+        contact_score(lig, np.ones((4, 2)))
+    mol = Chem.MolFromSmiles("CCO")
+    assert list(fragment_labels(mol, (0,))) == [0, 1, 1]
+    with pytest.raises(ValueError, match="cut_bonds"):
+        fragment_labels(mol, (99,))
