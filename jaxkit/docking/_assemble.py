@@ -11,7 +11,7 @@ $$ \min_{\theta}\; \min_{R, t}\; \sqrt{\tfrac{1}{n} \sum_a \lVert R\, x_a(\theta
 where $x_a(\theta)$ is the conformer with each torsion $k$ rotated by $\theta_k$ about its bond (the atoms on one
 side of the bond turn; Rodrigues' formula, the same move as RDKit's ``rdMolTransforms.SetDihedralRad``). The
 inner minimum is the Kabsch solution, in closed form from the singular values $s_1 \ge s_2 \ge s_3$ of the
-cross-covariance $H = \bar X^\top \bar Y$ of the centred positions:
+cross-covariance $H = \bar X^\top \bar Y$ of the centered positions:
 $n\,\mathrm{RMSD}^2 = \lVert \bar X \rVert^2 + \lVert \bar Y \rVert^2 - 2 (s_1 + s_2 + \operatorname{sign}(\det H)\, s_3)$.
 The outer minimum over $\theta$ is found by a greedy scan of each torsion on a grid (``scan_points``, ``sweeps``
 passes; DiffDock optimizes torsions one at a time too), from the unchanged conformer and from ``restarts`` random

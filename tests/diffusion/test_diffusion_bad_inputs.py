@@ -105,7 +105,7 @@ def test_reprobe_silent_results_now_raise():
         dm.dsm_loss(lambda x, t: x * 0, dm.VPSchedule(), x0, KEY, t_min=2.0)
     with pytest.raises(ValueError, match="center: expected a shape that broadcasts with x"):
         dm.normalize(x0, jnp.zeros(5))
-    # the valid neighbours still work: score at t > 0 and the closed form of the DDPM posterior mean
+    # the valid neighbors still work: score at t > 0 and the closed form of the DDPM posterior mean
     np.testing.assert_allclose(dm.eps_to_score(dm.VPSchedule(), x0, 0.5),
                                -1.0 / dm.marginal_coefs(dm.VPSchedule(), 0.5)[1] * np.ones((4, 2)), rtol=1e-6)
     ab, abp, b = (float(a[3]) for a in (SCHED.alpha_bars, SCHED.alpha_bars_prev, SCHED.betas))
