@@ -38,6 +38,8 @@ def docking_process(translation: Literal["ve", "vp"] = "ve", trans_sigma_max: fl
     """The SE(3)^N process used for docking (see the module docstring); ``trans_sigma_max`` in units of 2.7 Å."""
     if translation not in ("ve", "vp"):
         raise ValueError(f"translation: expected 've' or 'vp', received {translation!r}")
+    if not trans_sigma_max > 0.05:
+        raise ValueError(f"trans_sigma_max: expected a value > 0.05 (the schedule's sigma_min), received {trans_sigma_max!r}")
     trans = dm.VESchedule(0.05, trans_sigma_max) if translation == "ve" else dm.VPSchedule(0.1, 20.0)
     return dm.SE3Diffusion(rot=dm.VESchedule(0.1, 1.5), trans=trans, parametrization="eps")
 

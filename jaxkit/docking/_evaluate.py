@@ -33,7 +33,11 @@ def with_positions(mol: Chem.Mol, positions: np.ndarray) -> Chem.Mol:
 
 def symmetric_rmsd(pred: Chem.Mol, ref: Chem.Mol) -> float:
     """Heavy-atom RMSD between two poses of the same ligand, minimized over graph symmetries, no alignment."""
-    return float(rdMolAlign.CalcRMS(Chem.RemoveAllHs(pred), Chem.RemoveAllHs(ref)))
+    try:
+        return float(rdMolAlign.CalcRMS(Chem.RemoveAllHs(pred), Chem.RemoveAllHs(ref)))
+    except RuntimeError as e:  # RDKit: "No sub-structure match found between the reference and probe mol"
+        raise ValueError(f"pred, ref: expected two poses of the same ligand, received {Chem.MolToSmiles(pred)!r} "
+                         f"and {Chem.MolToSmiles(ref)!r} ({e})") from None
 
 
 def success_rate(rmsds, threshold: float = 2.0, valid=None) -> float:

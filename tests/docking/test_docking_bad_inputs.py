@@ -110,3 +110,12 @@ def test_reprobe_silent_results_now_raise():
     assert list(fragment_labels(mol, (0,))) == [0, 1, 1]
     with pytest.raises(ValueError, match="cut_bonds"):
         fragment_labels(mol, (99,))
+
+
+def test_reprobe_cryptic_errors_name_the_argument():
+    from jaxkit.docking import docking_process, ligand_from_smiles, symmetric_rmsd
+
+    with pytest.raises(ValueError, match="pred, ref"):
+        symmetric_rmsd(ligand_from_smiles("CCO"), ligand_from_smiles("CCN"))
+    with pytest.raises(ValueError, match="trans_sigma_max"):
+        docking_process(trans_sigma_max=-1.0)
