@@ -12,7 +12,7 @@ from typing import Any
 
 import jax
 import numpy as np
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
 from jaxkit._validate import check_int
 
@@ -20,14 +20,17 @@ DATA_AXIS = "data"
 
 
 def data_mesh(n_devices: int | None = None, axis: str = DATA_AXIS) -> Mesh:
-    """A 1-D mesh over the first ``n_devices`` global devices (default: all of them)."""
+    """A 1-D mesh over the first ``n_devices`` global devices (default: all of them), with an ``Auto`` axis:
+    ``jax.jit`` propagates the batch sharding (GSPMD), so model code needs no sharding annotations. (JAX >= 0.7
+    makes ``Explicit`` axes by default, under which an op mixing the sharded batch with an unsharded array, e.g.
+    the grid coordinates an FNO concatenates, fails outside a ``jax.sharding.use_mesh`` context.)"""
     n_all = jax.device_count()
     if n_devices is not None:
         check_int("n_devices", n_devices, minimum=1)
     n = n_all if n_devices is None else int(n_devices)
     if not 1 <= n <= n_all:
         raise ValueError(f"n_devices: expected 1..{n_all} (the devices available), received {n_devices}")
-    return jax.make_mesh((n,), (axis,), devices=jax.devices()[:n])
+    return jax.make_mesh((n,), (axis,), axis_types=(AxisType.Auto,), devices=jax.devices()[:n])
 
 
 def replicate(tree: Any, mesh: Mesh) -> Any:

@@ -46,13 +46,26 @@ STEP_SCRIPT = textwrap.dedent(
     fit_diff = max(float(jnp.max(jnp.abs(a - b))) for a, b in
                    zip(jax.tree_util.tree_leaves(eqx.filter(r1.model, eqx.is_array)),
                        jax.tree_util.tree_leaves(eqx.filter(r8.model, eqx.is_array))))
+    # an FNO (its forward concatenates grid coordinates, an unsharded array, to the sharded batch)
+    from jaxkit.operators import FNO, relative_l2
+    fno = FNO(1, 1, 4, 8, 2, key=jax.random.key(3))
+    fb = (jax.random.normal(jax.random.key(4), (8, 1, 16)), jax.random.normal(jax.random.key(5), (8, 1, 16)))
+    fopt = optax.adam(1e-2)
+    fstep = make_train_step(lambda m, b, k: relative_l2(jax.vmap(m)(b[0]), b[1]), fopt)
+    fparams = eqx.filter(fno, eqx.is_inexact_array)
+    f1, _, fl1, _ = fstep(fno, fopt.init(fparams), fb, jax.random.key(1))
+    f8, _, fl8, _ = fstep(replicate(fno, mesh), replicate(fopt.init(fparams), mesh), shard_batch(fb, mesh),
+                          jax.random.key(1))
+    fno_diff = max(float(jnp.max(jnp.abs(a - b))) for a, b in
+                   zip(jax.tree_util.tree_leaves(eqx.filter(f1, eqx.is_array)),
+                       jax.tree_util.tree_leaves(eqx.filter(f8, eqx.is_array))))
     try:
         shard_batch({"x": x[:30]}, mesh)
         err = None
     except ValueError as e:
         err = str(e)
     json.dump({"max_diff": max(diffs), "loss_diff": abs(float(l1) - float(l8)), "fit_diff": fit_diff,
-               "error": err}, open(sys.argv[1], "w"))
+               "fno_diff": fno_diff, "fno_loss_diff": abs(float(fl1) - float(fl8)), "error": err}, open(sys.argv[1], "w"))
     """
 )
 
@@ -67,6 +80,7 @@ def test_eight_device_step_matches_single_device(tmp_path, subprocess_env, pytho
     assert res["max_diff"] < 1e-5, res
     assert res["loss_diff"] < 1e-6, res
     assert res["fit_diff"] < 1e-5, res
+    assert res["fno_diff"] < 1e-5 and res["fno_loss_diff"] < 1e-6, res
     assert res["error"] is not None and "not divisible" in res["error"] and "30" in res["error"], res
 
 
