@@ -15,7 +15,10 @@ real DFTs (GEMMs, ``_spectral._rdft_kept``/``_irdft_kept``) and mixed, ``out[o,k
 batched GEMMs over the modes; pointwise maps are per-sample batched GEMMs (:func:`_per_sample`). Written so that
 under ``jax.vmap`` XLA:CPU never copies or transposes the hidden field. **GPU/TPU**: ``rfftn``/``irfftn`` and
 :func:`mode_mix`, i.e. ``kernels.spectral_mix`` (Pallas). RNO's full-band local branch uses ``rfftn`` on both.
-Complex weights are stored as real/imaginary planes (``weight_re``, ``weight_im``) so that every parameter is real.
+Complex weights are stored as real/imaginary planes (``weight_re``, ``weight_im``) so that every parameter is real,
+mode-major, ``(*kept, I, O)``: the layout in which the CPU path's per-mode GEMMs read the weights and produce their
+gradients, so the optimizer reads them contiguously (stored ``(I, O, *kept)``, the gradient arrived transposed and
+XLA re-read it with strides in each of Adam's fused updates: 26% of a 2-D RNO training step).
 Both layers are resolution-consistent: the kept wavenumbers are fixed integers ``q``, independent of the grid size,
 so a band-limited input sampled at ``n`` and ``2n`` gives the same output on the common points.
 """
@@ -66,6 +69,11 @@ def mode_mix(x: Array, w: Array) -> Array:
 
 def _complex(re: Array, im: Array) -> Array:
     return jax.lax.complex(re, im)
+
+
+def _io_major(w: Array) -> Array:
+    """Stored mode-major weights ``(*kept, I, O)`` in the layout of ``kernels.spectral_mix``, ``(I, O, *kept)``."""
+    return jnp.moveaxis(w, (-2, -1), (0, 1))
 
 
 def _check_resolution(grid: Sequence[int], modes: Sequence[int], name: str = "u") -> None:
@@ -166,17 +174,17 @@ def _use_dft() -> bool:
 
 
 def _mix_kept(x: Array, w_re: Array, w_im: Array) -> Array:
-    """``out[o, k] = Σ_i x[i, k] w[i, o, k]`` on planes: ``x`` ``(I, 2, *kept)``, ``w = w_re + i w_im``
-    ``(I, O, *kept)`` -> ``(O, 2, *kept)``.
+    """``out[o, k] = Σ_i x[i, k] w[k, i, o]`` on planes: ``x`` ``(I, 2, *kept)``, ``w = w_re + i w_im``
+    ``(*kept, I, O)`` -> ``(O, 2, *kept)``.
 
     Four real batched GEMMs over the kept modes (``Re = x_r w_r - x_i w_i``, ``Im = x_r w_i + x_i w_r``); the
-    weights are read in their stored layout (XLA moves the mode axes to the front once) and the batch of
+    weights are read, and their gradients written, in their stored mode-major layout, and the batch of
     ``jax.vmap`` rides along as a free axis.
     """
     d = w_re.ndim - 2
-    dims = (((0,), (0,)), (tuple(range(1, d + 1)), tuple(range(2, d + 2))))
+    dims = (((0,), (d,)), (tuple(range(1, d + 1)), tuple(range(d))))
 
-    def mm(xp: Array, wp: Array) -> Array:  # (I, *kept) x (I, O, *kept) -> (*kept, O)
+    def mm(xp: Array, wp: Array) -> Array:  # (I, *kept) x (*kept, I, O) -> (*kept, O)
         return jax.lax.dot_general(xp, wp.astype(x.dtype), dims, precision=jax.lax.Precision.HIGHEST)
 
     xr, xi = x[:, 0], x[:, 1]
@@ -185,15 +193,15 @@ def _mix_kept(x: Array, w_re: Array, w_im: Array) -> Array:
 
 
 def spectral_conv(
-    u: Float[Array, "cin *grid"], weight_re: Float[Array, "cin cout *kept"], weight_im: Float[Array, "cin cout *kept"]
+    u: Float[Array, "cin *grid"], weight_re: Float[Array, "*kept cin cout"], weight_im: Float[Array, "*kept cin cout"]
 ) -> Float[Array, "cout *grid"]:
-    """FNO Fourier layer on one sample ``u`` ``(I, *grid)``; weights ``(I, O, 2m_1, ..., 2m_{d-1}, m_d)``.
+    """FNO Fourier layer on one sample ``u`` ``(I, *grid)``; weights ``(2m_1, ..., 2m_{d-1}, m_d, I, O)``.
 
     ``y = irfftn(P_K(W û))``. On CPU the kept modes are computed by truncated real DFTs (GEMMs, ``_rdft_kept`` /
     ``_irdft_kept``) and mixed by one real batched GEMM over the modes; on GPU/TPU by ``rfftn`` and
     ``kernels.spectral_mix``. Same maths either way.
     """
-    modes = _modes_from_kept(weight_re.shape[2:])
+    modes = _modes_from_kept(weight_re.shape[:-2])
     grid = u.shape[1:]
     _check_resolution(grid, modes)
     if _use_dft():
@@ -204,7 +212,7 @@ def spectral_conv(
 def _spectral_conv_fft(u: Array, w: Array, modes: Sequence[int]) -> Array:
     grid = u.shape[1:]
     kept = _gather_modes(_rfftn(u), modes)
-    mixed = mode_mix(kept, w)
+    mixed = mode_mix(kept, _io_major(w))
     return _irfftn(_scatter_modes(mixed, grid, modes), grid).astype(u.dtype)
 
 
@@ -219,20 +227,20 @@ def _riesz_weight(
     """Fold the directional mixer into the per-mode weights, ``W'(k)_io = (α₀ + Σ_j w_j m_j(k))_i W(k)_io``;
     returns the real and imaginary planes of ``W'``."""
     d = len(modes)
-    c_in = w_re.shape[0]
+    c_in = w_re.shape[-2]
     mk = kept_riesz_multipliers(modes, order, lengths)  # (J, *kept) complex, static
-    a = alpha if alpha.ndim > 1 else alpha.reshape((c_in,) + (1,) * d)
-    wd = w_dir if w_dir.ndim > 2 else w_dir.reshape(w_dir.shape + (1,) * d)
-    f_re = a + jnp.sum(wd * jnp.asarray(mk.real, wd.dtype)[:, None], axis=0)  # (I, *kept)
-    f_im = jnp.sum(wd * jnp.asarray(mk.imag, wd.dtype)[:, None], axis=0)
-    f_re, f_im = f_re[:, None], f_im[:, None]
+    mk = np.moveaxis(mk, 0, -1)[..., None, :]  # (*kept, 1, J)
+    a = alpha[..., None] if alpha.ndim > 1 else alpha.reshape((1,) * d + (c_in, 1))  # (*kept | 1s, I, 1)
+    wd = w_dir if w_dir.ndim > 2 else w_dir.T.reshape((1,) * d + (c_in, w_dir.shape[0]))  # (*kept | 1s, I, J)
+    f_re = a + jnp.sum(wd * jnp.asarray(mk.real, wd.dtype), axis=-1, keepdims=True)  # (*kept, I, 1)
+    f_im = jnp.sum(wd * jnp.asarray(mk.imag, wd.dtype), axis=-1, keepdims=True)
     return f_re * w_re - f_im * w_im, f_re * w_im + f_im * w_re
 
 
 def _mix_modes(kept: Array, w_re: Array, w_im: Array) -> Array:
     """Complex ``Σ_i kept_i w_io`` per mode: real planes and batched GEMMs on CPU, ``kernels.spectral_mix`` else."""
     if not _use_dft():
-        return mode_mix(kept, _complex(w_re, w_im))
+        return mode_mix(kept, _io_major(_complex(w_re, w_im)))
     planes = jnp.stack([jnp.real(kept), jnp.imag(kept)], axis=1)  # (I, 2, *kept)
     out = _mix_kept(planes, w_re, w_im)
     return jax.lax.complex(out[:, 0], out[:, 1])
@@ -240,8 +248,8 @@ def _mix_modes(kept: Array, w_re: Array, w_im: Array) -> Array:
 
 def riesz_spectral_conv(
     u: Float[Array, "cin *grid"],
-    weight_re: Float[Array, "cin cout *kept"] | None,
-    weight_im: Float[Array, "cin cout *kept"] | None,
+    weight_re: Float[Array, "*kept cin cout"] | None,
+    weight_im: Float[Array, "*kept cin cout"] | None,
     alpha: Float[Array, "..."] | None,
     w_dir: Float[Array, "..."] | None,
     local_weight: Float[Array, "dirs cout cin"] | None,
@@ -253,7 +261,8 @@ def riesz_spectral_conv(
     """RNO Riesz layer on one sample ``u`` ``(I, *grid)``.
 
     Global branch (if ``weight_re`` is given): ``W(k) (α₀ + Σ_j w_j m_j(k)) û(k)`` on the kept modes, with
-    ``alpha`` of shape ``(I,)`` or ``(I, *kept)`` and ``w_dir`` of shape ``(n_dirs, I)`` or ``(n_dirs, I, *kept)``.
+    ``alpha`` of shape ``(I,)`` or ``(*kept, I)`` and ``w_dir`` of shape ``(n_dirs, I)`` or ``(*kept, I, n_dirs)``
+    (per mode).
     Local branch (if ``local_weight`` ``(n_dirs, O, I)`` is given): ``Σ_j L_j R_j u`` over the full band.
 
     The mixer is folded into the weights (``W'_io = (α₀ + Σ_j w_j m_j)_i W_io``, same product). Global only: the
@@ -361,7 +370,7 @@ def _init_spectral(key: PRNGKey, c_in: int, c_out: int, modes: tuple[int, ...]) 
     kept = tuple(2 * m for m in modes[:-1]) + (modes[-1],)
     k1, k2 = jax.random.split(key)
     scale = 1.0 / (c_in * c_out)
-    shape = (c_in, c_out, *kept)
+    shape = (*kept, c_in, c_out)
     return scale * jax.random.uniform(k1, shape), scale * jax.random.uniform(k2, shape)
 
 
@@ -441,9 +450,8 @@ class RieszSpectralConv(eqx.Module):
         kept = tuple(2 * m for m in self.modes[:-1]) + (self.modes[-1],)
         if branch in ("mix", "global"):
             self.weight_re, self.weight_im = _init_spectral(k_spec, in_channels, out_channels, self.modes)
-            a_shape = (in_channels, *kept) if per_mode else (in_channels,)
-            self.alpha = jnp.ones(a_shape)
-            self.w_dir = jnp.zeros((n_dirs, *a_shape))
+            self.alpha = jnp.ones((*kept, in_channels) if per_mode else (in_channels,))
+            self.w_dir = jnp.zeros((*kept, in_channels, n_dirs) if per_mode else (n_dirs, in_channels))
         else:
             self.weight_re = self.weight_im = self.alpha = self.w_dir = None
         if branch in ("mix", "local"):
