@@ -184,3 +184,30 @@ def test_gelu_is_the_exact_gelu():
     got = jax.vmap(jax.value_and_grad(gelu))(x32)
     np.testing.assert_allclose(np.asarray(got[0]), np.asarray(ref[0]), atol=2e-6)
     np.testing.assert_allclose(np.asarray(got[1]), np.asarray(ref[1]), atol=2e-6)
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_local_branch_is_pointwise_mixing_of_numpy_riesz_transforms_float64(order):
+    """RNO's local branch ``Σ_j L_j R_j u`` against NumPy in float64: the Riesz transforms by ``numpy.fft`` with the
+    multipliers written out here (``-i k_j/|k|``, or ``-k_a k_b/|k|²`` for pairs a <= b), Nyquist planes of odd
+    multipliers zeroed, then an einsum over channels."""
+    shape, c_in = (8, 6), 3
+    with jax.enable_x64(True):
+        layer = _f64(randomize(RieszSpectralConv(c_in, 2, (2, 2), order=order, branch="local", key=KEY),
+                               jax.random.key(3)))
+        u = np.random.default_rng(4).normal(size=(c_in, *shape))
+        got = np.asarray(layer(jnp.asarray(u)))
+    k = np.meshgrid(np.fft.fftfreq(8, 1 / 8), np.fft.rfftfreq(6, 1 / 6), indexing="ij")
+    k = [2 * np.pi * kk for kk in k]
+    norm = np.sqrt(k[0] ** 2 + k[1] ** 2)
+    norm[0, 0] = 1.0
+    nyq = [np.abs(k[0]) == 2 * np.pi * 4, np.abs(k[1]) == 2 * np.pi * 3]
+    if order == 1:
+        mult = [np.where(nyq[j], 0, -1j * k[j] / norm) for j in range(2)]
+    else:
+        mult = [np.where((nyq[a] | nyq[b]) if a != b else False, 0, -k[a] * k[b] / norm**2)
+                for a, b in ((0, 0), (0, 1), (1, 1))]
+    uh = np.fft.rfftn(u, axes=(1, 2))
+    r = np.stack([np.fft.irfftn(m * uh, s=shape, axes=(1, 2)) for m in mult])  # (J, I, *shape)
+    want = np.einsum("joi,ji...->o...", np.asarray(layer.local_weight), r)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
