@@ -2,7 +2,7 @@
 
 dock:  ``--protein P.pdb --ligand L.sdf|SMILES (--ref-ligand R.sdf | --center x y z [--size s]) [--model M]
        --out poses.sdf [--n-samples 40] [--steps 30] [--seed 0] [--no-rank] [--assemble none|conformer_matching]
-       [--ranking vinardo|consensus]``. Writes one SDF record per pose,
+       [--ranking vinardo|vinardo_minimized|consensus]``. Writes one SDF record per pose,
        best first, with the fields ``rank``, ``sample``, ``vinardo_kcal_mol``, ``pb_valid``, ``bond_gap_A``,
        ``failed_checks``. Without ``--model`` the model shipped with the package is used.
 train: ``--data DIR`` (folders ``<id>/<id>_protein.pdb`` + ``<id>/<id>_ligand.sdf``) and/or ``--ccd N`` (CCD
@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from ._api import RANKINGS
 from ._train import SHIPPED_MODEL
 
 
@@ -41,8 +42,9 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--assemble", choices=("none", "conformer_matching"), default="conformer_matching",
                    help="turn each sample into the RDKit conformer fitted to it (conformer_matching, default: "
                         "chosen on CCD validation complexes) or keep the sampled fragments (none)")
-    d.add_argument("--ranking", choices=("vinardo", "consensus"), default="vinardo",
-                   help="order of PoseBusters-valid poses: Vinardo energy or sample consensus")
+    d.add_argument("--ranking", choices=RANKINGS, default="vinardo",
+                   help="order of PoseBusters-valid poses: Vinardo energy (as sampled, or after Vina's local "
+                   "minimization of each pose) or sample consensus")
     t = sub.add_parser("train", help="train a docking model")
     t.add_argument("--data", default=None, help="folder of complexes <id>/<id>_protein.pdb + <id>/<id>_ligand.sdf")
     t.add_argument("--ccd", type=int, default=0, help="number of CCD pseudo-pocket training ligands")

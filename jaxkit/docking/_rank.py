@@ -4,13 +4,16 @@
   box around the pocket center; the receptor is prepared by ``meeko`` (:func:`prepare_receptor`, standard amino
   acids only; residues meeko cannot build are deleted) or, for pseudo-pockets, written directly as PDBQT with
   element types (C, NA, OA, SA). Ligand poses get hydrogens placed by RDKit and are written by meeko; the score
-  is the pose's energy as is (``Vina.score``, no local optimization).
+  is the pose's energy as is (``Vina.score``, SigmaDock's ``--score_only``) or, with :meth:`VinardoScorer.minimize`,
+  after Vina's local BFGS optimization of the pose in the maps (rigid motion and the rotatable torsions of meeko's
+  torsion tree; bond lengths, angles and rings fixed; GNINA/smina ``--minimize``).
 - :func:`pose_checks`: the PoseBusters ``dock`` checks (molecule + protein; no reference pose, so no leakage) or,
   without a protein file, the ``mol`` checks.
 - :func:`rank_poses`: poses whose bond gap exceeds ``max_gap`` (fragments not reassembled) are invalid without
   calling PoseBusters; the rest are scored by Vinardo and checked in energy order until one passes (at most
   ``pb_budget`` checks, or all with ``pb_budget=None``). Order: valid poses by energy, then unchecked ones by
-  energy, then invalid ones by energy. ``order="consensus"`` replaces the energy by the confidence-free consensus
+  energy, then invalid ones by energy. ``minimize=True`` first replaces every pose by its Vina-minimized pose
+  and ranks by the minimized energy. ``order="consensus"`` replaces the energy by the confidence-free consensus
   score of :func:`consensus_counts` (most other samples within 2 Å first; no Vinardo, ``scorer`` may be None).
 - :func:`consensus_counts`: for each pose, the number of other poses within ``threshold`` Å RMSD (atom order, no
   alignment) and its mean RMSD to the others: the pose in the densest cluster of samples is the mode estimate.
@@ -116,6 +119,34 @@ class VinardoScorer:
         self.vina.set_ligand_from_string(_ligand_pdbqt(Chem.RemoveHs(probe)))
         self.vina.compute_vina_maps(center=self.center, box_size=[self.box] * 3)
 
+    def minimize(self, mol: Chem.Mol, *, max_steps: int = 0) -> tuple[Chem.Mol, float]:
+        """Vina's local optimization of the pose (``Vina.optimize``; ``max_steps=0``: Vina's default
+        ``(25 + n_movable_atoms)/3`` BFGS steps): returns the minimized pose (a copy of ``mol``'s heavy atoms in
+        their order, hydrogens re-added where ``mol`` has them) and its total Vinardo energy; ``(mol, inf)`` where
+        Vina cannot type or place the pose (e.g. an atom outside the maps' box)."""
+        from meeko import PDBQTMolecule, RDKitMolCreate
+
+        try:
+            self.vina.set_ligand_from_string(_ligand_pdbqt(mol))
+            energy = float(self.vina.optimize(max_steps=int(max_steps))[0])
+            with tempfile.TemporaryDirectory(prefix="jaxkit_min_") as work:
+                path = Path(work) / "pose.pdbqt"
+                self.vina.write_pose(str(path), overwrite=True)
+                out = RDKitMolCreate.from_pdbqt_mol(PDBQTMolecule.from_file(str(path), skip_typing=True))[0]
+        except (RuntimeError, ValueError, KeyError, TypeError, IndexError):  # untypable / outside the box: ranked last
+            return mol, float("inf")
+        heavy = Chem.RemoveHs(mol)
+        out = Chem.RemoveHs(out) if out is not None else None
+        match = out.GetSubstructMatch(heavy) if out is not None else ()
+        if len(match) != heavy.GetNumAtoms() or not np.isfinite(energy):
+            return mol, float("inf")
+        x = out.GetConformer().GetPositions()[list(match)]
+        res = Chem.Mol(heavy)
+        conf = res.GetConformer()
+        for i, p in enumerate(x):
+            conf.SetAtomPosition(i, p.tolist())
+        return (Chem.AddHs(res, addCoords=True) if mol.GetNumAtoms() != heavy.GetNumAtoms() else res), energy
+
     def score(self, mol: Chem.Mol) -> float:
         """Total Vinardo energy of the pose (inter + intra); ``inf`` where Vina cannot score it."""
         try:
@@ -178,13 +209,21 @@ def rank_poses(
     max_gap: float = 0.6,
     pb_budget: int | None = 8,
     order: Literal["vinardo", "consensus"] = "vinardo",
+    minimize: bool = False,
 ) -> list[RankedPose]:
-    """Rank poses (see the module docstring); returns them best first with ``rank`` set."""
+    """Rank poses (see the module docstring); returns them best first with ``rank`` set (``RankedPose.mol`` is
+    the minimized pose with ``minimize=True``)."""
     if order not in ("vinardo", "consensus"):
         raise ValueError(f"order: expected 'vinardo' or 'consensus', received {order!r}")
+    if minimize and (order != "vinardo" or scorer is None):
+        raise ValueError("minimize: Vina minimization needs order='vinardo' and a scorer, received "
+                         f"order={order!r}, scorer={type(scorer).__name__}")
     poses = []
     for i, (m, g) in enumerate(zip(mols, gaps)):
-        e = scorer.score(m) if (scorer is not None and order == "vinardo") else float("nan")
+        if minimize and float(g) <= max_gap:
+            m, e = scorer.minimize(m)
+        else:
+            e = scorer.score(m) if (scorer is not None and order == "vinardo") else float("nan")
         broken = float(g) > max_gap
         poses.append(RankedPose(i, m, e, float(g), False if broken else None, ["bond_gap"] if broken else []))
     if order == "consensus":

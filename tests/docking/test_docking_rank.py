@@ -1,0 +1,53 @@
+"""Ranking: Vina's local minimization of a pose (rigid motion + torsions) against the pose it started from."""
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation
+
+from jaxkit.docking._datasets import posebusters_complexes
+from jaxkit.docking._evaluate import symmetric_rmsd, with_positions
+from jaxkit.docking._rank import make_scorer, rank_poses
+
+
+@pytest.fixture(scope="module")
+def complex_and_scorer(tmp_path_factory):
+    ex = posebusters_complexes(("1ia1",))[0]
+    scorer = make_scorer(ex.pocket, None, workdir=tmp_path_factory.mktemp("rank"))  # pocket atoms as the receptor
+    return ex, scorer
+
+
+def _bond_lengths(mol):
+    x = mol.GetConformer().GetPositions()
+    return np.array([np.linalg.norm(x[b.GetBeginAtomIdx()] - x[b.GetEndAtomIdx()]) for b in mol.GetBonds()])
+
+
+def test_minimization_lowers_the_energy_keeps_the_bonds_and_moves_a_perturbed_pose_back(complex_and_scorer):
+    ex, scorer = complex_and_scorer
+    ref = with_positions(ex.mol, ex.reference_positions)
+    x = ex.reference_positions
+    c = x.mean(0)
+    moved = (x - c) @ Rotation.from_euler("z", 15, degrees=True).as_matrix().T + c + np.array([0.8, -0.6, 0.5])
+    pose = with_positions(ex.mol, moved)
+    start_rmsd = symmetric_rmsd(pose, ref)
+    e0 = scorer.score(pose)
+    out, e1 = scorer.minimize(pose)
+    assert np.isfinite(e0) and np.isfinite(e1)
+    assert e1 < e0 - 0.5, (e0, e1)  # BFGS from a displaced pose must go downhill
+    assert out.GetNumAtoms() == pose.GetNumAtoms()
+    assert [a.GetAtomicNum() for a in out.GetAtoms()] == [a.GetAtomicNum() for a in pose.GetAtoms()]
+    # Vina moves the pose rigidly and along rotatable torsions only: every bond keeps its length
+    np.testing.assert_allclose(_bond_lengths(out), _bond_lengths(pose), atol=0.02)
+    assert symmetric_rmsd(out, ref) < start_rmsd, (symmetric_rmsd(out, ref), start_rmsd)  # towards the crystal
+    assert abs(scorer.score(out) - e1) < 0.05 * abs(e1) + 0.1  # the returned pose is the one Vina scored
+
+
+def test_pose_outside_the_maps_is_ranked_last_and_bad_combinations_raise(complex_and_scorer):
+    ex, scorer = complex_and_scorer
+    far = with_positions(ex.mol, ex.reference_positions + 100.0)
+    out, e = scorer.minimize(far)
+    assert e == float("inf") and out is far
+    near = with_positions(ex.mol, ex.reference_positions + 0.3)
+    ranked = rank_poses([far, near], [0.0, 0.0], scorer, None, pb_budget=None, minimize=True)
+    assert [p.index for p in ranked] == [1, 0] and np.isfinite(ranked[0].vinardo)
+    with pytest.raises(ValueError, match="minimize"):
+        rank_poses([near], [0.0], None, None, order="consensus", minimize=True)
