@@ -3,7 +3,8 @@
 dock:  ``--protein P.pdb --ligand L.sdf|SMILES (--ref-ligand R.sdf | --center x y z [--size s]) [--model M]
        --out poses.sdf [--n-samples 40] [--steps 30] [--seed 0] [--no-rank] [--assemble none|conformer_matching]
        [--ranking vinardo|vinardo_minimized|consensus]``. Writes one SDF record per pose,
-       best first, with the fields ``rank``, ``sample``, ``vinardo_kcal_mol``, ``pb_valid``, ``bond_gap_A``,
+       best first, with the fields ``rank``, ``sample``, ``vinardo_kcal_mol`` (after minimization with the default
+       ranking), ``pb_valid``, ``bond_gap_A``,
        ``failed_checks``. Without ``--model`` the model shipped with the package is used.
 train: ``--data DIR`` (folders ``<id>/<id>_protein.pdb`` + ``<id>/<id>_ligand.sdf``) and/or ``--ccd N`` (CCD
        pseudo-pockets), ``--out M``; ``--steps``, ``--batch``, ``--devices`` (data-parallel mesh), ``--resume``.
@@ -42,9 +43,10 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--assemble", choices=("none", "conformer_matching"), default="conformer_matching",
                    help="turn each sample into the RDKit conformer fitted to it (conformer_matching, default: "
                         "chosen on CCD validation complexes) or keep the sampled fragments (none)")
-    d.add_argument("--ranking", choices=RANKINGS, default="vinardo",
-                   help="order of PoseBusters-valid poses: Vinardo energy (as sampled, or after Vina's local "
-                   "minimization of each pose) or sample consensus")
+    d.add_argument("--ranking", choices=RANKINGS, default="vinardo_minimized",
+                   help="order of PoseBusters-valid poses: Vinardo energy after Vina's local minimization of each "
+                   "pose (default: chosen on CCD validation complexes), as sampled (vinardo, SigmaDock's), or "
+                   "sample consensus")
     t = sub.add_parser("train", help="train a docking model")
     t.add_argument("--data", default=None, help="folder of complexes <id>/<id>_protein.pdb + <id>/<id>_ligand.sdf")
     t.add_argument("--ccd", type=int, default=0, help="number of CCD pseudo-pocket training ligands")
