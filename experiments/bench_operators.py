@@ -3,7 +3,10 @@
 Same width, modes, layers, batch and resolution; relative-L2 loss; Adam (lr 1e-3, L2 weight decay 1e-4). The peer is
 neuraloperator's ``FNO`` configured close to ours (no channel MLP, linear skip, grid positional embedding,
 projection ratio 2; its ``n_modes = 2m`` keeps the same ``|q| < m`` modes as our ``modes = m``), in PyTorch eager
-mode and under ``torch.compile`` (inductor), with threads = cores. RNO is timed against our FNO: its overhead.
+mode and under ``torch.compile`` (inductor), with threads = cores. Ours runs on one XLA device with threads =
+cores, on one thread against one thread, and data-parallel over two XLA host devices of one thread each (the
+batch split by ``jaxkit.train.data_mesh``/``shard_batch``: XLA's CPU backend hardly uses a second thread inside one
+device's step). RNO (the default mix, and the global-branch ablation) is timed against our FNO: its overhead.
 Every implementation runs in its own process (``experiments/_harness.py``).
 """
 
@@ -30,8 +33,12 @@ def _data(cfg: dict):
     return rng.normal(size=shape).astype(np.float32), rng.normal(size=shape).astype(np.float32)
 
 
-def jaxkit_step(dims: str, kind: str = "fno") -> Workload:
-    """Our training step: ``jaxkit.train.make_train_step`` on the relative L2 loss of a vmapped FNO/RNO."""
+def jaxkit_step(dims: str, kind: str = "fno", devices: int = 1) -> Workload:
+    """Our training step: ``jaxkit.train.make_train_step`` on the relative L2 loss of a vmapped FNO/RNO.
+
+    ``devices > 1``: data-parallel over that many XLA host devices (``jaxkit.train.data_mesh``; the worker's
+    ``XLA_FLAGS`` sets ``--xla_force_host_platform_device_count``): the same global batch and update, the batch
+    split over the devices, gradients all-reduced (GSPMD) — how ``jaxkit.train`` uses several CPU cores."""
     import jax
     import jax.numpy as jnp
 
@@ -39,8 +46,10 @@ def jaxkit_step(dims: str, kind: str = "fno") -> Workload:
     from jaxkit.train import make_train_step
 
     cfg = CONFIGS[dims]
+    extra = {} if kind in ("fno", "rno") else {"branch": kind.removeprefix("rno-")}  # "rno-global": RNO ablation
     make = FNO if kind == "fno" else RNO
-    model = make(1, 1, cfg["modes"], cfg["width"], N_LAYERS, proj_hidden=2 * cfg["width"], key=jax.random.key(0))
+    model = make(1, 1, cfg["modes"], cfg["width"], N_LAYERS, proj_hidden=2 * cfg["width"], key=jax.random.key(0),
+                 **extra)
     opt = fno_optimizer(1e-3, 1e-4)
     import equinox as eqx
 
@@ -48,12 +57,20 @@ def jaxkit_step(dims: str, kind: str = "fno") -> Workload:
     step = make_train_step(lambda m, b, k: relative_l2(jax.vmap(m)(b[0]), b[1]), opt)
     batch = tuple(jnp.asarray(a) for a in _data(cfg))
     key = jax.random.key(1)
+    if devices > 1:
+        from jaxkit.train import data_mesh, replicate, shard_batch
+
+        if jax.device_count() < devices:
+            raise RuntimeError(f"devices: {devices} requested, {jax.device_count()} available (XLA_FLAGS)")
+        mesh = data_mesh(devices)
+        state = {"m": replicate(state["m"], mesh), "o": replicate(state["o"], mesh)}
+        batch = shard_batch(batch, mesh)
 
     def run():
         state["m"], state["o"], loss, _ = step(state["m"], state["o"], batch, key)
         jax.block_until_ready(loss)
 
-    return Workload(run, {"params": count_params(model), "backend": jax.default_backend()})
+    return Workload(run, {"params": count_params(model), "backend": jax.default_backend(), "devices": devices})
 
 
 def neuralop_step(dims: str, compile: bool = False) -> Workload:
@@ -146,10 +163,19 @@ def cases() -> list[Case]:
         comp = Impl("neuraloperator FNO (torch.compile)", tgt + "neuralop_step", {"dims": dims, "compile": True},
                     packages=peer_pk)
         out.append(Case(f"{dims} FNO training step", fno, (eager, comp), config=conf, goal=1.5, **STEPS))
+        dp = Impl("jaxkit FNO, data-parallel on 2 host devices", tgt + "jaxkit_step",
+                  {"dims": dims, "kind": "fno", "devices": 2}, packages=("jax", "jaxlib"), threads=2,
+                  env={"XLA_FLAGS": "--xla_force_host_platform_device_count=2 --xla_cpu_multi_thread_eigen=false"})
+        out.append(Case(f"{dims} FNO training step, ours data-parallel (2 devices x 1 thread)", dp, (eager,),
+                        config=conf, goal=1.5, **STEPS))
         fno1 = Impl(**{**fno.__dict__, "threads": 1, "label": "jaxkit FNO, 1 thread"})
         eager1 = Impl(**{**eager.__dict__, "threads": 1, "label": "neuraloperator FNO (torch eager), 1 thread"})
         out.append(Case(f"{dims} FNO training step, 1 thread each", fno1, (eager1,), config=conf, goal=1.5, **STEPS))
         out.append(Case(f"{dims} RNO overhead (peer = our FNO)", rno, (fno,), config=conf, goal=1 / 1.3, **STEPS))
+        rno_g = Impl("jaxkit RNO, global branch only", tgt + "jaxkit_step", {"dims": dims, "kind": "rno-global"},
+                     packages=("jax", "jaxlib"))
+        out.append(Case(f"{dims} RNO global-branch overhead (peer = our FNO)", rno_g, (fno,), config=conf,
+                        goal=1 / 1.3, **STEPS))
     return out
 
 
