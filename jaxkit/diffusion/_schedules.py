@@ -32,6 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float
 
+from jaxkit._typing import ArrayInput
 from jaxkit._validate import check_choice, check_int, check_positive, check_range
 
 __all__ = [
@@ -92,7 +93,7 @@ def cosine_beta_schedule(n_steps: int, s: float = 0.008, max_beta: float = 0.999
     return np.clip(betas, 1e-12, max_beta)
 
 
-def alpha_bars_from_betas(betas: ArrayLike) -> np.ndarray:
+def alpha_bars_from_betas(betas: ArrayInput) -> np.ndarray:
     """``alpha_bar_t = prod_{s<=t} (1 - beta_s)`` in float64."""
     b = np.asarray(betas, dtype=np.float64)
     _check_betas(b)
@@ -118,7 +119,7 @@ class DiscreteSchedule(eqx.Module):
         return int(self.betas.shape[0])
 
     @staticmethod
-    def from_betas(betas: ArrayLike, dtype: jnp.dtype | None = None) -> DiscreteSchedule:
+    def from_betas(betas: ArrayInput, dtype: jnp.dtype | None = None) -> DiscreteSchedule:
         b = np.asarray(betas, dtype=np.float64)
         if b.ndim != 1 or b.size == 0:
             raise ValueError(f"betas: expected a non-empty 1-D array, received shape {b.shape}")

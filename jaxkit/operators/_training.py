@@ -264,7 +264,7 @@ def train_operator(
 
 def member(ensemble: Any, i: int) -> Any:
     """The ``i``-th model of an ensemble built with ``eqx.filter_vmap`` (:func:`jaxkit.train.ensemble_member`)."""
-    return ensemble_member(ensemble, i)
+    return ensemble_member(ensemble, i, name="ensemble")
 
 
 def train_ensemble(

@@ -45,10 +45,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._typing import Array, Float
+from .._typing import Array, ArrayInput, Float
 from .._validate import check_choice, check_int, check_positive
 
-_In = Array | np.ndarray
+_In = ArrayInput  # 1-D grids and times: arrays, NumPy arrays or lists, validated at run time
 
 
 def _integrate(rhs: Callable, y0, ts, *, rtol: float, atol: float, max_steps: int = 200_000):
@@ -84,7 +84,7 @@ def _check_ts(ts) -> None:
 # ----------------------------------------------------------------------------------------------------------------
 
 def duffing(
-    forcing: Callable[[Array], Array], ts: Float[_In, " t"], *, m: float = 1.0, c: float = 0.5, k: float = 1.0,
+    forcing: Callable[[Array], Array], ts: _In, *, m: float = 1.0, c: float = 0.5, k: float = 1.0,
     k3: float = 1.0, x0: float = 0.0, v0: float = 0.0, rtol: float | None = None, atol: float | None = None,
 ) -> Float[Array, " t"]:
     r"""Displacement of $m\ddot x + c\dot x + kx + k_3x^3 = f(t)$ at the times ``ts``."""
@@ -112,7 +112,7 @@ def _second_difference_dirichlet(u, h):
 
 
 def beam(
-    forcing: Callable[[Array, Array], Array], x: Float[_In, " n"], ts: Float[_In, " t"], *, ei: float = 1.0,
+    forcing: Callable[[Array, Array], Array], x: _In, ts: _In, *, ei: float = 1.0,
     rho_a: float = 1.0, rtol: float | None = None, atol: float | None = None,
 ) -> Float[Array, "n t"]:
     r"""Simply supported Euler–Bernoulli beam $\rho A u_{tt} + EI u_{xxxx} = f(x,t)$, zero initial state.
@@ -157,8 +157,8 @@ def beam_exact(amplitude, x, ts, *, omega: float = 5.0, ei: float = 1.0, rho_a: 
 
 
 def diffusion(
-    forcing: Callable[[Array, Array], Array], x: Float[_In, " n"], ts: Float[_In, " t"], *, d: float = 1.0,
-    u0: Float[_In, " n"] | None = None, rtol: float | None = None, atol: float | None = None,
+    forcing: Callable[[Array, Array], Array], x: _In, ts: _In, *, d: float = 1.0,
+    u0: _In | None = None, rtol: float | None = None, atol: float | None = None,
 ) -> Float[Array, "n t"]:
     r"""$u_t = D u_{xx} + f(x, t)$ with ``u = 0`` at both end nodes, from ``u0`` (default 0)."""
     return _reaction_diffusion(forcing, x, ts, d=d, k=0.0, u0=u0, rtol=rtol, atol=atol, sign=1.0)
@@ -196,8 +196,8 @@ def _reaction_diffusion(forcing, x, ts, *, d, k, u0, rtol, atol, sign):
 
 
 def reaction_diffusion(
-    forcing: Callable[[Array, Array], Array], x: Float[_In, " n"], ts: Float[_In, " t"], *,
-    d: float = 1.0 - 0.95 / np.pi**2, k: float = 1.0, u0: Float[_In, " n"] | None = None,
+    forcing: Callable[[Array, Array], Array], x: _In, ts: _In, *,
+    d: float = 1.0 - 0.95 / np.pi**2, k: float = 1.0, u0: _In | None = None,
     rtol: float | None = None, atol: float | None = None,
 ) -> Float[Array, "n t"]:
     r"""LNO reaction–diffusion $u_t = D u_{xx} + k u^2 - f(x, t)$, ``u = 0`` at the end nodes."""
@@ -232,7 +232,7 @@ def _laplacian_neumann(u, h):
 
 
 def brusselator(
-    forcing: Callable[[Array], Array], n: int, ts: Float[_In, " t"], *, a: float = 1.0, b: float = 3.0,
+    forcing: Callable[[Array], Array], n: int, ts: _In, *, a: float = 1.0, b: float = 3.0,
     du: float = 0.01, dv: float = 0.01, perturbation: float = 0.1, rtol: float | None = None,
     atol: float | None = None, dtype=jnp.float32,
 ) -> Float[Array, "2 t n n"]:

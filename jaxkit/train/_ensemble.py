@@ -49,20 +49,23 @@ def init_ensemble(make_member: Callable[[jax.Array], Any], keys: jax.Array) -> A
     return eqx.filter_vmap(make_member)(keys)
 
 
-def ensemble_size(stacked: Any) -> int:
-    """The member count ``M``: the common leading size of every array leaf of ``stacked``."""
+def ensemble_size(stacked: Any, *, name: str = "stacked") -> int:
+    """The member count ``M``: the common leading size of every array leaf of ``stacked`` (``name``: the argument
+    named in errors)."""
     leaves = [x for x in jax.tree_util.tree_leaves(stacked) if eqx.is_array(x)]
     if not leaves:
-        raise ValueError("stacked: expected a pytree with array leaves (a stacked model), received none")
+        raise ValueError(f"{name}: expected a pytree with array leaves (a stacked model), received "
+                         f"{type(stacked).__name__} with none")
     sizes = {int(np.shape(x)[0]) if np.ndim(x) else -1 for x in leaves}
     if len(sizes) != 1 or -1 in sizes:
-        raise ValueError(f"stacked: every array leaf needs the same leading member axis; leading sizes {sorted(sizes)}")
+        raise ValueError(f"{name}: every array leaf needs the same leading member axis; leading sizes {sorted(sizes)}")
     return sizes.pop()
 
 
-def ensemble_member(stacked: Any, i: int) -> Any:
-    """Member ``i`` of a stacked pytree (index every array leaf's leading axis)."""
-    n = ensemble_size(stacked)
+def ensemble_member(stacked: Any, i: int, *, name: str = "stacked") -> Any:
+    """Member ``i`` of a stacked pytree (index every array leaf's leading axis; ``name``: the argument named in
+    errors)."""
+    n = ensemble_size(stacked, name=name)
     if isinstance(i, bool) or not isinstance(i, int | np.integer) or not -n <= int(i) < n:
         raise ValueError(f"i: expected a member index in [0, {n}), received {i!r}")
     return jax.tree_util.tree_map(lambda x: x[int(i)] if eqx.is_array(x) else x, stacked)

@@ -112,3 +112,7 @@ def test_reprobe_silent_results_now_raise():
     mean, _ = dm.q_posterior(SCHED, x0, 2 * x0, 3)
     c0, ct = np.sqrt(abp) * b / (1 - ab), np.sqrt(1 - b) * (1 - abp) / (1 - ab)
     np.testing.assert_allclose(np.asarray(mean), (c0 + 2 * ct) * np.ones((4, 2)), rtol=1e-5)
+
+
+def test_betas_as_a_list_are_accepted_under_the_type_hook():
+    np.testing.assert_allclose(dm.alpha_bars_from_betas([0.1, 0.2]), [0.9, 0.72])

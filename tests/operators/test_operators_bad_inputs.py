@@ -145,3 +145,11 @@ def test_reprobe_silent_results_now_raise():
     for fn in (mse, relative_l2):  # were numpy broadcasting errors naming no argument
         with pytest.raises((ValueError, TypeError), match="target"):  # TypeError: the suite's jaxtyping hook
             fn(jax.numpy.zeros((2, 3)), jax.numpy.zeros((2, 4)))
+
+
+def test_member_of_a_non_ensemble_names_the_ensemble_argument():
+    from jaxkit.operators import member
+
+    with pytest.raises(ValueError, match="^ensemble: expected a pytree with array leaves"):
+        member(None, 0)
+

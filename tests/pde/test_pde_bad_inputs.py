@@ -111,3 +111,9 @@ def test_reprobe_silent_results_and_unbounded_steps_now_raise():
         darcy.apply_operator(np.ones((8, 8)), np.ones((4, 4)))   # was a broadcasting error inside jnp
     with pytest.raises(ValueError, match="n_steps: .* more than max_steps"):
         burgers.solve(np.zeros(8), nu=1e-9, t_final=1e9)        # default steps = t_final / 0.01
+
+
+def test_times_as_a_list_are_accepted_under_the_type_hook():
+    """Under the suite's jaxtyping/beartype hook: 1-D times given as a Python list (the runtime accepts them)."""
+    x = lno.duffing(lambda t: jnp.zeros_like(t), [0.0, 0.5, 1.0], x0=0.0, v0=0.0)
+    np.testing.assert_allclose(np.asarray(x), 0.0, atol=1e-12)  # at rest, no forcing: stays at rest
