@@ -76,6 +76,19 @@ def command_line(name: str, preset: str, seed: int, out: Path | None = None) -> 
     return cmd + (f" --out {out}" if out is not None else "")
 
 
+def _previous_invocations(path: Path) -> list[dict]:
+    """Invocations recorded in an earlier ``metrics.json`` of the same run folder (resumed runs)."""
+    try:
+        prev = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return []
+    if isinstance(prev.get("invocations"), list):
+        return list(prev["invocations"])
+    if isinstance(prev.get("wall_time_s"), int | float):
+        return [{"wall_time_s": prev["wall_time_s"], "finished": prev.get("finished")}]
+    return []
+
+
 def run_one(name: str, preset: str, seed: int, out: Path | None, resume: bool) -> dict[str, Any]:
     """Run one experiment into its run folder (default ``results/<name>/<preset>``), holding the folder's lock.
 
@@ -89,6 +102,9 @@ def run_one(name: str, preset: str, seed: int, out: Path | None, resume: bool) -
         t0 = time.perf_counter()
         metrics = exp.run(ctx)
         wall = time.perf_counter() - t0
+        finished = time.strftime("%Y-%m-%dT%H:%M:%S")
+        invocations = _previous_invocations(out_dir / "metrics.json") if resume else []
+        invocations.append({"wall_time_s": wall, "finished": finished})
         record = {
             "experiment": name,
             "reproduces": exp.reproduces,
@@ -97,7 +113,10 @@ def run_one(name: str, preset: str, seed: int, out: Path | None, resume: bool) -
             "config": exp.presets[preset],
             "versions": versions(),
             "wall_time_s": wall,
-            "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "finished": finished,
+            # every invocation that wrote this run folder (a --resume reuses the stages of the earlier ones)
+            "invocations": invocations,
+            "wall_time_total_s": sum(i["wall_time_s"] for i in invocations),
             "command": command_line(name, preset, seed, out),
             "anchors": [{"path": a.path, "value": a.value, "source": a.source} for a in exp.anchors],
             "metrics": metrics,

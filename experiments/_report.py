@@ -172,13 +172,20 @@ def _preset_rank(preset: str) -> tuple[int, str]:
     return (FULL_SCALE.index(preset) if preset in FULL_SCALE else len(FULL_SCALE), preset)
 
 
+def _duration(s) -> str:
+    if not isinstance(s, int | float):
+        return "not recorded"
+    return f"{s / 60:.1f} min" if s >= 120 else f"{s:.1f} s"
+
+
 def run_section(run: Run, page_to_results: str) -> str:
     rec = run.record
     versions = rec.get("versions") or {}
     shown = ", ".join(f"{k} {v}" for k, v in versions.items() if k in ("python", "jax", "jaxkit", "equinox"))
-    wall = rec.get("wall_time_s")
-    wall_s = f"{wall / 60:.1f} min" if isinstance(wall, int | float) and wall >= 120 else (
-        f"{wall:.1f} s" if isinstance(wall, int | float) else "not recorded")
+    wall, total, n_inv = rec.get("wall_time_s"), rec.get("wall_time_total_s"), len(rec.get("invocations") or [])
+    wall_s = _duration(wall)
+    if isinstance(total, int | float) and n_inv > 1:
+        wall_s = f"{_duration(total)} over {n_inv} invocations (--resume; the last {_duration(wall)})"
     scale = "" if run.preset in FULL_SCALE else " (a small preset: not a reproduction at the published scale)"
     out = [f"### `{run.experiment}` — preset `{run.preset}`{scale}", "",
            f"- **Reproduces:** {fmt(rec.get('reproduces', ''))}",

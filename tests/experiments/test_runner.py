@@ -77,9 +77,13 @@ def test_registered_experiment_runs_writes_metrics_resumes_and_reports(empty_reg
     # resume: completed stages are not recomputed
     assert _cli.main(["run", "toy", "--seed", "3", "--out", str(out), "--resume"]) == 0
     assert calls == ["first", "second"]
+    rec2 = json.loads((out / "metrics.json").read_text())  # both invocations are recorded, the total is their sum
+    assert [i["finished"] for i in rec2["invocations"]] == [rec["finished"], rec2["finished"]]
+    assert rec2["wall_time_total_s"] == sum(i["wall_time_s"] for i in rec2["invocations"])
     # without --resume they are
     assert _cli.main(["run", "toy", "--out", str(out)]) == 0
     assert calls == ["first", "second", "first", "second"]
+    assert len(json.loads((out / "metrics.json").read_text())["invocations"]) == 1
     # unknown preset
     assert _cli.main(["run", "toy", "--preset", "huge"]) == 2
     assert "valid presets: quick, paper" in capsys.readouterr().err
