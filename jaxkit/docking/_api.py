@@ -20,6 +20,7 @@ import numpy as np
 from jaxtyping import PRNGKeyArray
 from rdkit import Chem
 
+from .._validate import check_choice
 from ._assemble import match_conformer
 from ._complex import (
     ComplexSizes,
@@ -114,11 +115,7 @@ def _sampler(n_samples: int, n_steps: int, method: str) -> Callable:
 Assemble = Literal["none", "conformer_matching"]
 Ranking = Literal["vinardo", "vinardo_minimized", "consensus"]
 RANKINGS = ("vinardo", "vinardo_minimized", "consensus")
-
-
-def _check_choice(name: str, value, options: tuple[str, ...]) -> None:
-    if value not in options:
-        raise ValueError(f"{name}: expected one of {options}, received {value!r}")
+ASSEMBLIES = ("none", "conformer_matching")
 
 
 def _sample_raw(model, c, key, n_samples: int, n_steps: int, method: str) -> tuple[np.ndarray, np.ndarray]:
@@ -137,7 +134,7 @@ def assemble_poses(
     are (restrained MMFF relaxation with ``relax``); ``"conformer_matching"``: :func:`match_conformer` of the
     ligand's conformer (``lig.frag.mol``) to each sample, bond gaps 0 (the matched RMSD to the sample is stored as
     the molecule property ``conformer_match_rmsd``)."""
-    _check_choice("assemble", assemble, ("none", "conformer_matching"))
+    check_choice("assemble", assemble, ASSEMBLIES)
     n = lig.frag.n_atoms
     if assemble == "none":
         mols = [with_positions(lig.frag.mol, xi[:n]) for xi in x]
@@ -157,7 +154,7 @@ def sample_complex(
 ) -> tuple[list[Chem.Mol], np.ndarray]:
     """``n_samples`` poses as RDKit molecules (Å; see :func:`assemble_poses`) and their bond gaps (Å; before
     relaxation; 0 for matched conformers)."""
-    _check_choice("assemble", assemble, ("none", "conformer_matching"))
+    check_choice("assemble", assemble, ASSEMBLIES)
     x, gaps = _sample_raw(model, c, key, n_samples, n_steps, method)
     return assemble_poses(lig, x, gaps, assemble=assemble, relax=relax)
 
@@ -192,8 +189,8 @@ def dock(
     (:meth:`VinardoScorer.minimize`); ``ranking="consensus"`` orders valid poses by :func:`consensus_counts`."""
     if isinstance(n_samples, bool) or not isinstance(n_samples, int) or n_samples < 1:
         raise ValueError(f"n_samples: expected an integer >= 1, received {n_samples!r}")
-    _check_choice("assemble", assemble, ("none", "conformer_matching"))
-    _check_choice("ranking", ranking, RANKINGS)
+    check_choice("assemble", assemble, ASSEMBLIES)
+    check_choice("ranking", ranking, RANKINGS)
     config = ModelConfig()
     if isinstance(model, str | Path):
         model, config, _ = load_model(model)
@@ -261,8 +258,8 @@ def evaluate_variants(
     run); ranking ``"none"`` keeps the sampling order. Each row's ``seconds`` / ``cpu_seconds`` count sampling
     plus that variant's assembly and ranking (what the variant would cost alone)."""
     for a, r in variants:
-        _check_choice("assemble", a, ("none", "conformer_matching"))
-        _check_choice("ranking", r, (*RANKINGS, "none"))
+        check_choice("assemble", a, ASSEMBLIES)
+        check_choice("ranking", r, (*RANKINGS, "none"))
     t0, c0 = time.perf_counter(), time.process_time()
     lig = ligand_fragments(example.mol, conformer=conformer, seed=conformer_seed)
     c = build_complex(lig, example.pocket, sizes=_sizes_for(config, lig, example.pocket), name=example.id)

@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from ._api import RANKINGS
+from ._api import ASSEMBLIES, RANKINGS
 from ._train import SHIPPED_MODEL
 
 
@@ -40,7 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--no-rank", action="store_true", help="skip Vinardo + PoseBusters ranking")
     d.add_argument("--pb-budget", type=int, default=8, help="PoseBusters checks per complex (ranking)")
-    d.add_argument("--assemble", choices=("none", "conformer_matching"), default="conformer_matching",
+    d.add_argument("--assemble", choices=ASSEMBLIES, default="conformer_matching",
                    help="turn each sample into the RDKit conformer fitted to it (conformer_matching, default: "
                         "chosen on CCD validation complexes) or keep the sampled fragments (none)")
     d.add_argument("--ranking", choices=RANKINGS, default="vinardo_minimized",
