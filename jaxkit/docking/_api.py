@@ -136,6 +136,12 @@ def assemble_poses(
     the molecule property ``conformer_match_rmsd``)."""
     check_choice("assemble", assemble, ASSEMBLIES)
     n = lig.frag.n_atoms
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 3 or x.shape[1] < n or x.shape[2] != 3:
+        raise ValueError(f"x: expected sampled positions (n_samples, >= {n}, 3) (the ligand's {n} atoms first), "
+                         f"received shape {x.shape}")
+    if np.shape(gaps) != (x.shape[0],):
+        raise ValueError(f"gaps: expected one bond gap per sample, shape ({x.shape[0]},), received {np.shape(gaps)}")
     if assemble == "none":
         mols = [with_positions(lig.frag.mol, xi[:n]) for xi in x]
         return ([relax_pose(m) for m in mols] if relax else mols), np.asarray(gaps, np.float64)

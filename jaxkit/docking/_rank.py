@@ -32,6 +32,7 @@ from typing import Literal
 import numpy as np
 from rdkit import Chem
 
+from .._validate import check_int
 from ._structures import Pocket
 
 _AD_TYPES = {"C": "C", "N": "NA", "O": "OA", "S": "SA"}
@@ -126,6 +127,7 @@ class VinardoScorer:
         Vina cannot type or place the pose (e.g. an atom outside the maps' box)."""
         from meeko import PDBQTMolecule, RDKitMolCreate
 
+        check_int("max_steps", max_steps, minimum=0)
         try:
             self.vina.set_ligand_from_string(_ligand_pdbqt(mol))
             energy = float(self.vina.optimize(max_steps=int(max_steps))[0])

@@ -152,3 +152,7 @@ def test_bad_inputs_are_named(mol):
     lig = ligand_fragments(mol, conformer="oracle")
     with pytest.raises((ValueError, TypeError), match="assemble"):
         assemble_poses(lig, x0[None], np.zeros(1), assemble="matching")
+    with pytest.raises(ValueError, match="^x: "):  # fewer atoms than the ligand (was an error naming "target")
+        assemble_poses(lig, x0[None, :3], np.zeros(1), assemble="conformer_matching")
+    with pytest.raises(ValueError, match="^gaps: "):
+        assemble_poses(lig, x0[None], np.zeros(2))

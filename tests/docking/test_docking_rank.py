@@ -51,3 +51,7 @@ def test_pose_outside_the_maps_is_ranked_last_and_bad_combinations_raise(complex
     assert [p.index for p in ranked] == [1, 0] and np.isfinite(ranked[0].vinardo)
     with pytest.raises(ValueError, match="minimize"):
         rank_poses([near], [0.0], None, None, order="consensus", minimize=True)
+    with pytest.raises(ValueError, match="max_steps"):  # was a silent inf: the pose ranked last
+        scorer.minimize(near, max_steps=-3)
+    with pytest.raises(TypeError, match="max_steps"):  # was silently truncated to 2
+        scorer.minimize(near, max_steps=2.7)
