@@ -77,6 +77,7 @@ from ._fragments import (
 )
 from ._model import FragmentScoreModel
 from ._rank import (
+    CONVERGED_STEPS,
     RankedPose,
     VinardoScorer,
     consensus_counts,
@@ -109,6 +110,7 @@ from ._train import (
 )
 
 __all__ = [
+    "CONVERGED_STEPS",
     "assemble_poses",
     "ConformerMatch",
     "consensus_counts",

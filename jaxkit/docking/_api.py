@@ -38,7 +38,7 @@ from ._dock import dock_samples
 from ._evaluate import symmetric_rmsd, with_positions
 from ._fragments import conformer_positions
 from ._model import FragmentScoreModel
-from ._rank import RankedPose, make_scorer, pose_checks, rank_poses
+from ._rank import CONVERGED_STEPS, RankedPose, make_scorer, pose_checks, rank_poses
 from ._structures import (
     Pocket,
     StructureError,
@@ -113,8 +113,14 @@ def _sampler(n_samples: int, n_steps: int, method: str) -> Callable:
 
 
 Assemble = Literal["none", "conformer_matching"]
-Ranking = Literal["vinardo", "vinardo_minimized", "consensus"]
-RANKINGS = ("vinardo", "vinardo_minimized", "consensus")
+Ranking = Literal["vinardo", "vinardo_minimized", "vinardo_converged", "consensus"]
+RANKINGS = ("vinardo", "vinardo_minimized", "vinardo_converged", "consensus")
+
+
+def _minimization(ranking: str) -> dict:
+    """``rank_poses`` keywords of a ranking: Vina minimization with its default step budget or to convergence."""
+    return {"minimize": ranking in ("vinardo_minimized", "vinardo_converged"),
+            "minimize_steps": CONVERGED_STEPS if ranking == "vinardo_converged" else 0}
 ASSEMBLIES = ("none", "conformer_matching")
 
 
@@ -215,7 +221,7 @@ def dock(
         scorer = make_scorer(poc, protein, workdir=workdir) if ranking != "consensus" else None
         ranked = rank_poses(mols, gaps, scorer, protein, pb_budget=pb_budget,
                             order="consensus" if ranking == "consensus" else "vinardo",
-                            minimize=ranking == "vinardo_minimized")
+                            **_minimization(ranking))
     else:
         ranked = [RankedPose(i, m, float("nan"), float(g), None, [], rank=i) for i, (m, g) in enumerate(zip(mols, gaps))]
     return DockingResult(ranked, time.perf_counter() - t0, lig, c)
@@ -289,7 +295,8 @@ def evaluate_variants(
         else:
             vina = r.startswith("vinardo")
             ranked = rank_poses(mols, gaps, scorer if vina else None, example.protein_path, pb_budget=pb_budget,
-                                order="vinardo" if vina else r, minimize=r == "vinardo_minimized" and scorer is not None)
+                                order="vinardo" if vina else r,
+                                **(_minimization(r) if scorer is not None else {}))
         seconds = t_sample + ta + time.perf_counter() - t1
         cpu = c_sample + ca + time.process_time() - c1
         out[(a, r)] = _score_ranked(example, ranked, seconds, cpu, t_sample, note if r.startswith("vinardo") else "")

@@ -2,7 +2,7 @@
 
 dock:  ``--protein P.pdb --ligand L.sdf|SMILES (--ref-ligand R.sdf | --center x y z [--size s]) [--model M]
        --out poses.sdf [--n-samples 40] [--steps 30] [--seed 0] [--no-rank] [--assemble none|conformer_matching]
-       [--ranking vinardo|vinardo_minimized|consensus]``. Writes one SDF record per pose,
+       [--ranking vinardo|vinardo_minimized|vinardo_converged|consensus]``. Writes one SDF record per pose,
        best first, with the fields ``rank``, ``sample``, ``vinardo_kcal_mol`` (after minimization with the default
        ranking), ``pb_valid``, ``bond_gap_A``,
        ``failed_checks``. Without ``--model`` the model shipped with the package is used.

@@ -13,7 +13,9 @@
   calling PoseBusters; the rest are scored by Vinardo and checked in energy order until one passes (at most
   ``pb_budget`` checks, or all with ``pb_budget=None``). Order: valid poses by energy, then unchecked ones by
   energy, then invalid ones by energy. ``minimize=True`` first replaces every pose by its Vina-minimized pose
-  and ranks by the minimized energy. ``order="consensus"`` replaces the energy by the confidence-free consensus
+  and ranks by the minimized energy; ``minimize_steps`` caps Vina's BFGS steps (0: Vina's default budget of
+  ``(25 + n_movable_atoms)/3`` steps; :data:`CONVERGED_STEPS`: in practice until Vina's BFGS stops by itself, at
+  a gradient norm below 1e-5 or where no line-search step descends, so every pose reaches its local minimum). ``order="consensus"`` replaces the energy by the confidence-free consensus
   score of :func:`consensus_counts` (most other samples within 2 Å first; no Vinardo, ``scorer`` may be None).
 - :func:`consensus_counts`: for each pose, the number of other poses within ``threshold`` Å RMSD (atom order, no
   alignment) and its mean RMSD to the others: the pose in the densest cluster of samples is the mode estimate.
@@ -36,6 +38,7 @@ from .._validate import check_int
 from ._structures import Pocket
 
 _AD_TYPES = {"C": "C", "N": "NA", "O": "OA", "S": "SA"}
+CONVERGED_STEPS = 300  # BFGS step cap of the "vinardo_converged" ranking (Vina's BFGS stops earlier by itself)
 
 
 def prepare_receptor(protein_pdb: str | Path, workdir: str | Path) -> Path:
@@ -212,9 +215,11 @@ def rank_poses(
     pb_budget: int | None = 8,
     order: Literal["vinardo", "consensus"] = "vinardo",
     minimize: bool = False,
+    minimize_steps: int = 0,
 ) -> list[RankedPose]:
     """Rank poses (see the module docstring); returns them best first with ``rank`` set (``RankedPose.mol`` is
-    the minimized pose with ``minimize=True``)."""
+    the minimized pose with ``minimize=True``; ``minimize_steps`` is passed to :meth:`VinardoScorer.minimize`)."""
+    check_int("minimize_steps", minimize_steps, minimum=0)
     if order not in ("vinardo", "consensus"):
         raise ValueError(f"order: expected 'vinardo' or 'consensus', received {order!r}")
     if minimize and (order != "vinardo" or scorer is None):
@@ -223,7 +228,7 @@ def rank_poses(
     poses = []
     for i, (m, g) in enumerate(zip(mols, gaps)):
         if minimize and float(g) <= max_gap:
-            m, e = scorer.minimize(m)
+            m, e = scorer.minimize(m, max_steps=minimize_steps)
         else:
             e = scorer.score(m) if (scorer is not None and order == "vinardo") else float("nan")
         broken = float(g) > max_gap

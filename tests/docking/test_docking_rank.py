@@ -55,3 +55,23 @@ def test_pose_outside_the_maps_is_ranked_last_and_bad_combinations_raise(complex
         scorer.minimize(near, max_steps=-3)
     with pytest.raises(TypeError, match="max_steps"):  # was silently truncated to 2
         scorer.minimize(near, max_steps=2.7)
+
+
+def test_converged_minimization_is_a_local_minimum_below_the_default_budget(complex_and_scorer):
+    from jaxkit.docking._rank import CONVERGED_STEPS
+
+    ex, scorer = complex_and_scorer
+    x = ex.reference_positions
+    c = x.mean(0)
+    moved = (x - c) @ Rotation.from_euler("x", 25, degrees=True).as_matrix().T + c + np.array([-0.9, 0.7, 0.4])
+    pose = with_positions(ex.mol, moved)
+    _, e_default = scorer.minimize(pose)
+    out, e_conv = scorer.minimize(pose, max_steps=CONVERGED_STEPS)
+    assert e_conv <= e_default + 1e-6, (e_conv, e_default)  # more BFGS steps from the same start never go uphill
+    _, e_again = scorer.minimize(out, max_steps=CONVERGED_STEPS)
+    assert abs(e_again - e_conv) < 0.05, (e_again, e_conv)  # a fixed point: the minimum was reached
+    np.testing.assert_allclose(_bond_lengths(out), _bond_lengths(pose), atol=0.02)
+    ranked = rank_poses([pose], [0.0], scorer, None, pb_budget=None, minimize=True, minimize_steps=CONVERGED_STEPS)
+    assert abs(ranked[0].vinardo - e_conv) < 1e-6
+    with pytest.raises(ValueError, match="minimize_steps"):
+        rank_poses([pose], [0.0], scorer, None, minimize=True, minimize_steps=-1)
