@@ -16,6 +16,7 @@ import numpy as np
 
 from experiments import Anchor, Experiment, register
 from jaxkit.docking import (
+    CONVERGED_STEPS,
     ModelConfig,
     TrainConfig,
     ccd_examples,
@@ -38,7 +39,7 @@ from jaxkit.docking import (
 PRESETS = {
     "quick": dict(n_train=200, pockets=1, augment=1, steps=300, batch=16, lr=2e-3, width=32, depth=2, n_test=8, n_samples=8,
                   n_steps=20, pb_budget=4, random_k=64, vina_exhaustiveness=4, oracle=True),
-    "standard": dict(n_train=6000, pockets=2, augment=1, steps=10000, batch=16, lr=2e-3, width=48, depth=3, n_test=40,
+    "standard": dict(n_train=12000, pockets=2, augment=1, steps=18000, batch=16, lr=2e-3, width=64, depth=4, n_test=40,
                      n_samples=40, n_steps=30, pb_budget=8, random_k=256, vina_exhaustiveness=8, oracle=True),
     # SigmaDock's sampling budget with a larger model and data set (hours on 2 cores; not run here)
     "paper": dict(n_train=12000, pockets=2, augment=2, steps=50000, batch=32, lr=1e-3, width=64, depth=4, n_test=100,
@@ -49,9 +50,12 @@ PRESETS = {
 # Assembly x ranking variants compared on CCD validation complexes (split "val", never used for training or test);
 # the best validation top-1 (ties: earlier in this list) is then run on the held-out test sets. "none+vinardo" is
 # the standard run's original path (sampled fragments, PoseBusters-valid first, then Vinardo). "vinardo_minimized"
-# (added after the first validation round) ranks each pose after Vina's local minimization in the Vinardo maps.
+# (added after the first validation round) ranks each pose after Vina's local minimization in the Vinardo maps;
+# "vinardo_converged" (added after a probe on the 10k-step model's validation samples: 52.5% -> 70%) runs that
+# minimization to convergence instead of Vina's default step budget.
 VARIANTS = (("none", "vinardo"), ("conformer_matching", "vinardo"), ("conformer_matching", "consensus"),
-            ("none", "consensus"), ("conformer_matching", "vinardo_minimized"))
+            ("none", "consensus"), ("conformer_matching", "vinardo_minimized"),
+            ("conformer_matching", "vinardo_converged"))
 
 
 def _vname(v):
@@ -168,18 +172,19 @@ def run(ctx):
     results = {"train": {k: v for k, v in trained.items() if k != "history"}}
     rnd_ccd = ctx.stage("random_ccd", lambda: _random_rows(test, cfg))
     rnd_pb = ctx.stage("random_pb", lambda: _random_rows(pb, cfg))
+    # the variant is chosen on validation before any test row is computed; the test sets see only that variant
+    results["validation"], chosen = _validate(ctx, model, mcfg, cfg, key)
+    name = results["chosen_variant"] = _vname(chosen)
     for s in settings:
-        ccd_rows = ctx.stage(f"eval_ccd_{s}", lambda s=s: _eval_set(ctx, model, mcfg, test, cfg, jax.random.fold_in(key, 4), s, "ccd"))
-        pb_rows = ctx.stage(f"eval_pb_{s}", lambda s=s: _eval_set(ctx, model, mcfg, pb, cfg, jax.random.fold_in(key, 6), s, "pb"))
+        ccd_rows = ctx.stage(f"eval_ccd_{s}_{name}", lambda s=s: _eval_set(
+            ctx, model, mcfg, test, cfg, jax.random.fold_in(key, 4), s, "ccd", chosen))
+        pb_rows = ctx.stage(f"eval_pb_{s}_{name}", lambda s=s: _eval_set(
+            ctx, model, mcfg, pb, cfg, jax.random.fold_in(key, 6), s, "pb", chosen))
         results[f"ccd_{s}"] = _summarize(ccd_rows, rnd_ccd)
         results[f"posebusters_{s}"] = _summarize(pb_rows, rnd_pb)
         for tag, rows in (("ccd", ccd_rows), ("posebusters", pb_rows)):
             write_poses_sdf(ctx.out_dir / f"top1_{tag}_{s}.sdf", [r["top1_pose"] for r in rows], [r["id"] for r in rows],
                             [{"rmsd_A": f"{r['top1_rmsd']:.3f}", "pb_valid": r["top1_pb_valid"]} for r in rows])
-    results["validation"], chosen = _validate(ctx, model, mcfg, cfg, key)
-    results["chosen_variant"] = _vname(chosen)
-    if chosen != VARIANTS[0]:
-        _eval_chosen(ctx, model, mcfg, cfg, key, chosen, test, pb, results, rnd_ccd, rnd_pb)
     vina = ctx.stage("vina_pb", lambda: _vina_rows(pb, cfg, ctx.seed))
     results["vina_posebusters"] = {
         "success_2A": success_rate([r["rmsd"] for r in vina]),
@@ -190,22 +195,6 @@ def run(ctx):
     _plots(ctx, trained["history"], results)
     ctx.write_summary(_summary(ctx, results))
     return results
-
-
-def _eval_chosen(ctx, model, mcfg, cfg, key, chosen, test, pb, results, rnd_ccd, rnd_pb):
-    """Held-out CCD test and PoseBusters with the variant chosen on validation (same keys as the original rows:
-    the same samples, assembled and ranked differently)."""
-    name = _vname(chosen)
-    ccd_rows = ctx.stage(f"eval_ccd_rdkit_{name}",
-                         lambda: _eval_set(ctx, model, mcfg, test, cfg, jax.random.fold_in(key, 4), "rdkit", "ccd", chosen))
-    pb_rows = ctx.stage(f"eval_pb_rdkit_{name}",
-                        lambda: _eval_set(ctx, model, mcfg, pb, cfg, jax.random.fold_in(key, 6), "rdkit", "pb", chosen))
-    results["ccd_rdkit_chosen"] = _summarize(ccd_rows, rnd_ccd)
-    results["posebusters_rdkit_chosen"] = _summarize(pb_rows, rnd_pb)
-    for tag, rows in (("ccd", ccd_rows), ("posebusters", pb_rows)):
-        write_poses_sdf(ctx.out_dir / f"top1_{tag}_rdkit_{name}.sdf", [r["top1_pose"] for r in rows],
-                        [r["id"] for r in rows],
-                        [{"rmsd_A": f"{r['top1_rmsd']:.3f}", "pb_valid": r["top1_pb_valid"]} for r in rows])
 
 
 def _log_run(ctx, wall, cpu):
@@ -228,10 +217,8 @@ def _plots(ctx, history, res):
     axes[0].plot(steps, loss)
     axes[0].set(xlabel="step", ylabel="DSM loss (smoothed)", title="training")
     rows = res["ccd_rdkit"]["rows"]
-    curves = [(rows, "top1_rmsd", "ranked top-1 (original)"), (rows, "first_rmsd", "unranked"),
+    curves = [(rows, "top1_rmsd", f"ranked top-1 ({res['chosen_variant']})"), (rows, "first_rmsd", "unranked"),
               (rows, "best_rmsd", "best of N")]
-    if "ccd_rdkit_chosen" in res:
-        curves.insert(1, (res["ccd_rdkit_chosen"]["rows"], "top1_rmsd", f"ranked top-1 ({res['chosen_variant']})"))
     for rws, key, label in curves:
         r = np.sort([row[key] for row in rws])
         axes[1].step(r, np.arange(1, len(r) + 1) / len(r), where="post", label=label)
@@ -244,9 +231,6 @@ def _plots(ctx, history, res):
 
 def _pct(x):
     return "–" if x is None or not np.isfinite(x) else f"{100 * x:.1f}%"
-
-
-_ORIGINAL = "sampled fragments, PB-valid first then Vinardo (original)"
 
 
 def _rows_table(m, s, label, ccd, pb):
@@ -274,7 +258,8 @@ def _validation_lines(m):
              "(no energy, no confidence model). `vinardo_minimized` replaces each pose by Vina's local "
              "minimization of it in the Vinardo maps (rigid motion + rotatable torsions; `VinardoScorer.minimize`, "
              "as GNINA/smina `--minimize`) and ranks by the minimized energy; its RMSDs are those of the minimized "
-             "poses. All variants rank the SAME 40 samples per complex; the variant "
+             f"poses. `vinardo_converged` runs that minimization until Vina's BFGS stops by itself (at most "
+             f"{CONVERGED_STEPS} steps) instead of Vina's default budget of (25 + movable atoms)/3 steps. All variants rank the SAME 40 samples per complex; the variant "
              "with the best validation top-1 is used on the held-out test sets (ties: listed first wins), chosen by "
              "the experiment code before any test row of it is computed.", "",
              "| variant (assembly + ranking) | top-1 (RMSD < 2 Å) | top-1 & PB-valid | wins / losses vs original | "
@@ -295,7 +280,7 @@ def _summary(ctx, m):
         "SigmaDock (ICLR 2026) trains on PDBBind (19,443 complexes, 4 GPUs x 7 days) and reports PoseBusters top-1 "
         "(RMSD < 2 Å and PB-valid) 79.9% with Vinardo + PoseBusters ranking, 66.1% without, 85.4% with oracle "
         f"conformers. Ours trains on {t['n_train']} CCD pseudo-pocket complexes on CPU "
-        f"({t['wall_s'] / 60:.0f} min wall, {t['cpu_s'] / 60:.0f} min CPU on a shared 2-core machine), so the "
+        f"({t['wall_s'] / 60:.0f} min wall, {t['cpu_s'] / 60:.0f} min CPU on a 2-core machine), so the "
         "PoseBusters rows are a generalization test from synthetic pockets to real proteins (4 complexes).", "",
         "| set | setting | assembly + ranking | top-1 ranked | top-1 unranked | best of N | random placement | Vina | "
         "SigmaDock | s / complex |",
@@ -303,26 +288,21 @@ def _summary(ctx, m):
     ]
     for s in ("rdkit", "oracle"):
         if f"ccd_{s}" in m:
-            lines += _rows_table(m, s, _ORIGINAL, m[f"ccd_{s}"], m[f"posebusters_{s}"])
-    if "ccd_rdkit_chosen" in m:
-        lines += _rows_table(m, "rdkit", f"{chosen} (chosen on validation)", m["ccd_rdkit_chosen"],
-                             m["posebusters_rdkit_chosen"])
+            lines += _rows_table(m, s, f"{chosen} (chosen on validation)", m[f"ccd_{s}"], m[f"posebusters_{s}"])
     lines += _goal_lines(m)
     lines += _validation_lines(m)
     lines += _pb_lines(m)
     runs = "; ".join(f"{r['finished']}: {r['wall_s'] / 60:.1f} min wall, {r['cpu_s'] / 60:.1f} min CPU" for r in m["runs"])
     lines += _discussion(m)
-    lines += ["", f"Command: `nice -n 5 python -m experiments run sigmadock --preset {ctx.preset} --seed {ctx.seed} "
-              "--resume` (metrics.json records the date and versions). Training (above) and the original evaluation "
-              "rows come from the first run; the resumed runs since (validation, chosen-variant test rows, this "
-              f"summary) reused those stages, on the shared 2-core machine: {runs}."]
+    lines += ["", f"Command: `python -m experiments run sigmadock --preset {ctx.preset} --seed {ctx.seed} "
+              "--resume` (metrics.json records the date and versions); invocations of this run folder (a resumed "
+              f"invocation reuses the finished stages: training, validation, test rows): {runs}."]
     return "\n".join(lines) + "\n"
 
 
 def _goal_lines(m):
-    key = "ccd_rdkit_chosen" if "ccd_rdkit_chosen" in m else "ccd_rdkit"
-    pkey = key.replace("ccd", "posebusters")
-    ccd, pb, vina = m[key]["top1_success_2A"], m[pkey]["top1_success_2A_pb_valid"], m["vina_posebusters"]
+    ccd, pb = m["ccd_rdkit"]["top1_success_2A"], m["posebusters_rdkit"]["top1_success_2A_pb_valid"]
+    vina = m["vina_posebusters"]
     return ["", f"Goals (issue 17), with {m['chosen_variant']}: CCD held-out top-1 >= 50%: measured {_pct(ccd)} "
             f"({'met' if ccd >= 0.5 else 'not met'}); PoseBusters top-1 >= Vina: {_pct(pb)} vs "
             f"{_pct(vina['success_2A_pb_valid'])} ({'met' if pb >= vina['success_2A_pb_valid'] else 'not met'}; "
@@ -337,22 +317,25 @@ def _wins(rows, base_rows):
 
 def _discussion(m):
     val, chosen = m["validation"], m["chosen_variant"]
-    orig, new = m["ccd_rdkit"], m.get("ccd_rdkit_chosen", m["ccd_rdkit"])
+    orig = val[_vname(VARIANTS[0])]
+    test = m["ccd_rdkit"]
     return ["", "## Discussion", "",
-            "- Failure mode of the original path: almost every top-1 pose failed PoseBusters only on `bond_gap` "
-            "(the rigid fragments do not meet at the cut bonds), so Vinardo ranked broken poses. Conformer matching "
-            "makes every sample one molecule with the conformer's bonds, angles, rings and stereochemistry, at the "
-            "torsions that best fit the sample; the fit moves a pose towards or away from the reference (best of N "
-            f"on validation: {_pct(val['none+vinardo']['bestN_success_2A'])} sampled, "
-            f"{_pct(val['conformer_matching+vinardo']['bestN_success_2A'])} matched).",
-            f"- Chosen on validation: {chosen}. Validation has {val[chosen]['n']} complexes: one complex is "
-            f"{100 / val[chosen]['n']:.1f} points, so differences of a few complexes are within noise (the "
-            "wins/losses column counts the complexes that change).",
-            f"- Held-out CCD test: top-1 {_pct(orig['top1_success_2A'])} (original) -> "
-            f"{_pct(new['top1_success_2A'])} ({chosen}); unranked {_pct(new['unranked_success_2A'])}, best of N "
-            f"{_pct(new['bestN_success_2A'])} ({_wins(new['rows'], orig['rows'])} complexes won / lost against the "
-            f"original ranking); top-1 & PB-valid {_pct(orig['top1_success_2A_pb_valid'])} -> "
-            f"{_pct(new['top1_success_2A_pb_valid'])}.",
+            "- Failure mode of the original path (sampled fragments, PB-valid first, then Vinardo): almost every "
+            "top-1 pose failed PoseBusters only on `bond_gap` (the rigid fragments do not meet at the cut bonds), so "
+            "Vinardo ranked broken poses. Conformer matching makes every sample one molecule with the conformer's "
+            "bonds, angles, rings and stereochemistry, at the torsions that best fit the sample; the fit moves a "
+            "pose towards or away from the reference (best of N on validation: "
+            f"{_pct(orig['bestN_success_2A'])} sampled, {_pct(val['conformer_matching+vinardo']['bestN_success_2A'])} "
+            "matched).",
+            f"- Chosen on validation: {chosen} (top-1 {_pct(val[chosen]['top1_success_2A'])} against "
+            f"{_pct(orig['top1_success_2A'])} for the original path). Validation has {val[chosen]['n']} complexes: "
+            f"one complex is {100 / val[chosen]['n']:.1f} points, so differences of a few complexes are within "
+            "noise (the wins/losses column counts the complexes that change). Only the chosen variant runs on the "
+            "test sets.",
+            f"- Held-out CCD test ({chosen}): top-1 {_pct(test['top1_success_2A'])}, unranked "
+            f"{_pct(test['unranked_success_2A'])}, best of N {_pct(test['bestN_success_2A'])}, per-sample success "
+            f"{_pct(test['sample_success_2A'])}; oracle fragments: top-1 "
+            f"{_pct(m.get('ccd_oracle', {}).get('top1_success_2A'))}.",
             *_minimize_lines(val),
             "- Consensus ranking (the mode of the samples) was worse than Vinardo on validation: the 40 samples of "
             "this small model spread over several clusters and the largest is often wrong.",
@@ -361,28 +344,34 @@ def _discussion(m):
 
 def _minimize_lines(val):
     plain, mini = val.get("conformer_matching+vinardo"), val.get("conformer_matching+vinardo_minimized")
+    conv = val.get("conformer_matching+vinardo_converged")
     if plain is None or mini is None:
         return ["- The ranking still picks far fewer good poses than the samples hold: Vinardo on a synthetic "
                 "pseudo-pocket is a weak score, and no confidence model was trained."]
-    return [f"- Vina's local minimization before ranking (validation): top-1 {_pct(plain['top1_success_2A'])} -> "
-            f"{_pct(mini['top1_success_2A'])} ({_wins(mini['rows'], plain['rows'])} complexes won / lost against "
-            f"score-only Vinardo on the same samples), best of N {_pct(plain['bestN_success_2A'])} -> "
-            f"{_pct(mini['bestN_success_2A'])}, {plain['seconds_per_complex']:.1f} -> "
-            f"{mini['seconds_per_complex']:.1f} s per complex. The energy of an unrelaxed pose is dominated by small "
-            "clashes, so score-only ranking mostly sorts by how clean a pose happens to be; after minimization every "
-            "pose sits in its local minimum and the energies compare binding modes (and near-miss poses move "
-            "closer to the reference). Not part of SigmaDock, which ranks score-only (GNINA `--score_only`)."]
+    lines = [f"- Vina's local minimization before ranking (validation): top-1 {_pct(plain['top1_success_2A'])} -> "
+             f"{_pct(mini['top1_success_2A'])} ({_wins(mini['rows'], plain['rows'])} complexes won / lost against "
+             f"score-only Vinardo on the same samples), best of N {_pct(plain['bestN_success_2A'])} -> "
+             f"{_pct(mini['bestN_success_2A'])}, {plain['seconds_per_complex']:.1f} -> "
+             f"{mini['seconds_per_complex']:.1f} s per complex. The energy of an unrelaxed pose is dominated by small "
+             "clashes, so score-only ranking mostly sorts by how clean a pose happens to be; after minimization the "
+             "poses sit in or near their local minima and the energies compare binding modes (and near-miss poses move "
+             "closer to the reference). Not part of SigmaDock, which ranks score-only (GNINA `--score_only`)."]
+    if conv is not None:
+        lines.append(f"- Minimization to convergence (`vinardo_converged`, at most {CONVERGED_STEPS} BFGS steps) "
+                     f"instead of Vina's default budget of (25 + movable atoms)/3 steps: top-1 "
+                     f"{_pct(mini['top1_success_2A'])} -> {_pct(conv['top1_success_2A'])} "
+                     f"({_wins(conv['rows'], mini['rows'])} won / lost), best of N {_pct(mini['bestN_success_2A'])} -> "
+                     f"{_pct(conv['bestN_success_2A'])}. With the default budget the BFGS stops partway down, so "
+                     "two poses' energies compare how far each got rather than their minima.")
+    return lines
 
 
 def _pb_lines(m):
     v, chosen = m["vina_posebusters"], m["chosen_variant"]
-    lines = ["", "Per-complex PoseBusters rows (RDKit conformers):", ""]
-    new = m.get("posebusters_rdkit_chosen", {}).get("rows") or [None] * len(v["rows"])
-    for r, vr, c in zip(m["posebusters_rdkit"]["rows"], v["rows"], new):
-        extra = "" if c is None else (f"; {chosen}: top-1 {c['top1_rmsd']:.2f} Å (PB-valid {c['top1_pb_valid']}), "
-                                      f"best of N {c['best_rmsd']:.2f} Å")
-        lines.append(f"- {r['id']}: original top-1 {r['top1_rmsd']:.2f} Å (PB-valid {r['top1_pb_valid']}), unranked "
-                     f"{r['first_rmsd']:.2f} Å, best of N {r['best_rmsd']:.2f} Å{extra}; Vina {vr['rmsd']:.2f} Å "
+    lines = ["", f"Per-complex PoseBusters rows (RDKit conformers, {chosen}):", ""]
+    for r, vr in zip(m["posebusters_rdkit"]["rows"], v["rows"]):
+        lines.append(f"- {r['id']}: top-1 {r['top1_rmsd']:.2f} Å (PB-valid {r['top1_pb_valid']}), unranked "
+                     f"{r['first_rmsd']:.2f} Å, best of N {r['best_rmsd']:.2f} Å; Vina {vr['rmsd']:.2f} Å "
                      f"(PB-valid {vr['pb_valid']}) {vr.get('error', '')}")
     return lines
 
@@ -396,7 +385,5 @@ register(Experiment(
         Anchor("posebusters_rdkit/top1_success_2A_pb_valid", 0.799, "SigmaDock, ICLR 2026 (PDBBind-trained, ranked)"),
         Anchor("posebusters_rdkit/unranked_success_2A_pb_valid", 0.661, "SigmaDock, ICLR 2026 (no energy ranking)"),
         Anchor("posebusters_oracle/top1_success_2A_pb_valid", 0.854, "SigmaDock, ICLR 2026 (oracle conformers)"),
-        Anchor("posebusters_rdkit_chosen/top1_success_2A_pb_valid", 0.799,
-               "SigmaDock, ICLR 2026 (ranked; ours: variant chosen on CCD validation)"),
     ),
 ))
