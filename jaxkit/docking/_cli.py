@@ -43,9 +43,10 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--assemble", choices=ASSEMBLIES, default="conformer_matching",
                    help="turn each sample into the RDKit conformer fitted to it (conformer_matching, default: "
                         "chosen on CCD validation complexes) or keep the sampled fragments (none)")
-    d.add_argument("--ranking", choices=RANKINGS, default="vinardo_minimized",
+    d.add_argument("--ranking", choices=RANKINGS, default="vinardo_converged",
                    help="order of PoseBusters-valid poses: Vinardo energy after Vina's local minimization of each "
-                   "pose (default: chosen on CCD validation complexes), as sampled (vinardo, SigmaDock's), or "
+                   "pose run to convergence (vinardo_converged, default: chosen on CCD validation complexes) or "
+                   "for Vina's default step budget (vinardo_minimized), as sampled (vinardo, SigmaDock's), or "
                    "sample consensus")
     t = sub.add_parser("train", help="train a docking model")
     t.add_argument("--data", default=None, help="folder of complexes <id>/<id>_protein.pdb + <id>/<id>_ligand.sdf")

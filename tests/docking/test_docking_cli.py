@@ -78,3 +78,15 @@ def test_bad_inputs_name_the_file_or_option(tmp_path, capsys):
     assert main(["train", "--out", out]) == 2
     assert "give --data DIR and/or --ccd N" in capsys.readouterr().err
     assert SHIPPED_MODEL.name.endswith(".jkc")
+
+
+def test_the_shipped_model_loads_and_is_the_standard_preset_model():
+    import equinox as eqx
+    import jax
+
+    from jaxkit.docking import load_model
+
+    model, config, info = load_model(SHIPPED_MODEL)  # checksummed: a damaged or partial copy raises here
+    assert (config.width, config.depth) == (64, 4) and info["preset"] == "standard" and info["steps"] == 18000
+    n_params = sum(x.size for x in jax.tree.leaves(eqx.filter(model, eqx.is_inexact_array)))
+    assert n_params > 10_000 and all(bool(jax.numpy.isfinite(x).all()) for x in jax.tree.leaves(eqx.filter(model, eqx.is_inexact_array)))
