@@ -212,8 +212,9 @@ def _plots(ctx, history, res):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
-    steps = [h["step"] for h in history]
-    loss = np.convolve([h["loss"] for h in history], np.ones(5) / 5, mode="same")
+    w = min(5, len(history))  # moving average over w logged losses ("valid": no zero-padded edges)
+    steps = [h["step"] for h in history][w - 1:]
+    loss = np.convolve([h["loss"] for h in history], np.ones(w) / w, mode="valid")
     axes[0].plot(steps, loss)
     axes[0].set(xlabel="step", ylabel="DSM loss (smoothed)", title="training")
     rows = res["ccd_rdkit"]["rows"]
@@ -295,8 +296,9 @@ def _summary(ctx, m):
     runs = "; ".join(f"{r['finished']}: {r['wall_s'] / 60:.1f} min wall, {r['cpu_s'] / 60:.1f} min CPU" for r in m["runs"])
     lines += _discussion(m)
     lines += ["", f"Command: `python -m experiments run sigmadock --preset {ctx.preset} --seed {ctx.seed} "
-              "--resume` (metrics.json records the date and versions); invocations of this run folder (a resumed "
-              f"invocation reuses the finished stages: training, validation, test rows): {runs}."]
+              "--resume` (metrics.json records the date and versions); invocations of this run folder that finished (a "
+              "resumed invocation reuses the finished stages: training, validation, test rows; training time is the "
+              f"train stage's own, above): {runs}."]
     return "\n".join(lines) + "\n"
 
 
@@ -352,17 +354,18 @@ def _minimize_lines(val):
              f"{_pct(mini['top1_success_2A'])} ({_wins(mini['rows'], plain['rows'])} complexes won / lost against "
              f"score-only Vinardo on the same samples), best of N {_pct(plain['bestN_success_2A'])} -> "
              f"{_pct(mini['bestN_success_2A'])}, {plain['seconds_per_complex']:.1f} -> "
-             f"{mini['seconds_per_complex']:.1f} s per complex. The energy of an unrelaxed pose is dominated by small "
-             "clashes, so score-only ranking mostly sorts by how clean a pose happens to be; after minimization the "
-             "poses sit in or near their local minima and the energies compare binding modes (and near-miss poses move "
-             "closer to the reference). Not part of SigmaDock, which ranks score-only (GNINA `--score_only`)."]
+             f"{mini['seconds_per_complex']:.1f} s per complex. Minimization moves near-miss poses towards the "
+             "reference (best of N) and removes the small clashes that dominate the energy of an unrelaxed pose; "
+             "with Vina's default step budget it stops partway down, though (next line). Not part of SigmaDock, "
+             "which ranks score-only (GNINA `--score_only`)."]
     if conv is not None:
         lines.append(f"- Minimization to convergence (`vinardo_converged`, at most {CONVERGED_STEPS} BFGS steps) "
                      f"instead of Vina's default budget of (25 + movable atoms)/3 steps: top-1 "
                      f"{_pct(mini['top1_success_2A'])} -> {_pct(conv['top1_success_2A'])} "
                      f"({_wins(conv['rows'], mini['rows'])} won / lost), best of N {_pct(mini['bestN_success_2A'])} -> "
                      f"{_pct(conv['bestN_success_2A'])}. With the default budget the BFGS stops partway down, so "
-                     "two poses' energies compare how far each got rather than their minima.")
+                     "two poses' energies compare how far each got rather than their minima; run to convergence "
+                     "they compare local minima.")
     return lines
 
 
