@@ -260,9 +260,10 @@ def _validation_lines(m):
              "minimization of it in the Vinardo maps (rigid motion + rotatable torsions; `VinardoScorer.minimize`, "
              "as GNINA/smina `--minimize`) and ranks by the minimized energy; its RMSDs are those of the minimized "
              f"poses. `vinardo_converged` runs that minimization until Vina's BFGS stops by itself (at most "
-             f"{CONVERGED_STEPS} steps) instead of Vina's default budget of (25 + movable atoms)/3 steps. All variants rank the SAME 40 samples per complex; the variant "
-             "with the best validation top-1 is used on the held-out test sets (ties: listed first wins), chosen by "
-             "the experiment code before any test row of it is computed.", "",
+             f"{CONVERGED_STEPS} steps) instead of Vina's default budget of (25 + movable atoms)/3 steps. All "
+             "variants rank the SAME samples of each complex; the variant with the best validation top-1 is used on "
+             "the held-out test sets (ties: listed first wins), chosen by the experiment code before any test row of "
+             "it is computed.", "",
              "| variant (assembly + ranking) | top-1 (RMSD < 2 Å) | top-1 & PB-valid | wins / losses vs original | "
              "unranked | best of N | median top-1 RMSD (Å) | s / complex |", "|---|---|---|---|---|---|---|---|"]
     for name, r in val.items():

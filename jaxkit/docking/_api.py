@@ -115,13 +115,13 @@ def _sampler(n_samples: int, n_steps: int, method: str) -> Callable:
 Assemble = Literal["none", "conformer_matching"]
 Ranking = Literal["vinardo", "vinardo_minimized", "vinardo_converged", "consensus"]
 RANKINGS = ("vinardo", "vinardo_minimized", "vinardo_converged", "consensus")
+ASSEMBLIES = ("none", "conformer_matching")
 
 
 def _minimization(ranking: str) -> dict:
     """``rank_poses`` keywords of a ranking: Vina minimization with its default step budget or to convergence."""
     return {"minimize": ranking in ("vinardo_minimized", "vinardo_converged"),
             "minimize_steps": CONVERGED_STEPS if ranking == "vinardo_converged" else 0}
-ASSEMBLIES = ("none", "conformer_matching")
 
 
 def _sample_raw(model, c, key, n_samples: int, n_steps: int, method: str) -> tuple[np.ndarray, np.ndarray]:
@@ -200,7 +200,8 @@ def dock(
     (:meth:`VinardoScorer.minimize`); ``"vinardo_minimized"`` stops at Vina's default step budget and ``"vinardo"``
     scores the poses as sampled (SigmaDock's score-only ranking). On 40 CCD validation complexes with the shipped
     model: top-1 70.0% (converged), 52.5% (default budget), 60.0% (score-only); on the 40 held-out CCD test
-    complexes the default gives 55.0% (``sigmadock`` reproduction page). ``ranking="consensus"`` orders valid poses by :func:`consensus_counts`."""
+    complexes the default gives 55.0% (``sigmadock`` reproduction page). ``ranking="consensus"`` orders valid
+    poses by :func:`consensus_counts`."""
     if isinstance(n_samples, bool) or not isinstance(n_samples, int) or n_samples < 1:
         raise ValueError(f"n_samples: expected an integer >= 1, received {n_samples!r}")
     check_choice("assemble", assemble, ASSEMBLIES)
