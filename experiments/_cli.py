@@ -123,7 +123,9 @@ def run_one(name: str, preset: str, seed: int, out: Path | None, resume: bool) -
         }
         write_json(out_dir / "metrics.json", record)
         if not (out_dir / "summary.md").exists():
-            (out_dir / "summary.md").write_text(f"# {name}\n\nPreset `{preset}`, seed {seed}, {wall:.1f} s.\n")
+            (out_dir / "summary.md").write_text(
+                f"# {name}\n\nPreset `{preset}`, seed {seed}, {wall:.1f} s.\n"
+            )
     print(f"[{name}] done in {wall:.1f} s -> {out_dir / 'metrics.json'}")
     return record
 
@@ -138,12 +140,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     for name in names:
         presets = list(EXPERIMENTS[name].presets)
         if args.preset not in presets:
-            print(f"error: experiment {name!r} has no preset {args.preset!r}; valid presets: {', '.join(presets)}",
-                  file=sys.stderr)
+            print(
+                f"error: experiment {name!r} has no preset {args.preset!r}; valid presets: {', '.join(presets)}",
+                file=sys.stderr,
+            )
             return 2
     failed = []
     for name in names:
-        out = Path(args.out) / name if (args.out and len(names) > 1) else (Path(args.out) if args.out else None)
+        out = (
+            Path(args.out) / name if (args.out and len(names) > 1) else (Path(args.out) if args.out else None)
+        )
         try:
             run_one(name, args.preset, args.seed, out, args.resume)
         except RunFolderError as e:  # a guard, not a crash: one clear line
@@ -225,14 +231,28 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for name in names:
         b = BENCHES[name]
         config = {"pairs": args.pairs, "cases": args.cases}
-        ctx = RunContext(name=f"bench-{name}", preset="bench", config=config, seed=args.seed,
-                         out_dir=RESULTS / f"bench_{name}", extra={"write_docs": write_docs})
+        ctx = RunContext(
+            name=f"bench-{name}",
+            preset="bench",
+            config=config,
+            seed=args.seed,
+            out_dir=RESULTS / f"bench_{name}",
+            extra={"write_docs": write_docs},
+        )
         ctx.out_dir.mkdir(parents=True, exist_ok=True)
         rows = b.run(ctx)
         table = markdown_table(rows)
         print(f"\n## bench {name}: {b.description}\n\n{table}")
-        write_json(ctx.out_dir / "bench.json", {"bench": name, "versions": versions(), "config": config,
-                                                "rows": rows, "raw": ctx.extra.get("raw")})
+        write_json(
+            ctx.out_dir / "bench.json",
+            {
+                "bench": name,
+                "versions": versions(),
+                "config": config,
+                "rows": rows,
+                "raw": ctx.extra.get("raw"),
+            },
+        )
         figure = ctx.extra.get("figure")
         if write_docs:
             if figure:
@@ -262,7 +282,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not files:
         lines.append(f"No results found under `{root}/*/metrics.json`. Run `python -m experiments run all`.")
     else:
-        lines += ["| experiment | preset | seed | metric | ours | anchor | source |", "|---|---|---|---|---|---|---|"]
+        lines += [
+            "| experiment | preset | seed | metric | ours | anchor | source |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for f in files:
             try:
                 rec = json.loads(f.read_text())
@@ -275,13 +298,17 @@ def cmd_report(args: argparse.Namespace) -> int:
             for a in anchors:
                 ours = flat.get(a["path"], "n/a")
                 shown.add(a["path"])
-                lines.append(f"| {rec.get('experiment', f.parent.name)} | {rec.get('preset', '')} | "
-                             f"{rec.get('seed', '')} | {a['path']} | {_fmt(ours)} | {_fmt(a['value'])} | {a['source']} |")
+                lines.append(
+                    f"| {rec.get('experiment', f.parent.name)} | {rec.get('preset', '')} | "
+                    f"{rec.get('seed', '')} | {a['path']} | {_fmt(ours)} | {_fmt(a['value'])} | {a['source']} |"
+                )
             if not anchors:
                 for k, v in list(flat.items())[:20]:
                     if isinstance(v, int | float) and k not in shown:
-                        lines.append(f"| {rec.get('experiment', f.parent.name)} | {rec.get('preset', '')} | "
-                                     f"{rec.get('seed', '')} | {k} | {_fmt(v)} | | |")
+                        lines.append(
+                            f"| {rec.get('experiment', f.parent.name)} | {rec.get('preset', '')} | "
+                            f"{rec.get('seed', '')} | {k} | {_fmt(v)} | | |"
+                        )
     text = "\n".join(lines) + "\n"
     root.mkdir(parents=True, exist_ok=True)
     (root / "REPORT.md").write_text(text)
@@ -305,13 +332,18 @@ def cmd_publish(args: argparse.Namespace) -> int:
         return 2
     busy = run_folder_busy(src)
     if busy is not None:
-        print(f"error: {src} is being written by a run in progress ({busy}); publish it when it has finished",
-              file=sys.stderr)
+        print(
+            f"error: {src} is being written by a run in progress ({busy}); publish it when it has finished",
+            file=sys.stderr,
+        )
         return 2
     rec = json.loads((src / "metrics.json").read_text())
     if rec.get("experiment") != args.name or rec.get("preset") != args.preset:
-        print(f"error: {src} holds experiment {rec.get('experiment')!r} preset {rec.get('preset')!r}, "
-              f"not {args.name!r} {args.preset!r}", file=sys.stderr)
+        print(
+            f"error: {src} holds experiment {rec.get('experiment')!r} preset {rec.get('preset')!r}, "
+            f"not {args.name!r} {args.preset!r}",
+            file=sys.stderr,
+        )
         return 2
     dst = PUBLISHED / args.name / args.preset
     dst.mkdir(parents=True, exist_ok=True)
@@ -338,18 +370,30 @@ def main(argv: list[str] | None = None) -> int:
     p_bench.add_argument("name")
     p_bench.add_argument("--seed", type=int, default=0)
     p_bench.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
-    p_bench.add_argument("--pairs", type=int, default=5, help="alternating ours/peer process pairs (>= 5 for docs)")
-    p_bench.add_argument("--cases", nargs="*", default=None, help="only cases whose name contains one of these")
+    p_bench.add_argument(
+        "--pairs", type=int, default=5, help="alternating ours/peer process pairs (>= 5 for docs)"
+    )
+    p_bench.add_argument(
+        "--cases", nargs="*", default=None, help="only cases whose name contains one of these"
+    )
     p_report = sub.add_parser("report", help="collect results/*/metrics.json into results/REPORT.md")
     p_report.add_argument("--results", default=str(RESULTS))
-    p_pub = sub.add_parser("publish", help="copy results/NAME/PRESET/{metrics.json,summary.md,*.png} to docs/results/")
+    p_pub = sub.add_parser(
+        "publish", help="copy results/NAME/PRESET/{metrics.json,summary.md,*.png} to docs/results/"
+    )
     p_pub.add_argument("name")
     p_pub.add_argument("--preset", default="paper")
     p_pub.add_argument("--results", default=str(RESULTS))
     p_pub.add_argument("--src", default=None, help="run folder (default results/NAME/PRESET)")
     args = parser.parse_args(argv)
     discover()
-    cmds = {"list": cmd_list, "run": cmd_run, "bench": cmd_bench, "report": cmd_report, "publish": cmd_publish}
+    cmds = {
+        "list": cmd_list,
+        "run": cmd_run,
+        "bench": cmd_bench,
+        "report": cmd_report,
+        "publish": cmd_publish,
+    }
     return cmds[args.cmd](args)
 
 

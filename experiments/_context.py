@@ -109,13 +109,22 @@ class RunContext:
                     raise CheckpointError(f"stage file {path} holds stage {info.get('key')!r}, not {key!r}")
                 return pickle.loads(payload)
             except Exception as e:  # damaged stage file: recompute, say so
-                warnings.warn(f"[{self.name}] stage file {path} is damaged ({e}); recomputing stage {key!r}",
-                              CheckpointWarning, stacklevel=2)
+                warnings.warn(
+                    f"[{self.name}] stage file {path} is damaged ({e}); recomputing stage {key!r}",
+                    CheckpointWarning,
+                    stacklevel=2,
+                )
         elif self.resume and path.with_suffix(".pkl").exists():
-            warnings.warn(f"[{self.name}] {path.with_suffix('.pkl')} is an unchecked stage file of an older jaxkit; "
-                          f"recomputing stage {key!r}", CheckpointWarning, stacklevel=2)
+            warnings.warn(
+                f"[{self.name}] {path.with_suffix('.pkl')} is an unchecked stage file of an older jaxkit; "
+                f"recomputing stage {key!r}",
+                CheckpointWarning,
+                stacklevel=2,
+            )
         result = fn()
-        write_checked_bytes(path, pickle.dumps(result), kind="stage", info={"key": key, "experiment": self.name})
+        write_checked_bytes(
+            path, pickle.dumps(result), kind="stage", info={"key": key, "experiment": self.name}
+        )
         return result
 
     def save_figure(self, fig: Any, filename: str) -> Path:
@@ -156,8 +165,11 @@ def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    diffs = [f"{k} {old.get(k)!r} (this run: {new[k]!r})" for k in ("experiment", "preset", "seed")
-             if old.get(k) != new[k]]
+    diffs = [
+        f"{k} {old.get(k)!r} (this run: {new[k]!r})"
+        for k in ("experiment", "preset", "seed")
+        if old.get(k) != new[k]
+    ]
     fo, fn = _flat(old.get("config", {})), _flat(new["config"])
     keys = sorted(k for k in set(fo) | set(fn) if fo.get(k, "<absent>") != fn.get(k, "<absent>"))
     if keys:
@@ -175,8 +187,10 @@ def _owner(out_dir: Path) -> tuple[dict[str, Any] | None, str]:
                 rec = json.loads(f.read_text())
                 return {k: rec.get(k) for k in ("experiment", "preset", "seed", "config")}, fname
             except (json.JSONDecodeError, UnicodeDecodeError, AttributeError) as e:
-                raise RunFolderError(f"run folder {out_dir}: {f} is unreadable ({e}); cannot tell which run owns "
-                                     "the folder. Start over without --resume, or choose another --out") from e
+                raise RunFolderError(
+                    f"run folder {out_dir}: {f} is unreadable ({e}); cannot tell which run owns "
+                    "the folder. Start over without --resume, or choose another --out"
+                ) from e
     return None, ""
 
 
@@ -187,19 +201,25 @@ def _check_owner(out_dir: Path, identity: dict[str, Any], resume: bool) -> None:
         if diffs:
             raise RunFolderError(
                 f"--resume: run folder {out_dir} belongs to another run ({fname} records "
-                + "; ".join(diffs) + "). Resume with the same experiment, preset, seed and config, choose another "
+                + "; ".join(diffs)
+                + "). Resume with the same experiment, preset, seed and config, choose another "
                 "--out, or run without --resume to start over (that deletes the folder's stages and checkpoints)"
             )
     if not resume:
         removed = [d for d in _PROGRESS_DIRS if (out_dir / d).exists()]
         for d in removed:
             shutil.rmtree(out_dir / d)
-        if (out_dir / "metrics.json").exists():  # the earlier run's; a crash of this one must not leave it behind
+        if (
+            out_dir / "metrics.json"
+        ).exists():  # the earlier run's; a crash of this one must not leave it behind
             (out_dir / "metrics.json").unlink()
             removed.append("metrics.json")
         if removed:
-            print(f"[{identity['experiment']}] starting over in {out_dir}: removed the earlier run's "
-                  f"{' and '.join(removed)} (use --resume to continue a run)", file=sys.stderr)
+            print(
+                f"[{identity['experiment']}] starting over in {out_dir}: removed the earlier run's "
+                f"{' and '.join(removed)} (use --resume to continue a run)",
+                file=sys.stderr,
+            )
     atomic_write_bytes(out_dir / RUN_RECORD, (json.dumps(identity, indent=2) + "\n").encode())
 
 
@@ -231,9 +251,15 @@ def claim_run_folder(out_dir: Path, identity: dict[str, Any], *, resume: bool) -
                 "or choose another --out"
             ) from None
         except OSError as e:  # file systems without flock (some network mounts): run unguarded, say so
-            warnings.warn(f"cannot lock run folder {out_dir} ({e}); concurrent runs are not prevented", stacklevel=2)
-        info = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                "argv": sys.argv}
+            warnings.warn(
+                f"cannot lock run folder {out_dir} ({e}); concurrent runs are not prevented", stacklevel=2
+            )
+        info = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "argv": sys.argv,
+        }
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(info).encode(), 0)
         _check_owner(out_dir, identity, resume)

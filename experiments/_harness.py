@@ -115,13 +115,21 @@ def _time_calls(step: Callable[[], Any], spec: dict) -> dict[str, Any]:
     warm = time.perf_counter() - t0
     wall, cpu = [], []
     start = time.perf_counter()
-    while len(wall) < spec["reps"] or (time.perf_counter() - start < spec["min_time"] and len(wall) < 10 * spec["reps"]):
+    while len(wall) < spec["reps"] or (
+        time.perf_counter() - start < spec["min_time"] and len(wall) < 10 * spec["reps"]
+    ):
         c0, t0 = time.process_time(), time.perf_counter()
         step()
         wall.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
-    return {"first_s": first, "warmup_s": warm, "times_s": wall, "cpu_s": cpu, "step": _quantiles(wall),
-            "cpu_per_step_s": statistics.median(cpu)}
+    return {
+        "first_s": first,
+        "warmup_s": warm,
+        "times_s": wall,
+        "cpu_s": cpu,
+        "step": _quantiles(wall),
+        "cpu_per_step_s": statistics.median(cpu),
+    }
 
 
 def worker_main(spec_path: str) -> int:
@@ -153,7 +161,9 @@ def worker_main(spec_path: str) -> int:
     rec["load_after"] = os.getloadavg()
     rec["affinity"] = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     rec["threads"] = threads()
-    rec["thread_env"] = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "BENCH_THREADS")}
+    rec["thread_env"] = {
+        k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "BENCH_THREADS")
+    }
     rec["versions"] = _versions(spec["packages"])
     rec["modules"] = sorted(m for m in _WATCHED if m in sys.modules)
     Path(spec["out"]).write_text(json.dumps(rec, default=float))
@@ -167,9 +177,17 @@ def run_impl(impl: Impl, case: Case, timeout: float = 1800.0) -> dict[str, Any]:
     """Run ``impl`` once in a fresh process; returns its record (or ``{"error": ...}``)."""
     n_threads = impl.threads or cores()
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
-        spec = {"label": impl.label, "target": impl.target, "kwargs": impl.kwargs, "threads": n_threads,
-                "packages": list(impl.packages), "reps": case.reps, "warmup": case.warmup,
-                "min_time": case.min_time, "out": str(Path(tmp) / "record.json")}
+        spec = {
+            "label": impl.label,
+            "target": impl.target,
+            "kwargs": impl.kwargs,
+            "threads": n_threads,
+            "packages": list(impl.packages),
+            "reps": case.reps,
+            "warmup": case.warmup,
+            "min_time": case.min_time,
+            "out": str(Path(tmp) / "record.json"),
+        }
         spec_file = Path(tmp) / "spec.json"
         spec_file.write_text(json.dumps(spec))
         env = dict(os.environ)
@@ -177,8 +195,14 @@ def run_impl(impl: Impl, case: Case, timeout: float = 1800.0) -> dict[str, Any]:
         for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "BENCH_THREADS"):
             env[k] = str(n_threads)
         env.update(impl.env)
-        proc = subprocess.run([sys.executable, str(WORKER), str(spec_file)], cwd=ROOT, env=env,
-                              capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(
+            [sys.executable, str(WORKER), str(spec_file)],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         out = Path(spec["out"])
         if proc.returncode != 0 or not out.exists():
             return {"label": impl.label, "error": (proc.stderr or proc.stdout)[-2000:]}
@@ -193,13 +217,20 @@ def run_case(case: Case, pairs: int = MIN_PAIRS, log: Callable[[str], None] = pr
         for impl in impls:
             rec = run_impl(impl, case)
             runs[impl.label].append(rec)
-            msg = rec["error"].strip().splitlines()[-1] if "error" in rec else f"{1e3 * rec['step']['median']:.3g} ms"
+            msg = (
+                rec["error"].strip().splitlines()[-1]
+                if "error" in rec
+                else f"{1e3 * rec['step']['median']:.3g} ms"
+            )
             log(f"  [{case.name}] pair {p + 1}/{pairs} {impl.label}: {msg}")
     ours = runs[case.ours.label]
     summary = {"case": case.name, "config": case.config, "ours": case.ours.label, "pairs": pairs, "peers": {}}
     for peer in case.peers:
-        ratios = [(b["step"]["median"] / peer.units) / (a["step"]["median"] / case.ours.units)
-                  for a, b in zip(ours, runs[peer.label]) if "error" not in a and "error" not in b]
+        ratios = [
+            (b["step"]["median"] / peer.units) / (a["step"]["median"] / case.ours.units)
+            for a, b in zip(ours, runs[peer.label])
+            if "error" not in a and "error" not in b
+        ]
         summary["peers"][peer.label] = {"ratios": ratios, "ratio": _quantiles(ratios) if ratios else None}
     summary["runs"] = runs
     return summary
@@ -216,7 +247,9 @@ def _row(summary: dict, peer: str, case: Case) -> dict[str, Any]:
     err = next((x["error"].strip().splitlines()[-1] for x in ours + theirs if "error" in x), "")
     loads = [x["load_before"][0] for x in ours + theirs if "error" not in x]
     row = {
-        "case": summary["case"], "ours": summary["ours"], "peer": peer,
+        "case": summary["case"],
+        "ours": summary["ours"],
+        "peer": peer,
         "ours_ms": _ms(_med(ours, lambda x: x["step"]["median"])),
         "peer_ms": _ms(_med(theirs, lambda x: x["step"]["median"])),
         "ratio": round(r["median"], 3) if r else "n/a",
@@ -260,8 +293,11 @@ def plot(summaries: list[dict], cases: Sequence[Case], path: Path, title: str) -
     ax.set_yticks(range(len(rows)), [f"{s['case']}\nvs {p}" for s, _, p in rows], fontsize=7)
     ax.invert_yaxis()
     ax.set_xscale("log")
-    ax.set_xlabel("per-pair ratio  peer time / our time  (> 1: ours faster; dots = pairs, diamond = median, "
-                  "green = goal)", fontsize=7)
+    ax.set_xlabel(
+        "per-pair ratio  peer time / our time  (> 1: ours faster; dots = pairs, diamond = median, "
+        "green = goal)",
+        fontsize=7,
+    )
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -270,8 +306,13 @@ def plot(summaries: list[dict], cases: Sequence[Case], path: Path, title: str) -
     return path
 
 
-def run_bench(ctx: Any, cases: Sequence[Case], title: str, note: str = "",
-              extra: Callable[[dict, str], dict] | None = None) -> list[dict]:
+def run_bench(
+    ctx: Any,
+    cases: Sequence[Case],
+    title: str,
+    note: str = "",
+    extra: Callable[[dict, str], dict] | None = None,
+) -> list[dict]:
     """Run ``cases`` (``ctx.config['pairs']`` pairs, default 5), record everything, plot, return the table rows
     (``extra(summary, peer_label)`` adds columns, e.g. agreement between the implementations' outputs)."""
     pairs = int(ctx.config.get("pairs", MIN_PAIRS))
@@ -296,10 +337,22 @@ def run_bench(ctx: Any, cases: Sequence[Case], title: str, note: str = "",
         "calls of a process, after its first call (`*_first_s`: compilation + first run) and warm-up calls. "
         "`threads` = threads pinned for ours/peer (CPU affinity + OMP/MKL; PyTorch `set_num_threads`); `load` = median "
         "1-min load average when the processes started (the machine is shared). Versions: "
-        + ", ".join(f"{k} {v}" for k, v in sorted(versions.items())) + ".\n"
+        + ", ".join(f"{k} {v}" for k, v in sorted(versions.items()))
+        + ".\n"
     )
     return rows
 
 
-__all__ = ["Case", "Impl", "MIN_PAIRS", "Workload", "cores", "plot", "run_bench", "run_case", "run_impl", "threads"]
+__all__ = [
+    "Case",
+    "Impl",
+    "MIN_PAIRS",
+    "Workload",
+    "cores",
+    "plot",
+    "run_bench",
+    "run_case",
+    "run_impl",
+    "threads",
+]
 _ = asdict  # dataclass helpers kept importable for callers that record configurations

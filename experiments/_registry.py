@@ -32,6 +32,9 @@ class Experiment:
         presets: preset name -> configuration dict; must contain ``quick`` and ``paper``.
         run: ``run(ctx) -> metrics dict`` (``ctx`` is :class:`experiments._context.RunContext`).
         anchors: published numbers compared in ``report``.
+        inputs: ``inputs(config)`` loads (cheaply) every input the experiment reads rather than generates
+            (shipped data files, package data sets, the shipped model) and raises if one cannot be found; ``None``
+            when it generates all it reads. A test runs it for every preset from a bare copy of the repository.
     """
 
     name: str
@@ -40,6 +43,7 @@ class Experiment:
     run: Callable[[Any], dict]
     anchors: tuple[Anchor, ...] = field(default_factory=tuple)
     description: str = ""
+    inputs: Callable[[dict[str, Any]], object] | None = None
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,9 @@ def register(exp: Experiment) -> Experiment:
     """Add an experiment to the registry (called at import time by experiment modules)."""
     for required in ("quick", "paper"):
         if required not in exp.presets:
-            raise ValueError(f"experiment {exp.name!r}: presets must include {required!r}, has {sorted(exp.presets)}")
+            raise ValueError(
+                f"experiment {exp.name!r}: presets must include {required!r}, has {sorted(exp.presets)}"
+            )
     if exp.name in EXPERIMENTS and EXPERIMENTS[exp.name] is not exp:
         raise ValueError(f"experiment {exp.name!r} is registered twice")
     EXPERIMENTS[exp.name] = exp

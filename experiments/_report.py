@@ -36,29 +36,59 @@ class System:
 
 # experiment -> system, in one table
 SYSTEMS: tuple[System, ...] = (
-    System("rno", "RNO and PDE operators",
-           "Riesz neural operator vs FNO on the FNO (Li et al. 2021) and Laplace-neural-operator benchmarks "
-           "(RNO, ICLR 2026), on PDE data regenerated offline.", ("rno_benchmarks", "lno_suite", "pde_datasets"), "rno",
-           "Riesz neural operator"),
-    System("saddle_to_saddle", "Saddle-to-saddle dynamics",
-           "Gradient flow from small initialization learns one mode, kink, kernel or head at a time "
-           "(Zhang, Saxe & Latham, ICLR 2026; Pesme & Flammarion 2023).", ("saddle_to_saddle",), "saddle_to_saddle",
-           "Saddle-to-saddle dynamics"),
-    System("noise_stability", "Noise stability",
-           "The noise-stability regularizer and its speed-up of grokking and next-token training "
-           "(Haris, Zhang & Yoshida, ICLR 2026).",
-           ("grokking", "next_token", "sparse_parity", "stability_sweep", "stability_ablation"), "noise_stability",
-           "Noise stability"),
-    System("ssm_expressivity", "SSM expressivity",
-           "Which gate classes and precisions let state space models recognize formal languages and LTLf "
-           "fragments, with length generalization (Alsmann, Noori & Lange, ICLR 2026).", ("ssm_expressivity",),
-           "ssm_expressivity", "SSM expressivity"),
-    System("se3_docking", "SE(3) diffusion and docking",
-           "SigmaDock-style rigid-fragment diffusion on SE(3) for ligand docking (SigmaDock, ICLR 2026).",
-           ("sigmadock",), "docking", "Docking"),
-    System("forecasting_portfolio", "Forecasting and portfolios",
-           "Conditional diffusion forecasts of return paths as Black–Litterman views, backtested (STABLE, ICLR "
-           "2026).", ("stable", "stable_ablation"), "portfolio", "Portfolio"),
+    System(
+        "rno",
+        "RNO and PDE operators",
+        "Riesz neural operator vs FNO on the FNO (Li et al. 2021) and Laplace-neural-operator benchmarks "
+        "(RNO, ICLR 2026), on PDE data regenerated offline.",
+        ("rno_benchmarks", "lno_suite", "pde_datasets"),
+        "rno",
+        "Riesz neural operator",
+    ),
+    System(
+        "saddle_to_saddle",
+        "Saddle-to-saddle dynamics",
+        "Gradient flow from small initialization learns one mode, kink, kernel or head at a time "
+        "(Zhang, Saxe & Latham, ICLR 2026; Pesme & Flammarion 2023).",
+        ("saddle_to_saddle",),
+        "saddle_to_saddle",
+        "Saddle-to-saddle dynamics",
+    ),
+    System(
+        "noise_stability",
+        "Noise stability",
+        "The noise-stability regularizer and its speed-up of grokking and next-token training "
+        "(Haris, Zhang & Yoshida, ICLR 2026).",
+        ("grokking", "next_token", "sparse_parity", "stability_sweep", "stability_ablation"),
+        "noise_stability",
+        "Noise stability",
+    ),
+    System(
+        "ssm_expressivity",
+        "SSM expressivity",
+        "Which gate classes and precisions let state space models recognize formal languages and LTLf "
+        "fragments, with length generalization (Alsmann, Noori & Lange, ICLR 2026).",
+        ("ssm_expressivity",),
+        "ssm_expressivity",
+        "SSM expressivity",
+    ),
+    System(
+        "se3_docking",
+        "SE(3) diffusion and docking",
+        "SigmaDock-style rigid-fragment diffusion on SE(3) for ligand docking (SigmaDock, ICLR 2026).",
+        ("sigmadock",),
+        "docking",
+        "Docking",
+    ),
+    System(
+        "forecasting_portfolio",
+        "Forecasting and portfolios",
+        "Conditional diffusion forecasts of return paths as Black–Litterman views, backtested (STABLE, ICLR "
+        "2026).",
+        ("stable", "stable_ablation"),
+        "portfolio",
+        "Portfolio",
+    ),
 )
 EXPERIMENT_SYSTEM = {name: s.slug for s in SYSTEMS for name in s.experiments}
 
@@ -85,8 +115,10 @@ def load_runs(published: Path) -> tuple[list[Run], list[str]]:
             continue
         name, preset = folder.parent.name, folder.name
         if rec.get("experiment", name) != name or rec.get("preset", preset) != preset:
-            problems.append(f"`{f.relative_to(published)}` says experiment {rec.get('experiment')!r} preset "
-                            f"{rec.get('preset')!r}")
+            problems.append(
+                f"`{f.relative_to(published)}` says experiment {rec.get('experiment')!r} preset "
+                f"{rec.get('preset')!r}"
+            )
         summary = (folder / "summary.md").read_text() if (folder / "summary.md").exists() else ""
         runs.append(Run(name, preset, folder, rec, summary, sorted(p.name for p in folder.glob("*.png"))))
     return runs, problems
@@ -129,8 +161,10 @@ def anchor_table(run: Run) -> str:
     lines = ["| metric | ours | published | ours vs published | source |", "|---|---|---|---|---|"]
     for a in anchors:
         ours = flat.get(a.get("path"), "not measured")
-        lines.append(f"| `{a.get('path')}` | {fmt(ours)} | {fmt(a.get('value'))} | "
-                     f"{_relative_gap(ours, a.get('value'))} | {fmt(a.get('source', ''))} |")
+        lines.append(
+            f"| `{a.get('path')}` | {fmt(ours)} | {fmt(a.get('value'))} | "
+            f"{_relative_gap(ours, a.get('value'))} | {fmt(a.get('source', ''))} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -182,17 +216,27 @@ def run_section(run: Run, page_to_results: str) -> str:
     rec = run.record
     versions = rec.get("versions") or {}
     shown = ", ".join(f"{k} {v}" for k, v in versions.items() if k in ("python", "jax", "jaxkit", "equinox"))
-    wall, total, n_inv = rec.get("wall_time_s"), rec.get("wall_time_total_s"), len(rec.get("invocations") or [])
+    wall, total, n_inv = (
+        rec.get("wall_time_s"),
+        rec.get("wall_time_total_s"),
+        len(rec.get("invocations") or []),
+    )
     wall_s = _duration(wall)
     if isinstance(total, int | float) and n_inv > 1:
         wall_s = f"{_duration(total)} over {n_inv} invocations (--resume; the last {_duration(wall)})"
     scale = "" if run.preset in FULL_SCALE else " (a small preset: not a reproduction at the published scale)"
-    out = [f"### `{run.experiment}` — preset `{run.preset}`{scale}", "",
-           f"- **Reproduces:** {fmt(rec.get('reproduces', ''))}",
-           f"- **Command:** `{rec.get('command', 'not recorded')}`",
-           f"- **Finished:** {rec.get('finished', 'not recorded')} · **wall time** {wall_s} · "
-           f"**seed** {rec.get('seed', 'not recorded')}" + (f" · {shown}" if shown else ""),
-           "", "#### Ours vs published", "", anchor_table(run)]
+    out = [
+        f"### `{run.experiment}` — preset `{run.preset}`{scale}",
+        "",
+        f"- **Reproduces:** {fmt(rec.get('reproduces', ''))}",
+        f"- **Command:** `{rec.get('command', 'not recorded')}`",
+        f"- **Finished:** {rec.get('finished', 'not recorded')} · **wall time** {wall_s} · "
+        f"**seed** {rec.get('seed', 'not recorded')}" + (f" · {shown}" if shown else ""),
+        "",
+        "#### Ours vs published",
+        "",
+        anchor_table(run),
+    ]
     summary, used = embed_summary(run, page_to_results)
     if summary:
         out += ["#### Summary", "", summary, ""]
@@ -207,29 +251,50 @@ def status_rows(system: System, by_exp: dict[str, list[Run]], reproduces: dict[s
     rows = ["| experiment | reproduces | published runs | at paper/standard scale |", "|---|---|---|---|"]
     for name in system.experiments:
         runs = by_exp.get(name, [])
-        presets = ", ".join(f"`{r.preset}` ({str(r.record.get('finished', '?'))[:10]})" for r in runs) or "none"
+        presets = (
+            ", ".join(f"`{r.preset}` ({str(r.record.get('finished', '?'))[:10]})" for r in runs) or "none"
+        )
         full = [r.preset for r in runs if r.preset in FULL_SCALE]
         what = reproduces.get(name) or (runs[0].record.get("reproduces", "") if runs else "")
-        rows.append(f"| `{name}` | {fmt(what)} | {presets} | "
-                    f"{'yes (' + ', '.join(full) + ')' if full else '**not yet run at paper/standard scale**'} |")
+        rows.append(
+            f"| `{name}` | {fmt(what)} | {presets} | "
+            f"{'yes (' + ', '.join(full) + ')' if full else '**not yet run at paper/standard scale**'} |"
+        )
     return rows
 
 
-def system_page(system: System, runs: list[Run], reproduces: dict[str, str], published: Path = PUBLISHED) -> str:
+def system_page(
+    system: System, runs: list[Run], reproduces: dict[str, str], published: Path = PUBLISHED
+) -> str:
     """One system's page; ``published/<slug>.discussion.md`` (hand-written verdict across its runs) follows the status."""
     by_exp: dict[str, list[Run]] = {}
     for r in sorted(runs, key=lambda r: (r.experiment, _preset_rank(r.preset))):
         by_exp.setdefault(r.experiment, []).append(r)
-    lines = [GENERATED, "", f"# Reproductions: {system.title}", "", system.about, "",
-             f"Tutorial: [{system.tutorial_title}](../tutorials/{system.tutorial}.md).", "",
-             "## Status", "", *status_rows(system, by_exp, reproduces), ""]
+    lines = [
+        GENERATED,
+        "",
+        f"# Reproductions: {system.title}",
+        "",
+        system.about,
+        "",
+        f"Tutorial: [{system.tutorial_title}](../tutorials/{system.tutorial}.md).",
+        "",
+        "## Status",
+        "",
+        *status_rows(system, by_exp, reproduces),
+        "",
+    ]
     verdict = Path(published) / f"{system.slug}.discussion.md"
     if verdict.exists():
         lines += [verdict.read_text().strip(), ""]
     missing = [n for n in system.experiments if not any(r.preset in FULL_SCALE for r in by_exp.get(n, []))]
     if missing:
-        lines += ["Not yet run at paper/standard scale: " + ", ".join(f"`{n}`" for n in missing) +
-                  " (run `python -m experiments run NAME --preset paper`, then `publish` and `report`).", ""]
+        lines += [
+            "Not yet run at paper/standard scale: "
+            + ", ".join(f"`{n}`" for n in missing)
+            + " (run `python -m experiments run NAME --preset paper`, then `publish` and `report`).",
+            "",
+        ]
     for name in system.experiments:
         for run in by_exp.get(name, []):
             lines += [run_section(run, "../results"), ""]
@@ -237,29 +302,45 @@ def system_page(system: System, runs: list[Run], reproduces: dict[str, str], pub
 
 
 def index_page(runs: list[Run], reproduces: dict[str, str], problems: list[str]) -> str:
-    lines = [GENERATED, "", "# Reproductions", "",
-             "Each page puts our numbers beside the published ones, for every run published with "
-             "`python -m experiments publish NAME --preset PRESET` (which copies the run's `metrics.json`, "
-             "`summary.md` and figures into `docs/results/NAME/PRESET/`); `python -m experiments report` "
-             "regenerates these pages from those files. A reproduction counts once its `paper` or `standard` run "
-             "is published; `quick` runs are smoke tests at small sizes.", "",
-             "| system | experiments | published at paper/standard scale |", "|---|---|---|"]
+    lines = [
+        GENERATED,
+        "",
+        "# Reproductions",
+        "",
+        "Each page puts our numbers beside the published ones, for every run published with "
+        "`python -m experiments publish NAME --preset PRESET` (which copies the run's `metrics.json`, "
+        "`summary.md` and figures into `docs/results/NAME/PRESET/`); `python -m experiments report` "
+        "regenerates these pages from those files. A reproduction counts once its `paper` or `standard` run "
+        "is published; `quick` runs are smoke tests at small sizes.",
+        "",
+        "| system | experiments | published at paper/standard scale |",
+        "|---|---|---|",
+    ]
     for s in SYSTEMS:
-        done = sorted({r.experiment for r in runs if r.experiment in s.experiments and r.preset in FULL_SCALE})
-        lines.append(f"| [{s.title}]({s.slug}.md) | {', '.join(f'`{n}`' for n in s.experiments)} | "
-                     f"{len(done)} of {len(s.experiments)} |")
+        done = sorted(
+            {r.experiment for r in runs if r.experiment in s.experiments and r.preset in FULL_SCALE}
+        )
+        lines.append(
+            f"| [{s.title}]({s.slug}.md) | {', '.join(f'`{n}`' for n in s.experiments)} | "
+            f"{len(done)} of {len(s.experiments)} |"
+        )
     other = sorted(set(reproduces) - set(EXPERIMENT_SYSTEM))
     other_runs = sorted({r.experiment for r in runs} - set(EXPERIMENT_SYSTEM))
     if other or other_runs:
-        lines += ["", "Experiments not yet assigned to a system (add them to `SYSTEMS` in `experiments/_report.py`): "
-                  + ", ".join(f"`{n}`" for n in sorted(set(other) | set(other_runs))) + "."]
+        lines += [
+            "",
+            "Experiments not yet assigned to a system (add them to `SYSTEMS` in `experiments/_report.py`): "
+            + ", ".join(f"`{n}`" for n in sorted(set(other) | set(other_runs)))
+            + ".",
+        ]
     if problems:
         lines += ["", "Problems in the published files:", ""] + [f"- {p}" for p in problems]
     return "\n".join(lines).rstrip() + "\n"
 
 
-def write_pages(published: Path | None = None, out: Path | None = None,
-                reproduces: dict[str, str] | None = None) -> list[Path]:
+def write_pages(
+    published: Path | None = None, out: Path | None = None, reproduces: dict[str, str] | None = None
+) -> list[Path]:
     """Write ``index.md`` and one page per system into ``out`` (default ``PAGES``) from the runs published in
     ``published`` (default ``PUBLISHED``); return the paths written.
 
@@ -273,8 +354,11 @@ def write_pages(published: Path | None = None, out: Path | None = None,
     written = []
     for system in SYSTEMS:
         path = out / f"{system.slug}.md"
-        path.write_text(system_page(system, [r for r in runs if r.experiment in system.experiments], reproduces,
-                                     published))
+        path.write_text(
+            system_page(
+                system, [r for r in runs if r.experiment in system.experiments], reproduces, published
+            )
+        )
         written.append(path)
     path = out / "index.md"
     path.write_text(index_page(runs, reproduces, problems))

@@ -28,26 +28,42 @@ def run_methods(ctx, cfg: dict, train) -> dict:
     return {m.name: ctx.stage(m.name, lambda m=m: train(m)) for m in ctx.progress(methods, "methods")}
 
 
-def train_classifier(ctx, cfg: dict, data: dict, spec: MethodSpec, *, make, vocab_size: int, noise_mask) -> dict:
+def train_classifier(
+    ctx, cfg: dict, data: dict, spec: MethodSpec, *, make, vocab_size: int, noise_mask
+) -> dict:
     """One method on a task scored at the last position (grokking, sparse_parity): ``cfg["n_seeds"]`` models in one
     stacked run, the preset's AdamW, validation and train accuracy and the agreement every ``eval_every`` steps."""
     return train_method(
         init_stack(make, jax.random.split(jax.random.key(ctx.seed), cfg["n_seeds"])),
         spec,
         stacked_batches(data["train_x"], data["train_y"], cfg["batch_size"], ctx.seed),
-        n_seeds=cfg["n_seeds"], n_steps=cfg["n_steps"], lr=cfg["lr"], weight_decay=cfg["weight_decay"],
-        betas=tuple(cfg["betas"]), vocab_size=vocab_size, positions=-1, noise_mask=noise_mask,
+        n_seeds=cfg["n_seeds"],
+        n_steps=cfg["n_steps"],
+        lr=cfg["lr"],
+        weight_decay=cfg["weight_decay"],
+        betas=tuple(cfg["betas"]),
+        vocab_size=vocab_size,
+        positions=-1,
+        noise_mask=noise_mask,
         eval_fn=stacked_eval(
-            data["val_x"], data["val_y"], positions=-1, train=(data["train_x"], data["train_y"]),
+            data["val_x"],
+            data["val_y"],
+            positions=-1,
+            train=(data["train_x"], data["train_y"]),
             agreement=(cfg["rho"], vocab_size, noise_mask, cfg["agreement_examples"]),
             key=jax.random.key(ctx.seed + 777),
         ),
-        eval_every=cfg["eval_every"], key=jax.random.key(ctx.seed + 1),
-        checkpoint_dir=ctx.checkpoint_dir(spec.name), resume=ctx.resume, progress=f"{ctx.name}:{spec.name}",
+        eval_every=cfg["eval_every"],
+        key=jax.random.key(ctx.seed + 1),
+        checkpoint_dir=ctx.checkpoint_dir(spec.name),
+        resume=ctx.resume,
+        progress=f"{ctx.name}:{spec.name}",
     )
 
 
-def plot_curves(ctx, runs: dict, panels: list[tuple[str, str]], *, title: str, hline: tuple[int, float] | None = None):
+def plot_curves(
+    ctx, runs: dict, panels: list[tuple[str, str]], *, title: str, hline: tuple[int, float] | None = None
+):
     """One panel per ``(metric, ylabel)``: the median over seeds and the min–max band, per method."""
     import matplotlib.pyplot as plt
 
@@ -89,9 +105,11 @@ def summary(ctx, *, title: str, setup: str, stats: dict, paper_rows: str, runs: 
     if reg:
         lo, hi = reg["ci_low"], reg["ci_high"]
         verdict = (
-            "faster than the baseline (CI above zero)" if lo > 0 else
-            "slower than the baseline (CI below zero)" if hi < 0 else
-            "not distinguishable from the baseline (CI contains zero)"
+            "faster than the baseline (CI above zero)"
+            if lo > 0
+            else "slower than the baseline (CI below zero)"
+            if hi < 0
+            else "not distinguishable from the baseline (CI contains zero)"
         )
     text = (
         f"# {title}\n\n{setup}\n\n"

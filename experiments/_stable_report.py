@@ -371,7 +371,12 @@ def _calibration_texts(m):
 
 def _regimes(years) -> str:
     """The market regimes a test span contains, for the discussion text."""
-    named = {2000: "the dot-com crash", 2008: "the 2008 crisis", 2020: "the 2020 crash", 2022: "the 2022 bear market"}
+    named = {
+        2000: "the dot-com crash",
+        2008: "the 2008 crisis",
+        2020: "the 2020 crash",
+        2022: "the 2022 bear market",
+    }
     hit = [v for y, v in named.items() if y in years]
     return ", including " + ", ".join(hit[:-1]) + (" and " if len(hit) > 1 else "") + hit[-1] if hit else ""
 

@@ -23,7 +23,9 @@ def _bare_package() -> None:
 
 
 if __name__ == "__main__":
-    sys.path = [p for p in sys.path if Path(p or ".").resolve() != HERE]  # the repo root comes from PYTHONPATH
+    sys.path = [
+        p for p in sys.path if Path(p or ".").resolve() != HERE
+    ]  # the repo root comes from PYTHONPATH
     _bare_package()
     from experiments._harness import worker_main
 

@@ -28,8 +28,8 @@ import numpy as np
 
 from experiments import Bench, register_bench
 from experiments._harness import Case, Impl, Workload, run_bench
-from kernels.linear_scan import linear_scan, linear_scan_reference
-from kernels.spectral_mix import spectral_mix, spectral_mix_reference
+from jaxkit.kernels.linear_scan import linear_scan, linear_scan_reference
+from jaxkit.kernels.spectral_mix import spectral_mix, spectral_mix_reference
 
 GOALS = "Goals (issue 5): scan >= 70% of copy bandwidth and >= 1.5x lax.associative_scan; spectral mix >= XLA einsum."
 
@@ -194,7 +194,9 @@ T = "experiments.bench_kernels:"
 def _scan_fn(impl: str):
     if impl == "pallas":
         return functools.partial(linear_scan, interpret=False)
-    return functools.partial(linear_scan_reference, method="associative" if impl == "associative_scan" else "sequential")
+    return functools.partial(
+        linear_scan_reference, method="associative" if impl == "associative_scan" else "sequential"
+    )
 
 
 def _mix_fn(impl: str):
@@ -227,21 +229,34 @@ def kernel_step(kernel: str, impl: str, grad: bool = False) -> Workload:
     f, r = jax.jit(fn), jax.jit(ref)
 
     def check():
-        return {"max_rel_err": _rel_err(f(*args), r(*args)), "bytes_moved": moved, "copy_GBps": copy_bandwidth()}
+        return {
+            "max_rel_err": _rel_err(f(*args), r(*args)),
+            "bytes_moved": moved,
+            "copy_GBps": copy_bandwidth(),
+        }
 
     return Workload(lambda: jax.block_until_ready(f(*args)), {"device": _device_name()}, check)
 
 
 def gpu_cases() -> list[Case]:
     out = []
-    for kernel, peers in (("linear_scan", ("associative_scan", "lax.scan")),
-                          ("spectral_mix", ("einsum HIGHEST", "einsum DEFAULT"))):
-        size = "f32 B{} T{} D{}".format(*SCAN_SIZE) if kernel == "linear_scan" else "c64 B{} I{} O{} K{}".format(*MIX_SIZE)
+    for kernel, peers in (
+        ("linear_scan", ("associative_scan", "lax.scan")),
+        ("spectral_mix", ("einsum HIGHEST", "einsum DEFAULT")),
+    ):
+        size = (
+            "f32 B{} T{} D{}".format(*SCAN_SIZE)
+            if kernel == "linear_scan"
+            else "c64 B{} I{} O{} K{}".format(*MIX_SIZE)
+        )
         for grad in (False, True):
             ps = peers if not grad else peers[:1]
-            ours = Impl(f"Pallas {kernel}", T + "kernel_step", {"kernel": kernel, "impl": "pallas", "grad": grad})
-            peer_impls = tuple(Impl(f"XLA {p}", T + "kernel_step", {"kernel": kernel, "impl": p, "grad": grad})
-                               for p in ps)
+            ours = Impl(
+                f"Pallas {kernel}", T + "kernel_step", {"kernel": kernel, "impl": "pallas", "grad": grad}
+            )
+            peer_impls = tuple(
+                Impl(f"XLA {p}", T + "kernel_step", {"kernel": kernel, "impl": p, "grad": grad}) for p in ps
+            )
             goal = 1.5 if kernel == "linear_scan" and not grad else 1.0
             out.append(Case(f"{kernel} {'fwd+bwd' if grad else 'fwd'} {size}", ours, peer_impls, goal=goal))
     return out
@@ -252,8 +267,11 @@ def _bandwidth(summary: dict, peer: str) -> dict:
     if rec is None:
         return {}
     gbps = rec["info"]["bytes_moved"] / rec["step"]["median"] / 1e9
-    return {"pallas_GB/s": round(gbps, 1), "%copy_bw": round(100 * gbps / rec["info"]["copy_GBps"], 1),
-            "max_rel_err": f"{rec['info']['max_rel_err']:.1e}"}
+    return {
+        "pallas_GB/s": round(gbps, 1),
+        "%copy_bw": round(100 * gbps / rec["info"]["copy_GBps"], 1),
+        "max_rel_err": f"{rec['info']['max_rel_err']:.1e}",
+    }
 
 
 def _device_name() -> str:
@@ -283,8 +301,13 @@ def run(ctx) -> list[dict]:
         f"pass: {len(correctness) - len(bad)}/{len(correctness)} cases within 1e-5 relative error"
         f"{'; FAILED: ' + str(bad) if bad else ''}. " + GOALS
     )
-    return run_bench(ctx, gpu_cases(), f"Pallas kernels on {_device_name()}: XLA time / Pallas time per pair", note,
-                     extra=_bandwidth)
+    return run_bench(
+        ctx,
+        gpu_cases(),
+        f"Pallas kernels on {_device_name()}: XLA time / Pallas time per pair",
+        note,
+        extra=_bandwidth,
+    )
 
 
 register_bench(

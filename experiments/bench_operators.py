@@ -46,10 +46,20 @@ def jaxkit_step(dims: str, kind: str = "fno", devices: int = 1) -> Workload:
     from jaxkit.train import make_train_step
 
     cfg = CONFIGS[dims]
-    extra = {} if kind in ("fno", "rno") else {"branch": kind.removeprefix("rno-")}  # "rno-global": RNO ablation
+    extra = (
+        {} if kind in ("fno", "rno") else {"branch": kind.removeprefix("rno-")}
+    )  # "rno-global": RNO ablation
     make = FNO if kind == "fno" else RNO
-    model = make(1, 1, cfg["modes"], cfg["width"], N_LAYERS, proj_hidden=2 * cfg["width"], key=jax.random.key(0),
-                 **extra)
+    model = make(
+        1,
+        1,
+        cfg["modes"],
+        cfg["width"],
+        N_LAYERS,
+        proj_hidden=2 * cfg["width"],
+        key=jax.random.key(0),
+        **extra,
+    )
     opt = fno_optimizer(1e-3, 1e-4)
     import equinox as eqx
 
@@ -70,7 +80,9 @@ def jaxkit_step(dims: str, kind: str = "fno", devices: int = 1) -> Workload:
         state["m"], state["o"], loss, _ = step(state["m"], state["o"], batch, key)
         jax.block_until_ready(loss)
 
-    return Workload(run, {"params": count_params(model), "backend": jax.default_backend(), "devices": devices})
+    return Workload(
+        run, {"params": count_params(model), "backend": jax.default_backend(), "devices": devices}
+    )
 
 
 def neuralop_step(dims: str, compile: bool = False) -> Workload:
@@ -81,9 +93,17 @@ def neuralop_step(dims: str, compile: bool = False) -> Workload:
     torch.set_num_threads(threads())
     torch.manual_seed(0)
     cfg = CONFIGS[dims]
-    model = TorchFNO(n_modes=tuple(2 * m for m in cfg["modes"]), in_channels=1, out_channels=1,
-                     hidden_channels=cfg["width"], n_layers=N_LAYERS, use_channel_mlp=False, fno_skip="linear",
-                     lifting_channel_ratio=1, projection_channel_ratio=2)
+    model = TorchFNO(
+        n_modes=tuple(2 * m for m in cfg["modes"]),
+        in_channels=1,
+        out_channels=1,
+        hidden_channels=cfg["width"],
+        n_layers=N_LAYERS,
+        use_channel_mlp=False,
+        fno_skip="linear",
+        lifting_channel_ratio=1,
+        projection_channel_ratio=2,
+    )
     n_params = sum(p.numel() * (2 if p.is_complex() else 1) for p in model.parameters())
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-4)
     fwd = torch.compile(model) if compile else model
@@ -93,11 +113,15 @@ def neuralop_step(dims: str, compile: bool = False) -> Workload:
     def run():
         opt.zero_grad()
         out = fwd(x)
-        loss = torch.mean(torch.linalg.norm((out - y).reshape(b, -1), dim=1) / torch.linalg.norm(y.reshape(b, -1), dim=1))
+        loss = torch.mean(
+            torch.linalg.norm((out - y).reshape(b, -1), dim=1) / torch.linalg.norm(y.reshape(b, -1), dim=1)
+        )
         loss.backward()
         opt.step()
 
-    return Workload(run, {"params": int(n_params), "torch_threads": torch.get_num_threads(), "compile": compile})
+    return Workload(
+        run, {"params": int(n_params), "torch_threads": torch.get_num_threads(), "compile": compile}
+    )
 
 
 def _op_classes(hlo_text: str) -> dict[str, tuple[str, str]]:
@@ -106,12 +130,22 @@ def _op_classes(hlo_text: str) -> dict[str, tuple[str, str]]:
     import re
 
     out = {}
-    for m in re.finditer(r"^\s*(?:ROOT )?%?([\w.\-]+) = \S+ ([\w\-]+)\(.*?op_name=\"([^\"]*)\"", hlo_text, re.M):
+    for m in re.finditer(
+        r"^\s*(?:ROOT )?%?([\w.\-]+) = \S+ ([\w\-]+)\(.*?op_name=\"([^\"]*)\"", hlo_text, re.M
+    ):
         name, opcode, op = m.groups()
         phase = "backward" if "transpose(jvp" in op else "forward" if "jvp(" in op else "optimizer"
-        kind = ("GEMM" if "ynn" in name or opcode == "dot" else "FFT" if opcode == "fft" else
-                "GELU (erfc) + grad" if "erfc" in op or "exponential" in name or "select_select" in name else "copy/transpose"
-                if "copy" in name or "transpose" in name else "elementwise/other")
+        kind = (
+            "GEMM"
+            if "ynn" in name or opcode == "dot"
+            else "FFT"
+            if opcode == "fft"
+            else "GELU (erfc) + grad"
+            if "erfc" in op or "exponential" in name or "select_select" in name
+            else "copy/transpose"
+            if "copy" in name or "transpose" in name
+            else "elementwise/other"
+        )
         out[name] = (phase, kind)
     return out
 
@@ -139,7 +173,9 @@ def profile_step(dims: str, kind: str, dump: str, steps: int = 10) -> list[dict]
     jax.profiler.stop_trace()
     with open(hlo) as f:
         classes = _op_classes(f.read())
-    data = jax.profiler.ProfileData.from_file(sorted(glob.glob(f"{trace}/**/*.xplane.pb", recursive=True))[-1])
+    data = jax.profiler.ProfileData.from_file(
+        sorted(glob.glob(f"{trace}/**/*.xplane.pb", recursive=True))[-1]
+    )
     agg: collections.Counter = collections.Counter()
     for plane in data.planes:
         for line in plane.lines:
@@ -147,8 +183,10 @@ def profile_step(dims: str, kind: str, dump: str, steps: int = 10) -> list[dict]
                 if ev.name in classes:
                     agg[classes[ev.name]] += ev.duration_ns
     total = sum(agg.values()) or 1
-    return [{"case": f"{dims} {kind.upper()}", "pass": ph, "kind": kd, "share_%": round(100 * v / total, 1)}
-            for (ph, kd), v in agg.most_common()]
+    return [
+        {"case": f"{dims} {kind.upper()}", "pass": ph, "kind": kd, "share_%": round(100 * v / total, 1)}
+        for (ph, kd), v in agg.most_common()
+    ]
 
 
 def cases() -> list[Case]:
@@ -157,25 +195,66 @@ def cases() -> list[Case]:
     for dims, cfg in CONFIGS.items():
         conf = f"width {cfg['width']}, modes {cfg['modes']}, {N_LAYERS} layers, batch {cfg['batch']}, grid {cfg['grid']}"
         tgt = "experiments.bench_operators:"
-        fno = Impl("jaxkit FNO", tgt + "jaxkit_step", {"dims": dims, "kind": "fno"}, packages=("jax", "jaxlib"))
-        rno = Impl("jaxkit RNO", tgt + "jaxkit_step", {"dims": dims, "kind": "rno"}, packages=("jax", "jaxlib"))
-        eager = Impl("neuraloperator FNO (torch eager)", tgt + "neuralop_step", {"dims": dims}, packages=peer_pk)
-        comp = Impl("neuraloperator FNO (torch.compile)", tgt + "neuralop_step", {"dims": dims, "compile": True},
-                    packages=peer_pk)
+        fno = Impl(
+            "jaxkit FNO", tgt + "jaxkit_step", {"dims": dims, "kind": "fno"}, packages=("jax", "jaxlib")
+        )
+        rno = Impl(
+            "jaxkit RNO", tgt + "jaxkit_step", {"dims": dims, "kind": "rno"}, packages=("jax", "jaxlib")
+        )
+        eager = Impl(
+            "neuraloperator FNO (torch eager)", tgt + "neuralop_step", {"dims": dims}, packages=peer_pk
+        )
+        comp = Impl(
+            "neuraloperator FNO (torch.compile)",
+            tgt + "neuralop_step",
+            {"dims": dims, "compile": True},
+            packages=peer_pk,
+        )
         out.append(Case(f"{dims} FNO training step", fno, (eager, comp), config=conf, goal=1.5, **STEPS))
-        dp = Impl("jaxkit FNO, data-parallel on 2 host devices", tgt + "jaxkit_step",
-                  {"dims": dims, "kind": "fno", "devices": 2}, packages=("jax", "jaxlib"), threads=2,
-                  env={"XLA_FLAGS": "--xla_force_host_platform_device_count=2 --xla_cpu_multi_thread_eigen=false"})
-        out.append(Case(f"{dims} FNO training step, ours data-parallel (2 devices x 1 thread)", dp, (eager,),
-                        config=conf, goal=1.5, **STEPS))
+        dp = Impl(
+            "jaxkit FNO, data-parallel on 2 host devices",
+            tgt + "jaxkit_step",
+            {"dims": dims, "kind": "fno", "devices": 2},
+            packages=("jax", "jaxlib"),
+            threads=2,
+            env={"XLA_FLAGS": "--xla_force_host_platform_device_count=2 --xla_cpu_multi_thread_eigen=false"},
+        )
+        out.append(
+            Case(
+                f"{dims} FNO training step, ours data-parallel (2 devices x 1 thread)",
+                dp,
+                (eager,),
+                config=conf,
+                goal=1.5,
+                **STEPS,
+            )
+        )
         fno1 = Impl(**{**fno.__dict__, "threads": 1, "label": "jaxkit FNO, 1 thread"})
-        eager1 = Impl(**{**eager.__dict__, "threads": 1, "label": "neuraloperator FNO (torch eager), 1 thread"})
-        out.append(Case(f"{dims} FNO training step, 1 thread each", fno1, (eager1,), config=conf, goal=1.5, **STEPS))
-        out.append(Case(f"{dims} RNO overhead (peer = our FNO)", rno, (fno,), config=conf, goal=1 / 1.3, **STEPS))
-        rno_g = Impl("jaxkit RNO, global branch only", tgt + "jaxkit_step", {"dims": dims, "kind": "rno-global"},
-                     packages=("jax", "jaxlib"))
-        out.append(Case(f"{dims} RNO global-branch overhead (peer = our FNO)", rno_g, (fno,), config=conf,
-                        goal=1 / 1.3, **STEPS))
+        eager1 = Impl(
+            **{**eager.__dict__, "threads": 1, "label": "neuraloperator FNO (torch eager), 1 thread"}
+        )
+        out.append(
+            Case(f"{dims} FNO training step, 1 thread each", fno1, (eager1,), config=conf, goal=1.5, **STEPS)
+        )
+        out.append(
+            Case(f"{dims} RNO overhead (peer = our FNO)", rno, (fno,), config=conf, goal=1 / 1.3, **STEPS)
+        )
+        rno_g = Impl(
+            "jaxkit RNO, global branch only",
+            tgt + "jaxkit_step",
+            {"dims": dims, "kind": "rno-global"},
+            packages=("jax", "jaxlib"),
+        )
+        out.append(
+            Case(
+                f"{dims} RNO global-branch overhead (peer = our FNO)",
+                rno_g,
+                (fno,),
+                config=conf,
+                goal=1 / 1.3,
+                **STEPS,
+            )
+        )
     return out
 
 
@@ -189,8 +268,14 @@ def run(ctx) -> list[dict]:
     return run_bench(ctx, cases(), "FNO/RNO training step: peer time / jaxkit time per pair", note)
 
 
-register_bench(Bench(name="operators", description="FNO/RNO training step: jaxkit vs neuraloperator (PyTorch CPU, "
-                     "eager and torch.compile), each in its own process", run=run))
+register_bench(
+    Bench(
+        name="operators",
+        description="FNO/RNO training step: jaxkit vs neuraloperator (PyTorch CPU, "
+        "eager and torch.compile), each in its own process",
+        run=run,
+    )
+)
 
 
 if __name__ == "__main__":  # python -m experiments.bench_operators --profile  (one thread, see profile_step)
@@ -200,8 +285,10 @@ if __name__ == "__main__":  # python -m experiments.bench_operators --profile  (
         import tempfile
 
         dump = tempfile.mkdtemp(prefix="hlo-")
-        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false"
-                                   f" --xla_dump_to={dump} --xla_dump_hlo_as_text")
+        os.environ["XLA_FLAGS"] = (
+            os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false"
+            f" --xla_dump_to={dump} --xla_dump_hlo_as_text"
+        )
         from experiments._cli import markdown_table
 
         print(markdown_table([r for d in CONFIGS for k in ("fno", "rno") for r in profile_step(d, k, dump)]))

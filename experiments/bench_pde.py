@@ -55,7 +55,9 @@ def jaxcfd_ns() -> Workload:
     grid = cfd.grids.Grid((NS["n"], NS["n"]), domain=((0, 1), (0, 1)))
     eq = spectral.equations.NavierStokes2D(NS["nu"], grid, drag=0.0, smooth=True)
     step = spectral.time_stepping.crank_nicolson_rk4(eq, NS["dt"])
-    f = jax.jit(jax.vmap(lambda w: jnp.fft.irfftn(cfd.funcutils.repeated(step, NS["steps"])(jnp.fft.rfftn(w)))))
+    f = jax.jit(
+        jax.vmap(lambda w: jnp.fft.irfftn(cfd.funcutils.repeated(step, NS["steps"])(jnp.fft.rfftn(w))))
+    )
     return Workload(lambda: f(w0).block_until_ready(), {}, lambda: _fingerprint(f(w0)))
 
 
@@ -107,21 +109,36 @@ def _agreement(summary: dict, peer: str) -> dict:
     a, b = fp(summary["ours"]), fp(peer)
     if a is None or b is None:
         return {"rel_diff": "n/a"}
-    d = max(np.linalg.norm(np.subtract(a["sub"], b["sub"])) / np.linalg.norm(b["sub"]),
-            abs(a["norm"] - b["norm"]) / b["norm"])
+    d = max(
+        np.linalg.norm(np.subtract(a["sub"], b["sub"])) / np.linalg.norm(b["sub"]),
+        abs(a["norm"] - b["norm"]) / b["norm"],
+    )
     return {"rel_diff": float(f"{d:.2g}")}
 
 
 def cases() -> list[Case]:
-    ns = Case(f"NS {NS['n']}x{NS['n']}, {NS['steps']} steps, batch {NS['batch']}",
-              Impl("jaxkit CN + Euler (FNO scheme)", T + "jaxkit_ns", packages=("jax", "jaxlib")),
-              (Impl("jax-cfd spectral CN-RK4", T + "jaxcfd_ns", packages=("jax-cfd", "jax", "jaxlib")),), reps=5)
+    ns = Case(
+        f"NS {NS['n']}x{NS['n']}, {NS['steps']} steps, batch {NS['batch']}",
+        Impl("jaxkit CN + Euler (FNO scheme)", T + "jaxkit_ns", packages=("jax", "jaxlib")),
+        (Impl("jax-cfd spectral CN-RK4", T + "jaxcfd_ns", packages=("jax-cfd", "jax", "jaxlib")),),
+        reps=5,
+    )
     out = [ns]
     for res, batch in ((141, 8), (421, 4)):
-        ours = Impl(f"jaxkit PCG (FST precond.), vmap x{batch}", T + "jaxkit_darcy", {"res": res, "batch": batch},
-                    packages=("jax", "jaxlib"), units=batch)
-        peer = Impl("SciPy spsolve (one sample)", T + "scipy_darcy", {"res": res, "batch": batch},
-                    packages=("scipy",), units=1)
+        ours = Impl(
+            f"jaxkit PCG (FST precond.), vmap x{batch}",
+            T + "jaxkit_darcy",
+            {"res": res, "batch": batch},
+            packages=("jax", "jaxlib"),
+            units=batch,
+        )
+        peer = Impl(
+            "SciPy spsolve (one sample)",
+            T + "scipy_darcy",
+            {"res": res, "batch": batch},
+            packages=("scipy",),
+            units=1,
+        )
         out.append(Case(f"Darcy {res}x{res}, per sample", ours, (peer,), reps=5, min_time=0.0))
     return out
 
@@ -136,5 +153,10 @@ def run(ctx) -> list[dict]:
     return run_bench(ctx, cases(), "PDE solvers: peer time / jaxkit time per pair", note, extra=_agreement)
 
 
-register_bench(Bench(name="pde", description="Navier–Stokes vs jax-cfd spectral; Darcy batched PCG vs SciPy spsolve",
-                     run=run))
+register_bench(
+    Bench(
+        name="pde",
+        description="Navier–Stokes vs jax-cfd spectral; Darcy batched PCG vs SciPy spsolve",
+        run=run,
+    )
+)

@@ -57,8 +57,11 @@ def jaxkit_bl() -> Workload:
 
     f = jax.jit(jax.vmap(one))
     args = [jnp.asarray(a) for a in _moments()]
-    return Workload(lambda: f(*args).block_until_ready(), {"dates": N_DATES},
-                    lambda: {"weights": np.asarray(f(*args)).round(8).tolist()})
+    return Workload(
+        lambda: f(*args).block_until_ready(),
+        {"dates": N_DATES},
+        lambda: {"weights": np.asarray(f(*args)).round(8).tolist()},
+    )
 
 
 def pypfopt_bl() -> Workload:
@@ -98,10 +101,16 @@ def skfolio_bl() -> Workload:
         for t in idx:
             x = r.iloc[t - WINDOW + 1 : t + 1]
             views = [f"{a} == {q}" for a, q in zip(names, x.to_numpy().mean(0))]
-            prior = BlackLitterman(views=views, tau=TAU,
-                                   prior_estimator=EmpiricalPrior(mu_estimator=EquilibriumMu(risk_aversion=2.5)))
-            model = MeanRisk(objective_function=ObjectiveFunction.MAXIMIZE_RATIO,
-                             risk_measure=RiskMeasure.STANDARD_DEVIATION, prior_estimator=prior)
+            prior = BlackLitterman(
+                views=views,
+                tau=TAU,
+                prior_estimator=EmpiricalPrior(mu_estimator=EquilibriumMu(risk_aversion=2.5)),
+            )
+            model = MeanRisk(
+                objective_function=ObjectiveFunction.MAXIMIZE_RATIO,
+                risk_measure=RiskMeasure.STANDARD_DEVIATION,
+                prior_estimator=prior,
+            )
             out.append(model.fit(x).weights_)
         return out
 
@@ -121,18 +130,38 @@ def _weight_diff(summary: dict, peer: str) -> dict:
 
 def run(ctx) -> list[dict]:
     ours = Impl("jaxkit (jit + vmap, float64)", T + "jaxkit_bl", packages=("jax", "jaxlib"))
-    peers = (Impl("PyPortfolioOpt (cvxpy), loop", T + "pypfopt_bl", packages=("PyPortfolioOpt", "cvxpy")),
-             Impl("skfolio (cvxpy), loop", T + "skfolio_bl", packages=("skfolio", "cvxpy")))
-    case = Case(f"BL + max-Sharpe, {N_DATES} monthly rebalances x 20 assets", ours, peers, reps=3, warmup=1,
-                min_time=0.0, goal=10.0)
+    peers = (
+        Impl("PyPortfolioOpt (cvxpy), loop", T + "pypfopt_bl", packages=("PyPortfolioOpt", "cvxpy")),
+        Impl("skfolio (cvxpy), loop", T + "skfolio_bl", packages=("skfolio", "cvxpy")),
+    )
+    case = Case(
+        f"BL + max-Sharpe, {N_DATES} monthly rebalances x 20 assets",
+        ours,
+        peers,
+        reps=3,
+        warmup=1,
+        min_time=0.0,
+        goal=10.0,
+    )
     note = (
         "One step = all 120 rebalances. Goal (issue 11): >= 10x. `max_abs_weight_diff`: largest difference of a "
         "portfolio weight between ours and the peer (QP solver tolerances; skfolio estimates its prior and views "
         "from the same daily returns in daily units, which gives the same tangency weights)."
     )
-    return run_bench(ctx, [case], "Black–Litterman + max-Sharpe: peer time / jaxkit time per pair", note,
-                     extra=_weight_diff)
+    return run_bench(
+        ctx,
+        [case],
+        "Black–Litterman + max-Sharpe: peer time / jaxkit time per pair",
+        note,
+        extra=_weight_diff,
+    )
 
 
-register_bench(Bench(name="portfolio", description="Black–Litterman + long-only max-Sharpe per monthly rebalance: "
-                     "jaxkit (jit + vmap) vs PyPortfolioOpt and skfolio", run=run))
+register_bench(
+    Bench(
+        name="portfolio",
+        description="Black–Litterman + long-only max-Sharpe per monthly rebalance: "
+        "jaxkit (jit + vmap) vs PyPortfolioOpt and skfolio",
+        run=run,
+    )
+)

@@ -51,15 +51,23 @@ def jaxkit_so3(op: str, dtype: str = "float32", n: int = N) -> Workload:
 
     v64, r64, rb64 = _inputs(n)
     v, r, rb = (jnp.asarray(a, dtype) for a in (v64, r64, rb64))
-    fns = {"exp": (so3.exp, (v,), r64), "log": (so3.log, (r,), v64), "compose": (so3.compose, (r, rb), r64 @ rb64),
-           "quat": (so3.to_quaternion, (r,), None),
-           "haar": (lambda k: so3.random_uniform(k, (n,)), (jax.random.key(0),), None),
-           "haar_rbg": (lambda k: so3.random_uniform(k, (n,)), (jax.random.key(0, impl="rbg"),), None)}
+    fns = {
+        "exp": (so3.exp, (v,), r64),
+        "log": (so3.log, (r,), v64),
+        "compose": (so3.compose, (r, rb), r64 @ rb64),
+        "quat": (so3.to_quaternion, (r,), None),
+        "haar": (lambda k: so3.random_uniform(k, (n,)), (jax.random.key(0),), None),
+        "haar_rbg": (lambda k: so3.random_uniform(k, (n,)), (jax.random.key(0, impl="rbg"),), None),
+    }
     f, args, want = fns[op]
     f = jax.jit(f)
 
     def check():
-        return {"max_abs_err_vs_float64": None if want is None else float(np.abs(np.asarray(f(*args)) - want).max())}
+        return {
+            "max_abs_err_vs_float64": None
+            if want is None
+            else float(np.abs(np.asarray(f(*args)) - want).max())
+        }
 
     return Workload(lambda: jax.block_until_ready(f(*args)), {}, check)
 
@@ -77,6 +85,7 @@ def jaxlie_so3(op: str, dtype: str = "float32", n: int = N) -> Workload:
         f, arg, want = jax.jit(jax.vmap(lambda x: jaxlie.SO3.exp(x).as_matrix())), v, r64
     else:
         f, arg, want = jax.jit(jax.vmap(lambda m: jaxlie.SO3.from_matrix(m).log())), r, v64
+
     def check():
         return {"max_abs_err_vs_float64": float(np.abs(np.asarray(f(arg), np.float64) - want).max())}
 
@@ -88,9 +97,13 @@ def scipy_so3(op: str, n: int = N) -> Workload:
 
     v, r, rb = _inputs(n)
     r1, r2 = Rotation.from_matrix(r), Rotation.from_matrix(rb)
-    fns = {"exp": lambda: Rotation.from_rotvec(v).as_matrix(), "log": lambda: Rotation.from_matrix(r).as_rotvec(),
-           "compose": lambda: (r1 * r2).as_matrix(), "quat": lambda: Rotation.from_matrix(r).as_quat(),
-           "haar": lambda: Rotation.random(n, random_state=3).as_matrix()}
+    fns = {
+        "exp": lambda: Rotation.from_rotvec(v).as_matrix(),
+        "log": lambda: Rotation.from_matrix(r).as_rotvec(),
+        "compose": lambda: (r1 * r2).as_matrix(),
+        "quat": lambda: Rotation.from_matrix(r).as_quat(),
+        "haar": lambda: Rotation.random(n, random_state=3).as_matrix(),
+    }
     return Workload(fns[op], {})
 
 
@@ -102,8 +115,11 @@ def jaxkit_floor(kind: str, n: int = N) -> Workload:
     fill = jax.jit(lambda x: jnp.broadcast_to(x[:, None, None], (n, 3, 3)) * 2.0)
     words = jax.jit(lambda k: jax.random.uniform(k, (3, n)))
     x, key = jnp.ones((n,)), jax.random.key(0)
-    steps = {"write": lambda: fill(x).block_until_ready(), "uniforms": lambda: words(key).block_until_ready(),
-             "both": lambda: (fill(x).block_until_ready(), words(key).block_until_ready())}
+    steps = {
+        "write": lambda: fill(x).block_until_ready(),
+        "uniforms": lambda: words(key).block_until_ready(),
+        "both": lambda: (fill(x).block_until_ready(), words(key).block_until_ready()),
+    }
     return Workload(steps[kind], {})
 
 
@@ -117,6 +133,7 @@ def jaxkit_igso3(eps: float, rbg: bool = False, n: int = N) -> Workload:
 
     samp = jax.jit(lambda k: igso3.sample(k, eps, (n,)))
     key = jax.random.key(1, impl="rbg") if rbg else jax.random.key(1)
+
     def check():  # after the timing: KS test of 20k sampled angles against the closed-form CDF
         w = np.asarray(so3.angle(samp(jax.random.key(5))[:20000]), np.float64)
         return {"ks_pvalue_20k": float(stats.kstest(w, lambda x: igso3.cdf_reference(x, eps)).pvalue)}
@@ -134,7 +151,13 @@ def numpy_igso3(eps: float, n: int = N, n_grid: int = 8192, L: int = 2000) -> Wo
         w = np.linspace(0, np.pi, n_grid)
         ell = np.arange(L)[:, None]
         with np.errstate(invalid="ignore", divide="ignore"):
-            f = np.sum((2 * ell + 1) * np.exp(-ell * (ell + 1) * eps**2 / 2) * np.sin((ell + 0.5) * w) / np.sin(w / 2), 0)
+            f = np.sum(
+                (2 * ell + 1)
+                * np.exp(-ell * (ell + 1) * eps**2 / 2)
+                * np.sin((ell + 0.5) * w)
+                / np.sin(w / 2),
+                0,
+            )
         f[0] = np.sum((2 * ell[:, 0] + 1) ** 2 * np.exp(-ell[:, 0] * (ell[:, 0] + 1) * eps**2 / 2))
         p = np.maximum((1 - np.cos(w)) / np.pi * f, 0)
         cdf = np.concatenate([[0.0], np.cumsum((p[1:] + p[:-1]) / 2 * np.diff(w))])
@@ -152,26 +175,50 @@ def _scipy(op: str) -> Impl:
 
 def cases() -> list[Case]:
     out = []
-    for dtype, ops in (("float32", ("exp", "log", "compose", "quat", "haar", "haar_rbg")),
-                       ("float64", ("exp", "log", "compose"))):
+    for dtype, ops in (
+        ("float32", ("exp", "log", "compose", "quat", "haar", "haar_rbg")),
+        ("float64", ("exp", "log", "compose")),
+    ):
         for op in ops:
-            ours = Impl(f"jaxkit so3 {op} {dtype}", T + "jaxkit_so3", {"op": op, "dtype": dtype}, packages=_JAX)
+            ours = Impl(
+                f"jaxkit so3 {op} {dtype}", T + "jaxkit_so3", {"op": op, "dtype": dtype}, packages=_JAX
+            )
             peers = [_scipy(op.replace("_rbg", ""))]
             if op in ("exp", "log"):
-                peers.append(Impl(f"jaxlie SO3 {op} {dtype}", T + "jaxlie_so3", {"op": op, "dtype": dtype},
-                                  packages=("jaxlie", *_JAX)))
+                peers.append(
+                    Impl(
+                        f"jaxlie SO3 {op} {dtype}",
+                        T + "jaxlie_so3",
+                        {"op": op, "dtype": dtype},
+                        packages=("jaxlie", *_JAX),
+                    )
+                )
             goal = 10.0 if dtype == "float32" else None
             out.append(Case(f"{op} {dtype}", ours, tuple(peers), config=f"n = {N}", reps=5, goal=goal))
     for kind, op in (("write", "exp"), ("uniforms", "haar")):
         floor = Impl(f"floor: {kind}", T + "jaxkit_floor", {"kind": kind}, packages=_JAX)
         out.append(Case(f"floor ({kind}) vs {op}", floor, (_scipy(op),), config=f"n = {N}", reps=5))
     for eps in (0.1, 1.0):
-        peer = Impl(f"NumPy inverse-CDF eps={eps}", T + "numpy_igso3", {"eps": eps}, packages=("numpy", "scipy"))
+        peer = Impl(
+            f"NumPy inverse-CDF eps={eps}", T + "numpy_igso3", {"eps": eps}, packages=("numpy", "scipy")
+        )
         for rbg in (False, True):
-            ours = Impl(f"jaxkit igso3 eps={eps}{' rbg' if rbg else ''}", T + "jaxkit_igso3",
-                        {"eps": eps, "rbg": rbg}, packages=_JAX)
-            out.append(Case(f"IGSO(3) eps={eps}{', rbg key' if rbg else ''}", ours, (peer,), config=f"n = {N}",
-                            reps=5, goal=10.0))
+            ours = Impl(
+                f"jaxkit igso3 eps={eps}{' rbg' if rbg else ''}",
+                T + "jaxkit_igso3",
+                {"eps": eps, "rbg": rbg},
+                packages=_JAX,
+            )
+            out.append(
+                Case(
+                    f"IGSO(3) eps={eps}{', rbg key' if rbg else ''}",
+                    ours,
+                    (peer,),
+                    config=f"n = {N}",
+                    reps=5,
+                    goal=10.0,
+                )
+            )
     floor = Impl("floor: uniforms + write", T + "jaxkit_floor", {"kind": "both"}, packages=_JAX)
     peer = Impl("NumPy inverse-CDF eps=0.1", T + "numpy_igso3", {"eps": 0.1}, packages=("numpy", "scipy"))
     out.append(Case("floor (uniforms + write) vs IGSO(3)", floor, (peer,), config=f"n = {N}", reps=5))
@@ -190,5 +237,11 @@ def run(ctx) -> list[dict]:
     return run_bench(ctx, cases(), "SO(3) / IGSO(3) on 1e6 rotations: peer time / jaxkit time per pair", note)
 
 
-register_bench(Bench(name="se3", description="SO(3) exp/log/compose/quaternion/Haar and IGSO(3) sampling on 1e6 "
-                     "rotations: jaxkit (jit) vs SciPy Rotation, jaxlie and a NumPy sampler", run=run))
+register_bench(
+    Bench(
+        name="se3",
+        description="SO(3) exp/log/compose/quaternion/Haar and IGSO(3) sampling on 1e6 "
+        "rotations: jaxkit (jit) vs SciPy Rotation, jaxlie and a NumPy sampler",
+        run=run,
+    )
+)

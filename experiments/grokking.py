@@ -33,20 +33,43 @@ from jaxkit.stability import (
 PAPER = {"baseline_steps": 4500, "regularizer_steps": 3300, "speedup_pct": 36.0}
 
 _COMMON = dict(
-    n_heads=4, n_layers=1, betas=(0.9, 0.98), weight_decay=1.0, gamma=0.75, rho=0.25, grokfast=(0.98, 2.0),
-    target_acc=0.95, agreement_examples=1024,
+    n_heads=4,
+    n_layers=1,
+    betas=(0.9, 0.98),
+    weight_decay=1.0,
+    gamma=0.75,
+    rho=0.25,
+    grokfast=(0.98, 2.0),
+    target_acc=0.95,
+    agreement_examples=1024,
 )
 PRESETS = {
     # a few minutes: K = 31 (baseline-only pilot: 550-1250 steps at lr 3e-3, 60% train)
     "quick": dict(
-        p=31, train_fraction=0.6, d_model=32, d_mlp=128, batch_size=128, lr=3e-3, n_seeds=10, n_steps=1500,
-        eval_every=25, **_COMMON,
+        p=31,
+        train_fraction=0.6,
+        d_model=32,
+        d_mlp=128,
+        batch_size=128,
+        lr=3e-3,
+        n_seeds=10,
+        n_steps=1500,
+        eval_every=25,
+        **_COMMON,
     ),
     # ~26 min of an idle 2-core machine (measured: 71 / 137 / 75 ms CPU per step for baseline / regularizer /
     # Grokfast on 10 seeds, plus evaluation)
     "paper": dict(
-        p=113, train_fraction=0.3, d_model=64, d_mlp=256, batch_size=512, lr=1e-3, n_seeds=10, n_steps=10000,
-        eval_every=50, **_COMMON,
+        p=113,
+        train_fraction=0.3,
+        d_model=64,
+        d_mlp=256,
+        batch_size=512,
+        lr=1e-3,
+        n_seeds=10,
+        n_steps=10000,
+        eval_every=50,
+        **_COMMON,
     ),
 }
 
@@ -62,9 +85,17 @@ def _data(cfg: dict, seed: int) -> dict:
 def _train(ctx, cfg: dict, data: dict, spec) -> dict:
     p = cfg["p"]
     make = lambda k: Transformer(
-        p + 1, 3, key=k, d_model=cfg["d_model"], n_heads=cfg["n_heads"], d_mlp=cfg["d_mlp"], n_layers=cfg["n_layers"]
+        p + 1,
+        3,
+        key=k,
+        d_model=cfg["d_model"],
+        n_heads=cfg["n_heads"],
+        d_mlp=cfg["d_mlp"],
+        n_layers=cfg["n_layers"],
     )
-    return train_classifier(ctx, cfg, data, spec, make=make, vocab_size=p, noise_mask=jnp.asarray([True, True, False]))
+    return train_classifier(
+        ctx, cfg, data, spec, make=make, vocab_size=p, noise_mask=jnp.asarray([True, True, False])
+    )
 
 
 def run(ctx) -> dict:
@@ -73,9 +104,13 @@ def run(ctx) -> dict:
     runs = run_methods(ctx, cfg, lambda m: _train(ctx, cfg, data, m))
     stats = compare_speed(runs, "val_acc", cfg["target_acc"], cfg["n_steps"])
     plot_curves(
-        ctx, runs,
-        [("val_acc", "validation accuracy"), ("train_acc", "train accuracy"),
-         ("agreement", f"agreement E Σ M(X)M(Y), ρ={cfg['rho']}")],
+        ctx,
+        runs,
+        [
+            ("val_acc", "validation accuracy"),
+            ("train_acc", "train accuracy"),
+            ("agreement", f"agreement E Σ M(X)M(Y), ρ={cfg['rho']}"),
+        ],
         title=f"modular addition K={cfg['p']} (median over {cfg['n_seeds']} seeds, min–max band)",
         hline=(0, cfg["target_acc"]),
     )
@@ -88,7 +123,8 @@ def run(ctx) -> dict:
         f"[{stats['grokfast']['ci_low']:+.1f}, {stats['grokfast']['ci_high']:+.1f}] |"
     )
     summary(
-        ctx, title=f"grokking, preset {ctx.preset}: modular addition K={cfg['p']}",
+        ctx,
+        title=f"grokking, preset {ctx.preset}: modular addition K={cfg['p']}",
         setup=(
             f"1-layer transformer d_model {cfg['d_model']}, d_mlp {cfg['d_mlp']}, {cfg['n_heads']} heads; train fraction "
             f"{cfg['train_fraction']:.0%}, minibatch {cfg['batch_size']}, AdamW lr {cfg['lr']}, betas {tuple(cfg['betas'])}, "
@@ -96,10 +132,16 @@ def run(ctx) -> dict:
             f"{cfg['eval_every']}. Regularizer (γ, ρ) = ({cfg['gamma']}, {cfg['rho']}) (paper); Grokfast-EMA "
             f"(α, λ) = {tuple(cfg['grokfast'])} (published). Target: validation accuracy ≥ {cfg['target_acc']:.0%}."
         ),
-        stats=stats, paper_rows=paper_rows, runs=runs, notes=ctx.extra.get("notes", NOTES),
+        stats=stats,
+        paper_rows=paper_rows,
+        runs=runs,
+        notes=ctx.extra.get("notes", NOTES),
     )
-    return {"steps_to_target": stats, "curves_median": median_curves(runs, ("val_acc", "train_acc", "agreement")),
-            "paper": PAPER}
+    return {
+        "steps_to_target": stats,
+        "curves_median": median_curves(runs, ("val_acc", "train_acc", "agreement")),
+        "paper": PAPER,
+    }
 
 
 NOTES = (
@@ -119,8 +161,11 @@ register(
         presets=PRESETS,
         run=run,
         anchors=(
-            Anchor("steps_to_target/regularizer/speedup_pct", PAPER["speedup_pct"],
-                   "Haris et al. 2026, Sec. 6: modular addition ≈4500 → ≈3300 steps"),
+            Anchor(
+                "steps_to_target/regularizer/speedup_pct",
+                PAPER["speedup_pct"],
+                "Haris et al. 2026, Sec. 6: modular addition ≈4500 → ≈3300 steps",
+            ),
             Anchor("steps_to_target/baseline/median", PAPER["baseline_steps"], "Haris et al. 2026, Sec. 6"),
         ),
         description="baseline vs agreement regularizer vs Grokfast-EMA; steps to 95% validation accuracy",

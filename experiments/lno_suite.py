@@ -36,74 +36,175 @@ _LNO_2D = dict(norm=True, activation="sin", grid_features=True, endpoint=True)
 
 _PAPER_DATA: dict[str, dict[str, Any]] = {  # in order of cost
     "reaction_diffusion": dict(
-        source="published", **_SPLITS, batch_size=50, lr=0.002, published_epochs=1000, epochs=50,
-        step_fraction=0.1, modes=(4, 4), width=48, rno_width=35,
-        fno=dict(padding=0.1, endpoint=True), lno=dict(_LNO_2D, lengths=(2.0, 1.0))),
-    "diffusion": dict(
-        source="make_dataset", options={}, resolution=41, **_SPLITS, batch_size=50, lr=0.002,
-        published_epochs=1000, epochs=100, step_fraction=0.1, modes=(4, 4), width=16,
-        fno=dict(padding=0.1, endpoint=True), lno=dict(_LNO_2D, lengths=(1.0, 1.0))),
-    "duffing": dict(
-        source="make_dataset", options={}, resolution=2048, **_SPLITS, batch_size=20, lr=0.002,
-        published_epochs=1000, epochs=60, step_fraction=0.1, modes=(16,), width=4,
-        fno=dict(padding=0.1, endpoint=False),
-        lno=dict(norm=False, activation="sin", grid_features=False, lengths=(20.48,), endpoint=False)),
-    "beam": dict(
-        source="make_dataset", options={}, resolution=41, **_SPLITS, batch_size=50, lr=0.002,
-        published_epochs=1000, epochs=30, step_fraction=0.1, modes=(4, 4), width=16,
-        fno=dict(padding=0.1, endpoint=True), lno=dict(_LNO_2D, lengths=(1.0, 2.0))),
-    "brusselator": dict(
-        source="make_dataset", options={}, resolution=28, stride=2, n_train=800, n_val=100, n_test=200,
-        batch_size=50, lr=0.005, published_epochs=300, epochs=5, step_fraction=1 / 3, modes=(4, 4, 4),
-        width=8, proj_hidden=64,
+        source="published",
+        **_SPLITS,
+        batch_size=50,
+        lr=0.002,
+        published_epochs=1000,
+        epochs=50,
+        step_fraction=0.1,
+        modes=(4, 4),
+        width=48,
+        rno_width=35,
         fno=dict(padding=0.1, endpoint=True),
-        lno=dict(norm=True, activation="relu", grid_features=True, lengths=(19.0, 26 / 27, 26 / 27), endpoint=True)),
+        lno=dict(_LNO_2D, lengths=(2.0, 1.0)),
+    ),
+    "diffusion": dict(
+        source="make_dataset",
+        options={},
+        resolution=41,
+        **_SPLITS,
+        batch_size=50,
+        lr=0.002,
+        published_epochs=1000,
+        epochs=100,
+        step_fraction=0.1,
+        modes=(4, 4),
+        width=16,
+        fno=dict(padding=0.1, endpoint=True),
+        lno=dict(_LNO_2D, lengths=(1.0, 1.0)),
+    ),
+    "duffing": dict(
+        source="make_dataset",
+        options={},
+        resolution=2048,
+        **_SPLITS,
+        batch_size=20,
+        lr=0.002,
+        published_epochs=1000,
+        epochs=60,
+        step_fraction=0.1,
+        modes=(16,),
+        width=4,
+        fno=dict(padding=0.1, endpoint=False),
+        lno=dict(norm=False, activation="sin", grid_features=False, lengths=(20.48,), endpoint=False),
+    ),
+    "beam": dict(
+        source="make_dataset",
+        options={},
+        resolution=41,
+        **_SPLITS,
+        batch_size=50,
+        lr=0.002,
+        published_epochs=1000,
+        epochs=30,
+        step_fraction=0.1,
+        modes=(4, 4),
+        width=16,
+        fno=dict(padding=0.1, endpoint=True),
+        lno=dict(_LNO_2D, lengths=(1.0, 2.0)),
+    ),
+    "brusselator": dict(
+        source="make_dataset",
+        options={},
+        resolution=28,
+        stride=2,
+        n_train=800,
+        n_val=100,
+        n_test=200,
+        batch_size=50,
+        lr=0.005,
+        published_epochs=300,
+        epochs=5,
+        step_fraction=1 / 3,
+        modes=(4, 4, 4),
+        width=8,
+        proj_hidden=64,
+        fno=dict(padding=0.1, endpoint=True),
+        lno=dict(
+            norm=True, activation="relu", grid_features=True, lengths=(19.0, 26 / 27, 26 / 27), endpoint=True
+        ),
+    ),
     "navier_stokes_re40": dict(
-        source="make_dataset", options={"fine_resolution": 64, "dt": 0.01}, resolution=64, n_train=200,
-        n_val=50, n_test=100, batch_size=20, lr=0.001, published_epochs=500, epochs=12, step_fraction=0.2,
-        modes=(12, 12), width=20, lno_modes=(4, 4), metric="mse",
+        source="make_dataset",
+        options={"fine_resolution": 64, "dt": 0.01},
+        resolution=64,
+        n_train=200,
+        n_val=50,
+        n_test=100,
+        batch_size=20,
+        lr=0.001,
+        published_epochs=500,
+        epochs=12,
+        step_fraction=0.2,
+        modes=(12, 12),
+        width=20,
+        lno_modes=(4, 4),
+        metric="mse",
         fno=dict(padding=0.0, endpoint=False, lengths=(_2PI, _2PI)),
-        lno=dict(norm=True, activation="sin", grid_features=True, lengths=(_2PI, _2PI), endpoint=False)),
+        lno=dict(norm=True, activation="sin", grid_features=True, lengths=(_2PI, _2PI), endpoint=False),
+    ),
 }
 
 # what else was tried (validation error decides; run after the main table): RNO at FNO's width, with the paper's
 # normalization, and all three with 4x the epochs on reaction-diffusion
-_VARIANTS = {"reaction_diffusion": {
-    "RNO width 48": ("RNO", {"rno_width": 48}),
-    "RNO + instance norm": ("RNO", {"rno_norm": "instance"}),
-    "RNO 200 epochs": ("RNO", {"epochs": 200}),
-    "FNO 200 epochs": ("FNO", {"epochs": 200}),
-}}
-PAPER = dict(datasets=_PAPER_DATA, n_layers=4, proj_hidden=128, weight_decay=1e-4, gamma=0.5, seeds=3,
-             models=["FNO", "LNO", "RNO"], rd_operator_check=True, variants=_VARIANTS)
+_VARIANTS = {
+    "reaction_diffusion": {
+        "RNO width 48": ("RNO", {"rno_width": 48}),
+        "RNO + instance norm": ("RNO", {"rno_norm": "instance"}),
+        "RNO 200 epochs": ("RNO", {"epochs": 200}),
+        "FNO 200 epochs": ("FNO", {"epochs": 200}),
+    }
+}
+PAPER = dict(
+    datasets=_PAPER_DATA,
+    n_layers=4,
+    proj_hidden=128,
+    weight_decay=1e-4,
+    gamma=0.5,
+    seeds=3,
+    models=["FNO", "LNO", "RNO"],
+    rd_operator_check=True,
+    variants=_VARIANTS,
+)
 
 
 def _quick_data() -> dict[str, dict[str, Any]]:
     out = {}
     for name, d in _PAPER_DATA.items():
         q = copy.deepcopy(d)
-        q.update(n_train=16, n_val=8, n_test=8, epochs=3, published_epochs=d["published_epochs"], batch_size=8)
+        q.update(
+            n_train=16, n_val=8, n_test=8, epochs=3, published_epochs=d["published_epochs"], batch_size=8
+        )
         if name == "duffing":
             q.update(resolution=256, lno=dict(d["lno"], lengths=(2.56,)))
         if name in ("diffusion", "beam"):
             q.update(resolution=11)
         if name == "brusselator":
-            q.update(options={"fine_resolution": 10, "n_t": 13, "t_final": 6.0}, resolution=10, stride=1,
-                     lno=dict(d["lno"], lengths=(6.0, 1.0, 1.0)))
+            q.update(
+                options={"fine_resolution": 10, "n_t": 13, "t_final": 6.0},
+                resolution=10,
+                stride=1,
+                lno=dict(d["lno"], lengths=(6.0, 1.0, 1.0)),
+            )
         if name == "navier_stokes_re40":
-            q.update(options={"fine_resolution": 32, "dt": 0.02, "t_final": 14, "n_in": 7}, resolution=32,
-                     modes=(6, 6))
+            q.update(
+                options={"fine_resolution": 32, "dt": 0.02, "t_final": 14, "n_in": 7},
+                resolution=32,
+                modes=(6, 6),
+            )
         out[name] = q
     return out
 
 
 # the largest part of ``paper`` that fits 60 min on an idle 2-core CPU: its two cheapest datasets at the paper
 # preset's settings, and the two variants that do not multiply the epochs
-STANDARD = dict(PAPER, datasets={k: _PAPER_DATA[k] for k in ("reaction_diffusion", "diffusion")},
-                variants={"reaction_diffusion": {k: _VARIANTS["reaction_diffusion"][k]
-                                                 for k in ("RNO width 48", "RNO + instance norm")}})
-QUICK = dict(PAPER, datasets=_quick_data(), seeds=2, rd_operator_check=False,
-             variants={"reaction_diffusion": {"RNO + instance norm": ("RNO", {"rno_norm": "instance"})}})
+STANDARD = dict(
+    PAPER,
+    datasets={k: _PAPER_DATA[k] for k in ("reaction_diffusion", "diffusion")},
+    variants={
+        "reaction_diffusion": {
+            k: _VARIANTS["reaction_diffusion"][k] for k in ("RNO width 48", "RNO + instance norm")
+        }
+    },
+)
+QUICK = dict(
+    PAPER,
+    datasets=_quick_data(),
+    seeds=2,
+    rd_operator_check=False,
+    variants={"reaction_diffusion": {"RNO + instance norm": ("RNO", {"rno_norm": "instance"})}},
+)
 
 ANCHORS = (
     Anchor("duffing/RNO/test_rel_l2", 0.1663, "RNO paper, Duffing (second best LSM 0.1699)"),
@@ -111,13 +212,20 @@ ANCHORS = (
     Anchor("beam/LNO/test_rel_l2", 0.0452, "RNO paper, beam, LNO (second best)"),
     Anchor("diffusion/RNO/test_rel_l2", 0.0079, "RNO paper, diffusion"),
     Anchor("diffusion/LNO/test_rel_l2", 0.0081, "RNO paper, diffusion, LNO (second best)"),
-    Anchor("reaction_diffusion/RNO/test_rel_l2", 0.0899, "RNO paper, reaction-diffusion (second best ONO 0.0989)"),
+    Anchor(
+        "reaction_diffusion/RNO/test_rel_l2", 0.0899, "RNO paper, reaction-diffusion (second best ONO 0.0989)"
+    ),
     Anchor("brusselator/RNO/test_rel_l2", 0.1317, "RNO paper, Brusselator (second best ONO 0.1545)"),
     Anchor("navier_stokes_re40/RNO/test_mse", 0.0049, "RNO paper, 2D Navier-Stokes Re=40 (MSE; their data)"),
 )
 ANCHOR = {a.path.rsplit("/", 2)[0]: a for a in ANCHORS if "/RNO/" in a.path}
-SECOND = {"duffing": ("LSM", 0.1699), "beam": ("LNO", 0.0452), "diffusion": ("LNO", 0.0081),
-          "reaction_diffusion": ("ONO", 0.0989), "brusselator": ("ONO", 0.1545)}
+SECOND = {
+    "duffing": ("LSM", 0.1699),
+    "beam": ("LNO", 0.0452),
+    "diffusion": ("LNO", 0.0081),
+    "reaction_diffusion": ("ONO", 0.0989),
+    "brusselator": ("ONO", 0.1545),
+}
 
 _DATA_NOTES = {
     "reaction_diffusion": "the published `data.mat` regenerated exactly (max difference 2e-13, checked against the "
@@ -176,10 +284,24 @@ def load_data(name: str, d: dict, seed: int, cache: Any) -> dict[str, np.ndarray
             out[f"x_{split}"], out[f"y_{split}"] = f[:n, None], u[:n, None]
         return out
     n_tr, n_val = d["n_train"], d["n_val"]
-    ds = make_dataset(name, n_train=n_tr + n_val, n_test=d["n_test"], resolution=d["resolution"], seed=seed,
-                      cache_dir=cache, progress=True, **d["options"])
-    arrays = {"x_train": ds.x_train[:n_tr], "y_train": ds.y_train[:n_tr], "x_val": ds.x_train[n_tr:],
-              "y_val": ds.y_train[n_tr:], "x_test": ds.x_test, "y_test": ds.y_test}
+    ds = make_dataset(
+        name,
+        n_train=n_tr + n_val,
+        n_test=d["n_test"],
+        resolution=d["resolution"],
+        seed=seed,
+        cache_dir=cache,
+        progress=True,
+        **d["options"],
+    )
+    arrays = {
+        "x_train": ds.x_train[:n_tr],
+        "y_train": ds.y_train[:n_tr],
+        "x_val": ds.x_train[n_tr:],
+        "y_val": ds.y_train[n_tr:],
+        "x_test": ds.x_test,
+        "y_test": ds.y_test,
+    }
     stride = d.get("stride", 1)
     return {k: subsample(v, name, stride=stride) for k, v in arrays.items()}
 
@@ -190,16 +312,28 @@ def load_data(name: str, d: dict, seed: int, cache: Any) -> dict[str, np.ndarray
 def model_factory(kind: str, c_in: int, c_out: int, d: dict, cfg: dict):
     hidden = d.get("proj_hidden", cfg["proj_hidden"])
     if kind == "LNO":
-        return lambda key: LNO(c_in, c_out, d.get("lno_modes", d["modes"]), d["width"], proj_hidden=hidden,
-                               key=key, **d["lno"])
+        return lambda key: LNO(
+            c_in, c_out, d.get("lno_modes", d["modes"]), d["width"], proj_hidden=hidden, key=key, **d["lno"]
+        )
     fno = dict(d["fno"])
     lengths = fno.pop("lengths", None)
     if kind == "FNO":
-        return lambda key: FNO(c_in, c_out, d["modes"], d["width"], cfg["n_layers"], proj_hidden=hidden, key=key,
-                               **fno)
+        return lambda key: FNO(
+            c_in, c_out, d["modes"], d["width"], cfg["n_layers"], proj_hidden=hidden, key=key, **fno
+        )
     width = d.get("rno_width", d["width"])
-    return lambda key: RNO(c_in, c_out, d["modes"], width, cfg["n_layers"], proj_hidden=hidden, lengths=lengths,
-                           norm=d.get("rno_norm"), key=key, **fno)
+    return lambda key: RNO(
+        c_in,
+        c_out,
+        d["modes"],
+        width,
+        cfg["n_layers"],
+        proj_hidden=hidden,
+        lengths=lengths,
+        norm=d.get("rno_norm"),
+        key=key,
+        **fno,
+    )
 
 
 def _errors(pred: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
@@ -208,7 +342,9 @@ def _errors(pred: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
     return rel, float(np.mean((pred - y) ** 2))
 
 
-def train_and_evaluate(ctx, name: str, kind: str, data: dict, d: dict, label: str | None = None) -> dict[str, Any]:
+def train_and_evaluate(
+    ctx, name: str, kind: str, data: dict, d: dict, label: str | None = None
+) -> dict[str, Any]:
     """Train the seed ensemble of one model kind; errors per seed on validation and test."""
     cfg = ctx.config
     c_in, c_out = data["x_train"].shape[1], data["y_train"].shape[1]
@@ -217,12 +353,27 @@ def train_and_evaluate(ctx, name: str, kind: str, data: dict, d: dict, label: st
     step_epochs = max(1, round(d["epochs"] * d["step_fraction"]))
     t0, c0 = time.perf_counter(), _cpu()
     trained = train_ensemble(
-        make, keys, data["x_train"], data["y_train"], epochs=d["epochs"], batch_size=d["batch_size"], lr=d["lr"],
-        weight_decay=cfg["weight_decay"], step_epochs=step_epochs, gamma=cfg["gamma"],
-        checkpoint_dir=ctx.checkpoint_dir(f"{ctx.preset}-{name}-{label or kind}"), resume=ctx.resume,
-        progress=f"{name}:{kind}")
+        make,
+        keys,
+        data["x_train"],
+        data["y_train"],
+        epochs=d["epochs"],
+        batch_size=d["batch_size"],
+        lr=d["lr"],
+        weight_decay=cfg["weight_decay"],
+        step_epochs=step_epochs,
+        gamma=cfg["gamma"],
+        checkpoint_dir=ctx.checkpoint_dir(f"{ctx.preset}-{name}-{label or kind}"),
+        resume=ctx.resume,
+        progress=f"{name}:{kind}",
+    )
     wall, cpu = time.perf_counter() - t0, _cpu() - c0
-    res: dict[str, Any] = {"val_rel_l2_seeds": [], "test_rel_l2_seeds": [], "val_mse_seeds": [], "test_mse_seeds": []}
+    res: dict[str, Any] = {
+        "val_rel_l2_seeds": [],
+        "test_rel_l2_seeds": [],
+        "val_mse_seeds": [],
+        "test_mse_seeds": [],
+    }
     for t in trained:
         for split in ("val", "test"):
             rel, mse = _errors(t.predict(data[f"x_{split}"]), np.asarray(data[f"y_{split}"]))
@@ -231,24 +382,35 @@ def train_and_evaluate(ctx, name: str, kind: str, data: dict, d: dict, label: st
     for key in ("val_rel_l2", "test_rel_l2", "val_mse", "test_mse"):
         res[key], res[key + "_std"] = float(np.mean(res[key + "_seeds"])), float(np.std(res[key + "_seeds"]))
     shape = eqx.filter_eval_shape(make, jax.random.key(0))
-    res.update(params=count_params(shape), params_complex_as_one=count_params(shape, complex_as_one=True),
-               epochs=d["epochs"], step_epochs=step_epochs, batch_size=d["batch_size"], lr=d["lr"],
-               train_wall_s=wall, train_cpu_s=cpu,
-               epoch_time_s=float(trained[0].epoch_time) * cfg["seeds"],
-               final_train_loss=[float(t.history[-1]["loss"]) for t in trained])
+    res.update(
+        params=count_params(shape),
+        params_complex_as_one=count_params(shape, complex_as_one=True),
+        epochs=d["epochs"],
+        step_epochs=step_epochs,
+        batch_size=d["batch_size"],
+        lr=d["lr"],
+        train_wall_s=wall,
+        train_cpu_s=cpu,
+        epoch_time_s=float(trained[0].epoch_time) * cfg["seeds"],
+        final_train_loss=[float(t.history[-1]["loss"]) for t in trained],
+    )
     return res
 
 
 def run_dataset(ctx, name: str, d: dict) -> dict[str, Any]:
     t0, c0 = time.perf_counter(), _cpu()
     data = ctx.stage(f"{ctx.preset}-{name}-data", lambda: load_data(name, d, ctx.seed, ctx.out_dir / "data"))
-    out: dict[str, Any] = {"grid": list(data["x_train"].shape[2:]), "channels": [data["x_train"].shape[1],
-                           data["y_train"].shape[1]], "n": [int(data[f"x_{s}"].shape[0]) for s in
-                           ("train", "val", "test")], "data_wall_s": time.perf_counter() - t0,
-                           "data_cpu_s": _cpu() - c0}
+    out: dict[str, Any] = {
+        "grid": list(data["x_train"].shape[2:]),
+        "channels": [data["x_train"].shape[1], data["y_train"].shape[1]],
+        "n": [int(data[f"x_{s}"].shape[0]) for s in ("train", "val", "test")],
+        "data_wall_s": time.perf_counter() - t0,
+        "data_cpu_s": _cpu() - c0,
+    }
     for kind in ctx.config["models"]:
-        out[kind] = ctx.stage(f"{ctx.preset}-{name}-{kind}", lambda kind=kind: train_and_evaluate(ctx, name, kind,
-                                                                                                  data, d))
+        out[kind] = ctx.stage(
+            f"{ctx.preset}-{name}-{kind}", lambda kind=kind: train_and_evaluate(ctx, name, kind, data, d)
+        )
     return out
 
 
@@ -278,8 +440,13 @@ def rd_training_operator_check() -> dict[str, Any]:
             rel.append(float(np.linalg.norm(pred - target) / np.linalg.norm(target)))
         except Exception:  # finite-time blow-up: diffrax reaches its step limit
             blow.append(float(a))
-    return {"n_solved": len(rel), "n_blow_up": len(blow), "min_blow_up_amplitude": min(blow, default=np.nan),
-            "rel_l2_mean_solved": float(np.mean(rel)), "rel_l2_median_solved": float(np.median(rel))}
+    return {
+        "n_solved": len(rel),
+        "n_blow_up": len(blow),
+        "min_blow_up_amplitude": min(blow, default=np.nan),
+        "rel_l2_mean_solved": float(np.mean(rel)),
+        "rel_l2_median_solved": float(np.median(rel)),
+    }
 
 
 def run(ctx) -> dict[str, Any]:
@@ -293,10 +460,13 @@ def run(ctx) -> dict[str, Any]:
             metrics[name].setdefault("variants", {})[label] = ctx.stage(
                 f"{ctx.preset}-{name}-variant-{label}",
                 lambda n=name, k=kind, d=dict(base, **overrides), lab=label, dat=data: train_and_evaluate(
-                    ctx, n, k, dat, d, lab))
+                    ctx, n, k, dat, d, lab
+                ),
+            )
     if ctx.config.get("rd_operator_check") and "reaction_diffusion" in metrics:
         metrics["reaction_diffusion"]["training_operator_check"] = ctx.stage(
-            f"{ctx.preset}-reaction_diffusion-operator-check", rd_training_operator_check)
+            f"{ctx.preset}-reaction_diffusion-operator-check", rd_training_operator_check
+        )
     _figure(ctx, metrics)
     ctx.write_summary(summary(ctx, metrics))
     return metrics
@@ -344,71 +514,113 @@ def _row(name: str, m: dict, d: dict) -> str:
     gap = f"{r[key] / a.value:.2f}×" if a else "-"
     within = ("yes" if r[key] <= 1.5 * a.value else "no") if a else "-"
     order = f"{'yes' if r[key] <= f[key] else 'no'} / {'yes' if r[key] <= lno[key] else 'no'}"
-    return (f"| {name} | {met} | {r['epochs']}/{d['published_epochs']} | {_pm(f, key)} | {_pm(lno, key)} | "
-            f"{_pm(r, key)} | {paper} | {gap} | {within} | {order} | "
-            f"{f['params_complex_as_one']} / {lno['params_complex_as_one']} / {r['params_complex_as_one']} |")
+    return (
+        f"| {name} | {met} | {r['epochs']}/{d['published_epochs']} | {_pm(f, key)} | {_pm(lno, key)} | "
+        f"{_pm(r, key)} | {paper} | {gap} | {within} | {order} | "
+        f"{f['params_complex_as_one']} / {lno['params_complex_as_one']} / {r['params_complex_as_one']} |"
+    )
 
 
 def summary(ctx, metrics: dict) -> str:
     cfg = ctx.config
     ds = cfg["datasets"]
     lines = [
-        "# lno_suite: FNO, LNO and RNO on the LNO suite and Navier-Stokes Re=40", "",
+        "# lno_suite: FNO, LNO and RNO on the LNO suite and Navier-Stokes Re=40",
+        "",
         f"Preset `{ctx.preset}`, seed {ctx.seed}, {cfg['seeds']} seeds per model (one vmapped ensemble). "
         "Test error of the final model, mean ± sd over seeds. *gap* = ours / paper. *RNO ≤ FNO / LNO*: mean test "
-        "errors. Params counted as in the papers (a complex weight counts once).", "",
+        "errors. Params counted as in the papers (a complex weight counts once).",
+        "",
         "| dataset | metric | epochs run/published | FNO | LNO | RNO | RNO, paper | gap | within 1.5× | "
         "RNO ≤ FNO / LNO | params FNO / LNO / RNO |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     lines += [_row(n, metrics[n], ds[n]) for n in metrics]
     for n in [n for n in metrics if _metric(n, ds[n]) == "mse"]:
-        lines += ["", f"{n}, test relative L2: " + ", ".join(
-            f"{k} {_pm(metrics[n][k], 'test_rel_l2')}" for k in cfg["models"]) + "."]
-    lines += ["", "Validation errors (the split used for any choice):", "",
-              "| dataset | FNO | LNO | RNO |", "|---|---|---|---|"]
+        lines += [
+            "",
+            f"{n}, test relative L2: "
+            + ", ".join(f"{k} {_pm(metrics[n][k], 'test_rel_l2')}" for k in cfg["models"])
+            + ".",
+        ]
+    lines += [
+        "",
+        "Validation errors (the split used for any choice):",
+        "",
+        "| dataset | FNO | LNO | RNO |",
+        "|---|---|---|---|",
+    ]
     for n in metrics:
         key = f"val_{_metric(n, ds[n])}"
         lines.append(f"| {n} | " + " | ".join(_pm(metrics[n][k], key) for k in cfg["models"]) + " |")
     var = [(n, lab, r) for n in metrics for lab, r in metrics[n].get("variants", {}).items()]
     if var:
-        lines += ["", "## What else was tried (reaction-diffusion; validation decides, test shown)", "",
-                  "| dataset | variant | epochs | params | val rel-L2 | test rel-L2 |", "|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "## What else was tried (reaction-diffusion; validation decides, test shown)",
+            "",
+            "| dataset | variant | epochs | params | val rel-L2 | test rel-L2 |",
+            "|---|---|---|---|---|---|",
+        ]
         for n, lab, r in var:
-            lines.append(f"| {n} | {lab} | {r['epochs']} | {r['params_complex_as_one']} | {_pm(r, 'val_rel_l2')} | "
-                         f"{_pm(r, 'test_rel_l2')} |")
-    lines += ["", "Cost per dataset (this run; the machine was shared with other jobs, so wall > CPU/2):", "",
-              "| dataset | grid | n train/val/test | CPU s (data) | CPU s FNO / LNO / RNO | wall s total | "
-              "CPU s total / 2 |", "|---|---|---|---|---|---|---|"]
+            lines.append(
+                f"| {n} | {lab} | {r['epochs']} | {r['params_complex_as_one']} | {_pm(r, 'val_rel_l2')} | "
+                f"{_pm(r, 'test_rel_l2')} |"
+            )
+    lines += [
+        "",
+        "Cost per dataset (this run; the machine was shared with other jobs, so wall > CPU/2):",
+        "",
+        "| dataset | grid | n train/val/test | CPU s (data) | CPU s FNO / LNO / RNO | wall s total | "
+        "CPU s total / 2 |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for n, m in metrics.items():
         cpus = [m[k]["train_cpu_s"] for k in cfg["models"]]
         wall = m["data_wall_s"] + sum(m[k]["train_wall_s"] for k in cfg["models"])
-        lines.append(f"| {n} | {'×'.join(map(str, m['grid']))} | {'/'.join(map(str, m['n']))} | "
-                     f"{m['data_cpu_s']:.0f} | {' / '.join(f'{c:.0f}' for c in cpus)} | {wall:.0f} | "
-                     f"{(m['data_cpu_s'] + sum(cpus)) / 2:.0f} |")
-    lines += ["", "Budget: the `paper` preset keeps the repository's sample counts, batch size, learning rate, weight "
-              "decay, schedule shape, modes and widths, and runs the number of epochs in the table (the LR step "
-              "scaled with it), sized from per-step CPU times measured before the run so that every dataset fits "
-              "well inside 60 min on an idle 2-core machine. Full published epochs would cost, at the CPU time per "
-              "epoch measured here:", ""]
+        lines.append(
+            f"| {n} | {'×'.join(map(str, m['grid']))} | {'/'.join(map(str, m['n']))} | "
+            f"{m['data_cpu_s']:.0f} | {' / '.join(f'{c:.0f}' for c in cpus)} | {wall:.0f} | "
+            f"{(m['data_cpu_s'] + sum(cpus)) / 2:.0f} |"
+        )
+    lines += [
+        "",
+        "Budget: the `paper` preset keeps the repository's sample counts, batch size, learning rate, weight "
+        "decay, schedule shape, modes and widths, and runs the number of epochs in the table (the LR step "
+        "scaled with it), sized from per-step CPU times measured before the run so that every dataset fits "
+        "well inside 60 min on an idle 2-core machine. Full published epochs would cost, at the CPU time per "
+        "epoch measured here:",
+        "",
+    ]
     for n, m in metrics.items():
         per_epoch = sum(m[k]["train_cpu_s"] / m[k]["epochs"] for k in cfg["models"])
-        lines.append(f"- {n}: {ds[n]['published_epochs']} epochs ≈ {per_epoch * ds[n]['published_epochs'] / 7200:.1f} h "
-                     "on an idle 2-core machine (CPU time / 2)")
+        lines.append(
+            f"- {n}: {ds[n]['published_epochs']} epochs ≈ {per_epoch * ds[n]['published_epochs'] / 7200:.1f} h "
+            "on an idle 2-core machine (CPU time / 2)"
+        )
     lines += ["", "## Data definitions (ours vs the published sets)", ""]
     lines += [f"- **{n}**: {_DATA_NOTES[n]}" for n in metrics if n in _DATA_NOTES]
     chk = metrics.get("reaction_diffusion", {}).get("training_operator_check")
     if chk:
-        lines += ["", "Reaction-diffusion, the published test inputs through the *training* operator (our method-of-"
-                  f"lines solver, D = 1 - 0.95/π², exact u(x, 0)): {chk['n_blow_up']} of 130 samples blow up in "
-                  f"finite time (A ≥ {chk['min_blow_up_amplitude']:.2f}); on the other {chk['n_solved']} the "
-                  f"solution differs from the published labels by rel. L2 {chk['rel_l2_mean_solved']:.3f} (mean; "
-                  f"median {chk['rel_l2_median_solved']:.3f}). The labels follow only the pointwise relation "
-                  "f = (1 - π²)u + u² shared by all splits, so this test rewards a model that learned that "
-                  "relation rather than the training dynamics."]
+        lines += [
+            "",
+            "Reaction-diffusion, the published test inputs through the *training* operator (our method-of-"
+            f"lines solver, D = 1 - 0.95/π², exact u(x, 0)): {chk['n_blow_up']} of 130 samples blow up in "
+            f"finite time (A ≥ {chk['min_blow_up_amplitude']:.2f}); on the other {chk['n_solved']} the "
+            f"solution differs from the published labels by rel. L2 {chk['rel_l2_mean_solved']:.3f} (mean; "
+            f"median {chk['rel_l2_median_solved']:.3f}). The labels follow only the pointwise relation "
+            "f = (1 - π²)u + u² shared by all splits, so this test rewards a model that learned that "
+            "relation rather than the training dynamics.",
+        ]
     lines += ["", "## Models and training", ""] + [f"- {t}" for t in _MODEL_NOTES]
-    lines += ["", f"Command: `python -m experiments run lno_suite --preset {ctx.preset} --seed {ctx.seed} --resume` "
-              "(metrics.json records the command, date and versions).", "", "![test errors](lno_suite.png)", ""]
+    lines += [
+        "",
+        f"Command: `python -m experiments run lno_suite --preset {ctx.preset} --seed {ctx.seed} --resume` "
+        "(metrics.json records the command, date and versions).",
+        "",
+        "![test errors](lno_suite.png)",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -416,8 +628,12 @@ register(
     Experiment(
         name="lno_suite",
         reproduces="RNO paper (ICLR 2026) Table 1: LNO-suite rel. L2 (Duffing, beam, diffusion, reaction-diffusion, "
-                   "Brusselator) and Navier-Stokes Re=40 MSE; FNO, LNO, RNO at the LNO repository's settings",
-        presets={"quick": copy.deepcopy(QUICK), "standard": copy.deepcopy(STANDARD), "paper": copy.deepcopy(PAPER)},
+        "Brusselator) and Navier-Stokes Re=40 MSE; FNO, LNO, RNO at the LNO repository's settings",
+        presets={
+            "quick": copy.deepcopy(QUICK),
+            "standard": copy.deepcopy(STANDARD),
+            "paper": copy.deepcopy(PAPER),
+        },
         run=run,
         anchors=ANCHORS,
         description="FNO vs LNO vs RNO, 3 seeds each, LNO-repository settings with epochs fitted to 60 min/dataset.",

@@ -2,8 +2,8 @@
 
 Reproduces the next-token claim of Haris, Zhang & Yoshida ("Noise Stability of Transformer Models", ICLR 2026,
 arXiv:2602.08287): about 75% faster training on WikiText-2 with the agreement regularizer (settings not given).
-Data: WikiText-2 raw (Merity et al. 2016) from ``../shared/data/wikitext-2`` (``WIKITEXT`` below); only its
-validation and test splits are on this machine, so we train on ``valid.txt`` and evaluate on ``test.txt``
+Data: WikiText-2 raw (Merity et al. 2016), the copy shipped with jaxkit (``jaxkit.stability.WIKITEXT2_DIR``); only
+its validation and test splits ship, so we train on ``valid.txt`` and evaluate on ``test.txt``
 (:func:`jaxkit.stability.load_wikitext2`). Tokens are characters (123 symbols + ``<unk>``): a word or BPE
 vocabulary would make the unembedding dominate the cost on 2 CPU cores.
 
@@ -14,8 +14,6 @@ agreement is taken at every position. Decoder-only transformer with LayerNorm, A
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import jax
 import numpy as np
@@ -33,21 +31,51 @@ from jaxkit.stability import (
     train_method,
 )
 
-WIKITEXT = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "wikitext-2"
 PAPER = {"speedup_pct": 75.0}
 
 _COMMON = dict(
-    n_heads=4, betas=(0.9, 0.98), weight_decay=0.1, gamma=0.75, rho=0.25, grokfast=(0.98, 2.0),
-    target_margin=0.01, agreement_examples=64,
+    n_heads=4,
+    betas=(0.9, 0.98),
+    weight_decay=0.1,
+    gamma=0.75,
+    rho=0.25,
+    grokfast=(0.98, 2.0),
+    target_margin=0.01,
+    agreement_examples=64,
 )
 PRESETS = {
-    "quick": dict(context=32, d_model=32, d_mlp=128, n_layers=1, batch_size=16, lr=3e-3, n_seeds=5, n_steps=400,
-                  eval_every=20, n_eval_windows=128, max_train_chars=200_000, **_COMMON),
+    "quick": dict(
+        context=32,
+        d_model=32,
+        d_mlp=128,
+        n_layers=1,
+        batch_size=16,
+        lr=3e-3,
+        n_seeds=5,
+        n_steps=400,
+        eval_every=20,
+        n_eval_windows=128,
+        max_train_chars=200_000,
+        **_COMMON,
+    ),
     # measured 309 / 578 / ~310 ms CPU per step (baseline / regularizer / Grokfast, 10 seeds) + evaluation:
     # ~22 min of an idle 2-core machine
     # gamma_probe: run after the main table (γ is borrowed from modular addition); ~13 CPU-min each
-    "paper": dict(context=64, d_model=64, d_mlp=256, n_layers=2, batch_size=16, lr=3e-3, n_seeds=10, n_steps=2000,
-                  eval_every=50, n_eval_windows=256, max_train_chars=None, gamma_probe=(0.05, 0.25), **_COMMON),
+    "paper": dict(
+        context=64,
+        d_model=64,
+        d_mlp=256,
+        n_layers=2,
+        batch_size=16,
+        lr=3e-3,
+        n_seeds=10,
+        n_steps=2000,
+        eval_every=50,
+        n_eval_windows=256,
+        max_train_chars=None,
+        gamma_probe=(0.05, 0.25),
+        **_COMMON,
+    ),
 }
 
 
@@ -69,39 +97,61 @@ def _train(ctx, cfg: dict, ds: dict, spec) -> dict:
     vocab, s = ds["vocab_size"], cfg["n_seeds"]
     ex, ey = stream_windows(ds["eval"], cfg["n_eval_windows"], cfg["context"], seed=123)
     make = lambda k: Transformer(
-        vocab, cfg["context"], key=k, d_model=cfg["d_model"], n_heads=cfg["n_heads"], d_mlp=cfg["d_mlp"],
-        n_layers=cfg["n_layers"], layer_norm=True,
+        vocab,
+        cfg["context"],
+        key=k,
+        d_model=cfg["d_model"],
+        n_heads=cfg["n_heads"],
+        d_mlp=cfg["d_mlp"],
+        n_layers=cfg["n_layers"],
+        layer_norm=True,
     )
     return train_method(
         init_stack(make, jax.random.split(jax.random.key(ctx.seed), s)),
         spec,
         _Windows(ds["train"], cfg, ctx.seed),
-        n_seeds=s, n_steps=cfg["n_steps"], lr=cfg["lr"], weight_decay=cfg["weight_decay"],
-        betas=tuple(cfg["betas"]), vocab_size=vocab, positions=None,
+        n_seeds=s,
+        n_steps=cfg["n_steps"],
+        lr=cfg["lr"],
+        weight_decay=cfg["weight_decay"],
+        betas=tuple(cfg["betas"]),
+        vocab_size=vocab,
+        positions=None,
         eval_fn=stacked_eval(
-            np.broadcast_to(ex, (s, *ex.shape)), np.broadcast_to(ey, (s, *ey.shape)), positions=None,
-            agreement=(cfg["rho"], vocab, None, cfg["agreement_examples"]), key=jax.random.key(ctx.seed + 777),
+            np.broadcast_to(ex, (s, *ex.shape)),
+            np.broadcast_to(ey, (s, *ey.shape)),
+            positions=None,
+            agreement=(cfg["rho"], vocab, None, cfg["agreement_examples"]),
+            key=jax.random.key(ctx.seed + 777),
         ),
-        eval_every=cfg["eval_every"], key=jax.random.key(ctx.seed + 1),
-        checkpoint_dir=ctx.checkpoint_dir(spec.name), resume=ctx.resume, progress=f"next_token:{spec.name}",
+        eval_every=cfg["eval_every"],
+        key=jax.random.key(ctx.seed + 1),
+        checkpoint_dir=ctx.checkpoint_dir(spec.name),
+        resume=ctx.resume,
+        progress=f"next_token:{spec.name}",
     )
 
 
 def run(ctx) -> dict:
     cfg = ctx.config
-    ds = load_wikitext2(ctx.extra.get("data_path", WIKITEXT), max_train_chars=cfg["max_train_chars"])
+    ds = load_wikitext2(ctx.extra.get("data_path"), max_train_chars=cfg["max_train_chars"])
     runs = run_methods(ctx, cfg, lambda m: _train(ctx, cfg, ds, m))
     target = float(np.median(runs["baseline"]["history"][-1]["val_loss"])) * (1.0 + cfg["target_margin"])
     stats = compare_speed(runs, "val_loss", target, cfg["n_steps"], mode="min")
     plot_curves(
-        ctx, runs,
-        [("val_loss", "test loss (nats/char)"), ("val_acc", "test next-char accuracy"),
-         ("agreement", f"agreement E Σ M(X)M(Y), ρ={cfg['rho']}")],
+        ctx,
+        runs,
+        [
+            ("val_loss", "test loss (nats/char)"),
+            ("val_acc", "test next-char accuracy"),
+            ("agreement", f"agreement E Σ M(X)M(Y), ρ={cfg['rho']}"),
+        ],
         title=f"WikiText-2 characters (train valid.txt, evaluate test.txt), {cfg['n_seeds']} seeds",
         hline=(0, target),
     )
-    probe, probe_text = gamma_probe(ctx, cfg, runs, lambda m: _train(ctx, cfg, ds, m), metric="val_loss",
-                                    target=target, mode="min")
+    probe, probe_text = gamma_probe(
+        ctx, cfg, runs, lambda m: _train(ctx, cfg, ds, m), metric="val_loss", target=target, mode="min"
+    )
     r, g = stats["regularizer"], stats["grokfast"]
     final = {m: float(np.median(run["history"][-1]["val_loss"])) for m, run in runs.items()}
     paper_rows = (
@@ -112,7 +162,8 @@ def run(ctx) -> dict:
         f"{final['grokfast']:.3f} |"
     )
     summary(
-        ctx, title=f"next_token, preset {ctx.preset}: WikiText-2, character level",
+        ctx,
+        title=f"next_token, preset {ctx.preset}: WikiText-2, character level",
         setup=(
             f"Train on valid.txt ({len(ds['train'])} chars), evaluate on {cfg['n_eval_windows']} fixed windows of "
             f"test.txt; vocabulary {ds['vocab_size']}. {cfg['n_layers']}-layer transformer with LayerNorm, d_model "
@@ -120,10 +171,19 @@ def run(ctx) -> dict:
             f"{cfg['lr']}, weight decay {cfg['weight_decay']}; {cfg['n_seeds']} seeds, {cfg['n_steps']} steps. "
             f"Target: the baseline's final median test loss +{cfg['target_margin']:.0%} = {target:.3f} nats/char."
         ),
-        stats=stats, paper_rows=paper_rows, runs=runs, notes=f"{NOTES}\n\n{probe_text}".strip(),
+        stats=stats,
+        paper_rows=paper_rows,
+        runs=runs,
+        notes=f"{NOTES}\n\n{probe_text}".strip(),
     )
-    return {"target_val_loss": target, "final_val_loss": final, "steps_to_target": stats, "gamma_probe": probe,
-            "paper": PAPER, "curves_median": median_curves(runs, ("val_loss", "val_acc", "agreement"))}
+    return {
+        "target_val_loss": target,
+        "final_val_loss": final,
+        "steps_to_target": stats,
+        "gamma_probe": probe,
+        "paper": PAPER,
+        "curves_median": median_curves(runs, ("val_loss", "val_acc", "agreement")),
+    }
 
 
 NOTES = "The paper gives no setting for this task; (γ, ρ) are its modular-addition values (module docstring)."
@@ -135,9 +195,13 @@ register(
         presets=PRESETS,
         run=run,
         anchors=(
-            Anchor("steps_to_target/regularizer/speedup_pct", PAPER["speedup_pct"],
-                   "Haris et al. 2026, abstract: ≈75% faster (next-token prediction)"),
+            Anchor(
+                "steps_to_target/regularizer/speedup_pct",
+                PAPER["speedup_pct"],
+                "Haris et al. 2026, abstract: ≈75% faster (next-token prediction)",
+            ),
         ),
         description="baseline vs agreement regularizer vs Grokfast-EMA; steps to the baseline's final test loss",
+        inputs=lambda cfg: load_wikitext2(max_train_chars=cfg["max_train_chars"]),
     )
 )

@@ -15,9 +15,21 @@ import numpy as np
 
 from experiments import Experiment, register
 
-_ALL = ["burgers", "darcy", "navier_stokes_1e-3", "navier_stokes_1e-4", "navier_stokes_1e-5", "navier_stokes_re40",
-        "navier_stokes_re500", "navier_stokes_re5000", "duffing", "beam", "diffusion", "reaction_diffusion",
-        "brusselator"]
+_ALL = [
+    "burgers",
+    "darcy",
+    "navier_stokes_1e-3",
+    "navier_stokes_1e-4",
+    "navier_stokes_1e-5",
+    "navier_stokes_re40",
+    "navier_stokes_re500",
+    "navier_stokes_re5000",
+    "duffing",
+    "beam",
+    "diffusion",
+    "reaction_diffusion",
+    "brusselator",
+]
 
 _QUICK_NS = {"fine_resolution": 64, "dt": 5e-4}  # dt = 1e-3 at 64² blows up for ν = 1e-5 (FNO scheme)
 _QUICK_KF = {"fine_resolution": 64, "dt": 2e-3}  # IF-RK4; Re=5000 is under-resolved at 64² (see high_k check)
@@ -142,13 +154,23 @@ def run(ctx: Any) -> dict[str, Any]:
 
         def build(name=name, spec=spec):
             t0 = time.perf_counter()
-            ds = make_dataset(name, n_train=spec["n_train"], n_test=spec["n_test"], resolution=spec["resolution"],
-                              seed=ctx.seed, cache_dir=cache_dir, **spec["options"])
+            ds = make_dataset(
+                name,
+                n_train=spec["n_train"],
+                n_test=spec["n_test"],
+                resolution=spec["resolution"],
+                seed=ctx.seed,
+                cache_dir=cache_dir,
+                **spec["options"],
+            )
             wall = time.perf_counter() - t0
             n = spec["n_train"] + spec["n_test"]
             rec = {
-                "x_shape": list(ds.x_train.shape), "y_shape": list(ds.y_train.shape), "wall_s": wall,
-                "samples_per_s": n / wall, "y_rms": float(np.sqrt(np.mean(np.asarray(ds.y_train) ** 2))),
+                "x_shape": list(ds.x_train.shape),
+                "y_shape": list(ds.y_train.shape),
+                "wall_s": wall,
+                "samples_per_s": n / wall,
+                "y_rms": float(np.sqrt(np.mean(np.asarray(ds.y_train) ** 2))),
                 "finite": bool(np.all(np.isfinite(ds.y_train)) and np.all(np.isfinite(ds.y_test))),
                 **_checks(name, ds),
             }
@@ -158,24 +180,38 @@ def run(ctx: Any) -> dict[str, Any]:
         rec, sample = ctx.stage(f"dataset_{name}", build)
         metrics[name] = rec
         samples[name] = sample
-        print(f"[pde_datasets] {name}: x {rec['x_shape']} y {rec['y_shape']} in {rec['wall_s']:.1f} s "
-              f"({rec['samples_per_s']:.2f} samples/s)")
+        print(
+            f"[pde_datasets] {name}: x {rec['x_shape']} y {rec['y_shape']} in {rec['wall_s']:.1f} s "
+            f"({rec['samples_per_s']:.2f} samples/s)"
+        )
     _plot(ctx, samples)
-    lines = ["# pde_datasets", "", f"Preset `{ctx.preset}`, seed {ctx.seed}.", "",
-             "| dataset | x shape | y shape | wall s | samples/s | check |", "|---|---|---|---|---|---|"]
+    lines = [
+        "# pde_datasets",
+        "",
+        f"Preset `{ctx.preset}`, seed {ctx.seed}.",
+        "",
+        "| dataset | x shape | y shape | wall s | samples/s | check |",
+        "|---|---|---|---|---|---|",
+    ]
     for name, rec in metrics.items():
-        check = ", ".join(f"{k}={v:.3g}" for k, v in rec.items() if k.startswith(("rel_err", "enstrophy", "high_k")))
-        lines.append(f"| {name} | {rec['x_shape']} | {rec['y_shape']} | {rec['wall_s']:.1f} | "
-                     f"{rec['samples_per_s']:.2f} | {check} |")
+        check = ", ".join(
+            f"{k}={v:.3g}" for k, v in rec.items() if k.startswith(("rel_err", "enstrophy", "high_k"))
+        )
+        lines.append(
+            f"| {name} | {rec['x_shape']} | {rec['y_shape']} | {rec['wall_s']:.1f} | "
+            f"{rec['samples_per_s']:.2f} | {check} |"
+        )
     lines += ["", "![samples](samples.png)", ""]
     ctx.write_summary("\n".join(lines))
     return metrics
 
 
-register(Experiment(
-    name="pde_datasets",
-    reproduces="FNO (Li et al. 2021) Burgers/Darcy/Navier-Stokes and LNO (Cao et al. 2023) datasets, regenerated",
-    presets={"quick": QUICK, "paper": PAPER},
-    run=run,
-    description=__doc__ or "",
-))
+register(
+    Experiment(
+        name="pde_datasets",
+        reproduces="FNO (Li et al. 2021) Burgers/Darcy/Navier-Stokes and LNO (Cao et al. 2023) datasets, regenerated",
+        presets={"quick": QUICK, "paper": PAPER},
+        run=run,
+        description=__doc__ or "",
+    )
+)

@@ -26,50 +26,130 @@ from jaxkit.operators import FNO, RNO, count_params, train_ensemble
 # name -> make_dataset options, training resolution, super-resolution factors, model geometry
 _QUICK_DATA: dict[str, dict[str, Any]] = {
     "burgers": dict(options={"fine_resolution": 1024}, res=64, sr=(2, 4), modes=(12,), padding=0.0),
-    "darcy": dict(options={"fine_resolution": 85}, res=22, sr=(2, 4), modes=(6, 6), padding=0.1, endpoint=True),
-    "navier_stokes_1e-3": dict(options={"fine_resolution": 32, "dt": 5e-3, "t_final": 15}, res=16, sr=(2,),
-                               modes=(6, 6), n_train=48, n_test=16),
+    "darcy": dict(
+        options={"fine_resolution": 85}, res=22, sr=(2, 4), modes=(6, 6), padding=0.1, endpoint=True
+    ),
+    "navier_stokes_1e-3": dict(
+        options={"fine_resolution": 32, "dt": 5e-3, "t_final": 15},
+        res=16,
+        sr=(2,),
+        modes=(6, 6),
+        n_train=48,
+        n_test=16,
+    ),
     "duffing": dict(options={}, res=128, sr=(2, 4), modes=(16,), padding=0.1, endpoint=True),
     "beam": dict(options={}, res=11, sr=(2, 4), modes=(4, 8), padding=0.1, endpoint=True),
     "diffusion": dict(options={}, res=11, sr=(2, 4), modes=(4, 8), padding=0.1, endpoint=True),
-    "reaction_diffusion": dict(options={"fine_resolution": 41}, res=11, sr=(2, 4), modes=(4, 8), padding=0.1,
-                               endpoint=True),
-    "brusselator": dict(options={"fine_resolution": 29}, res=8, sr=(2, 4), modes=(8, 3, 3), padding=0.1,
-                        endpoint=True, n_train=48, n_test=16),
+    "reaction_diffusion": dict(
+        options={"fine_resolution": 41}, res=11, sr=(2, 4), modes=(4, 8), padding=0.1, endpoint=True
+    ),
+    "brusselator": dict(
+        options={"fine_resolution": 29},
+        res=8,
+        sr=(2, 4),
+        modes=(8, 3, 3),
+        padding=0.1,
+        endpoint=True,
+        n_train=48,
+        n_test=16,
+    ),
 }
 
 _PAPER_DATA: dict[str, dict[str, Any]] = {
     "burgers": dict(options={}, res=256, sr=(2, 4), modes=(16,), width=64, n_train=1000, n_test=100),
-    "darcy": dict(options={}, res=85, sr=(2, 4), modes=(12, 12), width=32, padding=0.1, endpoint=True,
-                  n_train=1000, n_test=100),
-    "navier_stokes_1e-3": dict(options={"fine_resolution": 64, "dt": 1e-3}, res=64, sr=(), modes=(12, 12),
-                               width=20, n_train=1000, n_test=200),
-    "navier_stokes_1e-4": dict(options={"fine_resolution": 64, "dt": 1e-3}, res=64, sr=(), modes=(12, 12),
-                               width=20, n_train=1000, n_test=200),
-    "navier_stokes_1e-5": dict(options={"fine_resolution": 64, "dt": 1e-3}, res=64, sr=(), modes=(12, 12),
-                               width=20, n_train=1000, n_test=200),
-    "navier_stokes_re40": dict(options={"fine_resolution": 128}, res=64, sr=(2,), modes=(12, 12), width=20,
-                               n_train=1000, n_test=200),
-    "navier_stokes_re500": dict(options={"fine_resolution": 128}, res=64, sr=(2,), modes=(12, 12), width=20,
-                                n_train=1000, n_test=200),
-    "navier_stokes_re5000": dict(options={"fine_resolution": 256}, res=64, sr=(2, 4), modes=(12, 12), width=20,
-                                 n_train=1000, n_test=200),
+    "darcy": dict(
+        options={},
+        res=85,
+        sr=(2, 4),
+        modes=(12, 12),
+        width=32,
+        padding=0.1,
+        endpoint=True,
+        n_train=1000,
+        n_test=100,
+    ),
+    "navier_stokes_1e-3": dict(
+        options={"fine_resolution": 64, "dt": 1e-3},
+        res=64,
+        sr=(),
+        modes=(12, 12),
+        width=20,
+        n_train=1000,
+        n_test=200,
+    ),
+    "navier_stokes_1e-4": dict(
+        options={"fine_resolution": 64, "dt": 1e-3},
+        res=64,
+        sr=(),
+        modes=(12, 12),
+        width=20,
+        n_train=1000,
+        n_test=200,
+    ),
+    "navier_stokes_1e-5": dict(
+        options={"fine_resolution": 64, "dt": 1e-3},
+        res=64,
+        sr=(),
+        modes=(12, 12),
+        width=20,
+        n_train=1000,
+        n_test=200,
+    ),
+    "navier_stokes_re40": dict(
+        options={"fine_resolution": 128}, res=64, sr=(2,), modes=(12, 12), width=20, n_train=1000, n_test=200
+    ),
+    "navier_stokes_re500": dict(
+        options={"fine_resolution": 128}, res=64, sr=(2,), modes=(12, 12), width=20, n_train=1000, n_test=200
+    ),
+    "navier_stokes_re5000": dict(
+        options={"fine_resolution": 256},
+        res=64,
+        sr=(2, 4),
+        modes=(12, 12),
+        width=20,
+        n_train=1000,
+        n_test=200,
+    ),
     "duffing": dict(options={}, res=512, sr=(2, 4), modes=(16,), padding=0.1, endpoint=True),
     "beam": dict(options={}, res=11, sr=(2, 4), modes=(4, 16), padding=0.1, endpoint=True),
     "diffusion": dict(options={}, res=11, sr=(2, 4), modes=(4, 8), padding=0.1, endpoint=True),
-    "reaction_diffusion": dict(options={"fine_resolution": 41}, res=11, sr=(2, 4), modes=(4, 8), padding=0.1,
-                               endpoint=True),
-    "brusselator": dict(options={"fine_resolution": 29}, res=8, sr=(2, 4), modes=(16, 3, 3), padding=0.1,
-                        endpoint=True),
+    "reaction_diffusion": dict(
+        options={"fine_resolution": 41}, res=11, sr=(2, 4), modes=(4, 8), padding=0.1, endpoint=True
+    ),
+    "brusselator": dict(
+        options={"fine_resolution": 29}, res=8, sr=(2, 4), modes=(16, 3, 3), padding=0.1, endpoint=True
+    ),
 }
 
 QUICK = dict(
-    datasets=_QUICK_DATA, n_train=64, n_test=16, width=16, n_layers=4, proj_hidden=32, epochs=20, batch_size=16,
-    lr=1e-3, weight_decay=1e-4, step_epochs=10, seeds=3, ablation_datasets=["burgers", "darcy"],
+    datasets=_QUICK_DATA,
+    n_train=64,
+    n_test=16,
+    width=16,
+    n_layers=4,
+    proj_hidden=32,
+    epochs=20,
+    batch_size=16,
+    lr=1e-3,
+    weight_decay=1e-4,
+    step_epochs=10,
+    seeds=3,
+    ablation_datasets=["burgers", "darcy"],
 )
 PAPER = dict(
-    datasets=_PAPER_DATA, n_train=800, n_test=200, width=32, n_layers=4, proj_hidden=128, epochs=500,
-    batch_size=20, lr=1e-3, weight_decay=1e-4, step_epochs=100, seeds=3, ablation_datasets=["burgers", "darcy"],
+    datasets=_PAPER_DATA,
+    n_train=800,
+    n_test=200,
+    width=32,
+    n_layers=4,
+    proj_hidden=128,
+    epochs=500,
+    batch_size=20,
+    lr=1e-3,
+    weight_decay=1e-4,
+    step_epochs=100,
+    seeds=3,
+    ablation_datasets=["burgers", "darcy"],
 )
 
 ANCHORS = (
@@ -99,8 +179,16 @@ def load_data(name: str, dcfg: dict, cfg: dict, seed: int, cache_dir: Any) -> di
     hi = refined_resolution(name, res, max((1,) + tuple(dcfg["sr"])))
     n_train = dcfg.get("n_train", cfg["n_train"])
     n_test = dcfg.get("n_test", cfg["n_test"])
-    ds = make_dataset(name, n_train=n_train, n_test=n_test, resolution=hi, seed=seed, cache_dir=cache_dir,
-                      progress=True, **dcfg["options"])
+    ds = make_dataset(
+        name,
+        n_train=n_train,
+        n_test=n_test,
+        resolution=hi,
+        seed=seed,
+        cache_dir=cache_dir,
+        progress=True,
+        **dcfg["options"],
+    )
 
     def at(arr: np.ndarray, factor: int) -> np.ndarray:
         return subsample(arr, name, refined_resolution(name, res, factor))
@@ -115,17 +203,22 @@ def load_data(name: str, dcfg: dict, cfg: dict, seed: int, cache_dir: Any) -> di
 # models and one FNO/RNO comparison
 # ---------------------------------------------------------------------------------------------------------------
 def model_factory(kind: str, c_in: int, c_out: int, dcfg: dict, cfg: dict, **rno_options: Any):
-    common = dict(proj_hidden=cfg["proj_hidden"], padding=dcfg.get("padding", 0.0),
-                  endpoint=dcfg.get("endpoint", False))
+    common = dict(
+        proj_hidden=cfg["proj_hidden"], padding=dcfg.get("padding", 0.0), endpoint=dcfg.get("endpoint", False)
+    )
     width = dcfg.get("width", cfg["width"])
     if kind == "FNO":
         return lambda key: FNO(c_in, c_out, dcfg["modes"], width, cfg["n_layers"], key=key, **common)
-    return lambda key: RNO(c_in, c_out, dcfg["modes"], width, cfg["n_layers"], key=key, **common, **rno_options)
+    return lambda key: RNO(
+        c_in, c_out, dcfg["modes"], width, cfg["n_layers"], key=key, **common, **rno_options
+    )
 
 
 def _rel(a: np.ndarray, b: np.ndarray) -> float:
     n = a.shape[0]
-    return float(np.mean(np.linalg.norm((a - b).reshape(n, -1), axis=1) / np.linalg.norm(b.reshape(n, -1), axis=1)))
+    return float(
+        np.mean(np.linalg.norm((a - b).reshape(n, -1), axis=1) / np.linalg.norm(b.reshape(n, -1), axis=1))
+    )
 
 
 def run_models(name: str, data: dict, make, cfg: dict, seed: int, progress: str) -> dict[str, Any]:
@@ -133,11 +226,25 @@ def run_models(name: str, data: dict, make, cfg: dict, seed: int, progress: str)
     from jaxkit.pde import subsample
 
     keys = jax.random.split(jax.random.key(seed), cfg["seeds"])
-    trained = train_ensemble(make, keys, data["x_train"], data["y_train"], epochs=cfg["epochs"],
-                             batch_size=cfg["batch_size"], lr=cfg["lr"], weight_decay=cfg["weight_decay"],
-                             step_epochs=cfg["step_epochs"], progress=progress)
+    trained = train_ensemble(
+        make,
+        keys,
+        data["x_train"],
+        data["y_train"],
+        epochs=cfg["epochs"],
+        batch_size=cfg["batch_size"],
+        lr=cfg["lr"],
+        weight_decay=cfg["weight_decay"],
+        step_epochs=cfg["step_epochs"],
+        progress=progress,
+    )
     base = data["x_train"].shape[2:]
-    rel, mse, sr, gap = [], [], {f: [] for f in data["test"] if f != 1}, {f: [] for f in data["test"] if f != 1}
+    rel, mse, sr, gap = (
+        [],
+        [],
+        {f: [] for f in data["test"] if f != 1},
+        {f: [] for f in data["test"] if f != 1},
+    )
     for t in trained:
         x1, y1 = data["test"][1]
         p1 = t.predict(x1)
@@ -191,8 +298,11 @@ def run(ctx) -> dict[str, Any]:
         def one(name=name, dcfg=dcfg):
             data = load_data(name, dcfg, cfg, ctx.seed, cache)
             c_in, c_out = data["x_train"].shape[1], data["y_train"].shape[1]
-            res = {"grid": list(data["x_train"].shape[2:]), "n_train": int(data["x_train"].shape[0]),
-                   "n_test": int(data["test"][1][0].shape[0])}
+            res = {
+                "grid": list(data["x_train"].shape[2:]),
+                "n_train": int(data["x_train"].shape[0]),
+                "n_test": int(data["test"][1][0].shape[0]),
+            }
             for kind in ("FNO", "RNO"):
                 make = model_factory(kind, c_in, c_out, dcfg, cfg)
                 res[kind] = run_models(name, data, make, cfg, ctx.seed, f"{name}:{kind}")
@@ -258,10 +368,14 @@ def summary(ctx, metrics: dict, names: list[str]) -> str:
     ]
     d = metrics["_datasets"]
     if d["missing_from_pde_suite"]:
-        lines.append("Configured but not in jaxkit.pde (not run): " + ", ".join(d["missing_from_pde_suite"]) + ".")
+        lines.append(
+            "Configured but not in jaxkit.pde (not run): " + ", ".join(d["missing_from_pde_suite"]) + "."
+        )
     if d["not_configured"]:
-        lines.append(f"In jaxkit.pde but not in the `{ctx.preset}` preset (their generation alone takes longer than "
-                     "the preset's budget; `paper` runs them): " + ", ".join(d["not_configured"]) + ".")
+        lines.append(
+            f"In jaxkit.pde but not in the `{ctx.preset}` preset (their generation alone takes longer than "
+            "the preset's budget; `paper` runs them): " + ", ".join(d["not_configured"]) + "."
+        )
     lines += [
         "RNO paper anchors for Navier-Stokes (MSE, Re=40: 0.0049, Re=500: 0.4861) refer to its own unpublished "
         "sets; jaxkit.pde's navier_stokes_re40/re500 are documented stand-ins (Kolmogorov flow), run in `paper`.",
@@ -296,12 +410,18 @@ def summary(ctx, metrics: dict, names: list[str]) -> str:
     ]
     abl = [n for n in names if "ablation" in metrics[n]]
     if abl:
-        lines += ["## Ablations (test rel-L2, mean over seeds)", "", "| dataset | FNO | RNO (mix) | RNO (global-only) "
-                  "| RNO (local-only) | local-only params |", "|---|---|---|---|---|---|"]
+        lines += [
+            "## Ablations (test rel-L2, mean over seeds)",
+            "",
+            "| dataset | FNO | RNO (mix) | RNO (global-only) | RNO (local-only) | local-only params |",
+            "|---|---|---|---|---|---|",
+        ]
         for n in abl:
             a = metrics[n]["ablation"]
-            lines.append(f"| {n} | {a['FNO']:.4f} | {a['RNO (mix)']:.4f} | {a['RNO (global-only)']:.4f} | "
-                         f"{a['RNO (local-only)']:.4f} | {a['RNO (local-only) params']} |")
+            lines.append(
+                f"| {n} | {a['FNO']:.4f} | {a['RNO (mix)']:.4f} | {a['RNO (global-only)']:.4f} | "
+                f"{a['RNO (local-only)']:.4f} | {a['RNO (local-only) params']} |"
+            )
         lines.append("")
     if ctx.preset == "quick":
         lines += [
@@ -311,10 +431,14 @@ def summary(ctx, metrics: dict, names: list[str]) -> str:
             "Run `--preset paper` (hours) for the published sizes.",
             "",
         ]
-    lines += ["Zero-shot columns: test error when the model trained at the base grid is evaluated on the same test "
-              "samples at 2x / 4x finer grids (2x only where the fine grid allows it). n-vs-2n gap: relative "
-              "difference between the 2x prediction restricted to the base grid points and the base prediction.",
-              "", "![FNO vs RNO](rno_vs_fno.png)", ""]
+    lines += [
+        "Zero-shot columns: test error when the model trained at the base grid is evaluated on the same test "
+        "samples at 2x / 4x finer grids (2x only where the fine grid allows it). n-vs-2n gap: relative "
+        "difference between the 2x prediction restricted to the base grid points and the base prediction.",
+        "",
+        "![FNO vs RNO](rno_vs_fno.png)",
+        "",
+    ]
     return "\n".join(lines)
 
 

@@ -37,13 +37,58 @@ from jaxkit.docking import (
 )
 
 PRESETS = {
-    "quick": dict(n_train=200, pockets=1, augment=1, steps=300, batch=16, lr=2e-3, width=32, depth=2, n_test=8, n_samples=8,
-                  n_steps=20, pb_budget=4, random_k=64, vina_exhaustiveness=4, oracle=True),
-    "standard": dict(n_train=12000, pockets=2, augment=1, steps=18000, batch=16, lr=2e-3, width=64, depth=4, n_test=40,
-                     n_samples=40, n_steps=30, pb_budget=8, random_k=256, vina_exhaustiveness=8, oracle=True),
+    "quick": dict(
+        n_train=200,
+        pockets=1,
+        augment=1,
+        steps=300,
+        batch=16,
+        lr=2e-3,
+        width=32,
+        depth=2,
+        n_test=8,
+        n_samples=8,
+        n_steps=20,
+        pb_budget=4,
+        random_k=64,
+        vina_exhaustiveness=4,
+        oracle=True,
+    ),
+    "standard": dict(
+        n_train=12000,
+        pockets=2,
+        augment=1,
+        steps=18000,
+        batch=16,
+        lr=2e-3,
+        width=64,
+        depth=4,
+        n_test=40,
+        n_samples=40,
+        n_steps=30,
+        pb_budget=8,
+        random_k=256,
+        vina_exhaustiveness=8,
+        oracle=True,
+    ),
     # SigmaDock's sampling budget with a larger model and data set (hours on 2 cores; not run here)
-    "paper": dict(n_train=12000, pockets=2, augment=2, steps=50000, batch=32, lr=1e-3, width=64, depth=4, n_test=100,
-                  n_samples=40, n_steps=30, pb_budget=8, random_k=256, vina_exhaustiveness=8, oracle=True),
+    "paper": dict(
+        n_train=12000,
+        pockets=2,
+        augment=2,
+        steps=50000,
+        batch=32,
+        lr=1e-3,
+        width=64,
+        depth=4,
+        n_test=100,
+        n_samples=40,
+        n_steps=30,
+        pb_budget=8,
+        random_k=256,
+        vina_exhaustiveness=8,
+        oracle=True,
+    ),
 }
 
 
@@ -53,9 +98,14 @@ PRESETS = {
 # (added after the first validation round) ranks each pose after Vina's local minimization in the Vinardo maps;
 # "vinardo_converged" (added after a probe on the 10k-step model's validation samples: 52.5% -> 70%) runs that
 # minimization to convergence instead of Vina's default step budget.
-VARIANTS = (("none", "vinardo"), ("conformer_matching", "vinardo"), ("conformer_matching", "consensus"),
-            ("none", "consensus"), ("conformer_matching", "vinardo_minimized"),
-            ("conformer_matching", "vinardo_converged"))
+VARIANTS = (
+    ("none", "vinardo"),
+    ("conformer_matching", "vinardo"),
+    ("conformer_matching", "consensus"),
+    ("none", "consensus"),
+    ("conformer_matching", "vinardo_minimized"),
+    ("conformer_matching", "vinardo_converged"),
+)
 
 
 def _vname(v):
@@ -71,15 +121,38 @@ def _train(ctx, cfg, key):
 
     def fit():
         t0, c0 = time.perf_counter(), time.process_time()
-        batch, skipped = featurize_examples(examples, mcfg.sizes(), conformer="oracle", augment=cfg["augment"],
-                                            seed=ctx.seed, progress=lambda it: ctx.progress(it, "featurize"))
+        batch, skipped = featurize_examples(
+            examples,
+            mcfg.sizes(),
+            conformer="oracle",
+            augment=cfg["augment"],
+            seed=ctx.seed,
+            progress=lambda it: ctx.progress(it, "featurize"),
+        )
         tcfg = TrainConfig(n_steps=cfg["steps"], batch_size=cfg["batch"], lr=cfg["lr"])
-        model, history = train_model(batch, mcfg, tcfg, key=key, checkpoint_dir=ctx.checkpoint_dir("train"),
-                                     resume=ctx.resume, progress="sigmadock:train")
-        path = save_model(ctx.out_dir / "model.jkc", model, mcfg,
-                          {"steps": cfg["steps"], "n_train": int(batch.T0.shape[0]), "preset": ctx.preset})
-        return {"history": history, "n_train": int(batch.T0.shape[0]), "n_skipped": len(skipped), "path": str(path),
-                "wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0}
+        model, history = train_model(
+            batch,
+            mcfg,
+            tcfg,
+            key=key,
+            checkpoint_dir=ctx.checkpoint_dir("train"),
+            resume=ctx.resume,
+            progress="sigmadock:train",
+        )
+        path = save_model(
+            ctx.out_dir / "model.jkc",
+            model,
+            mcfg,
+            {"steps": cfg["steps"], "n_train": int(batch.T0.shape[0]), "preset": ctx.preset},
+        )
+        return {
+            "history": history,
+            "n_train": int(batch.T0.shape[0]),
+            "n_skipped": len(skipped),
+            "path": str(path),
+            "wall_s": time.perf_counter() - t0,
+            "cpu_s": time.process_time() - c0,
+        }
 
     return ctx.stage("train", fit)
 
@@ -87,9 +160,18 @@ def _train(ctx, cfg, key):
 def _eval_set(ctx, model, mcfg, examples, cfg, key, conformer, tag, variant=VARIANTS[0]):
     rows = []
     for i, ex in enumerate(ctx.progress(examples, f"dock-{tag}-{conformer}-{_vname(variant)}")):
-        r = evaluate_complex(ex, model, jax.random.fold_in(key, i), config=mcfg, n_samples=cfg["n_samples"],
-                             n_steps=cfg["n_steps"], conformer=conformer, pb_budget=cfg["pb_budget"],
-                             assemble=variant[0], ranking=variant[1])
+        r = evaluate_complex(
+            ex,
+            model,
+            jax.random.fold_in(key, i),
+            config=mcfg,
+            n_samples=cfg["n_samples"],
+            n_steps=cfg["n_steps"],
+            conformer=conformer,
+            pb_budget=cfg["pb_budget"],
+            assemble=variant[0],
+            ranking=variant[1],
+        )
         rows.append(r)
     return rows
 
@@ -98,8 +180,16 @@ def _val_rows(ctx, model, mcfg, examples, cfg, key):
     """All VARIANTS on the same samples of each validation complex: {variant name: rows}."""
     out = {_vname(v): [] for v in VARIANTS}
     for i, ex in enumerate(ctx.progress(examples, "dock-val-variants")):
-        res = evaluate_variants(ex, model, jax.random.fold_in(key, i), VARIANTS, config=mcfg,
-                                n_samples=cfg["n_samples"], n_steps=cfg["n_steps"], pb_budget=cfg["pb_budget"])
+        res = evaluate_variants(
+            ex,
+            model,
+            jax.random.fold_in(key, i),
+            VARIANTS,
+            config=mcfg,
+            n_samples=cfg["n_samples"],
+            n_steps=cfg["n_steps"],
+            pb_budget=cfg["pb_budget"],
+        )
         for v in VARIANTS:
             out[_vname(v)].append({k: x for k, x in res[v].items() if k != "top1_pose"})
     return out
@@ -109,7 +199,10 @@ def _validate(ctx, model, mcfg, cfg, key):
     """Validation of VARIANTS on ``n_test`` CCD "val" complexes; returns (summaries, chosen variant)."""
     val = ctx.stage("val_data", lambda: ccd_examples(cfg["n_test"], split="val", seed=ctx.seed + 2))
     # the stage name counts the variants: adding one recomputes the validation rows (same samples, same keys)
-    rows = ctx.stage(f"val_variants_{len(VARIANTS)}", lambda: _val_rows(ctx, model, mcfg, val, cfg, jax.random.fold_in(key, 8)))
+    rows = ctx.stage(
+        f"val_variants_{len(VARIANTS)}",
+        lambda: _val_rows(ctx, model, mcfg, val, cfg, jax.random.fold_in(key, 8)),
+    )
     summaries = {name: _summarize(r) for name, r in rows.items()}
     chosen = max(VARIANTS, key=lambda v: (summaries[_vname(v)]["top1_success_2A"], -VARIANTS.index(v)))
     return summaries, chosen
@@ -120,8 +213,13 @@ def _random_rows(examples, cfg):
     for i, ex in enumerate(examples):
         pos, _ = random_placement(ex.mol, ex.pocket.positions, ex.pocket.center, k=cfg["random_k"], seed=i)
         pose = with_positions(ex.mol, pos)
-        rows.append({"id": ex.id, "rmsd": symmetric_rmsd(pose, ex.mol),
-                     "pb_valid": posebusters_valid(pose, ex.protein_path)[0]})
+        rows.append(
+            {
+                "id": ex.id,
+                "rmsd": symmetric_rmsd(pose, ex.mol),
+                "pb_valid": posebusters_valid(pose, ex.protein_path)[0],
+            }
+        )
     return rows
 
 
@@ -130,13 +228,31 @@ def _vina_rows(examples, cfg, seed):
     for ex in examples:
         try:
             t0 = time.perf_counter()
-            pose, energy = vina_dock(ex.protein_path, ex.mol, ex.pocket.center,
-                                     exhaustiveness=cfg["vina_exhaustiveness"], seed=seed)
-            rows.append({"id": ex.id, "rmsd": symmetric_rmsd(pose, ex.mol), "energy": energy,
-                         "pb_valid": posebusters_valid(pose, ex.protein_path)[0], "seconds": time.perf_counter() - t0})
+            pose, energy = vina_dock(
+                ex.protein_path,
+                ex.mol,
+                ex.pocket.center,
+                exhaustiveness=cfg["vina_exhaustiveness"],
+                seed=seed,
+            )
+            rows.append(
+                {
+                    "id": ex.id,
+                    "rmsd": symmetric_rmsd(pose, ex.mol),
+                    "energy": energy,
+                    "pb_valid": posebusters_valid(pose, ex.protein_path)[0],
+                    "seconds": time.perf_counter() - t0,
+                }
+            )
         except Exception as e:  # an optional baseline: record why it is missing
-            rows.append({"id": ex.id, "rmsd": float("inf"), "pb_valid": False,
-                         "error": f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:300]}"})
+            rows.append(
+                {
+                    "id": ex.id,
+                    "rmsd": float("inf"),
+                    "pb_valid": False,
+                    "error": f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:300]}",
+                }
+            )
     return rows
 
 
@@ -144,9 +260,13 @@ def _summarize(rows, random_rows=None):
     out = {
         "n": len(rows),
         "top1_success_2A": success_rate([r["top1_rmsd"] for r in rows]),
-        "top1_success_2A_pb_valid": success_rate([r["top1_rmsd"] for r in rows], valid=[r["top1_pb_valid"] for r in rows]),
+        "top1_success_2A_pb_valid": success_rate(
+            [r["top1_rmsd"] for r in rows], valid=[r["top1_pb_valid"] for r in rows]
+        ),
         "unranked_success_2A": success_rate([r["first_rmsd"] for r in rows]),
-        "unranked_success_2A_pb_valid": success_rate([r["first_rmsd"] for r in rows], valid=[r["first_pb_valid"] for r in rows]),
+        "unranked_success_2A_pb_valid": success_rate(
+            [r["first_rmsd"] for r in rows], valid=[r["first_pb_valid"] for r in rows]
+        ),
         "bestN_success_2A": success_rate([r["best_rmsd"] for r in rows]),
         "sample_success_2A": float(np.mean([r["sample_success_2A"] for r in rows])),
         "median_top1_rmsd": float(np.median([r["top1_rmsd"] for r in rows])),
@@ -158,6 +278,14 @@ def _summarize(rows, random_rows=None):
         out["random_success_2A"] = success_rate([r["rmsd"] for r in random_rows])
         out["median_random_rmsd"] = float(np.median([r["rmsd"] for r in random_rows]))
     return out
+
+
+def _inputs(cfg):
+    """What the run reads rather than generates: the shipped model, the PoseBusters complexes and the CCD."""
+    from jaxkit.docking import SHIPPED_MODEL
+
+    load_model(SHIPPED_MODEL)
+    return posebusters_complexes(), ccd_examples(1, split="test", seed=0)
 
 
 def run(ctx):
@@ -176,20 +304,29 @@ def run(ctx):
     results["validation"], chosen = _validate(ctx, model, mcfg, cfg, key)
     name = results["chosen_variant"] = _vname(chosen)
     for s in settings:
-        ccd_rows = ctx.stage(f"eval_ccd_{s}_{name}", lambda s=s: _eval_set(
-            ctx, model, mcfg, test, cfg, jax.random.fold_in(key, 4), s, "ccd", chosen))
-        pb_rows = ctx.stage(f"eval_pb_{s}_{name}", lambda s=s: _eval_set(
-            ctx, model, mcfg, pb, cfg, jax.random.fold_in(key, 6), s, "pb", chosen))
+        ccd_rows = ctx.stage(
+            f"eval_ccd_{s}_{name}",
+            lambda s=s: _eval_set(ctx, model, mcfg, test, cfg, jax.random.fold_in(key, 4), s, "ccd", chosen),
+        )
+        pb_rows = ctx.stage(
+            f"eval_pb_{s}_{name}",
+            lambda s=s: _eval_set(ctx, model, mcfg, pb, cfg, jax.random.fold_in(key, 6), s, "pb", chosen),
+        )
         results[f"ccd_{s}"] = _summarize(ccd_rows, rnd_ccd)
         results[f"posebusters_{s}"] = _summarize(pb_rows, rnd_pb)
         for tag, rows in (("ccd", ccd_rows), ("posebusters", pb_rows)):
-            write_poses_sdf(ctx.out_dir / f"top1_{tag}_{s}.sdf", [r["top1_pose"] for r in rows], [r["id"] for r in rows],
-                            [{"rmsd_A": f"{r['top1_rmsd']:.3f}", "pb_valid": r["top1_pb_valid"]} for r in rows])
+            write_poses_sdf(
+                ctx.out_dir / f"top1_{tag}_{s}.sdf",
+                [r["top1_pose"] for r in rows],
+                [r["id"] for r in rows],
+                [{"rmsd_A": f"{r['top1_rmsd']:.3f}", "pb_valid": r["top1_pb_valid"]} for r in rows],
+            )
     vina = ctx.stage("vina_pb", lambda: _vina_rows(pb, cfg, ctx.seed))
     results["vina_posebusters"] = {
         "success_2A": success_rate([r["rmsd"] for r in vina]),
         "success_2A_pb_valid": success_rate([r["rmsd"] for r in vina], valid=[r["pb_valid"] for r in vina]),
-        "seconds_per_complex": float(np.mean([r.get("seconds", np.nan) for r in vina])), "rows": vina,
+        "seconds_per_complex": float(np.mean([r.get("seconds", np.nan) for r in vina])),
+        "rows": vina,
     }
     results["runs"] = _log_run(ctx, time.perf_counter() - t0, time.process_time() - c0)
     _plots(ctx, trained["history"], results)
@@ -213,13 +350,16 @@ def _plots(ctx, history, res):
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
     w = min(5, len(history))  # moving average over w logged losses ("valid": no zero-padded edges)
-    steps = [h["step"] for h in history][w - 1:]
+    steps = [h["step"] for h in history][w - 1 :]
     loss = np.convolve([h["loss"] for h in history], np.ones(w) / w, mode="valid")
     axes[0].plot(steps, loss)
     axes[0].set(xlabel="step", ylabel="DSM loss (smoothed)", title="training")
     rows = res["ccd_rdkit"]["rows"]
-    curves = [(rows, "top1_rmsd", f"ranked top-1 ({res['chosen_variant']})"), (rows, "first_rmsd", "unranked"),
-              (rows, "best_rmsd", "best of N")]
+    curves = [
+        (rows, "top1_rmsd", f"ranked top-1 ({res['chosen_variant']})"),
+        (rows, "first_rmsd", "unranked"),
+        (rows, "best_rmsd", "best of N"),
+    ]
     for rws, key, label in curves:
         r = np.sort([row[key] for row in rws])
         axes[1].step(r, np.arange(1, len(r) + 1) / len(r), where="post", label=label)
@@ -236,7 +376,7 @@ def _pct(x):
 
 def _rows_table(m, s, label, ccd, pb):
     v = m["vina_posebusters"]
-    paper = ("79.9% / 66.1%" if s == "rdkit" else "85.4%")
+    paper = "79.9% / 66.1%" if s == "rdkit" else "85.4%"
     return [
         f"| CCD held-out ({ccd['n']}), RMSD < 2 Å | {s} | {label} | {_pct(ccd['top1_success_2A'])} | "
         f"{_pct(ccd['unranked_success_2A'])} | {_pct(ccd['bestN_success_2A'])} | {_pct(ccd.get('random_success_2A'))} "
@@ -251,65 +391,85 @@ def _rows_table(m, s, label, ccd, pb):
 def _validation_lines(m):
     val, chosen = m["validation"], m["chosen_variant"]
     n = next(iter(val.values()))["n"]
-    lines = ["", f"## Validation: assembly and ranking variants ({n} CCD complexes of split `val`)", "",
-             "Conformer matching (Jing et al. 2022; DiffDock, ICLR 2023) replaces each sample by the ligand's RDKit "
-             "conformer with its rotatable torsions and a rigid motion fitted to the sampled atoms "
-             "(`jaxkit.docking.match_conformer`): every matched pose has the conformer's bonds (bond gap 0). "
-             "Consensus ranking puts PB-valid poses first, then the pose with the most other samples within 2 Å "
-             "(no energy, no confidence model). `vinardo_minimized` replaces each pose by Vina's local "
-             "minimization of it in the Vinardo maps (rigid motion + rotatable torsions; `VinardoScorer.minimize`, "
-             "as GNINA/smina `--minimize`) and ranks by the minimized energy; its RMSDs are those of the minimized "
-             f"poses. `vinardo_converged` runs that minimization until Vina's BFGS stops by itself (at most "
-             f"{CONVERGED_STEPS} steps) instead of Vina's default budget of (25 + movable atoms)/3 steps. All "
-             "variants rank the SAME samples of each complex; the variant with the best validation top-1 is used on "
-             "the held-out test sets (ties: listed first wins), chosen by the experiment code before any test row of "
-             "it is computed.", "",
-             "| variant (assembly + ranking) | top-1 (RMSD < 2 Å) | top-1 & PB-valid | wins / losses vs original | "
-             "unranked | best of N | median top-1 RMSD (Å) | s / complex |", "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "",
+        f"## Validation: assembly and ranking variants ({n} CCD complexes of split `val`)",
+        "",
+        "Conformer matching (Jing et al. 2022; DiffDock, ICLR 2023) replaces each sample by the ligand's RDKit "
+        "conformer with its rotatable torsions and a rigid motion fitted to the sampled atoms "
+        "(`jaxkit.docking.match_conformer`): every matched pose has the conformer's bonds (bond gap 0). "
+        "Consensus ranking puts PB-valid poses first, then the pose with the most other samples within 2 Å "
+        "(no energy, no confidence model). `vinardo_minimized` replaces each pose by Vina's local "
+        "minimization of it in the Vinardo maps (rigid motion + rotatable torsions; `VinardoScorer.minimize`, "
+        "as GNINA/smina `--minimize`) and ranks by the minimized energy; its RMSDs are those of the minimized "
+        f"poses. `vinardo_converged` runs that minimization until Vina's BFGS stops by itself (at most "
+        f"{CONVERGED_STEPS} steps) instead of Vina's default budget of (25 + movable atoms)/3 steps. All "
+        "variants rank the SAME samples of each complex; the variant with the best validation top-1 is used on "
+        "the held-out test sets (ties: listed first wins), chosen by the experiment code before any test row of "
+        "it is computed.",
+        "",
+        "| variant (assembly + ranking) | top-1 (RMSD < 2 Å) | top-1 & PB-valid | wins / losses vs original | "
+        "unranked | best of N | median top-1 RMSD (Å) | s / complex |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for name, r in val.items():
         mark = " **(chosen)**" if name == chosen else ""
-        lines.append(f"| {name}{mark} | {_pct(r['top1_success_2A'])} | {_pct(r['top1_success_2A_pb_valid'])} | "
-                     f"{_wins(r['rows'], val[_vname(VARIANTS[0])]['rows'])} | "
-                     f"{_pct(r['unranked_success_2A'])} | {_pct(r['bestN_success_2A'])} | "
-                     f"{r['median_top1_rmsd']:.2f} | {r['seconds_per_complex']:.1f} |")
+        lines.append(
+            f"| {name}{mark} | {_pct(r['top1_success_2A'])} | {_pct(r['top1_success_2A_pb_valid'])} | "
+            f"{_wins(r['rows'], val[_vname(VARIANTS[0])]['rows'])} | "
+            f"{_pct(r['unranked_success_2A'])} | {_pct(r['bestN_success_2A'])} | "
+            f"{r['median_top1_rmsd']:.2f} | {r['seconds_per_complex']:.1f} |"
+        )
     return lines
 
 
 def _summary(ctx, m):
     t, chosen = m["train"], m["chosen_variant"]
     lines = [
-        f"# sigmadock ({ctx.preset} preset, seed {ctx.seed})", "",
+        f"# sigmadock ({ctx.preset} preset, seed {ctx.seed})",
+        "",
         "SigmaDock (ICLR 2026) trains on PDBBind (19,443 complexes, 4 GPUs x 7 days) and reports PoseBusters top-1 "
         "(RMSD < 2 Å and PB-valid) 79.9% with Vinardo + PoseBusters ranking, 66.1% without, 85.4% with oracle "
         f"conformers. Ours trains on {t['n_train']} CCD pseudo-pocket complexes on CPU "
         f"({t['wall_s'] / 60:.0f} min wall, {t['cpu_s'] / 60:.0f} min CPU on a 2-core machine), so the "
-        "PoseBusters rows are a generalization test from synthetic pockets to real proteins (4 complexes).", "",
+        "PoseBusters rows are a generalization test from synthetic pockets to real proteins (4 complexes).",
+        "",
         "| set | setting | assembly + ranking | top-1 ranked | top-1 unranked | best of N | random placement | Vina | "
         "SigmaDock | s / complex |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for s in ("rdkit", "oracle"):
         if f"ccd_{s}" in m:
-            lines += _rows_table(m, s, f"{chosen} (chosen on validation)", m[f"ccd_{s}"], m[f"posebusters_{s}"])
+            lines += _rows_table(
+                m, s, f"{chosen} (chosen on validation)", m[f"ccd_{s}"], m[f"posebusters_{s}"]
+            )
     lines += _goal_lines(m)
     lines += _validation_lines(m)
     lines += _pb_lines(m)
-    runs = "; ".join(f"{r['finished']}: {r['wall_s'] / 60:.1f} min wall, {r['cpu_s'] / 60:.1f} min CPU" for r in m["runs"])
+    runs = "; ".join(
+        f"{r['finished']}: {r['wall_s'] / 60:.1f} min wall, {r['cpu_s'] / 60:.1f} min CPU" for r in m["runs"]
+    )
     lines += _discussion(m)
-    lines += ["", f"Command: `python -m experiments run sigmadock --preset {ctx.preset} --seed {ctx.seed} "
-              "--resume` (metrics.json records the date and versions); invocations of this run folder that finished (a "
-              "resumed invocation reuses the finished stages: training, validation, test rows; training time is the "
-              f"train stage's own, above): {runs}."]
+    lines += [
+        "",
+        f"Command: `python -m experiments run sigmadock --preset {ctx.preset} --seed {ctx.seed} "
+        "--resume` (metrics.json records the date and versions); invocations of this run folder that finished (a "
+        "resumed invocation reuses the finished stages: training, validation, test rows; training time is the "
+        f"train stage's own, above): {runs}.",
+    ]
     return "\n".join(lines) + "\n"
 
 
 def _goal_lines(m):
     ccd, pb = m["ccd_rdkit"]["top1_success_2A"], m["posebusters_rdkit"]["top1_success_2A_pb_valid"]
     vina = m["vina_posebusters"]
-    return ["", f"Goals (issue 17), with {m['chosen_variant']}: CCD held-out top-1 >= 50%: measured {_pct(ccd)} "
-            f"({'met' if ccd >= 0.5 else 'not met'}); PoseBusters top-1 >= Vina: {_pct(pb)} vs "
-            f"{_pct(vina['success_2A_pb_valid'])} ({'met' if pb >= vina['success_2A_pb_valid'] else 'not met'}; "
-            "4 complexes, one complex is 25 points)."]
+    return [
+        "",
+        f"Goals (issue 17), with {m['chosen_variant']}: CCD held-out top-1 >= 50%: measured {_pct(ccd)} "
+        f"({'met' if ccd >= 0.5 else 'not met'}); PoseBusters top-1 >= Vina: {_pct(pb)} vs "
+        f"{_pct(vina['success_2A_pb_valid'])} ({'met' if pb >= vina['success_2A_pb_valid'] else 'not met'}; "
+        "4 complexes, one complex is 25 points).",
+    ]
 
 
 def _wins(rows, base_rows):
@@ -322,51 +482,61 @@ def _discussion(m):
     val, chosen = m["validation"], m["chosen_variant"]
     orig = val[_vname(VARIANTS[0])]
     test = m["ccd_rdkit"]
-    return ["", "## Discussion", "",
-            "- Failure mode of the original path (sampled fragments, PB-valid first, then Vinardo): almost every "
-            "top-1 pose failed PoseBusters only on `bond_gap` (the rigid fragments do not meet at the cut bonds), so "
-            "Vinardo ranked broken poses. Conformer matching makes every sample one molecule with the conformer's "
-            "bonds, angles, rings and stereochemistry, at the torsions that best fit the sample; the fit moves a "
-            "pose towards or away from the reference (best of N on validation: "
-            f"{_pct(orig['bestN_success_2A'])} sampled, {_pct(val['conformer_matching+vinardo']['bestN_success_2A'])} "
-            "matched).",
-            f"- Chosen on validation: {chosen} (top-1 {_pct(val[chosen]['top1_success_2A'])} against "
-            f"{_pct(orig['top1_success_2A'])} for the original path). Validation has {val[chosen]['n']} complexes: "
-            f"one complex is {100 / val[chosen]['n']:.1f} points, so differences of a few complexes are within "
-            "noise (the wins/losses column counts the complexes that change). Only the chosen variant runs on the "
-            "test sets.",
-            f"- Held-out CCD test ({chosen}): top-1 {_pct(test['top1_success_2A'])}, unranked "
-            f"{_pct(test['unranked_success_2A'])}, best of N {_pct(test['bestN_success_2A'])}, per-sample success "
-            f"{_pct(test['sample_success_2A'])}; oracle fragments: top-1 "
-            f"{_pct(m.get('ccd_oracle', {}).get('top1_success_2A'))}.",
-            *_minimize_lines(val),
-            "- Consensus ranking (the mode of the samples) was worse than Vinardo on validation: the 40 samples of "
-            "this small model spread over several clusters and the largest is often wrong.",
-            "- PoseBusters has 4 complexes (25 points each): its rows are anecdotes, not estimates."]
+    return [
+        "",
+        "## Discussion",
+        "",
+        "- Failure mode of the original path (sampled fragments, PB-valid first, then Vinardo): almost every "
+        "top-1 pose failed PoseBusters only on `bond_gap` (the rigid fragments do not meet at the cut bonds), so "
+        "Vinardo ranked broken poses. Conformer matching makes every sample one molecule with the conformer's "
+        "bonds, angles, rings and stereochemistry, at the torsions that best fit the sample; the fit moves a "
+        "pose towards or away from the reference (best of N on validation: "
+        f"{_pct(orig['bestN_success_2A'])} sampled, {_pct(val['conformer_matching+vinardo']['bestN_success_2A'])} "
+        "matched).",
+        f"- Chosen on validation: {chosen} (top-1 {_pct(val[chosen]['top1_success_2A'])} against "
+        f"{_pct(orig['top1_success_2A'])} for the original path). Validation has {val[chosen]['n']} complexes: "
+        f"one complex is {100 / val[chosen]['n']:.1f} points, so differences of a few complexes are within "
+        "noise (the wins/losses column counts the complexes that change). Only the chosen variant runs on the "
+        "test sets.",
+        f"- Held-out CCD test ({chosen}): top-1 {_pct(test['top1_success_2A'])}, unranked "
+        f"{_pct(test['unranked_success_2A'])}, best of N {_pct(test['bestN_success_2A'])}, per-sample success "
+        f"{_pct(test['sample_success_2A'])}; oracle fragments: top-1 "
+        f"{_pct(m.get('ccd_oracle', {}).get('top1_success_2A'))}.",
+        *_minimize_lines(val),
+        "- Consensus ranking (the mode of the samples) was worse than Vinardo on validation: the 40 samples of "
+        "this small model spread over several clusters and the largest is often wrong.",
+        "- PoseBusters has 4 complexes (25 points each): its rows are anecdotes, not estimates.",
+    ]
 
 
 def _minimize_lines(val):
     plain, mini = val.get("conformer_matching+vinardo"), val.get("conformer_matching+vinardo_minimized")
     conv = val.get("conformer_matching+vinardo_converged")
     if plain is None or mini is None:
-        return ["- The ranking still picks far fewer good poses than the samples hold: Vinardo on a synthetic "
-                "pseudo-pocket is a weak score, and no confidence model was trained."]
-    lines = [f"- Vina's local minimization before ranking (validation): top-1 {_pct(plain['top1_success_2A'])} -> "
-             f"{_pct(mini['top1_success_2A'])} ({_wins(mini['rows'], plain['rows'])} complexes won / lost against "
-             f"score-only Vinardo on the same samples), best of N {_pct(plain['bestN_success_2A'])} -> "
-             f"{_pct(mini['bestN_success_2A'])}, {plain['seconds_per_complex']:.1f} -> "
-             f"{mini['seconds_per_complex']:.1f} s per complex. Minimization moves near-miss poses towards the "
-             "reference (best of N) and removes the small clashes that dominate the energy of an unrelaxed pose; "
-             "with Vina's default step budget it stops partway down, though (next line). Not part of SigmaDock, "
-             "which ranks score-only (GNINA `--score_only`)."]
+        return [
+            "- The ranking still picks far fewer good poses than the samples hold: Vinardo on a synthetic "
+            "pseudo-pocket is a weak score, and no confidence model was trained."
+        ]
+    lines = [
+        f"- Vina's local minimization before ranking (validation): top-1 {_pct(plain['top1_success_2A'])} -> "
+        f"{_pct(mini['top1_success_2A'])} ({_wins(mini['rows'], plain['rows'])} complexes won / lost against "
+        f"score-only Vinardo on the same samples), best of N {_pct(plain['bestN_success_2A'])} -> "
+        f"{_pct(mini['bestN_success_2A'])}, {plain['seconds_per_complex']:.1f} -> "
+        f"{mini['seconds_per_complex']:.1f} s per complex. Minimization moves near-miss poses towards the "
+        "reference (best of N) and removes the small clashes that dominate the energy of an unrelaxed pose; "
+        "with Vina's default step budget it stops partway down, though (next line). Not part of SigmaDock, "
+        "which ranks score-only (GNINA `--score_only`)."
+    ]
     if conv is not None:
-        lines.append(f"- Minimization to convergence (`vinardo_converged`, at most {CONVERGED_STEPS} BFGS steps) "
-                     f"instead of Vina's default budget of (25 + movable atoms)/3 steps: top-1 "
-                     f"{_pct(mini['top1_success_2A'])} -> {_pct(conv['top1_success_2A'])} "
-                     f"({_wins(conv['rows'], mini['rows'])} won / lost), best of N {_pct(mini['bestN_success_2A'])} -> "
-                     f"{_pct(conv['bestN_success_2A'])}. With the default budget the BFGS stops partway down, so "
-                     "two poses' energies compare how far each got rather than their minima; run to convergence "
-                     "they compare local minima.")
+        lines.append(
+            f"- Minimization to convergence (`vinardo_converged`, at most {CONVERGED_STEPS} BFGS steps) "
+            f"instead of Vina's default budget of (25 + movable atoms)/3 steps: top-1 "
+            f"{_pct(mini['top1_success_2A'])} -> {_pct(conv['top1_success_2A'])} "
+            f"({_wins(conv['rows'], mini['rows'])} won / lost), best of N {_pct(mini['bestN_success_2A'])} -> "
+            f"{_pct(conv['bestN_success_2A'])}. With the default budget the BFGS stops partway down, so "
+            "two poses' energies compare how far each got rather than their minima; run to convergence "
+            "they compare local minima."
+        )
     return lines
 
 
@@ -374,20 +544,37 @@ def _pb_lines(m):
     v, chosen = m["vina_posebusters"], m["chosen_variant"]
     lines = ["", f"Per-complex PoseBusters rows (RDKit conformers, {chosen}):", ""]
     for r, vr in zip(m["posebusters_rdkit"]["rows"], v["rows"]):
-        lines.append(f"- {r['id']}: top-1 {r['top1_rmsd']:.2f} Å (PB-valid {r['top1_pb_valid']}), unranked "
-                     f"{r['first_rmsd']:.2f} Å, best of N {r['best_rmsd']:.2f} Å; Vina {vr['rmsd']:.2f} Å "
-                     f"(PB-valid {vr['pb_valid']}) {vr.get('error', '')}")
+        lines.append(
+            f"- {r['id']}: top-1 {r['top1_rmsd']:.2f} Å (PB-valid {r['top1_pb_valid']}), unranked "
+            f"{r['first_rmsd']:.2f} Å, best of N {r['best_rmsd']:.2f} Å; Vina {vr['rmsd']:.2f} Å "
+            f"(PB-valid {vr['pb_valid']}) {vr.get('error', '')}"
+        )
     return lines
 
 
-register(Experiment(
-    name="sigmadock",
-    reproduces="SigmaDock (ICLR 2026) Table 1 (PoseBusters top-1 success), reduced offline setting",
-    presets=PRESETS,
-    run=run,
-    anchors=(
-        Anchor("posebusters_rdkit/top1_success_2A_pb_valid", 0.799, "SigmaDock, ICLR 2026 (PDBBind-trained, ranked)"),
-        Anchor("posebusters_rdkit/unranked_success_2A_pb_valid", 0.661, "SigmaDock, ICLR 2026 (no energy ranking)"),
-        Anchor("posebusters_oracle/top1_success_2A_pb_valid", 0.854, "SigmaDock, ICLR 2026 (oracle conformers)"),
-    ),
-))
+register(
+    Experiment(
+        name="sigmadock",
+        reproduces="SigmaDock (ICLR 2026) Table 1 (PoseBusters top-1 success), reduced offline setting",
+        presets=PRESETS,
+        run=run,
+        anchors=(
+            Anchor(
+                "posebusters_rdkit/top1_success_2A_pb_valid",
+                0.799,
+                "SigmaDock, ICLR 2026 (PDBBind-trained, ranked)",
+            ),
+            Anchor(
+                "posebusters_rdkit/unranked_success_2A_pb_valid",
+                0.661,
+                "SigmaDock, ICLR 2026 (no energy ranking)",
+            ),
+            Anchor(
+                "posebusters_oracle/top1_success_2A_pb_valid",
+                0.854,
+                "SigmaDock, ICLR 2026 (oracle conformers)",
+            ),
+        ),
+        inputs=_inputs,
+    )
+)

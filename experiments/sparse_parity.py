@@ -29,24 +29,60 @@ from jaxkit.stability import (
 PAPER = {"speedup_pct": 35.0}
 
 _COMMON = dict(
-    k=3, label_noise=0.1, n_val=1000, n_heads=4, n_layers=1, betas=(0.9, 0.98), weight_decay=1.0, lr=1e-3,
-    gamma=0.05, rho=0.05, grokfast=(0.98, 2.0), target_acc=0.95, agreement_examples=512,
+    k=3,
+    label_noise=0.1,
+    n_val=1000,
+    n_heads=4,
+    n_layers=1,
+    betas=(0.9, 0.98),
+    weight_decay=1.0,
+    lr=1e-3,
+    gamma=0.05,
+    rho=0.05,
+    grokfast=(0.98, 2.0),
+    target_acc=0.95,
+    agreement_examples=512,
 )
 PRESETS = {
-    "quick": dict(n_bits=12, n_train=1000, d_model=32, d_mlp=128, batch_size=128, n_seeds=10, n_steps=1500,
-                  eval_every=25, **_COMMON),
+    "quick": dict(
+        n_bits=12,
+        n_train=1000,
+        d_model=32,
+        d_mlp=128,
+        batch_size=128,
+        n_seeds=10,
+        n_steps=1500,
+        eval_every=25,
+        **_COMMON,
+    ),
     # baseline-only pilot (2 seeds per size, n = 20): 700-1000 steps at 1000-2000 examples, none in 3000 at 4000.
     # ~6.7 ms CPU per model-step + evaluation: ~11 min of an idle 2-core machine.
     # gamma_probe: run after the main table (the paper's γ = 0.05 may be too weak at our scale); ~7 CPU-min each
-    "paper": dict(n_bits=20, n_train=2000, d_model=64, d_mlp=256, batch_size=128, n_seeds=10, n_steps=4000,
-                  eval_every=50, gamma_probe=(0.25, 0.75), **_COMMON),
+    "paper": dict(
+        n_bits=20,
+        n_train=2000,
+        d_model=64,
+        d_mlp=256,
+        batch_size=128,
+        n_seeds=10,
+        n_steps=4000,
+        eval_every=50,
+        gamma_probe=(0.25, 0.75),
+        **_COMMON,
+    ),
 }
 
 
 def _data(cfg: dict, seed: int) -> dict:
     sets = [
-        sparse_parity(cfg["n_bits"], cfg["k"], cfg["n_train"], cfg["n_val"], label_noise=cfg["label_noise"],
-                      key=jax.random.key(20_000 + seed + s))
+        sparse_parity(
+            cfg["n_bits"],
+            cfg["k"],
+            cfg["n_train"],
+            cfg["n_val"],
+            label_noise=cfg["label_noise"],
+            key=jax.random.key(20_000 + seed + s),
+        )
         for s in range(cfg["n_seeds"])
     ]
     return {k: np.stack([d[k] for d in sets]) for k in sets[0]}
@@ -55,9 +91,17 @@ def _data(cfg: dict, seed: int) -> dict:
 def _train(ctx, cfg: dict, data: dict, spec) -> dict:
     n = cfg["n_bits"]
     make = lambda k: Transformer(
-        3, n + 1, key=k, d_model=cfg["d_model"], n_heads=cfg["n_heads"], d_mlp=cfg["d_mlp"], n_layers=cfg["n_layers"]
+        3,
+        n + 1,
+        key=k,
+        d_model=cfg["d_model"],
+        n_heads=cfg["n_heads"],
+        d_mlp=cfg["d_mlp"],
+        n_layers=cfg["n_layers"],
     )
-    return train_classifier(ctx, cfg, data, spec, make=make, vocab_size=2, noise_mask=jnp.asarray([True] * n + [False]))
+    return train_classifier(
+        ctx, cfg, data, spec, make=make, vocab_size=2, noise_mask=jnp.asarray([True] * n + [False])
+    )
 
 
 def run(ctx) -> dict:
@@ -66,14 +110,19 @@ def run(ctx) -> dict:
     runs = run_methods(ctx, cfg, lambda m: _train(ctx, cfg, data, m))
     stats = compare_speed(runs, "val_acc", cfg["target_acc"], cfg["n_steps"])
     plot_curves(
-        ctx, runs,
-        [("val_acc", "validation accuracy (clean labels)"), ("train_acc", "train accuracy (noisy labels)"),
-         ("agreement", f"agreement E Σ M(X)M(Y), ρ={cfg['rho']}")],
+        ctx,
+        runs,
+        [
+            ("val_acc", "validation accuracy (clean labels)"),
+            ("train_acc", "train accuracy (noisy labels)"),
+            ("agreement", f"agreement E Σ M(X)M(Y), ρ={cfg['rho']}"),
+        ],
         title=f"noisy {cfg['k']}-sparse parity, n={cfg['n_bits']} (median over {cfg['n_seeds']} seeds)",
         hline=(0, cfg["target_acc"]),
     )
-    probe, probe_text = gamma_probe(ctx, cfg, runs, lambda m: _train(ctx, cfg, data, m), metric="val_acc",
-                                    target=cfg["target_acc"])
+    probe, probe_text = gamma_probe(
+        ctx, cfg, runs, lambda m: _train(ctx, cfg, data, m), metric="val_acc", target=cfg["target_acc"]
+    )
     r, g = stats["regularizer"], stats["grokfast"]
     paper_rows = (
         f"| regularizer speedup | ≈{PAPER['speedup_pct']:.0f}% | {r['speedup_pct']:+.1f}% [{r['ci_low']:+.1f}, "
@@ -81,7 +130,8 @@ def run(ctx) -> dict:
         f"| Grokfast speedup | — | {g['speedup_pct']:+.1f}% [{g['ci_low']:+.1f}, {g['ci_high']:+.1f}] |"
     )
     summary(
-        ctx, title=f"sparse_parity, preset {ctx.preset}: noisy {cfg['k']}-sparse parity, n = {cfg['n_bits']}",
+        ctx,
+        title=f"sparse_parity, preset {ctx.preset}: noisy {cfg['k']}-sparse parity, n = {cfg['n_bits']}",
         setup=(
             f"{cfg['n_train']} training examples with label noise {cfg['label_noise']}, {cfg['n_val']} clean validation "
             f"examples per seed (each seed its own secret set and sample). 1-layer transformer d_model {cfg['d_model']}, "
@@ -90,10 +140,17 @@ def run(ctx) -> dict:
             f"(γ, ρ) = ({cfg['gamma']}, {cfg['rho']}) (paper); Grokfast (α, λ) = {tuple(cfg['grokfast'])}. "
             f"Target: validation accuracy ≥ {cfg['target_acc']:.0%}."
         ),
-        stats=stats, paper_rows=paper_rows, runs=runs, notes=f"{NOTES}\n\n{probe_text}".strip(),
+        stats=stats,
+        paper_rows=paper_rows,
+        runs=runs,
+        notes=f"{NOTES}\n\n{probe_text}".strip(),
     )
-    return {"steps_to_target": stats, "gamma_probe": probe,
-            "curves_median": median_curves(runs, ("val_acc", "train_acc", "agreement")), "paper": PAPER}
+    return {
+        "steps_to_target": stats,
+        "gamma_probe": probe,
+        "curves_median": median_curves(runs, ("val_acc", "train_acc", "agreement")),
+        "paper": PAPER,
+    }
 
 
 NOTES = (
@@ -110,8 +167,11 @@ register(
         presets=PRESETS,
         run=run,
         anchors=(
-            Anchor("steps_to_target/regularizer/speedup_pct", PAPER["speedup_pct"],
-                   "Haris et al. 2026, Sec. 6 / abstract: ≈35% faster on algorithmic tasks"),
+            Anchor(
+                "steps_to_target/regularizer/speedup_pct",
+                PAPER["speedup_pct"],
+                "Haris et al. 2026, Sec. 6 / abstract: ≈35% faster on algorithmic tasks",
+            ),
         ),
         description="baseline vs agreement regularizer vs Grokfast-EMA; steps to 95% clean validation accuracy",
     )

@@ -31,37 +31,118 @@ from jaxkit.ssm import (
 )
 
 QUICK_TASKS = ["parity", "flip_flop", "count_mod3", "no_bb", "dyck1"]
-STANDARD_TASKS = ["parity", "count_mod3", "aa_star", "since", "anbncn", "first_symbol", "last_symbol", "s5_word"]
-PAPER_TASKS = STANDARD_TASKS + ["flip_flop", "no_bb", "dyck1", "count_mod5", "position_mod3", "ab_star",
-                                "a_before_b", "tomita1", "tomita2", "tomita3", "tomita4", "tomita5", "tomita6",
-                                "tomita7", "dyck2_depth3", "anbn", "a5_word", "even_pairs", "parity_check",
-                                "cycle_navigation", "modular_arithmetic_simple", "modular_arithmetic",
-                                "solve_equation", "reverse_string", "stack_manipulation"]
+STANDARD_TASKS = [
+    "parity",
+    "count_mod3",
+    "aa_star",
+    "since",
+    "anbncn",
+    "first_symbol",
+    "last_symbol",
+    "s5_word",
+]
+PAPER_TASKS = STANDARD_TASKS + [
+    "flip_flop",
+    "no_bb",
+    "dyck1",
+    "count_mod5",
+    "position_mod3",
+    "ab_star",
+    "a_before_b",
+    "tomita1",
+    "tomita2",
+    "tomita3",
+    "tomita4",
+    "tomita5",
+    "tomita6",
+    "tomita7",
+    "dyck2_depth3",
+    "anbn",
+    "a5_word",
+    "even_pairs",
+    "parity_check",
+    "cycle_navigation",
+    "modular_arithmetic_simple",
+    "modular_arithmetic",
+    "solve_equation",
+    "reverse_string",
+    "stack_manipulation",
+]
 MODELS = list(VARIANTS) + ["transformer"]
 COUNTING = {"anbncn", "dyck1", "anbn"}  # non-regular: the claim depends on the precision
 
-_CONSTRUCTION_CHECK = {"construction_random": 10000, "construction_max_len": 1000,
-                       "fixed_width": [[8, 0], [10, 0]], "low_float": [[5, 3], [8, 7]]}
+_CONSTRUCTION_CHECK = {
+    "construction_random": 10000,
+    "construction_max_len": 1000,
+    "fixed_width": [[8, 0], [10, 0]],
+    "low_float": [[5, 3], [8, 7]],
+}
 PRESETS = {
-    "quick": {"tasks": QUICK_TASKS, "models": MODELS, "n_steps": 300, "n_seeds": 2, "lrs": [3e-3], "d_model": 16,
-              "d_state": 8, "n_layers": 2, "n_householder": 2, "mode": "parallel", "batch_size": 32,
-              "n_train_per_length": 64, "train_eval_lengths": [24, 27, 30, 33, 36, 39],
-              "test_lengths": [42, 100, 200, 500], "n_test": 32, "threshold": 0.9, "positional": "rope",
-              **_CONSTRUCTION_CHECK},
+    "quick": {
+        "tasks": QUICK_TASKS,
+        "models": MODELS,
+        "n_steps": 300,
+        "n_seeds": 2,
+        "lrs": [3e-3],
+        "d_model": 16,
+        "d_state": 8,
+        "n_layers": 2,
+        "n_householder": 2,
+        "mode": "parallel",
+        "batch_size": 32,
+        "n_train_per_length": 64,
+        "train_eval_lengths": [24, 27, 30, 33, 36, 39],
+        "test_lengths": [42, 100, 200, 500],
+        "n_test": 32,
+        "threshold": 0.9,
+        "positional": "rope",
+        **_CONSTRUCTION_CHECK,
+    },
     # ~60 min on an idle 2-core machine (sized from measured CPU time per member-step, see summary.md)
-    "standard": {"tasks": STANDARD_TASKS, "models": MODELS,
-                 "model_tasks": {"transformer": ["parity", "s5_word", "last_symbol"]},
-                 "n_steps": 3000, "n_seeds": 2, "lrs": [1e-3, 3e-3], "d_model": 32, "d_state": 16, "n_layers": 2,
-                 "n_householder": 4, "mode": "recurrent", "batch_size": 32, "n_train_per_length": 256,
-                 "train_eval_lengths": [24, 27, 30, 33, 36, 39],
-                 "test_lengths": [45, 48, 99, 102, 249, 252, 495, 498], "n_test": 64, "threshold": 0.9,
-                 "positional": "rope", **_CONSTRUCTION_CHECK},
-    "paper": {"tasks": PAPER_TASKS, "models": MODELS, "n_steps": 20000, "n_seeds": 10, "lrs": [1e-4, 3e-4, 1e-3],
-              "d_model": 64, "d_state": 32, "n_layers": 2, "n_householder": 4, "mode": "parallel", "batch_size": 128,
-              "n_train_per_length": 1000, "train_eval_lengths": [24, 27, 30, 33, 36, 39],
-              "test_lengths": list(range(42, 501, 6)), "n_test": 256, "threshold": 0.9, "positional": "rope",
-              "construction_random": 10000, "construction_max_len": 1000, "fixed_width": [[8, 0], [12, 0], [16, 0]],
-              "low_float": [[5, 3], [5, 10], [8, 7]]},
+    "standard": {
+        "tasks": STANDARD_TASKS,
+        "models": MODELS,
+        "model_tasks": {"transformer": ["parity", "s5_word", "last_symbol"]},
+        "n_steps": 3000,
+        "n_seeds": 2,
+        "lrs": [1e-3, 3e-3],
+        "d_model": 32,
+        "d_state": 16,
+        "n_layers": 2,
+        "n_householder": 4,
+        "mode": "recurrent",
+        "batch_size": 32,
+        "n_train_per_length": 256,
+        "train_eval_lengths": [24, 27, 30, 33, 36, 39],
+        "test_lengths": [45, 48, 99, 102, 249, 252, 495, 498],
+        "n_test": 64,
+        "threshold": 0.9,
+        "positional": "rope",
+        **_CONSTRUCTION_CHECK,
+    },
+    "paper": {
+        "tasks": PAPER_TASKS,
+        "models": MODELS,
+        "n_steps": 20000,
+        "n_seeds": 10,
+        "lrs": [1e-4, 3e-4, 1e-3],
+        "d_model": 64,
+        "d_state": 32,
+        "n_layers": 2,
+        "n_householder": 4,
+        "mode": "parallel",
+        "batch_size": 128,
+        "n_train_per_length": 1000,
+        "train_eval_lengths": [24, 27, 30, 33, 36, 39],
+        "test_lengths": list(range(42, 501, 6)),
+        "n_test": 256,
+        "threshold": 0.9,
+        "positional": "rope",
+        "construction_random": 10000,
+        "construction_max_len": 1000,
+        "fixed_width": [[8, 0], [12, 0], [16, 0]],
+        "low_float": [[5, 3], [5, 10], [8, 7]],
+    },
 }
 
 
@@ -82,65 +163,145 @@ GRZ, DEL, SK = "Grazzi et al. 2025", "Deletang et al. 2023", "Shakerinava et al.
 _DIAG = ("time_invariant", "selective_nonneg", "selective_signed", "selective_complex")
 _SINCE_SUPERSET = "contains the non-negative gates, which express S (" + ANL + "; " + SVH + ")"
 CLAIMS: dict[tuple[str, str], Claim] = {
-    ("time_invariant", "parity"): Claim(False, False, f"{ANL}: time-invariant (+MOD) SSMs stay in AC0 ∩ regular; "
-                                        "parity is not in AC0"),
-    ("selective_nonneg", "parity"): Claim(False, False, f"{SVH} Thm (NONNEGATIVE gates); {GRZ} Thm 1", False,
-                                          f"{GRZ} Fig. 1: Mamba [0,1] at chance on lengths 40-256; {SVH} Fig. 3"),
-    ("selective_signed", "parity"): Claim(True, True, f"{GRZ}; {SVH}: a negative gate flips the sign", True,
-                                          f"{GRZ} Fig. 1: Mamba [-1,1] perfect on lengths 40-256 (3 seeds)"),
-    ("selective_complex", "parity"): Claim(True, True, f"{MPS}; {SK}: complex diagonal gates track abelian groups"),
-    ("dense", "parity"): Claim(True, True, f"{GRZ} Thm: Householder products with eigenvalues in [-1,1]", True,
-                               f"{GRZ} Fig. 1: DeltaNet [-1,1] perfect on lengths 40-256"),
-    ("transformer", "parity"): Claim(None, None, "contested: hard attention cannot (Hahn 2020), soft attention can "
-                                     "with vanishing margin (Chiang & Cholak 2022)", False,
-                                     f"{DEL}: transformers fail parity beyond the training lengths"),
-    ("time_invariant", "count_mod3"): Claim(False, False, f"{ANL}: AC0 ∩ regular; counting mod 3 is not in AC0"),
-    ("selective_nonneg", "count_mod3"): Claim(False, False, f"{SVH} (star-free only); {GRZ} Thm 1", False,
-                                              f"{SVH} Fig. 3: Mamba fails the non-star-free languages, incl. "
-                                              "Tomita 6 ((#0 - #1) mod 3 = 0, the nearest language in their suite)"),
-    ("selective_signed", "count_mod3"): Claim(False, False, f"{GRZ}: real diagonal gates cannot count modulo 3"),
-    ("selective_complex", "count_mod3"): Claim(True, True, f"{MPS}; {SK}: rotation by 2π/3 (abelian group Z3)"),
+    ("time_invariant", "parity"): Claim(
+        False, False, f"{ANL}: time-invariant (+MOD) SSMs stay in AC0 ∩ regular; parity is not in AC0"
+    ),
+    ("selective_nonneg", "parity"): Claim(
+        False,
+        False,
+        f"{SVH} Thm (NONNEGATIVE gates); {GRZ} Thm 1",
+        False,
+        f"{GRZ} Fig. 1: Mamba [0,1] at chance on lengths 40-256; {SVH} Fig. 3",
+    ),
+    ("selective_signed", "parity"): Claim(
+        True,
+        True,
+        f"{GRZ}; {SVH}: a negative gate flips the sign",
+        True,
+        f"{GRZ} Fig. 1: Mamba [-1,1] perfect on lengths 40-256 (3 seeds)",
+    ),
+    ("selective_complex", "parity"): Claim(
+        True, True, f"{MPS}; {SK}: complex diagonal gates track abelian groups"
+    ),
+    ("dense", "parity"): Claim(
+        True,
+        True,
+        f"{GRZ} Thm: Householder products with eigenvalues in [-1,1]",
+        True,
+        f"{GRZ} Fig. 1: DeltaNet [-1,1] perfect on lengths 40-256",
+    ),
+    ("transformer", "parity"): Claim(
+        None,
+        None,
+        "contested: hard attention cannot (Hahn 2020), soft attention can "
+        "with vanishing margin (Chiang & Cholak 2022)",
+        False,
+        f"{DEL}: transformers fail parity beyond the training lengths",
+    ),
+    ("time_invariant", "count_mod3"): Claim(
+        False, False, f"{ANL}: AC0 ∩ regular; counting mod 3 is not in AC0"
+    ),
+    ("selective_nonneg", "count_mod3"): Claim(
+        False,
+        False,
+        f"{SVH} (star-free only); {GRZ} Thm 1",
+        False,
+        f"{SVH} Fig. 3: Mamba fails the non-star-free languages, incl. "
+        "Tomita 6 ((#0 - #1) mod 3 = 0, the nearest language in their suite)",
+    ),
+    ("selective_signed", "count_mod3"): Claim(
+        False, False, f"{GRZ}: real diagonal gates cannot count modulo 3"
+    ),
+    ("selective_complex", "count_mod3"): Claim(
+        True, True, f"{MPS}; {SK}: rotation by 2π/3 (abelian group Z3)"
+    ),
     ("dense", "count_mod3"): Claim(True, True, f"{GRZ}: a rotation is a product of two reflections"),
-    ("time_invariant", "aa_star"): Claim(True, True, f"{ANL}: a cyclic-permutation gate gives MOD predicates; "
-                                         "(aa)* = no b and even length"),
-    ("selective_nonneg", "aa_star"): Claim(False, False, f"{ANL}: monotonicity lemma (fixed width); {SVH}: not "
-                                           "star-free", False, f"{SVH} Fig. 3: Mamba performs poorly on (aa)*"),
+    ("time_invariant", "aa_star"): Claim(
+        True, True, f"{ANL}: a cyclic-permutation gate gives MOD predicates; (aa)* = no b and even length"
+    ),
+    ("selective_nonneg", "aa_star"): Claim(
+        False,
+        False,
+        f"{ANL}: monotonicity lemma (fixed width); {SVH}: not star-free",
+        False,
+        f"{SVH} Fig. 3: Mamba performs poorly on (aa)*",
+    ),
     ("selective_signed", "aa_star"): Claim(True, True, f"a gate -1 counts the length mod 2 ({SVH}; {GRZ})"),
-    ("selective_complex", "aa_star"): Claim(True, True, "a gate e^{iπ} counts the length mod 2 (as time-invariant)"),
+    ("selective_complex", "aa_star"): Claim(
+        True, True, "a gate e^{iπ} counts the length mod 2 (as time-invariant)"
+    ),
     ("dense", "aa_star"): Claim(True, True, f"{GRZ}: every regular language"),
-    ("time_invariant", "since"): Claim(False, False, f"{ANL}: conjectured that time-invariant SSMs cannot express S",
-                                       conjecture=True),
-    ("selective_nonneg", "since"): Claim(True, True, f"{ANL}: diagonal gates = PLTLf (with S) = star-free; {SVH}",
-                                         True, f"{SVH}: Mamba length-generalizes on the star-free languages and on "
-                                         "flip-flop (a since)"),
+    ("time_invariant", "since"): Claim(
+        False, False, f"{ANL}: conjectured that time-invariant SSMs cannot express S", conjecture=True
+    ),
+    ("selective_nonneg", "since"): Claim(
+        True,
+        True,
+        f"{ANL}: diagonal gates = PLTLf (with S) = star-free; {SVH}",
+        True,
+        f"{SVH}: Mamba length-generalizes on the star-free languages and on flip-flop (a since)",
+    ),
     ("selective_signed", "since"): Claim(True, True, _SINCE_SUPERSET),
     ("selective_complex", "since"): Claim(True, True, _SINCE_SUPERSET),
     ("dense", "since"): Claim(True, True, f"{GRZ}: beta = 1 is a reset; every regular language"),
-    ("transformer", "s5_word"): Claim(False, False, f"{MPS}: transformers are in TC0, S5 is NC1-complete", False,
-                                      f"{MPS}: transformers need depth growing with length on S5"),
-    ("dense", "s5_word"): Claim(True, True, f"{GRZ} Thm: Householder products reach every regular language "
-                                "(4 reflections per step: our construction)"),
+    ("transformer", "s5_word"): Claim(
+        False,
+        False,
+        f"{MPS}: transformers are in TC0, S5 is NC1-complete",
+        False,
+        f"{MPS}: transformers need depth growing with length on S5",
+    ),
+    ("dense", "s5_word"): Claim(
+        True,
+        True,
+        f"{GRZ} Thm: Householder products reach every regular language "
+        "(4 reflections per step: our construction)",
+    ),
     ("transformer", "last_symbol"): Claim(True, True, "the residual stream carries the current token"),
     ("time_invariant", "flip_flop"): Claim(False, False, f"{SVH}: flip-flop needs an input-dependent reset"),
-    ("selective_nonneg", "flip_flop"): Claim(True, True, f"{SVH} (star-free)", True, f"{SVH}: Mamba on flip-flop"),
+    ("selective_nonneg", "flip_flop"): Claim(
+        True, True, f"{SVH} (star-free)", True, f"{SVH}: Mamba on flip-flop"
+    ),
     ("transformer", "flip_flop"): Claim(None, None, "no claim in the sources"),
 }
 for _v in VARIANTS:
-    CLAIMS[(_v, "anbncn")] = Claim(False, True, f"{ANL}: fixed width stays regular; log precision counts "
-                                   "(recognizes a^n b^n c^n)", *((None, f"{SVH} Fig. 3: Mamba fits a^n b^n c^n in "
-                                   "distribution, length generalization lags") if _v == "selective_nonneg" else ()))
+    CLAIMS[(_v, "anbncn")] = Claim(
+        False,
+        True,
+        f"{ANL}: fixed width stays regular; log precision counts (recognizes a^n b^n c^n)",
+        *(
+            (None, f"{SVH} Fig. 3: Mamba fits a^n b^n c^n in distribution, length generalization lags")
+            if _v == "selective_nonneg"
+            else ()
+        ),
+    )
     CLAIMS[(_v, "dyck1")] = Claim(False, True, f"{ANL}: fixed width stays regular; log precision counts")
-    CLAIMS[(_v, "first_symbol")] = Claim(True, True, "star-free, PLTLf O(a ∧ ¬Y true) (" + ANL + "; " + SVH + ")"
-                                         if _v != "time_invariant" else "no published claim; our construction: "
-                                         "a constant-gate start detector and an accumulating counter")
+    CLAIMS[(_v, "first_symbol")] = Claim(
+        True,
+        True,
+        "star-free, PLTLf O(a ∧ ¬Y true) (" + ANL + "; " + SVH + ")"
+        if _v != "time_invariant"
+        else "no published claim; our construction: "
+        "a constant-gate start detector and an accumulating counter",
+    )
     CLAIMS[(_v, "last_symbol")] = Claim(True, True, "propositional at the last position (every class)")
-    CLAIMS[(_v, "no_bb")] = (Claim(True, True, f"{SVH}: star-free") if _v != "time_invariant"
-                             else Claim(None, None, "no claim (our construction uses a counter)"))
+    CLAIMS[(_v, "no_bb")] = (
+        Claim(True, True, f"{SVH}: star-free")
+        if _v != "time_invariant"
+        else Claim(None, None, "no claim (our construction uses a counter)")
+    )
     if _v in _DIAG:
-        CLAIMS[(_v, "s5_word")] = Claim(False, False, f"{MPS}: diagonal SSMs are in TC0, S5 is NC1-complete; {SK}: "
-                                        "finite-precision complex diagonal SSMs track only solvable groups",
-                                        *((False, f"{MPS}: Mamba needs depth growing with length on S5")
-                                          if _v == "selective_nonneg" else ()))
+        CLAIMS[(_v, "s5_word")] = Claim(
+            False,
+            False,
+            f"{MPS}: diagonal SSMs are in TC0, S5 is NC1-complete; {SK}: "
+            "finite-precision complex diagonal SSMs track only solvable groups",
+            *(
+                (False, f"{MPS}: Mamba needs depth growing with length on S5")
+                if _v == "selective_nonneg"
+                else ()
+            ),
+        )
     if _v not in ("time_invariant", "selective_nonneg"):
         CLAIMS[(_v, "flip_flop")] = Claim(True, True, f"{SVH}; {GRZ}: superset of the non-negative gates")
 
@@ -161,17 +322,43 @@ def _task_groups(cfg: dict, model: str) -> list[list[str]]:
     """The model's tasks, binary ones and many-class ones (S5) trained as separate ensembles (a 120-class head
     and vocabulary would otherwise be paid by every binary task)."""
     tasks = cfg.get("model_tasks", {}).get(model, cfg["tasks"])
-    groups = [[t for t in tasks if get_task(t).n_classes <= 2], [t for t in tasks if get_task(t).n_classes > 2]]
+    groups = [
+        [t for t in tasks if get_task(t).n_classes <= 2],
+        [t for t in tasks if get_task(t).n_classes > 2],
+    ]
     return [g for g in groups if g]
 
 
 def _probe(cfg: dict, model: str, tasks: list[str], seed: int, ctx) -> dict:
-    keys = ("d_model", "d_state", "n_layers", "n_householder", "mode", "n_steps", "batch_size", "n_seeds",
-            "n_train_per_length", "n_test", "threshold", "positional")
-    pc = ProbeConfig(tasks=tuple(tasks), model=model, lrs=tuple(cfg["lrs"]), test_lengths=tuple(cfg["test_lengths"]),
-                     train_eval_lengths=tuple(cfg["train_eval_lengths"]), **{k: cfg[k] for k in keys})
-    return train_runs(pc, seed, progress=ctx.progress, resume=ctx.resume,
-                      checkpoint_dir=ctx.checkpoint_dir(f"probe_{model}_{'_'.join(tasks)}"))
+    keys = (
+        "d_model",
+        "d_state",
+        "n_layers",
+        "n_householder",
+        "mode",
+        "n_steps",
+        "batch_size",
+        "n_seeds",
+        "n_train_per_length",
+        "n_test",
+        "threshold",
+        "positional",
+    )
+    pc = ProbeConfig(
+        tasks=tuple(tasks),
+        model=model,
+        lrs=tuple(cfg["lrs"]),
+        test_lengths=tuple(cfg["test_lengths"]),
+        train_eval_lengths=tuple(cfg["train_eval_lengths"]),
+        **{k: cfg[k] for k in keys},
+    )
+    return train_runs(
+        pc,
+        seed,
+        progress=ctx.progress,
+        resume=ctx.resume,
+        checkpoint_dir=ctx.checkpoint_dir(f"probe_{model}_{'_'.join(tasks)}"),
+    )
 
 
 def _constructions(cfg: dict, progress) -> dict:
@@ -179,8 +366,9 @@ def _constructions(cfg: dict, progress) -> dict:
     out: dict[str, Any] = {"verify": {}, "fixed_width": {}}
     items = [(t, v) for t, vs in CONSTRUCTIONS.items() for v in vs]
     for task, variant in progress(items, desc="constructions", total=len(items)):
-        out["verify"][f"{task}/{variant}"] = verify(construct(task, variant), n_random=cfg["construction_random"],
-                                                    max_len=cfg["construction_max_len"])
+        out["verify"][f"{task}/{variant}"] = verify(
+            construct(task, variant), n_random=cfg["construction_random"], max_len=cfg["construction_max_len"]
+        )
     fmts = [("fixed", i, f, FixedPoint(i, f), 2 ** (i - 1)) for i, f in cfg["fixed_width"]]
     fmts += [("float", e, m, LowFloat(e, m), 2 ** (m + 1) + 1) for e, m in cfg["low_float"]]
     for task in ("dyck1", "anbncn"):
@@ -188,8 +376,10 @@ def _constructions(cfg: dict, progress) -> dict:
             c = construct(task, variant)
             for kind, a, b, fmt, predicted in fmts:
                 measured = first_failure(c, fmt, max_n=2 * predicted + 8)
-                out["fixed_width"][f"{task}/{variant}/{kind}{a}.{b}"] = {"first_failing_n": measured,
-                                                                       "predicted": predicted}
+                out["fixed_width"][f"{task}/{variant}/{kind}{a}.{b}"] = {
+                    "first_failing_n": measured,
+                    "predicted": predicted,
+                }
     out["cpu_s"], out["wall_s"] = time.process_time() - t0, time.perf_counter() - w0
     return out
 
@@ -207,7 +397,9 @@ def _category(expected: bool | None, claim: Claim, solved: bool, learned: bool) 
         return "agree"
     if not expected:
         return "CONTRADICTION (conjecture)" if claim.conjecture else "CONTRADICTION"
-    return "disagree: learned, no length generalization" if learned else "disagree: not learned at this budget"
+    return (
+        "disagree: learned, no length generalization" if learned else "disagree: not learned at this budget"
+    )
 
 
 def _construction_cell(model: str, task: str, cons: dict) -> str:
@@ -218,7 +410,13 @@ def _construction_cell(model: str, task: str, cons: dict) -> str:
     if model == "transformer":
         return "none: " + NO_CONSTRUCTION["transformer"]
     expected, _ = claim_for(model, task)
-    return "none (theory: impossible)" if expected is False else "none (no claim)" if expected is None else "MISSING"
+    return (
+        "none (theory: impossible)"
+        if expected is False
+        else "none (no claim)"
+        if expected is None
+        else "MISSING"
+    )
 
 
 def _cells(metrics: dict, cons: dict) -> list[dict]:
@@ -226,9 +424,18 @@ def _cells(metrics: dict, cons: dict) -> list[dict]:
     for model, per in metrics["cells"].items():
         for task, r in per.items():
             expected, claim = claim_for(model, task)
-            rows.append({"model": model, "task": task, "expected": expected, "claim": claim,
-                         "verdict": _verdict(r), "category": _category(expected, claim, r["solved"], r["learned"]),
-                         "construction": _construction_cell(model, task, cons), **r})
+            rows.append(
+                {
+                    "model": model,
+                    "task": task,
+                    "expected": expected,
+                    "claim": claim,
+                    "verdict": _verdict(r),
+                    "category": _category(expected, claim, r["solved"], r["learned"]),
+                    "construction": _construction_cell(model, task, cons),
+                    **r,
+                }
+            )
     return rows
 
 
@@ -238,28 +445,42 @@ def _fmt_claim(v: bool | None, conj: bool = False) -> str:
 
 def _agreement(rows: list[dict]) -> dict:
     """Cells where theory and a published experiment agree: how many the trained table agrees with."""
-    ref = [r for r in rows if r["expected"] is not None and not r["claim"].conjecture
-           and r["claim"].published is not None and r["claim"].published == r["expected"]]
+    ref = [
+        r
+        for r in rows
+        if r["expected"] is not None
+        and not r["claim"].conjecture
+        and r["claim"].published is not None
+        and r["claim"].published == r["expected"]
+    ]
     agree = [r for r in ref if r["solved"] == r["expected"]]
     claimed = [r for r in rows if r["expected"] is not None]
-    return {"reference_cells": len(ref), "reference_agree": len(agree),
-            "reference_fraction": len(agree) / len(ref) if ref else float("nan"),
-            "claimed_cells": len(claimed), "claimed_agree": sum(r["category"] == "agree" for r in claimed),
-            "contradictions": [f"{r['model']}/{r['task']}" for r in rows if r["category"].startswith("CONTRA")],
-            "reference": [f"{r['model']}/{r['task']}" for r in ref]}
+    return {
+        "reference_cells": len(ref),
+        "reference_agree": len(agree),
+        "reference_fraction": len(agree) / len(ref) if ref else float("nan"),
+        "claimed_cells": len(claimed),
+        "claimed_agree": sum(r["category"] == "agree" for r in claimed),
+        "contradictions": [f"{r['model']}/{r['task']}" for r in rows if r["category"].startswith("CONTRA")],
+        "reference": [f"{r['model']}/{r['task']}" for r in ref],
+    }
 
 
 def _table(rows: list[dict]) -> list[str]:
-    out = ["| gate class | language | theory: fixed width | theory: log precision | source | construction (ours) | "
-           "published experiment | trained: in-dist acc | trained: test acc | runs solved | verdict | vs claim |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    out = [
+        "| gate class | language | theory: fixed width | theory: log precision | source | construction (ours) | "
+        "published experiment | trained: in-dist acc | trained: test acc | runs solved | verdict | vs claim |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         c = r["claim"]
         pub = "" if not c.published_source else f"{_fmt_claim(c.published)} {c.published_source}"
-        out.append(f"| {r['model']} | {r['task']} | {_fmt_claim(c.fixed, c.conjecture)} | "
-                   f"{_fmt_claim(c.log, c.conjecture)} | {c.source} | {r['construction']} | {pub} | "
-                   f"{r['train_acc']:.2f} | {r['test_acc']:.2f} | {r['runs_solved']}/{r['n_runs']} | {r['verdict']} | "
-                   f"{r['category']} |")
+        out.append(
+            f"| {r['model']} | {r['task']} | {_fmt_claim(c.fixed, c.conjecture)} | "
+            f"{_fmt_claim(c.log, c.conjecture)} | {c.source} | {r['construction']} | {pub} | "
+            f"{r['train_acc']:.2f} | {r['test_acc']:.2f} | {r['runs_solved']}/{r['n_runs']} | {r['verdict']} | "
+            f"{r['category']} |"
+        )
     return out
 
 
@@ -268,39 +489,55 @@ def _summary_head(cfg: dict, preset: str, metrics: dict) -> list[str]:
     cpu = metrics["cpu_s"]
     probe_cpu = sum(v or 0.0 for v in cpu["probes"].values())
     return [
-        f"# ssm_expressivity ({preset})", "",
+        f"# ssm_expressivity ({preset})",
+        "",
         f"Command: `python -m experiments run ssm_expressivity --preset {preset} --resume`. Training: lengths 1..40 "
         f"(curriculum), {cfg['n_steps']} steps x batch {cfg['batch_size']}, Adam (warmup-cosine factor, clip 1), "
         f"{cfg['n_seeds']} seeds x lrs {cfg['lrs']}, d_model {cfg['d_model']}, d_state {cfg['d_state']}, "
         f"{cfg['n_layers']} layers, dense: {cfg['n_householder']} Householder factors. In-distribution accuracy at "
         f"lengths {cfg['train_eval_lengths']}, test accuracy at {cfg['test_lengths']} ({cfg['n_test']} strings "
         f"each). A cell is *learned* when its best run reaches >= 98% in distribution and *solved* when its best "
-        f"run's mean test accuracy is >= {cfg['threshold']}.", "",
+        f"run's mean test accuracy is >= {cfg['threshold']}.",
+        "",
         f"Date {time.strftime('%Y-%m-%d')}. CPU time: probes {probe_cpu / 60:.1f} min, constructions "
         f"{(cpu['constructions'] or 0) / 60:.1f} min, in all {(probe_cpu + (cpu['constructions'] or 0)) / 60:.0f} "
         f"min of process CPU time, so about {(probe_cpu + (cpu['constructions'] or 0)) / 120:.0f} min on an idle "
         f"2-core machine; wall time {metrics['wall_s'] / 60:.0f} min summed over the stages, on a machine shared "
-        "with seven other jobs (load average 13-25 on 2 cores), so the wall time says little.", "",
+        "with seven other jobs (load average 13-25 on 2 cores), so the wall time says little.",
+        "",
         f"**Reference cells** (theory and a published experiment agree, {a['reference_cells']}): the trained table "
         f"agrees on {a['reference_agree']}/{a['reference_cells']} = {100 * a['reference_fraction']:.0f}% "
         f"(goal >= 85%): {', '.join(a['reference'])}. All claimed cells: {a['claimed_agree']}/{a['claimed_cells']} "
-        "agree.", ""]
+        "agree.",
+        "",
+    ]
 
 
 def _summary(rows: list[dict], metrics: dict, cons: dict, cfg: dict, preset: str) -> str:
     contra = [r for r in rows if r["category"].startswith("CONTRA")]
     lines = _summary_head(cfg, preset, metrics)
     lines += [f"## Trained cells that contradict an impossibility claim ({len(contra)})", ""]
-    lines += [f"- **{r['model']} × {r['task']}**: test accuracy {r['test_acc']:.2f} "
-              f"({r['runs_solved']}/{r['n_runs']} runs solved); claim: {r['claim'].source}. "
-              f"{NOTES.get((r['model'], r['task']), 'Not investigated yet.')}" for r in contra] or ["None."]
-    lines += ["", "## The table: theory, construction, training", "",
-              "✓ expressible, ✗ not expressible, ? no claim; (conj.) a conjecture. The trained float32 cell is "
-              "compared with the log-precision claim for counting languages (float32 counts exactly far beyond "
-              "length 500) and with the fixed-width claim otherwise.", ""]
+    lines += [
+        f"- **{r['model']} × {r['task']}**: test accuracy {r['test_acc']:.2f} "
+        f"({r['runs_solved']}/{r['n_runs']} runs solved); claim: {r['claim'].source}. "
+        f"{NOTES.get((r['model'], r['task']), 'Not investigated yet.')}"
+        for r in contra
+    ] or ["None."]
+    lines += [
+        "",
+        "## The table: theory, construction, training",
+        "",
+        "✓ expressible, ✗ not expressible, ? no claim; (conj.) a conjecture. The trained float32 cell is "
+        "compared with the log-precision claim for counting languages (float32 counts exactly far beyond "
+        "length 500) and with the fixed-width claim otherwise.",
+        "",
+    ]
     lines += _table(sorted(rows, key=lambda r: (r["task"], MODELS.index(r["model"]))))
-    notes = [f"- {m} × {t}: {n}" for (m, t), n in NOTES.items() if any(r["model"] == m and r["task"] == t
-                                                                        for r in rows)]
+    notes = [
+        f"- {m} × {t}: {n}"
+        for (m, t), n in NOTES.items()
+        if any(r["model"] == m and r["task"] == t for r in rows)
+    ]
     lines += ["", "## Discussion", "", *DISCUSSION, *notes, ""]
     lines += _construction_lines(cons, cfg)
     lines += ["", "![accuracy per length](acc_by_length.png)", "", "![training curves](train_curves.png)", ""]
@@ -309,17 +546,29 @@ def _summary(rows: list[dict], metrics: dict, cons: dict, cfg: dict, preset: str
 
 def _construction_lines(cons: dict, cfg: dict) -> list[str]:
     n_err = sum(v["exhaustive_errors"] + v["random_errors"] for v in cons["verify"].values())
-    lines = ["## Constructions (hand-set weights, verified exactly)", "",
-             f"{len(cons['verify'])} constructions, total errors {n_err}: every string up to the exhaustive length "
-             f"(12, fewer for larger alphabets) and {cfg['construction_random']} random strings up to length "
-             f"{cfg['construction_max_len']} each.", "",
-             "| construction | exhaustive len | errors | random positions | errors |", "|---|---|---|---|---|"]
+    lines = [
+        "## Constructions (hand-set weights, verified exactly)",
+        "",
+        f"{len(cons['verify'])} constructions, total errors {n_err}: every string up to the exhaustive length "
+        f"(12, fewer for larger alphabets) and {cfg['construction_random']} random strings up to length "
+        f"{cfg['construction_max_len']} each.",
+        "",
+        "| construction | exhaustive len | errors | random positions | errors |",
+        "|---|---|---|---|---|",
+    ]
     for k, v in cons["verify"].items():
-        lines.append(f"| {k} | {v['exhaustive_len']} | {v['exhaustive_errors']} | {v['random_positions']} | "
-                     f"{v['random_errors']} |")
-    lines += ["", "## Counting constructions in fixed-width arithmetic: first n whose member (^n )^n or "
-              "a^n b^n c^n is rejected (measured vs bit-width bound)", "", "| construction/format | measured | "
-              "predicted |", "|---|---|---|"]
+        lines.append(
+            f"| {k} | {v['exhaustive_len']} | {v['exhaustive_errors']} | {v['random_positions']} | "
+            f"{v['random_errors']} |"
+        )
+    lines += [
+        "",
+        "## Counting constructions in fixed-width arithmetic: first n whose member (^n )^n or "
+        "a^n b^n c^n is rejected (measured vs bit-width bound)",
+        "",
+        "| construction/format | measured | predicted |",
+        "|---|---|---|",
+    ]
     lines += [f"| {k} | {v['first_failing_n']} | {v['predicted']} |" for k, v in cons["fixed_width"].items()]
     return lines
 
@@ -353,23 +602,32 @@ DISCUSSION: list[str] = [
 def _figure_lengths(rows: list[dict], tasks: list[str]) -> Any:
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, (len(tasks) + 1) // 2, figsize=(3.3 * ((len(tasks) + 1) // 2), 6.0), sharey=True)
+    fig, axes = plt.subplots(
+        2, (len(tasks) + 1) // 2, figsize=(3.3 * ((len(tasks) + 1) // 2), 6.0), sharey=True
+    )
     axes = np.atleast_1d(axes).ravel()
     for ax, t in zip(axes, tasks):
         for r in (r for r in rows if r["task"] == t):
             d = {int(k): v for k, v in r["acc_by_length"].items()}
             ls = sorted(d)
-            ax.plot(ls, [d[k] for k in ls], marker="o", ms=3,
-                    label=f"{r['model']} (theory {_fmt_claim(r['expected'], r['claim'].conjecture)})")
+            ax.plot(
+                ls,
+                [d[k] for k in ls],
+                marker="o",
+                ms=3,
+                label=f"{r['model']} (theory {_fmt_claim(r['expected'], r['claim'].conjecture)})",
+            )
         ax.set_title(t, fontsize=9)
         ax.set_xscale("log")
         ax.set_ylim(0.0, 1.02)
         ax.axhline(0.9, color="gray", lw=0.5, ls=":")
         ax.legend(fontsize=5)
-    for ax in axes[len(tasks):]:
+    for ax in axes[len(tasks) :]:
         ax.axis("off")
     axes[0].set_ylabel("test accuracy (best run)")
-    fig.suptitle("Accuracy per test length (trained on lengths ≤ 40); legend: the theoretical claim", fontsize=9)
+    fig.suptitle(
+        "Accuracy per test length (trained on lengths ≤ 40); legend: the theoretical claim", fontsize=9
+    )
     fig.tight_layout()
     return fig
 
@@ -384,13 +642,19 @@ def _figure_curves(details: dict, tasks: list[str]) -> Any:
         for model, d in details.items():
             for i, run in enumerate(r for r in d["runs"] if r["task"] == t):
                 c = run["curve"]
-                ax.plot([p["step"] for p in c], [max(p["loss"], 1e-6) for p in c], color=colors[model], lw=0.7,
-                        alpha=0.8, label=model if i == 0 else None)
+                ax.plot(
+                    [p["step"] for p in c],
+                    [max(p["loss"], 1e-6) for p in c],
+                    color=colors[model],
+                    lw=0.7,
+                    alpha=0.8,
+                    label=model if i == 0 else None,
+                )
         ax.set_title(t, fontsize=9)
         ax.set_yscale("log")
         ax.set_xlabel("step", fontsize=7)
         ax.legend(fontsize=5)
-    for ax in axes[len(tasks):]:
+    for ax in axes[len(tasks) :]:
         ax.axis("off")
     axes[0].set_ylabel("training loss (every run)")
     fig.tight_layout()
@@ -398,10 +662,18 @@ def _figure_curves(details: dict, tasks: list[str]) -> Any:
 
 
 def _cell_metrics(res: dict) -> dict:
-    return {t: {"acc_by_length": {str(k): v for k, v in r["acc_by_length"].items()},
-                "test_acc": float(np.mean(list(r["acc_by_length"].values()))), "solved": r["solved"],
-                "learned": r["learned"], "train_acc": r["best_train_acc"], "runs_solved": r["n_runs_solved"],
-                "n_runs": r["n_runs"]} for t, r in res["per_task"].items()}
+    return {
+        t: {
+            "acc_by_length": {str(k): v for k, v in r["acc_by_length"].items()},
+            "test_acc": float(np.mean(list(r["acc_by_length"].values()))),
+            "solved": r["solved"],
+            "learned": r["learned"],
+            "train_acc": r["best_train_acc"],
+            "runs_solved": r["n_runs_solved"],
+            "n_runs": r["n_runs"],
+        }
+        for t, r in res["per_task"].items()
+    }
 
 
 def run(ctx) -> dict:
@@ -410,8 +682,10 @@ def run(ctx) -> dict:
     for model in ctx.progress(cfg["models"], desc="models", total=len(cfg["models"])):
         cells[model], details[model] = {}, {"runs": [], "per_task": {}, "timing": {"cpu": 0.0, "wall": 0.0}}
         for tasks in _task_groups(cfg, model):
-            res = ctx.stage(f"probe_{model}_{'_'.join(tasks)}",
-                            lambda model=model, tasks=tasks: _probe(cfg, model, tasks, ctx.seed, ctx))
+            res = ctx.stage(
+                f"probe_{model}_{'_'.join(tasks)}",
+                lambda model=model, tasks=tasks: _probe(cfg, model, tasks, ctx.seed, ctx),
+            )
             cells[model].update(_cell_metrics(res))
             details[model]["runs"] += res["runs"]
             details[model]["per_task"].update(res["per_task"])
@@ -421,34 +695,61 @@ def run(ctx) -> dict:
     metrics = {"cells": cells}
     rows = _cells(metrics, cons)
     metrics["agreement"] = _agreement(rows)
-    metrics["cpu_s"] = {"probes": {m: d["timing"].get("cpu") for m, d in details.items()},
-                        "constructions": cons.get("cpu_s")}
+    metrics["cpu_s"] = {
+        "probes": {m: d["timing"].get("cpu") for m, d in details.items()},
+        "constructions": cons.get("cpu_s"),
+    }
     metrics["wall_s"] = sum(d["timing"]["wall"] for d in details.values()) + cons.get("wall_s", 0.0)
-    (ctx.out_dir / "details.json").write_text(json.dumps({"probe": details, "constructions": cons}, indent=1,
-                                                         default=str))
+    (ctx.out_dir / "details.json").write_text(
+        json.dumps({"probe": details, "constructions": cons}, indent=1, default=str)
+    )
     ctx.save_figure(_figure_lengths(rows, cfg["tasks"]), "acc_by_length.png")
     ctx.save_figure(_figure_curves(details, cfg["tasks"]), "train_curves.png")
     ctx.write_summary(_summary(rows, metrics, cons, cfg, ctx.preset))
-    flat = {m: {t: {"solved": float(v["solved"]), "learned": float(v["learned"])} for t, v in per.items()}
-            for m, per in cells.items()}
+    flat = {
+        m: {t: {"solved": float(v["solved"]), "learned": float(v["learned"])} for t, v in per.items()}
+        for m, per in cells.items()
+    }
     return {**flat, **metrics}
 
 
-register(Experiment(
-    name="ssm_expressivity",
-    reproduces="Alsmann, Noori & Lange (ICLR 2026) gate-class expressivity claims; trained results of Sarrof et al. "
-               "2024, Merrill et al. 2024, Grazzi et al. 2025, Deletang et al. 2023",
-    presets=PRESETS,
-    run=run,
-    anchors=(
-        Anchor("selective_signed/parity/solved", 1.0, "Grazzi et al. 2025 Fig. 1: negative eigenvalues solve parity"),
-        Anchor("dense/parity/solved", 1.0, "Grazzi et al. 2025 Fig. 1: DeltaNet [-1,1] solves parity"),
-        Anchor("selective_nonneg/parity/solved", 0.0, "Sarrof et al. 2024 / Grazzi et al. 2025: [0,1] gates fail"),
-        Anchor("selective_nonneg/aa_star/solved", 0.0, "Sarrof et al. 2024 Fig. 3: Mamba fails (aa)*"),
-        Anchor("selective_nonneg/since/solved", 1.0, "Sarrof et al. 2024: Mamba length-generalizes on star-free"),
-        Anchor("selective_nonneg/s5_word/solved", 0.0, "Merrill et al. 2024: Mamba fails S5 at fixed depth"),
-        Anchor("transformer/s5_word/solved", 0.0, "Merrill et al. 2024: transformers fail S5 at fixed depth"),
-        Anchor("transformer/parity/solved", 0.0, "Deletang et al. 2023: transformers fail parity length generalization"),
-    ),
-    description="SSM gate classes x formal languages: theory, exact constructions, trained length generalization",
-))
+register(
+    Experiment(
+        name="ssm_expressivity",
+        reproduces="Alsmann, Noori & Lange (ICLR 2026) gate-class expressivity claims; trained results of Sarrof et al. "
+        "2024, Merrill et al. 2024, Grazzi et al. 2025, Deletang et al. 2023",
+        presets=PRESETS,
+        run=run,
+        anchors=(
+            Anchor(
+                "selective_signed/parity/solved",
+                1.0,
+                "Grazzi et al. 2025 Fig. 1: negative eigenvalues solve parity",
+            ),
+            Anchor("dense/parity/solved", 1.0, "Grazzi et al. 2025 Fig. 1: DeltaNet [-1,1] solves parity"),
+            Anchor(
+                "selective_nonneg/parity/solved",
+                0.0,
+                "Sarrof et al. 2024 / Grazzi et al. 2025: [0,1] gates fail",
+            ),
+            Anchor("selective_nonneg/aa_star/solved", 0.0, "Sarrof et al. 2024 Fig. 3: Mamba fails (aa)*"),
+            Anchor(
+                "selective_nonneg/since/solved",
+                1.0,
+                "Sarrof et al. 2024: Mamba length-generalizes on star-free",
+            ),
+            Anchor(
+                "selective_nonneg/s5_word/solved", 0.0, "Merrill et al. 2024: Mamba fails S5 at fixed depth"
+            ),
+            Anchor(
+                "transformer/s5_word/solved", 0.0, "Merrill et al. 2024: transformers fail S5 at fixed depth"
+            ),
+            Anchor(
+                "transformer/parity/solved",
+                0.0,
+                "Deletang et al. 2023: transformers fail parity length generalization",
+            ),
+        ),
+        description="SSM gate classes x formal languages: theory, exact constructions, trained length generalization",
+    )
+)

@@ -29,8 +29,20 @@ from jaxkit.stability import (
 )
 
 BASE = dict(
-    p=31, train_fraction=0.6, d_model=32, d_mlp=128, n_heads=4, batch_size=128, lr=3e-3, weight_decay=1.0,
-    betas=(0.9, 0.98), gamma=0.75, rho=0.25, target_acc=0.95, detach_clean=False, noise_on_eq=False,
+    p=31,
+    train_fraction=0.6,
+    d_model=32,
+    d_mlp=128,
+    n_heads=4,
+    batch_size=128,
+    lr=3e-3,
+    weight_decay=1.0,
+    betas=(0.9, 0.98),
+    gamma=0.75,
+    rho=0.25,
+    target_acc=0.95,
+    detach_clean=False,
+    noise_on_eq=False,
 )
 VARIANTS = {
     "reference": {},
@@ -44,7 +56,9 @@ VARIANTS = {
     "noise also on '='": {"noise_on_eq": True},
 }
 PRESETS = {
-    "quick": dict(variants=("reference", "gradient through M(Y) only"), n_seeds=3, n_steps=300, eval_every=25),
+    "quick": dict(
+        variants=("reference", "gradient through M(Y) only"), n_seeds=3, n_steps=300, eval_every=25
+    ),
     "paper": dict(variants=tuple(VARIANTS), n_seeds=10, n_steps=3000, eval_every=25),
 }
 
@@ -52,20 +66,34 @@ PRESETS = {
 def _train(ctx, cfg: dict, variant: str, method: str) -> dict:
     v = BASE | VARIANTS[variant]
     p, s = v["p"], cfg["n_seeds"]
-    splits = [modular_addition(p, v["train_fraction"], jax.random.key(10_000 + ctx.seed + i)) for i in range(s)]
+    splits = [
+        modular_addition(p, v["train_fraction"], jax.random.key(10_000 + ctx.seed + i)) for i in range(s)
+    ]
     data = {k: np.stack([d[k] for d in splits]) for k in splits[0]}
-    make = lambda k: Transformer(p + 1, 3, key=k, d_model=v["d_model"], n_heads=v["n_heads"], d_mlp=v["d_mlp"])
+    make = lambda k: Transformer(
+        p + 1, 3, key=k, d_model=v["d_model"], n_heads=v["n_heads"], d_mlp=v["d_mlp"]
+    )
     gamma = v["gamma"] if method == "regularizer" else 0.0
     spec = MethodSpec(method, gamma=gamma, rho=v["rho"], detach_clean=v["detach_clean"])
     noise = (p + 1, None) if v["noise_on_eq"] else (p, jnp.asarray([True, True, False]))
     return train_method(
-        init_stack(make, jax.random.split(jax.random.key(ctx.seed), s)), spec,
+        init_stack(make, jax.random.split(jax.random.key(ctx.seed), s)),
+        spec,
         stacked_batches(data["train_x"], data["train_y"], v["batch_size"], ctx.seed),
-        n_seeds=s, n_steps=cfg["n_steps"], lr=v["lr"], weight_decay=v["weight_decay"], betas=tuple(v["betas"]),
-        vocab_size=noise[0], noise_mask=noise[1], positions=-1,
-        eval_fn=stacked_eval(data["val_x"], data["val_y"], positions=-1), eval_every=cfg["eval_every"],
-        key=jax.random.key(ctx.seed + 1), checkpoint_dir=ctx.checkpoint_dir(f"{variant}-{method}"),
-        resume=ctx.resume, progress=f"ablation:{variant}:{method}",
+        n_seeds=s,
+        n_steps=cfg["n_steps"],
+        lr=v["lr"],
+        weight_decay=v["weight_decay"],
+        betas=tuple(v["betas"]),
+        vocab_size=noise[0],
+        noise_mask=noise[1],
+        positions=-1,
+        eval_fn=stacked_eval(data["val_x"], data["val_y"], positions=-1),
+        eval_every=cfg["eval_every"],
+        key=jax.random.key(ctx.seed + 1),
+        checkpoint_dir=ctx.checkpoint_dir(f"{variant}-{method}"),
+        resume=ctx.resume,
+        progress=f"ablation:{variant}:{method}",
     )
 
 
@@ -76,13 +104,21 @@ def _forest(ctx, stats: dict) -> None:
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(names) + 1.2))
     for i, n in enumerate(names):
         r = stats[n]["regularizer"]
-        ax.errorbar(r["speedup_pct"], i, xerr=[[r["speedup_pct"] - r["ci_low"]], [r["ci_high"] - r["speedup_pct"]]],
-                    fmt="o", color="tab:blue" if r["excludes_zero"] else "tab:gray", capsize=3)
+        ax.errorbar(
+            r["speedup_pct"],
+            i,
+            xerr=[[r["speedup_pct"] - r["ci_low"]], [r["ci_high"] - r["speedup_pct"]]],
+            fmt="o",
+            color="tab:blue" if r["excludes_zero"] else "tab:gray",
+            capsize=3,
+        )
     ax.axvline(0, color="k", lw=0.5)
     ax.axvline(36, color="tab:red", lw=0.8, ls="--", label="paper (≈36%)")
     ax.set_yticks(range(len(names)), names)
     ax.invert_yaxis()
-    ax.set(xlabel="regularizer speedup vs baseline (%), median and 95% CI", title="one setting changed at a time")
+    ax.set(
+        xlabel="regularizer speedup vs baseline (%), median and 95% CI", title="one setting changed at a time"
+    )
     ax.legend(fontsize=7)
     ctx.save_figure(fig, "ablation.png")
     plt.close(fig)
@@ -92,8 +128,10 @@ def run(ctx) -> dict:
     cfg = ctx.config
     stats, cpu, wall = {}, 0.0, 0.0
     for variant in ctx.progress(cfg["variants"], "variants"):
-        runs = {m: ctx.stage(f"{variant}-{m}", lambda m=m, v=variant: _train(ctx, cfg, v, m))
-                for m in ("baseline", "regularizer")}
+        runs = {
+            m: ctx.stage(f"{variant}-{m}", lambda m=m, v=variant: _train(ctx, cfg, v, m))
+            for m in ("baseline", "regularizer")
+        }
         stats[variant] = compare_speed(runs, "val_acc", BASE["target_acc"], cfg["n_steps"])
         cpu += sum(r["cpu_time_s"] for r in runs.values())
         wall += sum(r["wall_time_s"] for r in runs.values())

@@ -34,14 +34,28 @@ from jaxkit.stability import (
 )
 
 _COMMON = dict(
-    p=31, train_fraction=0.6, d_model=32, d_mlp=128, n_heads=4, batch_size=128, lr=3e-3, weight_decay=1.0,
-    betas=(0.9, 0.98), target_acc=0.95,
+    p=31,
+    train_fraction=0.6,
+    d_model=32,
+    d_mlp=128,
+    n_heads=4,
+    batch_size=128,
+    lr=3e-3,
+    weight_decay=1.0,
+    betas=(0.9, 0.98),
+    target_acc=0.95,
 )
 PRESETS = {
     "quick": dict(gammas=(0.05, 0.75), rhos=(0.05, 0.25), n_seeds=3, n_steps=600, eval_every=25, **_COMMON),
     # 26 x 10 models in one call: ~1.6 ms CPU per model-step, ~2500 steps -> ~10 min of an idle 2-core machine
-    "paper": dict(gammas=(0.05, 0.25, 0.75, 2.0, 5.0), rhos=(-0.5, 0.05, 0.25, 0.5, 0.9), n_seeds=10, n_steps=2500,
-                  eval_every=25, **_COMMON),
+    "paper": dict(
+        gammas=(0.05, 0.25, 0.75, 2.0, 5.0),
+        rhos=(-0.5, 0.05, 0.25, 0.5, 0.9),
+        n_seeds=10,
+        n_steps=2500,
+        eval_every=25,
+        **_COMMON,
+    ),
 }
 
 
@@ -52,21 +66,36 @@ def _cells(cfg: dict) -> list[tuple[float, float]]:
 def _train(ctx, cfg: dict) -> dict:
     cells, s = _cells(cfg), cfg["n_seeds"]
     n_members, p = len(cells) * s, cfg["p"]
-    splits = [modular_addition(p, cfg["train_fraction"], jax.random.key(10_000 + ctx.seed + i % s)) for i in range(n_members)]
+    splits = [
+        modular_addition(p, cfg["train_fraction"], jax.random.key(10_000 + ctx.seed + i % s))
+        for i in range(n_members)
+    ]
     data = {k: np.stack([d[k] for d in splits]) for k in splits[0]}
     gam = np.repeat([c[0] for c in cells], s).astype(np.float32)
     rho = np.repeat([c[1] for c in cells], s).astype(np.float32)
     keys = jax.random.split(jax.random.key(ctx.seed), s)  # seed s: the same initialization in every cell
-    make = lambda k: Transformer(p + 1, 3, key=k, d_model=cfg["d_model"], n_heads=cfg["n_heads"], d_mlp=cfg["d_mlp"])
+    make = lambda k: Transformer(
+        p + 1, 3, key=k, d_model=cfg["d_model"], n_heads=cfg["n_heads"], d_mlp=cfg["d_mlp"]
+    )
     mask = jnp.asarray([True, True, False])
     return train_method(
         init_stack(make, jnp.concatenate([keys] * len(cells))),
         MethodSpec("sweep"),
         stacked_batches(data["train_x"], data["train_y"], cfg["batch_size"], ctx.seed, extra=(gam, rho)),
-        n_seeds=n_members, n_steps=cfg["n_steps"], lr=cfg["lr"], weight_decay=cfg["weight_decay"],
-        betas=tuple(cfg["betas"]), vocab_size=p, positions=-1, noise_mask=mask, per_member=True,
-        eval_fn=stacked_eval(data["val_x"], data["val_y"], positions=-1), eval_every=cfg["eval_every"],
-        key=jax.random.key(ctx.seed + 1), checkpoint_dir=ctx.checkpoint_dir("sweep"), resume=ctx.resume,
+        n_seeds=n_members,
+        n_steps=cfg["n_steps"],
+        lr=cfg["lr"],
+        weight_decay=cfg["weight_decay"],
+        betas=tuple(cfg["betas"]),
+        vocab_size=p,
+        positions=-1,
+        noise_mask=mask,
+        per_member=True,
+        eval_fn=stacked_eval(data["val_x"], data["val_y"], positions=-1),
+        eval_every=cfg["eval_every"],
+        key=jax.random.key(ctx.seed + 1),
+        checkpoint_dir=ctx.checkpoint_dir("sweep"),
+        resume=ctx.resume,
         progress="stability_sweep",
     )
 
@@ -86,12 +115,23 @@ def _heatmap(ctx, cfg: dict, stats: dict) -> None:
     for (i, g), (j, r) in itertools.product(enumerate(gs), enumerate(rs)):
         st = stats[_name(g, r)]
         mark = "*" if st["excludes_zero"] else ""
-        ax.text(j, i, f"{st['speedup_pct']:+.0f}%{mark}\n[{st['ci_low']:+.0f}, {st['ci_high']:+.0f}]",
-                ha="center", va="center", fontsize=8, fontweight="bold" if mark else "normal",
-                color="white" if abs(st["speedup_pct"]) > 0.6 * lim else "black")
+        ax.text(
+            j,
+            i,
+            f"{st['speedup_pct']:+.0f}%{mark}\n[{st['ci_low']:+.0f}, {st['ci_high']:+.0f}]",
+            ha="center",
+            va="center",
+            fontsize=8,
+            fontweight="bold" if mark else "normal",
+            color="white" if abs(st["speedup_pct"]) > 0.6 * lim else "black",
+        )
     ax.set_xticks(range(len(rs)), [f"{r:g}" for r in rs])
     ax.set_yticks(range(len(gs)), [f"{g:g}" for g in gs])
-    ax.set(xlabel="ρ", ylabel="γ", title=f"median speedup vs baseline [95% CI], * = CI excludes 0 ({cfg['n_seeds']} seeds)")
+    ax.set(
+        xlabel="ρ",
+        ylabel="γ",
+        title=f"median speedup vs baseline [95% CI], * = CI excludes 0 ({cfg['n_seeds']} seeds)",
+    )
     fig.colorbar(im, ax=ax, label="speedup (%)")
     ctx.save_figure(fig, "heatmap.png")
     plt.close(fig)
@@ -119,8 +159,13 @@ def run(ctx) -> dict:
         f"- training: {res['wall_time_s'] / 60:.1f} min wall, {cpu / 60:.1f} min process CPU (shared machine; "
         f"idle 2-core estimate CPU/2 = {cpu / 120:.1f} min)\n"
     )
-    return {"cells": stats, "helped": helped, "hurt": hurt, "train_wall_time_s": res["wall_time_s"],
-            "train_cpu_time_s": cpu}
+    return {
+        "cells": stats,
+        "helped": helped,
+        "hurt": hurt,
+        "train_wall_time_s": res["wall_time_s"],
+        "train_cpu_time_s": cpu,
+    }
 
 
 register(

@@ -404,5 +404,6 @@ register(
             Anchor("diffusion_mse", 3.51e-4, "STABLE, ICLR 2026, forecast MSE"),
         ),
         description="Diffusion return paths (walk-forward) -> precision-form BL -> tangency (published) and long-only",
+        inputs=_data,
     )
 )

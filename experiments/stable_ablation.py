@@ -205,6 +205,13 @@ def _plot(ctx, m):
     plt.close(fig)
 
 
+def _inputs(cfg):
+    """The offline market data this experiment reads (skfolio's and arch's shipped files)."""
+    from jaxkit.forecast import build_market_data
+
+    return build_market_data(cfg["start"], cfg["end"], tickers=cfg["tickers"], freq="D")
+
+
 def run(ctx) -> dict:
     from jaxkit.forecast import forecast_windows
 
@@ -250,5 +257,6 @@ register(
         presets=PRESETS,
         run=run,
         description="Held-out CRPS / CRPS-sum / coverage / MSE of MLP diffusion variants vs four baselines",
+        inputs=_inputs,
     )
 )

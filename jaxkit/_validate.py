@@ -138,8 +138,10 @@ def as_float_array(name: str, x: Any) -> jax.Array:
 def as_float64(name: str, x: Any) -> np.ndarray:
     """``x`` as a float64 NumPy array (for NumPy/SciPy code paths), with the checks of :func:`as_float_array`."""
     if isinstance(x, jax.core.Tracer):
-        raise TypeError(f"{name}: expected a concrete array (this function runs in NumPy, outside jax.jit), "
-                        "received a traced value")
+        raise TypeError(
+            f"{name}: expected a concrete array (this function runs in NumPy, outside jax.jit), "
+            "received a traced value"
+        )
     return _numeric(name, x).astype(np.float64)
 
 
@@ -158,11 +160,15 @@ def check_norm(name: str, x: Any, *, unit: bool = False, atol: float = 1e-4, min
     if unit:
         bad = np.abs(n - 1.0) > atol
         if np.any(bad):
-            raise ValueError(f"{name}: expected unit vectors (|norm - 1| <= {atol}), received {int(bad.sum())} of "
-                             f"{n.size} with norms in [{n.min():.6g}, {n.max():.6g}]")
+            raise ValueError(
+                f"{name}: expected unit vectors (|norm - 1| <= {atol}), received {int(bad.sum())} of "
+                f"{n.size} with norms in [{n.min():.6g}, {n.max():.6g}]"
+            )
     elif np.any(n < min_norm):
-        raise ValueError(f"{name}: expected vectors of non-zero norm, received {int((n < min_norm).sum())} of "
-                         f"{n.size} with norm < {min_norm}")
+        raise ValueError(
+            f"{name}: expected vectors of non-zero norm, received {int((n < min_norm).sum())} of "
+            f"{n.size} with norm < {min_norm}"
+        )
 
 
 def rotation_errors(R: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -212,7 +218,9 @@ def check_shape_tuple(name: str, shape: Any) -> tuple[int, ...]:
     try:
         out = tuple(seq)
     except TypeError:
-        raise TypeError(f"{name}: expected a tuple of integers, received {type(shape).__name__} {shape!r}") from None
+        raise TypeError(
+            f"{name}: expected a tuple of integers, received {type(shape).__name__} {shape!r}"
+        ) from None
     if any(isinstance(s, bool) or not isinstance(s, int | np.integer) or s < 0 for s in out):
         raise ValueError(f"{name}: expected a tuple of integers >= 0, received {shape!r}")
     return tuple(int(s) for s in out)
@@ -237,7 +245,9 @@ def check_finite(name: str, x: Any) -> None:
     arr = np.asarray(x)
     if arr.dtype.kind in "fc" and not np.all(np.isfinite(arr)):
         n_bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
-        raise ValueError(f"{name}: expected finite values, received {n_bad} NaN/inf entries (shape {arr.shape})")
+        raise ValueError(
+            f"{name}: expected finite values, received {n_bad} NaN/inf entries (shape {arr.shape})"
+        )
 
 
 # ==============================================================================================================

@@ -1,6 +1,6 @@
 """The layering of the house (docs: DESIGN.md "Layers"), checked on the source with ``ast``:
 
-- ``kernels/`` imports nothing from ``jaxkit``;
+- ``jaxkit/kernels/`` (the Pallas kernels) imports nothing from the rest of ``jaxkit``;
 - ``jaxkit/`` imports nothing from ``experiments``;
 - ``experiments/`` uses only public names of ``jaxkit`` subpackages;
 - no module in ``jaxkit/<pkg>/`` imports or uses a private name (``_x``) of another subpackage ``jaxkit/<other>/``:
@@ -51,7 +51,9 @@ def _imports(path: Path, root: Path = ROOT) -> list[tuple[int, str]]:
             out += [(node.lineno, a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             mod = _absolute(node, path, root)
-            out += [(node.lineno, mod)] + [(node.lineno, f"{mod}.{a.name}") for a in node.names if a.name != "*"]
+            out += [(node.lineno, mod)] + [
+                (node.lineno, f"{mod}.{a.name}") for a in node.names if a.name != "*"
+            ]
     return out
 
 
@@ -100,7 +102,9 @@ def _chain(node: ast.Attribute) -> tuple[str, list[str]] | None:
 def private_crossings(path: Path, root: Path = ROOT) -> list[str]:
     """Every use in ``path`` (a module of ``jaxkit/<own>/``) of a private name of another subpackage."""
     parts = _dotted(path, root).split(".")
-    own = parts[1] if parts[0] == "jaxkit" and len(parts) > 1 else ""  # outside jaxkit: every subpackage is other
+    own = (
+        parts[1] if parts[0] == "jaxkit" and len(parts) > 1 else ""
+    )  # outside jaxkit: every subpackage is other
     tree = ast.parse(path.read_text(), filename=str(path))
     rel = path.relative_to(root)
     found = [f"{rel}:{line} imports {mod}" for line, mod in _imports(path, root) if _crossing(mod, own, root)]
@@ -123,21 +127,35 @@ SUBPACKAGES = sorted(p.name for p in JAXKIT.iterdir() if p.is_dir() and (p / "__
 
 
 def test_kernels_import_nothing_from_jaxkit():
-    bad = [f"{p.relative_to(ROOT)}:{line} imports {m}" for p in _modules(ROOT / "kernels")
-           for line, m in _imports(p) if m == "jaxkit" or m.startswith("jaxkit.")]
+    bad = [
+        f"{p.relative_to(ROOT)}:{line} imports {m}"
+        for p in _modules(JAXKIT / "kernels")
+        for line, m in _imports(p)
+        if (m == "jaxkit" or m.startswith("jaxkit."))
+        and not (m == "jaxkit.kernels" or m.startswith("jaxkit.kernels."))
+    ]
+    assert _modules(JAXKIT / "kernels"), "jaxkit/kernels holds no module"
     assert bad == []
 
 
 def test_jaxkit_imports_nothing_from_experiments():
-    bad = [f"{p.relative_to(ROOT)}:{line} imports {m}" for p in _modules(JAXKIT)
-           for line, m in _imports(p) if m == "experiments" or m.startswith("experiments.")]
+    bad = [
+        f"{p.relative_to(ROOT)}:{line} imports {m}"
+        for p in _modules(JAXKIT)
+        for line, m in _imports(p)
+        if m == "experiments" or m.startswith("experiments.")
+    ]
     assert bad == []
 
 
 @pytest.mark.parametrize(
     "pkg",
-    [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=KNOWN_CROSSINGS[p])) if p in KNOWN_CROSSINGS
-     else p for p in SUBPACKAGES],
+    [
+        pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=KNOWN_CROSSINGS[p]))
+        if p in KNOWN_CROSSINGS
+        else p
+        for p in SUBPACKAGES
+    ],
 )
 def test_no_private_names_of_other_subpackages(pkg):
     crossings = [c for p in _modules(JAXKIT / pkg) for c in private_crossings(p)]
@@ -162,18 +180,18 @@ def test_the_checker_sees_every_form_of_crossing(tmp_path):
     (root / "jaxkit" / "_validate.py").write_text("")
     src = root / "jaxkit" / "a" / "user.py"
     src.write_text(
-        "from jaxkit.b._impl import g\n"            # 1 private module of b
-        "from ..b._impl import g as h\n"            # 2 relative form
-        "from jaxkit.b import _impl\n"              # 3 private module imported by name
-        "import jaxkit.b._impl\n"                   # 4 dotted import
+        "from jaxkit.b._impl import g\n"  # 1 private module of b
+        "from ..b._impl import g as h\n"  # 2 relative form
+        "from jaxkit.b import _impl\n"  # 3 private module imported by name
+        "import jaxkit.b._impl\n"  # 4 dotted import
         "from jaxkit.b import pub as p\n"
         "from jaxkit import b\n"
         "from jaxkit._validate import check_int\n"  # shared helpers: allowed
-        "from ._impl import _f\n"                   # own package: allowed
+        "from ._impl import _f\n"  # own package: allowed
         "def run():\n"
-        "    p._private()\n"                        # 10 private attribute of b's public module
-        "    b._impl.g()\n"                         # 11 private module through the package
-        "    p.g()\n"                               # public: allowed
+        "    p._private()\n"  # 10 private attribute of b's public module
+        "    b._impl.g()\n"  # 11 private module through the package
+        "    p.g()\n"  # public: allowed
         "    return _f()\n"
     )
     found = private_crossings(src, root)
@@ -182,14 +200,16 @@ def test_the_checker_sees_every_form_of_crossing(tmp_path):
 
 
 def test_experiment_functions_are_short():
-    """Experiments are configuration plus calls: no function in ``experiments/`` is longer than 80 lines."""
+    """Experiments are configuration plus calls: no function in ``experiments/`` has more than 40 statements.
+
+    Statements, not lines: ``ruff format`` puts one argument a line, which lengthens a call but adds no logic."""
     long = []
     for p in _modules(ROOT / "experiments"):
         for node in ast.walk(ast.parse(p.read_text())):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                n = node.end_lineno - node.lineno + 1
-                if n > 80:
-                    long.append(f"{p.relative_to(ROOT)}:{node.lineno} {node.name} has {n} lines")
+                n = len({s.lineno for s in ast.walk(node) if isinstance(s, ast.stmt)})
+                if n > 40:
+                    long.append(f"{p.relative_to(ROOT)}:{node.lineno} {node.name} has {n} statements")
     assert long == []
 
 
@@ -205,8 +225,10 @@ def test_no_untyped_contracts_or_blanket_excepts_in_jaxkit():
             if isinstance(node, ast.ExceptHandler):
                 types = node.type.elts if isinstance(node.type, ast.Tuple) else [node.type]
                 reraises = isinstance(node.body[-1], ast.Raise) and node.body[-1].exc is None
-                if not reraises and (node.type is None or any(
-                        isinstance(t, ast.Name) and t.id in ("Exception", "BaseException") for t in types)):
+                if not reraises and (
+                    node.type is None
+                    or any(isinstance(t, ast.Name) and t.id in ("Exception", "BaseException") for t in types)
+                ):
                     bad.append(f"{p.relative_to(ROOT)}:{node.lineno}: blanket except")
     assert bad == []
 

@@ -36,9 +36,10 @@ def _load(package: str):
 
     top = package.split(".")[0]
     if top not in _package_cache:
-        _package_cache[top] = griffe.load(top, search_paths=[str(ROOT)], resolve_aliases=True,
-                                          resolve_external=False)
-    return _package_cache[top] if package == top else _package_cache[top][package[len(top) + 1:]]
+        _package_cache[top] = griffe.load(
+            top, search_paths=[str(ROOT)], resolve_aliases=True, resolve_external=False
+        )
+    return _package_cache[top] if package == top else _package_cache[top][package[len(top) + 1 :]]
 
 
 def public_members(package: str) -> list[tuple[str, str, int, str]]:
@@ -64,7 +65,7 @@ def public_names(package: str) -> dict[str, list[str]]:
     """``{defining module relative to package (e.g. "_grf", "burgers"): [public names, in source order]}``."""
     groups: dict[str, list[tuple[int, str]]] = {}
     for name, where, line, _ in public_members(package):
-        rel = where[len(package) + 1:] if where.startswith(package + ".") else where
+        rel = where[len(package) + 1 :] if where.startswith(package + ".") else where
         groups.setdefault(rel, []).append((line, name))
     return {k: [n for _, n in sorted(v)] for k, v in groups.items()}
 
@@ -105,7 +106,9 @@ def expand(markdown: str, page_package: str | None = None) -> tuple[str, list[st
             # it, then its members under their public paths (jaxkit.pde.burgers.solve)
             rendered.add(members[source][2])
             inner = sorted(public_members(f"{ident}.{source}"), key=lambda m: (m[1], m[2]))
-            impl = dict.fromkeys(where for _, where, _, _ in inner if where.rsplit(".", 1)[-1].startswith("_"))
+            impl = dict.fromkeys(
+                where for _, where, _, _ in inner if where.rsplit(".", 1)[-1].startswith("_")
+            )
             out = [_directive(where, _DOCSTRING_ONLY) for where in impl]
             out += [_directive(f"{ident}.{source}.{name}", options) for name, _, _, _ in inner]
             rendered.update(target for _, _, _, target in inner)
@@ -132,6 +135,8 @@ def on_page_markdown(markdown, page, config, files):
     package = f"jaxkit.{stem}" if (ROOT / "jaxkit" / stem / "__init__.py").is_file() else None
     new, missing = expand(markdown, package)
     if missing:
-        log.warning(f"api: docs/{uri} does not document these public names of {package}: {', '.join(missing)}; "
-                    f"add a section `::: {package}` with `members_from: <module>`")
+        log.warning(
+            f"api: docs/{uri} does not document these public names of {package}: {', '.join(missing)}; "
+            f"add a section `::: {package}` with `members_from: <module>`"
+        )
     return new

@@ -20,7 +20,7 @@ ROLE = re.compile(r":(?:py:)?(?:func|meth|class|mod|data|attr|obj|exc|const|type
 def _identifier(obj: griffe.Object, target: str) -> str:
     name = target.lstrip(".")
     try:
-        return obj.resolve(name.split(".")[0]) + name[len(name.split(".")[0]):]
+        return obj.resolve(name.split(".")[0]) + name[len(name.split(".")[0]) :]
     except Exception:  # griffe raises NameResolutionError (or others on odd names): keep the written path
         return name
 
@@ -37,8 +37,10 @@ def rewrite(text: str, obj: griffe.Object) -> str:
         target = target.lstrip("~")
         shown = title or (target.lstrip(".").rsplit(".", 1)[-1] if short else target.lstrip("."))
         ident = _identifier(obj, target)
-        return (f'<autoref identifier="{html.escape(ident, quote=True)}" optional>'
-                f"<code>{html.escape(shown)}</code></autoref>")
+        return (
+            f'<autoref identifier="{html.escape(ident, quote=True)}" optional>'
+            f"<code>{html.escape(shown)}</code></autoref>"
+        )
 
     return ROLE.sub(sub, text)
 

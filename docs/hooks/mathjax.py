@@ -16,8 +16,18 @@ from pathlib import Path
 SITE_DIR = "javascripts/mathjax"
 ENTRY = "tex-mml-chtml.js"
 # The other combined bundles are alternatives to ENTRY (SVG output, full/speech builds, node): not needed.
-SKIP = ("tex-chtml.js", "tex-chtml-full.js", "tex-chtml-full-speech.js", "tex-mml-svg.js", "tex-svg.js",
-        "tex-svg-full.js", "mml-chtml.js", "mml-svg.js", "node-main.js", "latest.js")
+SKIP = (
+    "tex-chtml.js",
+    "tex-chtml-full.js",
+    "tex-chtml-full-speech.js",
+    "tex-mml-svg.js",
+    "tex-svg.js",
+    "tex-svg-full.js",
+    "mml-chtml.js",
+    "mml-svg.js",
+    "node-main.js",
+    "latest.js",
+)
 
 log = logging.getLogger("mkdocs.hooks.mathjax")
 
@@ -29,8 +39,10 @@ def mathjax_dir() -> Path:
     try:
         import mathjax
     except ImportError as e:
-        raise PluginError("MathJax is missing: install the docs extra (pip install -e '.[docs]'), which "
-                          "brings the MathJax 3 files from PyPI (django-static-mathjax)") from e
+        raise PluginError(
+            "MathJax is missing: install the docs extra (pip install -e '.[docs]'), which "
+            "brings the MathJax 3 files from PyPI (django-static-mathjax)"
+        ) from e
     es5 = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
     if not (es5 / ENTRY).is_file():
         raise PluginError(f"MathJax files not found in {es5}: reinstall django-static-mathjax")

@@ -122,8 +122,10 @@ class TutorialRun:
         return self.returncode == 0
 
     def failure(self, tail: int = 6000) -> str:
-        return (f"{self.path.name} failed (exit {self.returncode}) after {len(self.blocks)} block(s):\n"
-                f"{self.stdout[-3000:]}\n{self.stderr[-tail:]}")
+        return (
+            f"{self.path.name} failed (exit {self.returncode}) after {len(self.blocks)} block(s):\n"
+            f"{self.stdout[-3000:]}\n{self.stderr[-tail:]}"
+        )
 
 
 def extract_blocks(markdown: str) -> list[Block]:
@@ -131,8 +133,14 @@ def extract_blocks(markdown: str) -> list[Block]:
     return [Block(markdown.count("\n", 0, m.start(1)) + 1, m.group(1)) for m in BLOCK.finditer(markdown)]
 
 
-def run_tutorial(path: Path | list[Path], workdir: Path, *, env: dict | None = None, python: str | None = None,
-                 timeout: float = TIMEOUT_S) -> TutorialRun:
+def run_tutorial(
+    path: Path | list[Path],
+    workdir: Path,
+    *,
+    env: dict | None = None,
+    python: str | None = None,
+    timeout: float = TIMEOUT_S,
+) -> TutorialRun:
     """Run all python blocks of ``path`` in one fresh interpreter with ``workdir`` as working directory.
 
     ``path`` may be a list of pages: their blocks then run one after the other in the same interpreter (how the
@@ -145,8 +153,15 @@ def run_tutorial(path: Path | list[Path], workdir: Path, *, env: dict | None = N
     blocks = [dataclasses.replace(b, path=str(p)) for p in paths for b in extract_blocks(p.read_text())]
     with tempfile.TemporaryDirectory(prefix="jaxkit-tutorial-") as tmp:
         spec, out = Path(tmp) / "spec.json", Path(tmp) / "results.json"
-        spec.write_text(json.dumps({"path": str(path), "image_suffixes": IMAGE_SUFFIXES,
-                                    "blocks": [dataclasses.asdict(b) for b in blocks]}))
+        spec.write_text(
+            json.dumps(
+                {
+                    "path": str(path),
+                    "image_suffixes": IMAGE_SUFFIXES,
+                    "blocks": [dataclasses.asdict(b) for b in blocks],
+                }
+            )
+        )
         if env is None:
             env = dict(os.environ)
             env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
@@ -154,15 +169,22 @@ def run_tutorial(path: Path | list[Path], workdir: Path, *, env: dict | None = N
         env = {**env, "PYTHONUNBUFFERED": "1"}
         t0 = time.perf_counter()
         try:
-            proc = subprocess.run([python or sys.executable, "-c", _DRIVER, str(spec), str(out)], cwd=workdir,
-                                  env=env, capture_output=True, text=True, timeout=timeout)
+            proc = subprocess.run(
+                [python or sys.executable, "-c", _DRIVER, str(spec), str(out)],
+                cwd=workdir,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
             rc, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
         except subprocess.TimeoutExpired as e:
             rc, stdout, stderr = -9, str(e.stdout or ""), f"timed out after {timeout} s\n{e.stderr or ''}"
         seconds = time.perf_counter() - t0
         raw = json.loads(out.read_text()) if out.exists() else []
-    outputs = [BlockOutput(r["stdout"], {name: (workdir / name).read_bytes() for name in r["images"]})
-               for r in raw]
+    outputs = [
+        BlockOutput(r["stdout"], {name: (workdir / name).read_bytes() for name in r["images"]}) for r in raw
+    ]
     if rc == 0 and len(outputs) != len(blocks):
         rc, stderr = 1, stderr + f"\nexpected outputs of {len(blocks)} blocks, got {len(outputs)}"
     return TutorialRun(path, outputs, rc, stdout, stderr, seconds)
@@ -189,10 +211,12 @@ def annotate(markdown: str, run: TutorialRun, figure_prefix: str) -> str:
     """Insert each block's output after the block's closing fence."""
     matches = list(BLOCK.finditer(markdown))
     if len(matches) != len(run.blocks):
-        raise ValueError(f"{run.path.name}: {len(matches)} python blocks on the page, {len(run.blocks)} executed")
+        raise ValueError(
+            f"{run.path.name}: {len(matches)} python blocks on the page, {len(run.blocks)} executed"
+        )
     pieces, last = [], 0
     for m, out in zip(matches, run.blocks):
-        pieces.append(markdown[last:m.end()])
+        pieces.append(markdown[last : m.end()])
         rendered = render_output(out, figure_prefix)
         if rendered:
             pieces.append("\n\n" + rendered + "\n")
@@ -239,20 +263,27 @@ def on_files(files, config):
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="jaxkit-tutorials-") as tmp:
         with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-            futures = {f.src_uri: pool.submit(run_tutorial, Path(f.abs_src_path),
-                                             Path(tmp) / f.src_uri.replace("/", "_"))
-                       for f in sorted(pages, key=lambda f: not f.src_uri.startswith("tutorials/"))}
+            futures = {
+                f.src_uri: pool.submit(
+                    run_tutorial, Path(f.abs_src_path), Path(tmp) / f.src_uri.replace("/", "_")
+                )
+                for f in sorted(pages, key=lambda f: not f.src_uri.startswith("tutorials/"))
+            }
             runs = {uri: fut.result() for uri, fut in futures.items()}
     failed = [r for r in runs.values() if not r.ok]
     if failed:
         raise PluginError("tutorial execution failed:\n" + "\n".join(r.failure() for r in failed))
     for uri, run in runs.items():
         folder = uri.split("/")[0]
-        log.info(f"tutorials: {uri} executed in {run.seconds:.1f} s "
-                 f"({sum(len(b.images) for b in run.blocks)} figure(s))")
+        log.info(
+            f"tutorials: {uri} executed in {run.seconds:.1f} s "
+            f"({sum(len(b.images) for b in run.blocks)} figure(s))"
+        )
         for out in run.blocks:
             for name, content in out.images.items():
-                files.append(File.generated(config, f"{folder}/{_figure_prefix(uri)}/{name}", content=content))
+                files.append(
+                    File.generated(config, f"{folder}/{_figure_prefix(uri)}/{name}", content=content)
+                )
         _runs[uri] = run
     log.info(f"tutorials: {len(runs)} pages executed in {time.perf_counter() - t0:.1f} s with {jobs} job(s)")
     return files
@@ -265,8 +296,10 @@ def on_page_markdown(markdown, page, config, files):
     if uri not in _runs:
         if not uri.startswith("tutorials/"):
             return markdown
-        return ('!!! note "Outputs not shown"\n    This build did not execute the tutorials '
-                "(`JAXKIT_DOCS_EXECUTE=0`); a normal `mkdocs build` shows every output and figure.\n\n" + markdown)
+        return (
+            '!!! note "Outputs not shown"\n    This build did not execute the tutorials '
+            "(`JAXKIT_DOCS_EXECUTE=0`); a normal `mkdocs build` shows every output and figure.\n\n" + markdown
+        )
     return annotate(markdown, _runs[uri], _figure_prefix(uri))
 
 

@@ -62,13 +62,17 @@ def check_time(schedule: object, t: Any, name: str = "t") -> Any:
             return eqx.error_if(t, (t < 0) | (t >= T), f"{name}: step index outside [0, {T - 1}]")
         a = np.asarray(t)
         if a.size and (a.min() < 0 or a.max() >= T):
-            raise ValueError(f"{name}: expected step indices in [0, {T - 1}], received range [{a.min()}, {a.max()}]")
+            raise ValueError(
+                f"{name}: expected step indices in [0, {T - 1}], received range [{a.min()}, {a.max()}]"
+            )
         return t
     if isinstance(schedule, AbstractSchedule):
         if not is_tracer(t):
             a = np.asarray(t, dtype=np.float64)
             if a.size and (not np.all(np.isfinite(a)) or a.min() < 0.0 or a.max() > 1.0):
-                raise ValueError(f"{name}: expected diffusion times in [0, 1], received range [{a.min()}, {a.max()}]")
+                raise ValueError(
+                    f"{name}: expected diffusion times in [0, 1], received range [{a.min()}, {a.max()}]"
+                )
         return t
     raise TypeError(
         f"schedule: expected a DiscreteSchedule or an AbstractSchedule (VPSchedule, CosineVPSchedule, "
@@ -79,8 +83,10 @@ def check_time(schedule: object, t: Any, name: str = "t") -> Any:
 def _check_sigma_nonzero(sigma: Array, t: Any) -> None:
     """The score divides by ``sigma_t``; at ``t = 0`` of a VP schedule ``sigma_t = 0`` (checked when concrete)."""
     if not is_tracer(sigma) and np.any(np.asarray(sigma) <= 0):
-        raise ValueError(f"t: the score divides by sigma_t, which is 0 at t = {np.asarray(t).min()}; expected "
-                         "times with sigma_t > 0 (e.g. t >= t_min > 0)")
+        raise ValueError(
+            f"t: the score divides by sigma_t, which is 0 at t = {np.asarray(t).min()}; expected "
+            "times with sigma_t > 0 (e.g. t >= t_min > 0)"
+        )
 
 
 def marginal_coefs(schedule: Schedule, t: ArrayLike) -> tuple[Array, Array]:

@@ -282,7 +282,9 @@ def cdf_reference(omega: ArrayLike, sigma: ArrayLike) -> np.ndarray:
     from scipy.special import erf
 
     check_sigma("sigma", sigma)
-    w, e = np.broadcast_arrays(np.clip(np.asarray(omega, np.float64), 0, np.pi), np.asarray(sigma, np.float64))
+    w, e = np.broadcast_arrays(
+        np.clip(np.asarray(omega, np.float64), 0, np.pi), np.asarray(sigma, np.float64)
+    )
     out = np.empty(w.shape)
     ser = e >= SIGMA_SWITCH
     if np.any(ser):
@@ -512,7 +514,9 @@ def _score_norm_impl(sigma: Array) -> Array:
 # ------------------------------------------------------------------------------------------------------------
 
 
-def sample_angle(key: PRNGKeyArray, sigma: ArrayLike, shape: tuple[int, ...] = (), dtype: Any = None) -> Array:
+def sample_angle(
+    key: PRNGKeyArray, sigma: ArrayLike, shape: tuple[int, ...] = (), dtype: Any = None
+) -> Array:
     """Rotation angles ``omega ~ p(. ; sigma)`` of shape ``shape`` (``sigma`` broadcasts to ``shape``)."""
     check_sigma("sigma", sigma)
     dtype = dtype or jnp.result_type(float)
@@ -536,7 +540,9 @@ def _uniforms(key: PRNGKeyArray, shape: tuple[int, ...], dtype: Any) -> Array:
     return jax.random.uniform(key, (3,) + tuple(shape), dtype)
 
 
-def sample_vector(key: PRNGKeyArray, sigma: ArrayLike, shape: tuple[int, ...] = (), dtype: Any = None) -> Array:
+def sample_vector(
+    key: PRNGKeyArray, sigma: ArrayLike, shape: tuple[int, ...] = (), dtype: Any = None
+) -> Array:
     """IGSO(3)(sigma) rotation vectors ``(*shape, 3)``: inverse-CDF angle times a uniform axis."""
     check_sigma("sigma", sigma)
     dtype = dtype or jnp.result_type(float)

@@ -67,9 +67,7 @@ def ddim_timesteps(total_steps: int, n_steps: int) -> np.ndarray:
     """Descending, distinct step indices ``T-1 .. 0`` (``n_steps`` of them, evenly spaced)."""
     check_int("n_steps", n_steps, minimum=1)
     if n_steps > total_steps:
-        raise ValueError(
-            f"n_steps: expected at most the schedule length {total_steps}, received {n_steps}"
-        )
+        raise ValueError(f"n_steps: expected at most the schedule length {total_steps}, received {n_steps}")
     ts = np.round(np.linspace(total_steps - 1, 0, n_steps)).astype(np.int32)
     return ts
 
@@ -178,13 +176,19 @@ def check_time_grid(ts: ArrayLike, name: str = "ts") -> Array:
     if not is_tracer(ts):
         a = np.asarray(ts, dtype=np.float64)
         if a.ndim != 1 or a.shape[0] < 2:
-            raise ValueError(f"{name}: expected a 1-D descending time grid with >= 2 entries, received shape {a.shape}")
+            raise ValueError(
+                f"{name}: expected a 1-D descending time grid with >= 2 entries, received shape {a.shape}"
+            )
         if not np.all(np.isfinite(a)) or a.min() < 0 or a.max() > 1:
             raise ValueError(f"{name}: expected times in [0, 1], received range [{a.min()}, {a.max()}]")
         if np.any(np.diff(a) >= 0):
-            raise ValueError(f"{name}: expected a strictly descending grid (t_max -> t_min), received {a[:4]}...")
+            raise ValueError(
+                f"{name}: expected a strictly descending grid (t_max -> t_min), received {a[:4]}..."
+            )
     elif jnp.ndim(ts) != 1 or jnp.shape(ts)[0] < 2:
-        raise ValueError(f"{name}: expected a 1-D descending time grid with >= 2 entries, received shape {jnp.shape(ts)}")
+        raise ValueError(
+            f"{name}: expected a 1-D descending time grid with >= 2 entries, received shape {jnp.shape(ts)}"
+        )
     return jnp.asarray(ts)
 
 

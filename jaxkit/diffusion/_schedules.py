@@ -71,9 +71,7 @@ def linear_beta_schedule(n_steps: int, beta_start: float = 1e-4, beta_end: float
     return np.linspace(beta_start, beta_end, n_steps, dtype=np.float64)
 
 
-def quadratic_beta_schedule(
-    n_steps: int = 50, beta_start: float = 1e-4, beta_end: float = 0.5
-) -> np.ndarray:
+def quadratic_beta_schedule(n_steps: int = 50, beta_start: float = 1e-4, beta_end: float = 0.5) -> np.ndarray:
     """CSDI "quad" betas (float64 NumPy): ``linspace(sqrt(beta_start), sqrt(beta_end), n_steps)**2``."""
     check_int("n_steps", n_steps, minimum=1)
     check_range("beta_start", beta_start, 0.0, 1.0, closed=False)

@@ -71,8 +71,10 @@ def _check_center(x: ArrayLike, center: ArrayLike) -> None:
     try:
         np.broadcast_shapes(np.shape(x), np.shape(center))
     except ValueError:
-        raise ValueError(f"center: expected a shape that broadcasts with x {np.shape(x)} (e.g. (3,)), received "
-                         f"{np.shape(center)}") from None
+        raise ValueError(
+            f"center: expected a shape that broadcasts with x {np.shape(x)} (e.g. (3,)), received "
+            f"{np.shape(center)}"
+        ) from None
 
 
 def normalize(x: ArrayLike, center: ArrayLike, scale: float = 2.7) -> Array:
@@ -119,7 +121,15 @@ class DSMTerms(NamedTuple):
 
 
 def rot_step(
-    R: Array, s: Array, z: Array, sched: VESchedule, t: Array, t_next: Array, method: str, eta: float, noise: Array
+    R: Array,
+    s: Array,
+    z: Array,
+    sched: VESchedule,
+    t: Array,
+    t_next: Array,
+    method: str,
+    eta: float,
+    noise: Array,
 ) -> Array:
     """One reverse step of the VE rotation process, body frame: ``R exp(hat(u))``; ``noise`` gates ``z``."""
     dt = t - t_next
@@ -332,7 +342,9 @@ class SE3Diffusion(eqx.Module):
         n = ts.shape[0] - 1
         gate = jnp.ones(n, ts.dtype) if noise_final else (jnp.arange(n) < n - 1).astype(ts.dtype)
 
-        def step(c: tuple[Array, Array], inp: tuple[Array, Array, Array, Array]) -> tuple[tuple[Array, Array], None]:
+        def step(
+            c: tuple[Array, Array], inp: tuple[Array, Array, Array, Array]
+        ) -> tuple[tuple[Array, Array], None]:
             R, x = c
             t, t_next, k, noise = inp
             kr, kx = jax.random.split(k)

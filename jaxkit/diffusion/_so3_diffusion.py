@@ -102,7 +102,9 @@ def brownian_motion(key: PRNGKeyArray, R0: ArrayLike, total_time: float, n_steps
     return R
 
 
-def _run(score_fn: RotScoreFn, schedule: VESchedule, R_T: ArrayLike, key: PRNGKeyArray, ts: ArrayLike, method: str):
+def _run(
+    score_fn: RotScoreFn, schedule: VESchedule, R_T: ArrayLike, key: PRNGKeyArray, ts: ArrayLike, method: str
+):
     _check_schedule(schedule)
     g.check_rotation("R_T", R_T)
     ts = check_time_grid(ts)
@@ -125,6 +127,8 @@ def reverse_sde_sample(
     return _run(score_fn, schedule, R_T, key, ts, "em")
 
 
-def probability_flow_sample(score_fn: RotScoreFn, schedule: VESchedule, R_T: ArrayLike, ts: ArrayLike) -> Array:
+def probability_flow_sample(
+    score_fn: RotScoreFn, schedule: VESchedule, R_T: ArrayLike, ts: ArrayLike
+) -> Array:
     """Exponential-map Euler steps on the probability-flow ODE ``dR = -R o (g^2 s / 2) dt``, ``ts[0] -> ts[-1]``."""
     return _run(score_fn, schedule, R_T, jax.random.key(0), ts, "ode")

@@ -69,15 +69,23 @@ def read_ligand(ligand: Chem.Mol | str | Path) -> Chem.Mol:
     """An RDKit molecule from a molecule, an SDF/MOL path, or a SMILES string (named in errors)."""
     if isinstance(ligand, Chem.Mol):
         return ligand
-    if isinstance(ligand, Path) or (isinstance(ligand, str) and Path(ligand).suffix.lower() in (".sdf", ".sd", ".mol")):
+    if isinstance(ligand, Path) or (
+        isinstance(ligand, str) and Path(ligand).suffix.lower() in (".sdf", ".sd", ".mol")
+    ):
         return load_ligand(ligand, require_3d=False)
     if isinstance(ligand, str):
         return ligand_from_smiles(ligand)
-    raise TypeError(f"ligand: expected an RDKit Mol, an SDF/MOL path or a SMILES string, received {type(ligand).__name__}")
+    raise TypeError(
+        f"ligand: expected an RDKit Mol, an SDF/MOL path or a SMILES string, received {type(ligand).__name__}"
+    )
 
 
 def resolve_pocket(
-    protein_atoms, pocket: Pocket | Chem.Mol | str | Path | Sequence[float], *, size: float = 22.0, cutoff: float = 10.0
+    protein_atoms,
+    pocket: Pocket | Chem.Mol | str | Path | Sequence[float],
+    *,
+    size: float = 22.0,
+    cutoff: float = 10.0,
 ) -> Pocket:
     """A :class:`Pocket` from a Pocket, a reference ligand (Mol or SDF path: residues within ``cutoff`` Å), or a
     center ``(x, y, z)`` (residues within ``size / 2`` Å)."""
@@ -88,15 +96,19 @@ def resolve_pocket(
         return extract_pocket(protein_atoms, conformer_positions(Chem.RemoveAllHs(ref)), cutoff=cutoff)
     center = np.asarray(pocket, dtype=np.float64)
     if center.shape != (3,):
-        raise ValueError(f"pocket: expected a reference ligand, a Pocket or a center (x, y, z), received {pocket!r}")
+        raise ValueError(
+            f"pocket: expected a reference ligand, a Pocket or a center (x, y, z), received {pocket!r}"
+        )
     return pocket_from_center(protein_atoms, center, size=size)
 
 
 def _sizes_for(config: ModelConfig, lig: PreparedLigand, pocket: Pocket) -> ComplexSizes:
     f = lig.frag
     return ComplexSizes(
-        max(config.ligand, f.n_atoms), max(config.pocket, pocket.n_atoms),
-        max(config.fragments, f.n_fragments), max(config.dummies, len(f.dummies), 1),
+        max(config.ligand, f.n_atoms),
+        max(config.pocket, pocket.n_atoms),
+        max(config.fragments, f.n_fragments),
+        max(config.dummies, len(f.dummies), 1),
     )
 
 
@@ -107,7 +119,9 @@ def _sampler(n_samples: int, n_steps: int, method: str) -> Callable:
     key = (n_samples, n_steps, method)
     if key not in _SAMPLERS:
         _SAMPLERS[key] = eqx.filter_jit(
-            lambda m, c, k: dock_samples(m, m.process, c, k, n_samples=n_samples, n_steps=n_steps, method=method)
+            lambda m, c, k: dock_samples(
+                m, m.process, c, k, n_samples=n_samples, n_steps=n_steps, method=method
+            )
         )
     return _SAMPLERS[key]
 
@@ -120,8 +134,10 @@ ASSEMBLIES = ("none", "conformer_matching")
 
 def _minimization(ranking: str) -> dict:
     """``rank_poses`` keywords of a ranking: Vina minimization with its default step budget or to convergence."""
-    return {"minimize": ranking in ("vinardo_minimized", "vinardo_converged"),
-            "minimize_steps": CONVERGED_STEPS if ranking == "vinardo_converged" else 0}
+    return {
+        "minimize": ranking in ("vinardo_minimized", "vinardo_converged"),
+        "minimize_steps": CONVERGED_STEPS if ranking == "vinardo_converged" else 0,
+    }
 
 
 def _sample_raw(model, c, key, n_samples: int, n_steps: int, method: str) -> tuple[np.ndarray, np.ndarray]:
@@ -133,7 +149,12 @@ def _sample_raw(model, c, key, n_samples: int, n_steps: int, method: str) -> tup
 
 
 def assemble_poses(
-    lig: PreparedLigand, x: np.ndarray, gaps: np.ndarray, *, assemble: Assemble = "none", relax: bool = True,
+    lig: PreparedLigand,
+    x: np.ndarray,
+    gaps: np.ndarray,
+    *,
+    assemble: Assemble = "none",
+    relax: bool = True,
     seed: int = 0,
 ) -> tuple[list[Chem.Mol], np.ndarray]:
     """Sampled fragment poses ``x`` ``(n, >= n_atoms, 3)`` (Å) as molecules. ``"none"``: the sampled atoms as they
@@ -144,10 +165,14 @@ def assemble_poses(
     n = lig.frag.n_atoms
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 3 or x.shape[1] < n or x.shape[2] != 3:
-        raise ValueError(f"x: expected sampled positions (n_samples, >= {n}, 3) (the ligand's {n} atoms first), "
-                         f"received shape {x.shape}")
+        raise ValueError(
+            f"x: expected sampled positions (n_samples, >= {n}, 3) (the ligand's {n} atoms first), "
+            f"received shape {x.shape}"
+        )
     if np.shape(gaps) != (x.shape[0],):
-        raise ValueError(f"gaps: expected one bond gap per sample, shape ({x.shape[0]},), received {np.shape(gaps)}")
+        raise ValueError(
+            f"gaps: expected one bond gap per sample, shape ({x.shape[0]},), received {np.shape(gaps)}"
+        )
     if assemble == "none":
         mols = [with_positions(lig.frag.mol, xi[:n]) for xi in x]
         return ([relax_pose(m) for m in mols] if relax else mols), np.asarray(gaps, np.float64)
@@ -160,8 +185,15 @@ def assemble_poses(
 
 
 def sample_complex(
-    model: FragmentScoreModel, c: DockingComplex, lig: PreparedLigand, key: PRNGKeyArray, *,
-    n_samples: int, n_steps: int = 30, method: Literal["ddim", "em", "ode"] = "ddim", relax: bool = True,
+    model: FragmentScoreModel,
+    c: DockingComplex,
+    lig: PreparedLigand,
+    key: PRNGKeyArray,
+    *,
+    n_samples: int,
+    n_steps: int = 30,
+    method: Literal["ddim", "em", "ode"] = "ddim",
+    relax: bool = True,
     assemble: Assemble = "none",
 ) -> tuple[list[Chem.Mol], np.ndarray]:
     """``n_samples`` poses as RDKit molecules (Å; see :func:`assemble_poses`) and their bond gaps (Å; before
@@ -210,7 +242,9 @@ def dock(
     if isinstance(model, str | Path):
         model, config, _ = load_model(model)
     elif not isinstance(model, FragmentScoreModel):
-        raise TypeError(f"model: expected a FragmentScoreModel or a model file path, received {type(model).__name__}")
+        raise TypeError(
+            f"model: expected a FragmentScoreModel or a model file path, received {type(model).__name__}"
+        )
     t0 = time.perf_counter()
     protein = Path(protein)
     atoms = load_protein(protein)
@@ -218,15 +252,25 @@ def dock(
     mol = read_ligand(ligand)
     lig = ligand_fragments(mol, conformer="rdkit", seed=conformer_seed)
     c = build_complex(lig, poc, sizes=_sizes_for(config, lig, poc), name=str(protein))
-    mols, gaps = sample_complex(model, c, lig, key, n_samples=n_samples, n_steps=n_steps, method=method,
-                                assemble=assemble)
+    mols, gaps = sample_complex(
+        model, c, lig, key, n_samples=n_samples, n_steps=n_steps, method=method, assemble=assemble
+    )
     if rank:
         scorer = make_scorer(poc, protein, workdir=workdir) if ranking != "consensus" else None
-        ranked = rank_poses(mols, gaps, scorer, protein, pb_budget=pb_budget,
-                            order="consensus" if ranking == "consensus" else "vinardo",
-                            **_minimization(ranking))
+        ranked = rank_poses(
+            mols,
+            gaps,
+            scorer,
+            protein,
+            pb_budget=pb_budget,
+            order="consensus" if ranking == "consensus" else "vinardo",
+            **_minimization(ranking),
+        )
     else:
-        ranked = [RankedPose(i, m, float("nan"), float(g), None, [], rank=i) for i, (m, g) in enumerate(zip(mols, gaps))]
+        ranked = [
+            RankedPose(i, m, float("nan"), float(g), None, [], rank=i)
+            for i, (m, g) in enumerate(zip(mols, gaps))
+        ]
     return DockingResult(ranked, time.perf_counter() - t0, lig, c)
 
 
@@ -252,8 +296,18 @@ def evaluate_complex(
     sample), ``best_rmsd`` (oracle best of ``n_samples``), ``median_rmsd``, ``top1_bond_gap``, ``seconds`` and
     ``cpu_seconds`` (sampling + assembly + ranking, wall and process CPU time) and the poses."""
     variant = (assemble, ranking if rank else "none")
-    return evaluate_variants(example, model, key, [variant], config=config, n_samples=n_samples, n_steps=n_steps,
-                             conformer=conformer, pb_budget=pb_budget, conformer_seed=conformer_seed)[variant]
+    return evaluate_variants(
+        example,
+        model,
+        key,
+        [variant],
+        config=config,
+        n_samples=n_samples,
+        n_steps=n_steps,
+        conformer=conformer,
+        pb_budget=pb_budget,
+        conformer_seed=conformer_seed,
+    )[variant]
 
 
 def evaluate_variants(
@@ -284,8 +338,11 @@ def evaluate_variants(
     for a, r in variants:
         t1, c1 = time.perf_counter(), time.process_time()
         if a not in assembled:
-            assembled[a] = (*assemble_poses(lig, x, raw_gaps, assemble=a), time.perf_counter() - t1,
-                            time.process_time() - c1)
+            assembled[a] = (
+                *assemble_poses(lig, x, raw_gaps, assemble=a),
+                time.perf_counter() - t1,
+                time.process_time() - c1,
+            )
             t1, c1 = time.perf_counter(), time.process_time()
         mols, gaps, ta, ca = assembled[a]
         if r.startswith("vinardo") and scorer is None and not note:
@@ -294,15 +351,26 @@ def evaluate_variants(
             except RuntimeError as e:  # receptor preparation failed: rank by PoseBusters alone, say so
                 note = str(e)
         if r == "none":
-            ranked = [RankedPose(i, m, float("nan"), float(g), None, [], rank=i) for i, (m, g) in enumerate(zip(mols, gaps))]
+            ranked = [
+                RankedPose(i, m, float("nan"), float(g), None, [], rank=i)
+                for i, (m, g) in enumerate(zip(mols, gaps))
+            ]
         else:
             vina = r.startswith("vinardo")
-            ranked = rank_poses(mols, gaps, scorer if vina else None, example.protein_path, pb_budget=pb_budget,
-                                order="vinardo" if vina else r,
-                                **(_minimization(r) if scorer is not None else {}))
+            ranked = rank_poses(
+                mols,
+                gaps,
+                scorer if vina else None,
+                example.protein_path,
+                pb_budget=pb_budget,
+                order="vinardo" if vina else r,
+                **(_minimization(r) if scorer is not None else {}),
+            )
         seconds = t_sample + ta + time.perf_counter() - t1
         cpu = c_sample + ca + time.process_time() - c1
-        out[(a, r)] = _score_ranked(example, ranked, seconds, cpu, t_sample, note if r.startswith("vinardo") else "")
+        out[(a, r)] = _score_ranked(
+            example, ranked, seconds, cpu, t_sample, note if r.startswith("vinardo") else ""
+        )
     return out
 
 

@@ -130,7 +130,11 @@ def _greedy(x, y, quads, sides, theta, grid, sweeps):
 
 
 def _dihedrals(x: np.ndarray, quads: np.ndarray) -> np.ndarray:
-    b0, b1, b2 = x[quads[:, 0]] - x[quads[:, 1]], x[quads[:, 2]] - x[quads[:, 1]], x[quads[:, 3]] - x[quads[:, 2]]
+    b0, b1, b2 = (
+        x[quads[:, 0]] - x[quads[:, 1]],
+        x[quads[:, 2]] - x[quads[:, 1]],
+        x[quads[:, 3]] - x[quads[:, 2]],
+    )
     b1n = b1 / np.linalg.norm(b1, axis=-1, keepdims=True)
     v = b0 - (b0 * b1n).sum(-1, keepdims=True) * b1n
     w = b2 - (b2 * b1n).sum(-1, keepdims=True) * b1n

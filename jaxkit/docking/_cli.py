@@ -24,11 +24,15 @@ from ._train import SHIPPED_MODEL
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m jaxkit.docking", description="Fragment-diffusion docking (SigmaDock-style).")
+    p = argparse.ArgumentParser(
+        prog="python -m jaxkit.docking", description="Fragment-diffusion docking (SigmaDock-style)."
+    )
     sub = p.add_subparsers(dest="command", required=True)
     d = sub.add_parser("dock", help="dock a ligand into a protein pocket")
     d.add_argument("--protein", required=True, help="protein PDB file")
-    d.add_argument("--ligand", required=True, help="ligand SDF/MOL file (chemistry only is used) or a SMILES string")
+    d.add_argument(
+        "--ligand", required=True, help="ligand SDF/MOL file (chemistry only is used) or a SMILES string"
+    )
     g = d.add_mutually_exclusive_group(required=True)
     g.add_argument("--ref-ligand", help="reference ligand SDF defining the pocket (redocking)")
     g.add_argument("--center", nargs=3, type=float, metavar=("X", "Y", "Z"), help="pocket center (Å)")
@@ -40,16 +44,26 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--no-rank", action="store_true", help="skip Vinardo + PoseBusters ranking")
     d.add_argument("--pb-budget", type=int, default=8, help="PoseBusters checks per complex (ranking)")
-    d.add_argument("--assemble", choices=ASSEMBLIES, default="conformer_matching",
-                   help="turn each sample into the RDKit conformer fitted to it (conformer_matching, default: "
-                        "chosen on CCD validation complexes) or keep the sampled fragments (none)")
-    d.add_argument("--ranking", choices=RANKINGS, default="vinardo_converged",
-                   help="order of PoseBusters-valid poses: Vinardo energy after Vina's local minimization of each "
-                   "pose run to convergence (vinardo_converged, default: chosen on CCD validation complexes) or "
-                   "for Vina's default step budget (vinardo_minimized), as sampled (vinardo, SigmaDock's), or "
-                   "sample consensus")
+    d.add_argument(
+        "--assemble",
+        choices=ASSEMBLIES,
+        default="conformer_matching",
+        help="turn each sample into the RDKit conformer fitted to it (conformer_matching, default: "
+        "chosen on CCD validation complexes) or keep the sampled fragments (none)",
+    )
+    d.add_argument(
+        "--ranking",
+        choices=RANKINGS,
+        default="vinardo_converged",
+        help="order of PoseBusters-valid poses: Vinardo energy after Vina's local minimization of each "
+        "pose run to convergence (vinardo_converged, default: chosen on CCD validation complexes) or "
+        "for Vina's default step budget (vinardo_minimized), as sampled (vinardo, SigmaDock's), or "
+        "sample consensus",
+    )
     t = sub.add_parser("train", help="train a docking model")
-    t.add_argument("--data", default=None, help="folder of complexes <id>/<id>_protein.pdb + <id>/<id>_ligand.sdf")
+    t.add_argument(
+        "--data", default=None, help="folder of complexes <id>/<id>_protein.pdb + <id>/<id>_ligand.sdf"
+    )
     t.add_argument("--ccd", type=int, default=0, help="number of CCD pseudo-pocket training ligands")
     t.add_argument("--out", required=True, help="model file to write")
     t.add_argument("--steps", type=int, default=2000)
@@ -58,7 +72,9 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--width", type=int, default=48)
     t.add_argument("--depth", type=int, default=3)
     t.add_argument("--augment", type=int, default=1, help="featurizations per complex (conformer / cut set)")
-    t.add_argument("--devices", type=int, default=None, help="devices of the data-parallel mesh (default: all)")
+    t.add_argument(
+        "--devices", type=int, default=None, help="devices of the data-parallel mesh (default: all)"
+    )
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--resume", action="store_true", help="continue from the checkpoints next to --out")
     return p
@@ -88,29 +104,57 @@ def _dock(a: argparse.Namespace) -> int:
     if a.steps < 1:
         return _fail(f"--steps: expected an integer >= 1, received {a.steps}")
     mol = read_ligand(lig)
-    pocket = resolve_pocket(load_protein(a.protein), a.ref_ligand if a.ref_ligand is not None else tuple(a.center),
-                            size=a.size)
+    pocket = resolve_pocket(
+        load_protein(a.protein), a.ref_ligand if a.ref_ligand is not None else tuple(a.center), size=a.size
+    )
     model = Path(a.model) if a.model else SHIPPED_MODEL
     if not model.exists():
-        return _fail(f"--model: file {model} does not exist" + ("" if a.model else " (the shipped model is missing)"))
-    print(f"docking {lig} into {a.protein}: pocket of {pocket.n_atoms} atoms, {a.n_samples} samples x {a.steps} "
-          f"steps ...", file=sys.stderr, flush=True)
+        return _fail(
+            f"--model: file {model} does not exist" + ("" if a.model else " (the shipped model is missing)")
+        )
+    print(
+        f"docking {lig} into {a.protein}: pocket of {pocket.n_atoms} atoms, {a.n_samples} samples x {a.steps} "
+        f"steps ...",
+        file=sys.stderr,
+        flush=True,
+    )
     t0 = time.perf_counter()
-    res = dock(a.protein, mol, pocket=pocket, n_samples=a.n_samples, model=model, key=jax.random.key(a.seed),
-               n_steps=a.steps, rank=not a.no_rank, pb_budget=a.pb_budget, conformer_seed=a.seed,
-               assemble=a.assemble, ranking=a.ranking)
+    res = dock(
+        a.protein,
+        mol,
+        pocket=pocket,
+        n_samples=a.n_samples,
+        model=model,
+        key=jax.random.key(a.seed),
+        n_steps=a.steps,
+        rank=not a.no_rank,
+        pb_budget=a.pb_budget,
+        conformer_seed=a.seed,
+        assemble=a.assemble,
+        ranking=a.ranking,
+    )
     props = []
     for p in res.poses:
-        props.append({
-            "rank": p.rank + 1, "sample": p.index, "vinardo_kcal_mol": f"{p.vinardo:.3f}",
-            "pb_valid": {True: "yes", False: "no", None: "unchecked"}[p.pb_valid],
-            "bond_gap_A": f"{p.bond_gap:.3f}", "failed_checks": ",".join(p.failed_checks),
-        })
+        props.append(
+            {
+                "rank": p.rank + 1,
+                "sample": p.index,
+                "vinardo_kcal_mol": f"{p.vinardo:.3f}",
+                "pb_valid": {True: "yes", False: "no", None: "unchecked"}[p.pb_valid],
+                "bond_gap_A": f"{p.bond_gap:.3f}",
+                "failed_checks": ",".join(p.failed_checks),
+            }
+        )
     name = Chem.MolToSmiles(res.ligand.frag.mol)
-    write_poses_sdf(a.out, [p.mol for p in res.poses], [f"{name} pose {i + 1}" for i in range(len(res.poses))], props)
+    write_poses_sdf(
+        a.out, [p.mol for p in res.poses], [f"{name} pose {i + 1}" for i in range(len(res.poses))], props
+    )
     top = res.top
-    print(f"wrote {len(res.poses)} poses to {a.out} in {time.perf_counter() - t0:.1f} s; top pose: Vinardo "
-          f"{top.vinardo:.2f} kcal/mol, PoseBusters {props[0]['pb_valid']}", file=sys.stderr)
+    print(
+        f"wrote {len(res.poses)} poses to {a.out} in {time.perf_counter() - t0:.1f} s; top pose: Vinardo "
+        f"{top.vinardo:.2f} kcal/mol, PoseBusters {props[0]['pb_valid']}",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -134,25 +178,45 @@ def _train(a: argparse.Namespace) -> int:
         for s in skipped:
             print(f"skipped: {s}", file=sys.stderr)
         if not ex:
-            return _fail(f"--data: no readable complex in {a.data} (expected <id>/<id>_protein.pdb and <id>/<id>_ligand.sdf)")
+            return _fail(
+                f"--data: no readable complex in {a.data} (expected <id>/<id>_protein.pdb and <id>/<id>_ligand.sdf)"
+            )
         examples += ex
     if a.ccd > 0:
         print(f"building {a.ccd} CCD pseudo-pocket complexes ...", file=sys.stderr, flush=True)
         examples += ccd_examples(a.ccd, split="train", seed=a.seed)
     config = ModelConfig(width=a.width, depth=a.depth)
-    data, skipped = featurize_examples(examples, config.sizes(), augment=a.augment, seed=a.seed,
-                                       progress=lambda it: tqdm(it, desc="featurize", file=sys.stderr))
+    data, skipped = featurize_examples(
+        examples,
+        config.sizes(),
+        augment=a.augment,
+        seed=a.seed,
+        progress=lambda it: tqdm(it, desc="featurize", file=sys.stderr),
+    )
     print(f"{data.T0.shape[0]} training complexes ({len(skipped)} skipped)", file=sys.stderr, flush=True)
     n_dev = a.devices or jax.device_count()
     mesh = data_mesh(n_dev) if n_dev > 1 else None
     if a.batch % n_dev:
         return _fail(f"--batch: {a.batch} is not divisible by the {n_dev} devices of the mesh")
     train = TrainConfig(n_steps=a.steps, batch_size=a.batch, lr=a.lr)
-    model, history = train_model(data, config, train, key=jax.random.key(a.seed),
-                                 checkpoint_dir=out.with_name(out.name + ".ckpt"), resume=a.resume, mesh=mesh,
-                                 progress="train")
-    info = {"steps": a.steps, "batch": a.batch, "n_train": int(data.T0.shape[0]), "final_loss": history[-1]["loss"],
-            "data": a.data, "ccd": a.ccd}
+    model, history = train_model(
+        data,
+        config,
+        train,
+        key=jax.random.key(a.seed),
+        checkpoint_dir=out.with_name(out.name + ".ckpt"),
+        resume=a.resume,
+        mesh=mesh,
+        progress="train",
+    )
+    info = {
+        "steps": a.steps,
+        "batch": a.batch,
+        "n_train": int(data.T0.shape[0]),
+        "final_loss": history[-1]["loss"],
+        "data": a.data,
+        "ccd": a.ccd,
+    }
     save_model(out, model, config, info)
     print(f"wrote {out} ({json.dumps(info)})", file=sys.stderr)
     return 0

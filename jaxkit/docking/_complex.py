@@ -112,7 +112,9 @@ def ligand_fragments(
     if conformer == "rdkit":
         emb = embed_conformer(mol, seed)
         if emb is None:
-            raise ValueError(f"mol: RDKit could not embed a conformer of {Chem.MolToSmiles(Chem.RemoveAllHs(mol))}")
+            raise ValueError(
+                f"mol: RDKit could not embed a conformer of {Chem.MolToSmiles(Chem.RemoveAllHs(mol))}"
+            )
         source = emb
     else:
         if mol.GetNumConformers() == 0:
@@ -233,9 +235,22 @@ def build_complex(
         dl[:nd] = dummy_local / LENGTH_SCALE
         df[:nd], dp[:nd], dm[:nd] = frag.dummies[:, 0], frag.dummies[:, 2], 1.0
     return DockingComplex(
-        local=loc, fragment=frag_idx, atom_mask=atom_mask, atom_features=feats, pair_features=pair,
-        pocket=poc, pocket_features=pfeat, pocket_mask=pmask, fragment_mask=fmask, R0=R0, T0=T0,
-        dummy_local=dl, dummy_fragment=df, dummy_partner=dp, dummy_mask=dm, center=center.astype(np.float32),
+        local=loc,
+        fragment=frag_idx,
+        atom_mask=atom_mask,
+        atom_features=feats,
+        pair_features=pair,
+        pocket=poc,
+        pocket_features=pfeat,
+        pocket_mask=pmask,
+        fragment_mask=fmask,
+        R0=R0,
+        T0=T0,
+        dummy_local=dl,
+        dummy_fragment=df,
+        dummy_partner=dp,
+        dummy_mask=dm,
+        center=center.astype(np.float32),
     )
 
 
@@ -265,12 +280,16 @@ def index_complex(batch: DockingComplex, i: int) -> DockingComplex:
     return jax.tree_util.tree_map(lambda x: jnp.asarray(x[i]), batch)
 
 
-def ligand_positions(c: DockingComplex, R: Float[Array, "f 3 3"], T: Float[Array, "f 3"]) -> Float[Array, "l 3"]:
+def ligand_positions(
+    c: DockingComplex, R: Float[Array, "f 3 3"], T: Float[Array, "f 3"]
+) -> Float[Array, "l 3"]:
     """Scaled ligand atom positions of the pose ``(R, T)`` (padding atoms sit at fragment 0's center)."""
     return jnp.einsum("nij,nj->ni", R[c.fragment], c.local) + T[c.fragment]
 
 
-def dummy_positions(c: DockingComplex, R: Float[Array, "f 3 3"], T: Float[Array, "f 3"]) -> Float[Array, "d 3"]:
+def dummy_positions(
+    c: DockingComplex, R: Float[Array, "f 3 3"], T: Float[Array, "f 3"]
+) -> Float[Array, "d 3"]:
     """Scaled dummy-atom positions of the pose ``(R, T)``."""
     return jnp.einsum("dij,dj->di", R[c.dummy_fragment], c.dummy_local) + T[c.dummy_fragment]
 
@@ -294,7 +313,9 @@ def pose_rmsd(c: DockingComplex, R: Float[Array, "f 3 3"], T: Float[Array, "f 3"
     return jnp.sqrt(jnp.sum(jnp.sum((x - ref) ** 2, -1) * m) / m.sum()) * LENGTH_SCALE
 
 
-def relax_pose(mol: Chem.Mol, *, max_displacement: float = 0.3, force_constant: float = 100.0, max_iters: int = 300) -> Chem.Mol:
+def relax_pose(
+    mol: Chem.Mol, *, max_displacement: float = 0.3, force_constant: float = 100.0, max_iters: int = 300
+) -> Chem.Mol:
     """MMFF94 relaxation of a sampled pose with heavy atoms restrained to it (flat-bottom, ``max_displacement`` Å):
     repairs the bond lengths and angles at the cut bonds (the sampled fragments come from an RDKit conformer and
     need not meet exactly) while keeping the pose. Hydrogens are placed for the force field and removed again.

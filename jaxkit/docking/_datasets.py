@@ -90,7 +90,9 @@ def _protein_file(folder: Path, cid: str) -> Path:
     )
 
 
-def load_complex(folder: str | Path, *, cutoff: float = 10.0, split: str = "train", source: str = "folder") -> DockingExample:
+def load_complex(
+    folder: str | Path, *, cutoff: float = 10.0, split: str = "train", source: str = "folder"
+) -> DockingExample:
     """One complex from ``<folder>/<id>_protein.pdb`` and ``<folder>/<id>_ligand.sdf`` (``<id>`` = folder name)."""
     folder = Path(folder)
     cid = folder.name
@@ -123,7 +125,9 @@ def load_complex_folder(
     return examples, skipped
 
 
-def posebusters_complexes(ids: tuple[str, ...] = POSEBUSTERS_IDS, *, cutoff: float = 10.0) -> list[DockingExample]:
+def posebusters_complexes(
+    ids: tuple[str, ...] = POSEBUSTERS_IDS, *, cutoff: float = 10.0
+) -> list[DockingExample]:
     """The complexes shipped by ``posebusters`` (crystal ligand pose as the reference)."""
     unknown = sorted(set(ids) - set(POSEBUSTERS_IDS))
     if unknown:

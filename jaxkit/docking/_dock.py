@@ -39,7 +39,9 @@ def docking_process(translation: Literal["ve", "vp"] = "ve", trans_sigma_max: fl
     if translation not in ("ve", "vp"):
         raise ValueError(f"translation: expected 've' or 'vp', received {translation!r}")
     if not trans_sigma_max > 0.05:
-        raise ValueError(f"trans_sigma_max: expected a value > 0.05 (the schedule's sigma_min), received {trans_sigma_max!r}")
+        raise ValueError(
+            f"trans_sigma_max: expected a value > 0.05 (the schedule's sigma_min), received {trans_sigma_max!r}"
+        )
     trans = dm.VESchedule(0.05, trans_sigma_max) if translation == "ve" else dm.VPSchedule(0.1, 20.0)
     return dm.SE3Diffusion(rot=dm.VESchedule(0.1, 1.5), trans=trans, parametrization="eps")
 
@@ -62,7 +64,12 @@ def dsm_loss(
 
 
 def batch_loss(
-    model: DockModel, process: dm.SE3Diffusion, batch: DockingComplex, key: PRNGKeyArray, *, t_power: float = 1.0
+    model: DockModel,
+    process: dm.SE3Diffusion,
+    batch: DockingComplex,
+    key: PRNGKeyArray,
+    *,
+    t_power: float = 1.0,
 ) -> Array:
     """Mean :func:`dsm_loss` over a stacked batch (one key per complex; times stratified over the batch).
 
@@ -108,8 +115,18 @@ def sample_poses(
     R, T = process.prior_sample(k0, F)
     ts = dm.time_grid(n_steps, t_min, 1.0, kind="edm", rho=rho)
     clip = None if (box is None or method != "ddim") else box / LENGTH_SCALE
-    return process.sample(_bind(model, c), R, T, k1, ts, method=method, eta=eta, noise_final=False, x0_clip=clip,
-                          denoise_final=True)
+    return process.sample(
+        _bind(model, c),
+        R,
+        T,
+        k1,
+        ts,
+        method=method,
+        eta=eta,
+        noise_final=False,
+        x0_clip=clip,
+        denoise_final=True,
+    )
 
 
 def dock_samples(

@@ -36,8 +36,10 @@ def symmetric_rmsd(pred: Chem.Mol, ref: Chem.Mol) -> float:
     try:
         return float(rdMolAlign.CalcRMS(Chem.RemoveAllHs(pred), Chem.RemoveAllHs(ref)))
     except RuntimeError as e:  # RDKit: "No sub-structure match found between the reference and probe mol"
-        raise ValueError(f"pred, ref: expected two poses of the same ligand, received {Chem.MolToSmiles(pred)!r} "
-                         f"and {Chem.MolToSmiles(ref)!r} ({e})") from None
+        raise ValueError(
+            f"pred, ref: expected two poses of the same ligand, received {Chem.MolToSmiles(pred)!r} "
+            f"and {Chem.MolToSmiles(ref)!r} ({e})"
+        ) from None
 
 
 def success_rate(rmsds, threshold: float = 2.0, valid=None) -> float:
@@ -47,13 +49,17 @@ def success_rate(rmsds, threshold: float = 2.0, valid=None) -> float:
     check_nonempty("rmsds", r)
     check_positive("threshold", threshold)
     if np.any(r < 0):
-        raise ValueError(f"rmsds: expected RMSDs >= 0 (NaN for a failed complex), received min {np.nanmin(r)}")
+        raise ValueError(
+            f"rmsds: expected RMSDs >= 0 (NaN for a failed complex), received min {np.nanmin(r)}"
+        )
     ok = r < threshold
     if valid is not None:
         v = np.asarray(valid)
         if v.shape != r.shape or v.dtype.kind not in "bi":
-            raise ValueError(f"valid: expected {r.shape[0]} booleans (one per RMSD), received shape {v.shape} "
-                             f"dtype {v.dtype}")
+            raise ValueError(
+                f"valid: expected {r.shape[0]} booleans (one per RMSD), received shape {v.shape} "
+                f"dtype {v.dtype}"
+            )
         ok &= v.astype(bool)
     return float(ok.mean())
 
@@ -73,7 +79,9 @@ def posebusters_valid(pred: Chem.Mol, protein_pdb) -> tuple[bool, dict]:
     return all(checks.values()), checks
 
 
-def write_poses_sdf(path, mols: list[Chem.Mol], names: list[str] | None = None, props: list[dict] | None = None):
+def write_poses_sdf(
+    path, mols: list[Chem.Mol], names: list[str] | None = None, props: list[dict] | None = None
+):
     """Write poses to an SDF file (one record per molecule; ``props`` become SDF data fields)."""
     from pathlib import Path
 

@@ -87,9 +87,7 @@ def fragment_labels(mol: Chem.Mol, cut_bonds: tuple[int, ...] | list[int]) -> np
     bad = sorted(b for b in cut if not 0 <= b < mol.GetNumBonds())
     if bad:
         raise ValueError(f"cut_bonds: expected bond indices in [0, {mol.GetNumBonds()}), received {bad}")
-    edges = [
-        (b.GetBeginAtomIdx(), b.GetEndAtomIdx()) for b in mol.GetBonds() if b.GetIdx() not in cut
-    ]
+    edges = [(b.GetBeginAtomIdx(), b.GetEndAtomIdx()) for b in mol.GetBonds() if b.GetIdx() not in cut]
     return _components(mol.GetNumAtoms(), edges)
 
 
@@ -170,8 +168,13 @@ def _tree_cut_sets(mol: Chem.Mol, tors: list[int], max_sets: int) -> list[tuple[
     for v in reversed(order):  # children before parents
         cand: list[tuple[int, list[frozenset[int]]]] = []
 
-        def extend(members: list[int], atoms: list[int], frontier: list[tuple[int, int]], cut: list[tuple[int, int]],
-                   out: list) -> None:
+        def extend(
+            members: list[int],
+            atoms: list[int],
+            frontier: list[tuple[int, int]],
+            cut: list[tuple[int, int]],
+            out: list,
+        ) -> None:
             # members: blocks of the fragment; frontier: (child block, bond) pairs not yet decided
             if not frontier:
                 if _fragment_valid(mol, atoms):

@@ -65,7 +65,9 @@ def _silu_mlp(key: PRNGKeyArray, d_in: int, d_out: int, width: int) -> eqx.nn.ML
 
 def _zero_last(mlp: eqx.nn.MLP, bias: float = 0.0) -> eqx.nn.MLP:
     last = mlp.layers[-1]
-    last = eqx.tree_at(lambda l: (l.weight, l.bias), last, (jnp.zeros_like(last.weight), jnp.full_like(last.bias, bias)))
+    last = eqx.tree_at(
+        lambda l: (l.weight, l.bias), last, (jnp.zeros_like(last.weight), jnp.full_like(last.bias, bias))
+    )
     return eqx.tree_at(lambda m: m.layers[-1], mlp, last)
 
 
@@ -178,7 +180,9 @@ class FragmentScoreModel(eqx.Module):
         self.pocket_layers = [PocketLayer(width, n_rbf, key=k) for k in pkeys[:pocket_depth]]
         fl = PairBlock(width, N_PAIR_FEATURES + n_rbf, 1, key=keys[-5])
         fp = PairBlock(width, n_rbf, 1, key=keys[-4])
-        zero = lambda blk: eqx.tree_at(lambda b: (b.d.weight, b.d.bias), blk, (jnp.zeros_like(blk.d.weight), jnp.zeros_like(blk.d.bias)))
+        zero = lambda blk: eqx.tree_at(
+            lambda b: (b.d.weight, b.d.bias), blk, (jnp.zeros_like(blk.d.weight), jnp.zeros_like(blk.d.bias))
+        )
         self.force_ll, self.force_lp = zero(fl), zero(fp)  # start from springs only
         # spring stiffness softplus(out) starts at 0.25: two springs per cut act on both fragments, so a gap closes in one x0 estimate without overshoot
         self.spring = _zero_last(_silu_mlp(keys[-3], N_TIME + 2, 1, 32), bias=math.log(math.expm1(0.25)))
@@ -189,10 +193,14 @@ class FragmentScoreModel(eqx.Module):
 
     def _time_features(self, t: Array) -> Array:
         freqs = jnp.exp(jnp.linspace(0.0, math.log(100.0), 8))
-        return jnp.concatenate([
-            jnp.sin(freqs * t), jnp.cos(freqs * t),
-            jnp.log(self.process.trans.sigma(t))[None], jnp.log(self.process.rot.sigma(t))[None],
-        ])
+        return jnp.concatenate(
+            [
+                jnp.sin(freqs * t),
+                jnp.cos(freqs * t),
+                jnp.log(self.process.trans.sigma(t))[None],
+                jnp.log(self.process.rot.sigma(t))[None],
+            ]
+        )
 
     def __call__(
         self, c: DockingComplex, R: Float[Array, "f 3 3"], T: Float[Array, "f 3"], t: Float[Array, ""] | float
@@ -253,7 +261,9 @@ class FragmentScoreModel(eqx.Module):
         xp = x[c.dummy_partner]
         gap = xp - xd
         glen = jnp.sqrt(jnp.sum(gap**2, -1) + 1e-9)
-        s_in = jnp.concatenate([jnp.broadcast_to(temb_raw, (gap.shape[0], N_TIME)), glen[:, None], glen[:, None] ** 2], -1)
+        s_in = jnp.concatenate(
+            [jnp.broadcast_to(temb_raw, (gap.shape[0], N_TIME)), glen[:, None], glen[:, None] ** 2], -1
+        )
         kd = jax.nn.softplus(jax.vmap(self.spring)(s_in)[:, 0]) * c.dummy_mask
         Fd = kd[:, None] * gap
         own = jax.nn.one_hot(c.dummy_fragment, F, dtype=x.dtype)  # (D, F)

@@ -38,7 +38,9 @@ from .._validate import check_int
 from ._structures import Pocket
 
 _AD_TYPES = {"C": "C", "N": "NA", "O": "OA", "S": "SA"}
-CONVERGED_STEPS = 300  # BFGS step cap of the "vinardo_converged" ranking (Vina's BFGS stops earlier by itself)
+CONVERGED_STEPS = (
+    300  # BFGS step cap of the "vinardo_converged" ranking (Vina's BFGS stops earlier by itself)
+)
 
 
 def prepare_receptor(protein_pdb: str | Path, workdir: str | Path) -> Path:
@@ -52,8 +54,15 @@ def prepare_receptor(protein_pdb: str | Path, workdir: str | Path) -> Path:
     atoms = pdb.PDBFile.read(str(protein_pdb)).get_structure(model=1)
     atoms = atoms[struc.filter_amino_acids(atoms)]
     script = Path(sys.executable).parent / "mk_prepare_receptor.py"
-    cmd = [str(script) if script.exists() else "mk_prepare_receptor.py", "--read_pdb", str(work / "receptor.pdb"),
-           "-o", str(work / "receptor"), "-p", "-a"]
+    cmd = [
+        str(script) if script.exists() else "mk_prepare_receptor.py",
+        "--read_pdb",
+        str(work / "receptor.pdb"),
+        "-o",
+        str(work / "receptor"),
+        "-p",
+        "-a",
+    ]
     deleted: list[tuple[str, int]] = []
     for _ in range(6):
         keep = np.ones(atoms.array_length(), bool)
@@ -138,7 +147,13 @@ class VinardoScorer:
                 path = Path(work) / "pose.pdbqt"
                 self.vina.write_pose(str(path), overwrite=True)
                 out = RDKitMolCreate.from_pdbqt_mol(PDBQTMolecule.from_file(str(path), skip_typing=True))[0]
-        except (RuntimeError, ValueError, KeyError, TypeError, IndexError):  # untypable / outside the box: ranked last
+        except (
+            RuntimeError,
+            ValueError,
+            KeyError,
+            TypeError,
+            IndexError,
+        ):  # untypable / outside the box: ranked last
             return mol, float("inf")
         heavy = Chem.RemoveHs(mol)
         out = Chem.RemoveHs(out) if out is not None else None
@@ -157,14 +172,25 @@ class VinardoScorer:
         try:
             self.vina.set_ligand_from_string(_ligand_pdbqt(mol))
             return float(self.vina.score()[0])
-        except (RuntimeError, ValueError, KeyError, TypeError):  # a molecule meeko/Vina cannot type: ranked last
+        except (
+            RuntimeError,
+            ValueError,
+            KeyError,
+            TypeError,
+        ):  # a molecule meeko/Vina cannot type: ranked last
             return float("inf")
 
 
-def make_scorer(pocket: Pocket, protein_pdb: str | Path | None, *, workdir: str | Path | None = None) -> VinardoScorer:
+def make_scorer(
+    pocket: Pocket, protein_pdb: str | Path | None, *, workdir: str | Path | None = None
+) -> VinardoScorer:
     """A :class:`VinardoScorer` for a real protein (meeko receptor) or, without a protein file, the pocket atoms."""
     work = Path(workdir or tempfile.mkdtemp(prefix="jaxkit_rank_"))
-    rec = prepare_receptor(protein_pdb, work) if protein_pdb is not None else pocket_pdbqt(pocket, work / "pocket.pdbqt")
+    rec = (
+        prepare_receptor(protein_pdb, work)
+        if protein_pdb is not None
+        else pocket_pdbqt(pocket, work / "pocket.pdbqt")
+    )
     return VinardoScorer(rec, pocket.center)
 
 
@@ -223,8 +249,10 @@ def rank_poses(
     if order not in ("vinardo", "consensus"):
         raise ValueError(f"order: expected 'vinardo' or 'consensus', received {order!r}")
     if minimize and (order != "vinardo" or scorer is None):
-        raise ValueError("minimize: Vina minimization needs order='vinardo' and a scorer, received "
-                         f"order={order!r}, scorer={type(scorer).__name__}")
+        raise ValueError(
+            "minimize: Vina minimization needs order='vinardo' and a scorer, received "
+            f"order={order!r}, scorer={type(scorer).__name__}"
+        )
     poses = []
     for i, (m, g) in enumerate(zip(mols, gaps)):
         if minimize and float(g) <= max_gap:

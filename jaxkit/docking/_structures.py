@@ -62,7 +62,9 @@ def load_ligand(
         raise StructureError(f"{where} has no 3D conformer")
     bad = sorted({a.GetSymbol() for a in mol.GetAtoms()} - set(allow_elements))
     if bad:
-        raise StructureError(f"{where} contains unsupported elements {bad} (allowed: {sorted(allow_elements)})")
+        raise StructureError(
+            f"{where} contains unsupported elements {bad} (allowed: {sorted(allow_elements)})"
+        )
     return mol
 
 
@@ -75,7 +77,9 @@ def ligand_from_smiles(smiles: str, *, allow_elements: frozenset[str] = ORGANIC_
     if bad:
         raise StructureError(f"ligand SMILES {smiles!r} contains unsupported elements {bad}")
     if len(Chem.GetMolFrags(mol)) != 1:
-        raise StructureError(f"ligand SMILES {smiles!r} holds {len(Chem.GetMolFrags(mol))} disconnected molecules")
+        raise StructureError(
+            f"ligand SMILES {smiles!r} holds {len(Chem.GetMolFrags(mol))} disconnected molecules"
+        )
     return Chem.AddHs(mol)
 
 
@@ -114,7 +118,12 @@ def load_protein(path: str | Path):
     _check_pdb_complete(path)
     try:
         atoms = pdb.PDBFile.read(str(path)).get_structure(model=1)
-    except (biotite.InvalidFileError, ValueError, IndexError, KeyError) as e:  # biotite's errors on malformed files
+    except (
+        biotite.InvalidFileError,
+        ValueError,
+        IndexError,
+        KeyError,
+    ) as e:  # biotite's errors on malformed files
         raise StructureError(f"protein file {path} could not be parsed: {e}") from e
     if atoms.array_length() == 0:
         raise StructureError(f"protein file {path} holds no atoms")

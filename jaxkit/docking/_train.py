@@ -71,7 +71,9 @@ class ModelConfig:
         check_choice("translation", self.translation, ("ve", "vp"))
 
     def sizes(self, pocket: int | None = None) -> ComplexSizes:
-        return ComplexSizes(self.ligand, self.pocket if pocket is None else pocket, self.fragments, self.dummies)
+        return ComplexSizes(
+            self.ligand, self.pocket if pocket is None else pocket, self.fragments, self.dummies
+        )
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -116,8 +118,14 @@ class TrainConfig:
 
 def build_model(config: ModelConfig, key: PRNGKeyArray) -> FragmentScoreModel:
     return FragmentScoreModel(
-        docking_process(config.translation, config.trans_sigma_max), width=config.width, depth=config.depth, n_rbf=config.n_rbf,
-        k_pocket=config.k_pocket, cutoff=config.cutoff, pocket_depth=config.pocket_depth, key=key,
+        docking_process(config.translation, config.trans_sigma_max),
+        width=config.width,
+        depth=config.depth,
+        n_rbf=config.n_rbf,
+        k_pocket=config.k_pocket,
+        cutoff=config.cutoff,
+        pocket_depth=config.pocket_depth,
+        key=key,
     )
 
 
@@ -149,7 +157,12 @@ def featurize_examples(
         for _ in range(augment):
             try:
                 c, _ = example_complex(
-                    ex, conformer=conformer, sizes=sizes, seed=int(rng.integers(2**31 - 1)), choice=choice, rng=rng,
+                    ex,
+                    conformer=conformer,
+                    sizes=sizes,
+                    seed=int(rng.integers(2**31 - 1)),
+                    choice=choice,
+                    rng=rng,
                 )
             except (ValueError, FragmentationError) as e:
                 skipped.append(f"{ex.id}: {e}")
@@ -191,16 +204,27 @@ def train_model(
         return batch_loss(m, process, batch, k, t_power=train.t_power)
 
     res = fit(
-        model, opt, loss_fn, loader, n_steps=train.n_steps, key=k_fit, log_every=train.log_every,
-        checkpoint_dir=checkpoint_dir, checkpoint_every=train.checkpoint_every if checkpoint_dir else 0,
-        resume=resume, mesh=mesh, progress=progress,
+        model,
+        opt,
+        loss_fn,
+        loader,
+        n_steps=train.n_steps,
+        key=k_fit,
+        log_every=train.log_every,
+        checkpoint_dir=checkpoint_dir,
+        checkpoint_every=train.checkpoint_every if checkpoint_dir else 0,
+        resume=resume,
+        mesh=mesh,
+        progress=progress,
     )
     params, static = eqx.partition(res.model, eqx.is_inexact_array)
     params_ema = read_ema(res.opt_state, train.ema_decay)
     return eqx.combine(jax.device_get(params_ema), static), res.history
 
 
-def save_model(path: str | Path, model: FragmentScoreModel, config: ModelConfig, info: dict | None = None) -> Path:
+def save_model(
+    path: str | Path, model: FragmentScoreModel, config: ModelConfig, info: dict | None = None
+) -> Path:
     """Write a model file (atomic, checksummed) holding the parameters and ``config``."""
     params = eqx.filter(model, eqx.is_inexact_array)
     meta = {"format": MODEL_FORMAT, "config": config.to_dict(), "info": info or {}}
@@ -216,7 +240,9 @@ def load_model(path: str | Path) -> tuple[FragmentScoreModel, ModelConfig, dict]
         raise ValueError(f"model file {path} does not exist")
     meta = read_metadata(path)
     if meta.get("format") != MODEL_FORMAT:
-        raise ValueError(f"model file {path}: expected format {MODEL_FORMAT!r}, received {meta.get('format')!r}")
+        raise ValueError(
+            f"model file {path}: expected format {MODEL_FORMAT!r}, received {meta.get('format')!r}"
+        )
     config = ModelConfig.from_dict(meta["config"])
     skeleton = build_model(config, jax.random.key(0))
     params, static = eqx.partition(skeleton, eqx.is_inexact_array)

@@ -29,7 +29,14 @@ import optax
 from jaxkit._typing import Array, ArrayInput, Float, PRNGKey
 from jaxkit._validate import check_choice, check_int, check_key, check_positive, error_if_invalid
 
-__all__ = ["FlowResult", "SolveError", "gradient_descent", "gradient_flow", "gradient_flow_batch", "log_times"]
+__all__ = [
+    "FlowResult",
+    "SolveError",
+    "gradient_descent",
+    "gradient_flow",
+    "gradient_flow_batch",
+    "log_times",
+]
 
 
 class SolveError(RuntimeError):
@@ -117,7 +124,9 @@ def _flow_core(
 
     def fill(y, f):
         mask = after.reshape((-1,) + (1,) * (f.ndim - 1))
-        return jnp.where(mask, jnp.where(solved, f, jnp.nan), y)  # after a failure: NaN, never a plausible value
+        return jnp.where(
+            mask, jnp.where(solved, f, jnp.nan), y
+        )  # after a failure: NaN, never a plausible value
 
     params = jax.tree.map(fill, ys_ts, ys_end)
     loss = jax.vmap(loss_fn)(params)
@@ -156,11 +165,15 @@ def _check_params(name: str, params: Any) -> Any:
     leaves = jax.tree.leaves(params)
     if not leaves:
         raise ValueError(f"{name}: expected a non-empty params pytree")
-    dtypes = [leaf.dtype if isinstance(leaf, jax.ShapeDtypeStruct) else jnp.result_type(leaf) for leaf in leaves]
+    dtypes = [
+        leaf.dtype if isinstance(leaf, jax.ShapeDtypeStruct) else jnp.result_type(leaf) for leaf in leaves
+    ]
     for leaf, dtype in zip(leaves, dtypes):
         if not jnp.issubdtype(dtype, jnp.floating):
             raise TypeError(f"{name}: expected floating-point leaves, received dtype {dtype}")
-        if not isinstance(leaf, jax.core.Tracer | jax.ShapeDtypeStruct) and not np.all(np.isfinite(np.asarray(leaf))):
+        if not isinstance(leaf, jax.core.Tracer | jax.ShapeDtypeStruct) and not np.all(
+            np.isfinite(np.asarray(leaf))
+        ):
             raise ValueError(f"{name}: expected finite values, received NaN/inf")
     return jnp.result_type(*dtypes)
 
@@ -200,16 +213,21 @@ def gradient_flow(
 def _check_solved(out: FlowResult, on_failure: str, max_steps: int, ts: Array) -> FlowResult:
     if on_failure == "flag":
         return out
-    hint = (f"raise max_steps (now {max_steps}), loosen rtol/atol, or use solver='kvaerno5' for stiff problems; "
-            "pass on_failure='flag' to get the partial trajectory (NaN after the failure) instead")
+    hint = (
+        f"raise max_steps (now {max_steps}), loosen rtol/atol, or use solver='kvaerno5' for stiff problems; "
+        "pass on_failure='flag' to get the partial trajectory (NaN after the failure) instead"
+    )
     if isinstance(out.solved, jax.core.Tracer):
         return error_if_invalid(out, ~out.solved, f"gradient_flow: the solve stopped before t1; {hint}")
     solved = np.asarray(out.solved)
     if not np.all(solved):
         t_stop = np.asarray(out.t_stop)
-        where = (f"at t = {float(t_stop):.6g} of t1 = {float(ts[-1]):.6g}" if solved.ndim == 0 else
-                 f"in {int(solved.size - solved.sum())} of {solved.size} runs (earliest stop t = "
-                 f"{float(np.min(t_stop[~solved])):.6g} of t1 = {float(ts[-1]):.6g})")
+        where = (
+            f"at t = {float(t_stop):.6g} of t1 = {float(ts[-1]):.6g}"
+            if solved.ndim == 0
+            else f"in {int(solved.size - solved.sum())} of {solved.size} runs (earliest stop t = "
+            f"{float(np.min(t_stop[~solved])):.6g} of t1 = {float(ts[-1]):.6g})"
+        )
         raise SolveError(f"gradient_flow: the solve stopped {where}; {hint}")
     return out
 
@@ -241,7 +259,9 @@ def gradient_flow_batch(
     ts = _check_flow_args(ts, tau, grad_tol, max_steps, on_failure)
     scales = jnp.asarray(scales)
     if scales.ndim != 1 or scales.shape[0] < 1:
-        raise ValueError(f"scales: expected a non-empty 1D array of init scales, received shape {scales.shape}")
+        raise ValueError(
+            f"scales: expected a non-empty 1D array of init scales, received shape {scales.shape}"
+        )
     if not isinstance(scales, jax.core.Tracer) and not bool(jnp.all(jnp.isfinite(scales) & (scales > 0))):
         raise ValueError(f"scales: expected finite init scales > 0, received {np.asarray(scales).tolist()}")
     if np.ndim(keys) < 1 or np.shape(keys)[0] < 1:
@@ -288,7 +308,9 @@ def gradient_descent(
     """
     check_positive("lr", lr)
     check_int("n_steps", n_steps, minimum=1)
-    if n_steps > 2**31 - 1:  # the step counter is int32; 1e12 used to fail deep in the jit call (OverflowError)
+    if (
+        n_steps > 2**31 - 1
+    ):  # the step counter is int32; 1e12 used to fail deep in the jit call (OverflowError)
         raise ValueError(f"n_steps: expected at most 2**31 - 1 steps, received {n_steps}")
     check_int("save_every", save_every, minimum=1)
     check_choice("on_failure", on_failure, ("raise", "flag"))
@@ -305,11 +327,16 @@ def gradient_descent(
     if isinstance(out.solved, jax.core.Tracer):
         return error_if_invalid(out, ~out.solved, "gradient_descent: the iterates diverged (NaN/inf)")
     if not bool(out.solved):
-        bad = int(np.flatnonzero(~np.isfinite(np.asarray(out.loss)))[0]) if not np.all(
-            np.isfinite(np.asarray(out.loss))) else None
+        bad = (
+            int(np.flatnonzero(~np.isfinite(np.asarray(out.loss)))[0])
+            if not np.all(np.isfinite(np.asarray(out.loss)))
+            else None
+        )
         at = f"at step {int(out.ts[bad])}" if bad is not None else "(a parameter is NaN/inf)"
-        raise SolveError(f"gradient_descent: the iterates diverged {at}; lower lr (now {lr}) or pass "
-                         "on_failure='flag' to get the trajectory")
+        raise SolveError(
+            f"gradient_descent: the iterates diverged {at}; lower lr (now {lr}) or pass "
+            "on_failure='flag' to get the trajectory"
+        )
     return out
 
 
@@ -344,7 +371,9 @@ def _gd_core(loss_fn, params0, lr, n_steps, save_every, batch_fn, key):
     finite = jnp.all(jnp.isfinite(loss))
     for leaf in jax.tree.leaves(params):
         finite &= jnp.all(jnp.isfinite(leaf))
-    return FlowResult(ts.astype(loss.dtype), params, loss, jnp.asarray(float(n_steps)), jnp.asarray(False), finite)
+    return FlowResult(
+        ts.astype(loss.dtype), params, loss, jnp.asarray(float(n_steps)), jnp.asarray(False), finite
+    )
 
 
 _jit_gd = jax.jit(_gd_core, static_argnums=(0, 2, 3, 4, 5))

@@ -47,7 +47,9 @@ def _params(name: str, params: Any, keys: tuple[str, ...], source: str) -> dict[
     """The named leaves of a params dict, checked: present and (when concrete) finite."""
     if not isinstance(params, dict) or any(k not in params for k in keys):
         got = sorted(params) if isinstance(params, dict) else type(params).__name__
-        raise ValueError(f"{name}: expected a params dict with keys {list(keys)} (from {source}), received {got}")
+        raise ValueError(
+            f"{name}: expected a params dict with keys {list(keys)} (from {source}), received {got}"
+        )
     out = {}
     for k in keys:
         check_finite(f"{name}[{k!r}]", params[k])
@@ -69,7 +71,9 @@ def _increasing_times(ts: Any, values: Any, vname: str, min_len: int = 1) -> tup
     return ts, v
 
 
-def effective_rank(matrix: Float[Array, "m n"] | ArrayInput, tol: float = 0.1, method: str = "threshold") -> Array:
+def effective_rank(
+    matrix: Float[Array, "m n"] | ArrayInput, tol: float = 0.1, method: str = "threshold"
+) -> Array:
     """Effective rank of a matrix.
 
     ``threshold``: number of singular values above ``tol`` (absolute). ``entropy``: ``exp(H(p))`` with
@@ -91,7 +95,10 @@ def effective_rank(matrix: Float[Array, "m n"] | ArrayInput, tol: float = 0.1, m
 
 
 def kink_count(
-    params: dict[str, Any], x_range: tuple[float, float] | ArrayInput, tol: float = 1e-2, merge_tol: float = 1e-2
+    params: dict[str, Any],
+    x_range: tuple[float, float] | ArrayInput,
+    tol: float = 1e-2,
+    merge_tol: float = 1e-2,
 ) -> int:
     """Number of kinks of ``f(x) = Σ a_h relu(w_h x + b_h) + c`` inside ``x_range``.
 
@@ -108,8 +115,9 @@ def kink_count(
     p = _params("params", params, ("w", "b", "a"), "init_relu_scalar")
     w, b, a = (np.asarray(p[k], dtype=float) for k in ("w", "b", "a"))
     if not (w.ndim == 1 and w.shape == b.shape == a.shape):
-        raise ValueError(f"params: expected 1D 'w', 'b', 'a' of one width, received shapes {w.shape}, {b.shape}, "
-                         f"{a.shape}")
+        raise ValueError(
+            f"params: expected 1D 'w', 'b', 'a' of one width, received shapes {w.shape}, {b.shape}, {a.shape}"
+        )
     ok = np.abs(w) > 1e-12
     xk = -b[ok] / w[ok]
     dslope = a[ok] * np.abs(w[ok])
@@ -135,9 +143,15 @@ def active_kernels(params: dict[str, Any], tol: float = 0.1) -> Array:
     """Number of CNN kernels k with ``||w_k|| · ||a_{:,k}|| > tol`` (params from ``init_cnn``)."""
     check_positive("tol", tol)
     _params("params", params, ("w", "a"), "init_cnn")
-    if np.ndim(params["w"]) != 2 or np.ndim(params["a"]) != 2 or np.shape(params["w"])[0] != np.shape(params["a"])[1]:
-        raise ValueError(f"params: expected w (kernels, size) and a (channels, kernels), received shapes "
-                         f"{np.shape(params['w'])}, {np.shape(params['a'])}")
+    if (
+        np.ndim(params["w"]) != 2
+        or np.ndim(params["a"]) != 2
+        or np.shape(params["w"])[0] != np.shape(params["a"])[1]
+    ):
+        raise ValueError(
+            f"params: expected w (kernels, size) and a (channels, kernels), received shapes "
+            f"{np.shape(params['w'])}, {np.shape(params['a'])}"
+        )
     strength = jnp.linalg.norm(params["w"], axis=1) * jnp.linalg.norm(params["a"], axis=0)
     return jnp.sum(strength > tol)
 
@@ -147,8 +161,12 @@ def active_heads(params: dict[str, Any], tol: float = 0.1) -> Array:
     (merged) exceeds ``tol``."""
     check_positive("tol", tol)
     merged = isinstance(params, dict) and "W" in params
-    _params("params", params, ("v", "W") if merged else ("v", "k", "q"),
-            "init_attention_merged" if merged else "init_attention_separate")
+    _params(
+        "params",
+        params,
+        ("v", "W") if merged else ("v", "k", "q"),
+        "init_attention_merged" if merged else "init_attention_separate",
+    )
     if merged:
         strength = jnp.abs(params["v"]) * jnp.linalg.norm(params["W"], axis=(1, 2))
     else:
@@ -333,12 +351,16 @@ def plateau_saddle_checks(
     check_positive("grad_tol_fraction", grad_tol_fraction)
     for attr in ("ts", "loss", "params"):
         if not hasattr(result, attr):
-            raise TypeError(f"result: expected a trajectory with ts, loss and params (a FlowResult), received "
-                            f"{type(result).__name__} without {attr!r}")
+            raise TypeError(
+                f"result: expected a trajectory with ts, loss and params (a FlowResult), received "
+                f"{type(result).__name__} without {attr!r}"
+            )
     ts, lv = _increasing_times(result.ts, result.loss, "result.loss", min_len=3)
     gn = grad_norms(loss_fn, result.params)
     if gn.shape != ts.shape:
-        raise ValueError(f"result.params: expected {ts.size} saves along the leading axis, received {gn.size}")
+        raise ValueError(
+            f"result.params: expected {ts.size} saves along the leading axis, received {gn.size}"
+        )
     check_finite("grad norms along the trajectory", gn)
     out = []
     for p in plateaus(ts, lv, **plateau_options):
@@ -346,7 +368,11 @@ def plateau_saddle_checks(
             continue
         m = np.flatnonzero((ts >= p.start) & (ts <= p.end))
         j = int(m[np.argmin(gn[m])])
-        c = saddle_check(loss_fn, jax.tree.map(lambda a, j=j: a[j], result.params),
-                         grad_tol=float(grad_tol_fraction * gn.max()), eig_tol=eig_tol)
+        c = saddle_check(
+            loss_fn,
+            jax.tree.map(lambda a, j=j: a[j], result.params),
+            grad_tol=float(grad_tol_fraction * gn.max()),
+            eig_tol=eig_tol,
+        )
         out.append(PlateauCheck(p.level, p.start, p.end, c.grad_norm, c.min_eig, c.is_saddle, j))
     return out

@@ -74,8 +74,10 @@ def _need(params: Any, keys: tuple[str, ...], source: str) -> None:
 
 def _vector_in(name: str, x: Any, d: int) -> None:
     if jnp.shape(x) != (d,):
-        raise ValueError(f"{name}: expected one input vector of shape ({d},) (batch with jax.vmap), received shape "
-                         f"{jnp.shape(x)}")
+        raise ValueError(
+            f"{name}: expected one input vector of shape ({d},) (batch with jax.vmap), received shape "
+            f"{jnp.shape(x)}"
+        )
 
 
 def _check_scale(scale: Any) -> None:
@@ -261,7 +263,9 @@ def cnn_apply(
     """``f_c(x)_i = Σ_k a_{ck} σ((w_k ⋆ x)_i)`` with circular cross-correlation; σ = identity or ReLU."""
     _need(params, ("w", "a"), "init_cnn")
     if jnp.ndim(x) != 1:
-        raise ValueError(f"x: expected one 1D signal (n,) (batch with jax.vmap), received shape {jnp.shape(x)}")
+        raise ValueError(
+            f"x: expected one 1D signal (n,) (batch with jax.vmap), received shape {jnp.shape(x)}"
+        )
     patches = _circular_patches(x, params["w"].shape[1])  # (n, k)
     h = patches @ params["w"].T  # (n, K)
     if activation == "relu":
@@ -306,8 +310,10 @@ def init_attention_merged(key: PRNGKey, dim: int, heads: int, scale: Scale) -> d
 
 def _context_moment(x: Any) -> tuple[Array, Array]:
     if not isinstance(x, tuple | list) or len(x) != 3:
-        raise ValueError("x: expected one in-context sample (xs (N, D), ys (N,), x_query (D,)), received "
-                         f"{type(x).__name__}")
+        raise ValueError(
+            "x: expected one in-context sample (xs (N, D), ys (N,), x_query (D,)), received "
+            f"{type(x).__name__}"
+        )
     xs, ys, xq = (jnp.asarray(a) for a in x)
     if xs.ndim != 2 or ys.ndim != 1 or xq.ndim != 1:
         raise ValueError(

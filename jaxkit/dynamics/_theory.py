@@ -183,7 +183,9 @@ def deep_linear_half_time(s: float, u0: float, depth: int, tau: float = 1.0) -> 
 
 
 # ---------------------------------------------------------------------------------------------------- fixed points
-def linear_fixed_point(sigma_yx: Float[Array, "d_out d_in"] | ArrayInput, modes: Any, hidden: int) -> dict[str, Array]:
+def linear_fixed_point(
+    sigma_yx: Float[Array, "d_out d_in"] | ArrayInput, modes: Any, hidden: int
+) -> dict[str, Array]:
     """Critical point of the two-layer linear net that has learned exactly the SVD modes ``modes`` of Σ_yx.
 
     ``W1 = [diag(√s_S) V_Sᵀ; 0]``, ``W2 = [U_S diag(√s_S), 0]`` (the width-|S| solution embedded into width
@@ -192,7 +194,9 @@ def linear_fixed_point(sigma_yx: Float[Array, "d_out d_in"] | ArrayInput, modes:
     """
     sigma_yx = as_float_array("sigma_yx", sigma_yx)
     if sigma_yx.ndim != 2 or sigma_yx.size == 0:
-        raise ValueError(f"sigma_yx: expected a non-empty matrix (d_out, d_in), received shape {sigma_yx.shape}")
+        raise ValueError(
+            f"sigma_yx: expected a non-empty matrix (d_out, d_in), received shape {sigma_yx.shape}"
+        )
     check_finite("sigma_yx", sigma_yx)
     modes = [int(m) for m in np.atleast_1d(np.asarray(modes, dtype=int))] if np.size(modes) else []
     check_int("hidden", hidden, minimum=1)
@@ -347,8 +351,10 @@ def diagonal_jumps(
     if not complete and on_failure == "raise":
         from ._flow import SolveError
 
-        raise SolveError(f"diagonal_jumps: {max_jumps} jumps did not reach a critical point (gradient "
-                         f"{np.max(np.abs(g)):.3g} > tol {tol}); raise max_jumps or pass on_failure='flag'")
+        raise SolveError(
+            f"diagonal_jumps: {max_jumps} jumps did not reach a critical point (gradient "
+            f"{np.max(np.abs(g)):.3g} > tol {tol}); raise max_jumps or pass on_failure='flag'"
+        )
     return DiagonalJumps(
         np.array(times), np.array(saddles), np.array(losses), np.array(duals), np.array(coords), complete
     )
@@ -358,8 +364,10 @@ def _regression(xname: str, X: Any, yname: str, y: Any) -> tuple[np.ndarray, np.
     X = as_float64(xname, X)
     y = as_float64(yname, y)
     if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0] or X.size == 0:
-        raise ValueError(f"{xname}, {yname}: expected shapes (n, d) and (n,) with n, d >= 1, received {X.shape} "
-                         f"and {y.shape}")
+        raise ValueError(
+            f"{xname}, {yname}: expected shapes (n, d) and (n,) with n, d >= 1, received {X.shape} "
+            f"and {y.shape}"
+        )
     check_finite(xname, X)
     check_finite(yname, y)
     return X, y

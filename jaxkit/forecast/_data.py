@@ -255,11 +255,15 @@ def ewma_volatility(log_returns: Any, *, decay: float = 0.94, floor: float = 1e-
     if not (np.isfinite(floor) and floor >= 0):
         raise ValueError(f"floor: expected a finite value >= 0, received {floor!r}")
     if np.any(np.isinf(r)):
-        raise ValueError(f"log_returns: expected finite values or NaN (missing), received {int(np.isinf(r).sum())} inf")
+        raise ValueError(
+            f"log_returns: expected finite values or NaN (missing), received {int(np.isinf(r).sum())} inf"
+        )
     empty = np.flatnonzero(~np.any(np.isfinite(r), axis=0)) if r.shape[0] else np.arange(r.shape[1])
     if empty.size:
-        raise ValueError(f"log_returns: expected at least one finite return per asset (NaN = missing), columns "
-                         f"{empty.tolist()[:10]} have none")
+        raise ValueError(
+            f"log_returns: expected at least one finite return per asset (NaN = missing), columns "
+            f"{empty.tolist()[:10]} have none"
+        )
     v = pd.DataFrame(r**2).ewm(alpha=1.0 - decay, adjust=True, ignore_na=True).mean().bfill().to_numpy()
     return np.maximum(np.sqrt(np.nan_to_num(v, nan=floor**2)), floor)
 
@@ -287,7 +291,9 @@ def kalman_betas(
         raise ValueError("y, X: expected finite values (fill or drop NaN rows first)")
     for name, v, strict in (("q", q, False), ("r", r, True), ("p0", p0, True)):
         if not (np.isfinite(float(v)) and (float(v) > 0 if strict else float(v) >= 0)):
-            raise ValueError(f"{name}: expected a finite variance {'> 0' if strict else '>= 0'}, received {v!r}")
+            raise ValueError(
+                f"{name}: expected a finite variance {'> 0' if strict else '>= 0'}, received {v!r}"
+            )
     yj, Xj = jnp.asarray(y), jnp.asarray(X)
     f = jax.vmap(_kalman_one, in_axes=(1, None, None, None, None), out_axes=1)
     return f(yj, Xj, q, r, p0)
@@ -475,7 +481,9 @@ def walk_forward_splits(
 
 def _frame_index(df: Any, name: str) -> pd.DatetimeIndex:
     if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"{name}: expected a pandas DataFrame (dates x columns), received {type(df).__name__}")
+        raise TypeError(
+            f"{name}: expected a pandas DataFrame (dates x columns), received {type(df).__name__}"
+        )
     try:
         idx = pd.DatetimeIndex(df.index)
     except (TypeError, ValueError) as e:
@@ -522,7 +530,9 @@ def stable_macro_features(macro: pd.DataFrame, *, norm_window: int = 252) -> pd.
     return rolling_zscore(pd.DataFrame(cols, index=macro.index), norm_window).clip(-5, 5)
 
 
-def stable_macro_frame(start: str | None = None, end: str | None = None, *, variant: str = "long") -> pd.DataFrame:
+def stable_macro_frame(
+    start: str | None = None, end: str | None = None, *, variant: str = "long"
+) -> pd.DataFrame:
     """Raw macro levels for STABLE's inputs from the offline data (no download), on the S&P 500 trading days.
 
     ``variant="long"`` (1990-01 .. 2022-12, skfolio): ``sp500`` (S&P 500 index, the market input) and

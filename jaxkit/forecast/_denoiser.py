@@ -171,7 +171,9 @@ class ConditionalDenoiser(eqx.Module):
             jnp.full((1,), 2.0, jnp.float32),
         )  # start at g ~ 0.88: trust the full level
         self.layers = tuple(
-            ResidualLayer(C, heads, key=jax.random.wrap_key_data(jnp.asarray(rng.integers(0, 2**32, 2), jnp.uint32)))
+            ResidualLayer(
+                C, heads, key=jax.random.wrap_key_data(jnp.asarray(rng.integers(0, 2**32, 2), jnp.uint32))
+            )
             for _ in range(layers)
         )
         self.w_out1 = _dense(rng, C, C)
@@ -279,7 +281,12 @@ class MLPDenoiser(eqx.Module):
         self.step_mlp = _mlp(rng, C, C, C)
         self.macro_proj = _mlp(rng, n_macro, C, C)
         w1, b1, w2, _ = _mlp(rng, 2 * C, C, 1)
-        self.gate_mlp = (w1, b1, w2, jnp.full((1,), 2.0, jnp.float32))  # start at g ~ 0.88, as the attention net
+        self.gate_mlp = (
+            w1,
+            b1,
+            w2,
+            jnp.full((1,), 2.0, jnp.float32),
+        )  # start at g ~ 0.88, as the attention net
         self.blocks = tuple(
             (_dense(rng, W, W), jnp.zeros((W,), jnp.float32), _dense(rng, C, W), _dense(rng, W, W, 0.5))
             for _ in range(depth)

@@ -42,8 +42,10 @@ def _pair(samples: Any, truth: Any, sample_axis: int) -> tuple[np.ndarray, np.nd
         raise ValueError(f"sample_axis: expected an axis of samples (ndim {s.ndim}), received {sample_axis}")
     s = np.moveaxis(s, sample_axis, 0)
     if s.shape[0] == 0:
-        raise ValueError(f"samples: expected at least one sample along sample_axis={sample_axis}, received shape "
-                         f"{np.shape(samples)}")
+        raise ValueError(
+            f"samples: expected at least one sample along sample_axis={sample_axis}, received shape "
+            f"{np.shape(samples)}"
+        )
     y = np.asarray(truth, dtype=np.float64)
     if s.shape[1:] != y.shape:
         raise ValueError(
@@ -135,9 +137,13 @@ def energy_test(
     most ``chunk_bytes`` of temporaries (the result does not depend on the block sizes)."""
     x, y = _two_samples(x, y)
     check_int("n_permutations", n_permutations, minimum=1)
-    if n_permutations > MAX_PERMUTATIONS:  # a mistyped count used to run (and hold every permutation) for hours
-        raise ValueError(f"n_permutations: expected at most {MAX_PERMUTATIONS} (p-value resolution 1e-6), "
-                         f"received {n_permutations}")
+    if (
+        n_permutations > MAX_PERMUTATIONS
+    ):  # a mistyped count used to run (and hold every permutation) for hours
+        raise ValueError(
+            f"n_permutations: expected at most {MAX_PERMUTATIONS} (p-value resolution 1e-6), "
+            f"received {n_permutations}"
+        )
     n, m = x.shape[0], y.shape[0]
     z = np.concatenate([x, y])
     N = n + m
@@ -151,7 +157,10 @@ def energy_test(
     prow = _chunk_rows(N, 3, chunk_bytes)
     for i in range(0, n_permutations + 1, prow):
         # drawn block by block (same stream as all at once): memory stays O(block), not O(n_permutations)
-        block = [np.arange(N) if j == 0 else rng.permutation(N) for j in range(i, min(i + prow, n_permutations + 1))]
+        block = [
+            np.arange(N) if j == 0 else rng.permutation(N)
+            for j in range(i, min(i + prow, n_permutations + 1))
+        ]
         labels = np.zeros((len(block), N))
         for r, p in enumerate(block):
             labels[r, p[:n]] = 1.0
@@ -179,8 +188,10 @@ def moment_z_scores(samples: Any, mean: Any, cov: Any) -> tuple[np.ndarray, np.n
     if not (np.all(np.isfinite(mu)) and np.all(np.isfinite(S))):
         raise ValueError("mean, cov: expected finite values")
     if np.any(np.diag(S) <= 0) or np.linalg.eigvalsh(0.5 * (S + S.T))[0] < -1e-10 * np.abs(S).max():
-        raise ValueError(f"cov: expected a positive semi-definite covariance with positive variances, received "
-                         f"diagonal range [{np.diag(S).min():.3g}, {np.diag(S).max():.3g}]")
+        raise ValueError(
+            f"cov: expected a positive semi-definite covariance with positive variances, received "
+            f"diagonal range [{np.diag(S).min():.3g}, {np.diag(S).max():.3g}]"
+        )
     mean_z = (x.mean(0) - mu) / np.sqrt(np.diag(S) / k)
     iu = np.triu_indices(d)
     var = (S**2 + np.outer(np.diag(S), np.diag(S))) / (k - 1)

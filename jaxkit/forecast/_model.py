@@ -103,7 +103,9 @@ def make_forecaster(
     if denoiser == "mlp":
         den = MLPDenoiser(**common, hidden=hidden, depth=depth, channels=channels, guided=guided, key=key)
     else:
-        den = ConditionalDenoiser(**common, channels=channels, layers=layers, heads=heads, guided=guided, key=key)
+        den = ConditionalDenoiser(
+            **common, channels=channels, layers=layers, heads=heads, guided=guided, key=key
+        )
     return DiffusionForecaster(den, sched, jnp.asarray(scale), aux_weight, bool(per_date_scale))
 
 
@@ -223,7 +225,9 @@ def _ddim_signed(eps_fn, schedule, x_T, key, sign, n_steps, eta, clip):
 
 
 @eqx.filter_jit
-def _sample(model, history, macro, signals, scale, keys, n_steps, sampler, eta, clip, chunk, antithetic=False):
+def _sample(
+    model, history, macro, signals, scale, keys, n_steps, sampler, eta, clip, chunk, antithetic=False
+):
     """Paths for (B, k) (date, key) pairs: flattened to B*k items and mapped in chunks of ``chunk`` items
     (``jax.lax.map(..., batch_size=chunk)``: vmapped inside a chunk, sequential over chunks), so peak memory is
     bounded by the chunk, not by B*k."""
@@ -240,7 +244,9 @@ def _sample(model, history, macro, signals, scale, keys, n_steps, sampler, eta, 
         xT = jax.random.normal(k0, (H, N))
         if antithetic:
             n = model.schedule.n_steps if sampler == "ddpm" else n_steps
-            x0 = _ddim_signed(eps_fn, model.schedule, xT, k1, sign, n, 1.0 if sampler == "ddpm" else eta, clip)
+            x0 = _ddim_signed(
+                eps_fn, model.schedule, xT, k1, sign, n, 1.0 if sampler == "ddpm" else eta, clip
+            )
         elif sampler == "ddpm":
             x0 = dm.ddpm_sample(eps_fn, model.schedule, xT, k1, clip_x0=clip)
         else:
@@ -310,7 +316,9 @@ def sample_paths(
         raise ValueError("history, macro: expected finite conditioning values")
     if model.per_date_scale:
         if scale is None:
-            raise ValueError("scale: required (B, N) per-date scales, the model was built with per_date_scale=True")
+            raise ValueError(
+                "scale: required (B, N) per-date scales, the model was built with per_date_scale=True"
+            )
         sc = np.asarray(scale, dtype=np.float32)
         if sc.shape != (B, N) or not np.all(np.isfinite(sc)) or np.any(sc <= 0):
             raise ValueError(f"scale: expected ({B}, {N}) positive finite values, received shape {sc.shape}")

@@ -5,7 +5,6 @@ rigid motions are pairs ``(R, t)``. Submodules are re-exported: ``geometry.so3.e
 ``geometry.kabsch``, ``geometry.rmsd``.
 """
 
-
 from jaxkit.geometry._align import kabsch, kabsch_rmsd, rmsd
 
 from . import se3, so3

@@ -38,8 +38,10 @@ def _check_points(P: ArrayInput, Q: ArrayInput, weights: ArrayInput | None, min_
         raise ValueError(f"weights: expected shape ({ps[0]},), received {w.shape}")
     check_finite("weights", w)
     if not isinstance(w, jax.core.Tracer) and (bool(jnp.any(w < 0)) or not float(jnp.sum(w)) > 0):
-        raise ValueError(f"weights: expected non-negative weights with a positive sum, received min "
-                         f"{float(jnp.min(w)):.4g}, sum {float(jnp.sum(w)):.4g}")
+        raise ValueError(
+            f"weights: expected non-negative weights with a positive sum, received min "
+            f"{float(jnp.min(w)):.4g}, sum {float(jnp.sum(w)):.4g}"
+        )
     return P, Q, w
 
 
@@ -54,8 +56,10 @@ def kabsch(P: ArrayInput, Q: ArrayInput, weights: ArrayInput | None = None) -> t
     U, S, Vt = jnp.linalg.svd(H)
     if not isinstance(S, jax.core.Tracer):
         s = np.asarray(S, np.float64)
-        scale = float(np.sqrt(np.sum(np.asarray(w)[:, None] * np.asarray(P - mp) ** 2)) *
-                      np.sqrt(np.sum(np.asarray(w)[:, None] * np.asarray(Q - mq) ** 2)))
+        scale = float(
+            np.sqrt(np.sum(np.asarray(w)[:, None] * np.asarray(P - mp) ** 2))
+            * np.sqrt(np.sum(np.asarray(w)[:, None] * np.asarray(Q - mq) ** 2))
+        )
         if not s[1] > 1e3 * np.finfo(np.asarray(P).dtype).eps * max(scale, 1e-300):
             raise ValueError(
                 "P, Q: the centered points are (nearly) collinear or coincident (singular values of the "

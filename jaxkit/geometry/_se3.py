@@ -34,7 +34,9 @@ __all__ = ["apply", "compose", "exp", "from_matrix", "identity", "inverse", "log
 def _check_pair(R: ArrayInput, t: ArrayInput, rname: str = "R", tname: str = "t") -> tuple[Array, Array]:
     R, t = so3._rotations(rname, R), so3._vectors(tname, t, 3)
     if R.shape[:-2] != t.shape[:-1]:
-        raise ValueError(f"{tname}: expected batch shape {R.shape[:-2]} matching {rname}, received {t.shape[:-1]}")
+        raise ValueError(
+            f"{tname}: expected batch shape {R.shape[:-2]} matching {rname}, received {t.shape[:-1]}"
+        )
     return R, t
 
 
@@ -121,6 +123,8 @@ def from_matrix(T: ArrayInput) -> tuple[Array, Array]:
     if not isinstance(T, jax.core.Tracer):
         err = np.abs(np.asarray(T[..., 3, :], np.float64) - np.array([0.0, 0.0, 0.0, 1.0]))
         if err.size and err.max() > ROTATION_ATOL:
-            raise ValueError(f"T: expected homogeneous matrices with last row (0, 0, 0, 1), received a last row "
-                             f"off by up to {err.max():.3g}")
+            raise ValueError(
+                f"T: expected homogeneous matrices with last row (0, 0, 0, 1), received a last row "
+                f"off by up to {err.max():.3g}"
+            )
     return T[..., :3, :3], T[..., :3, 3]

@@ -179,8 +179,10 @@ def _uniforms(**named: Any) -> list[Array]:
         u = as_float_array(name, u)
         check_finite(name, u)
         if not isinstance(u, jax.core.Tracer) and (bool(jnp.any(u < 0)) or bool(jnp.any(u > 1))):
-            raise ValueError(f"{name}: expected U(0, 1) variates in [0, 1], received values in "
-                             f"[{float(jnp.min(u)):.4g}, {float(jnp.max(u)):.4g}]")
+            raise ValueError(
+                f"{name}: expected U(0, 1) variates in [0, 1], received values in "
+                f"[{float(jnp.min(u)):.4g}, {float(jnp.max(u)):.4g}]"
+            )
         out.append(u)
     return out
 
@@ -220,8 +222,9 @@ def from_axis_angle(axis: ArrayInput, angle_: ArrayInput) -> Array:
     try:
         v = axis * angle_[..., None]
     except (TypeError, ValueError):
-        raise ValueError(f"angle: expected a shape broadcastable with axis {axis.shape[:-1]}, received "
-                         f"{angle_.shape}") from None
+        raise ValueError(
+            f"angle: expected a shape broadcastable with axis {axis.shape[:-1]}, received {angle_.shape}"
+        ) from None
     return _exp(v)
 
 
@@ -274,8 +277,10 @@ def _broadcast(name: str, a: Array, b: Array, core: int) -> None:
     try:
         np.broadcast_shapes(a.shape[: a.ndim - core], b.shape[: b.ndim - core])
     except ValueError:
-        raise ValueError(f"{name}: expected batch dimensions broadcastable with {a.shape[: a.ndim - core]}, "
-                         f"received shape {b.shape}") from None
+        raise ValueError(
+            f"{name}: expected batch dimensions broadcastable with {a.shape[: a.ndim - core]}, "
+            f"received shape {b.shape}"
+        ) from None
 
 
 def compose(R1: ArrayInput, R2: ArrayInput) -> Array:
@@ -301,8 +306,9 @@ def _broadcast2(R: Array, x: Array) -> None:
     try:
         np.broadcast_shapes(R.shape[:-2], x.shape[:-1])
     except ValueError:
-        raise ValueError(f"x: expected batch dimensions broadcastable with R's {R.shape[:-2]}, received shape "
-                         f"{x.shape}") from None
+        raise ValueError(
+            f"x: expected batch dimensions broadcastable with R's {R.shape[:-2]}, received shape {x.shape}"
+        ) from None
 
 
 def geodesic_distance(R1: ArrayInput, R2: ArrayInput) -> Array:

@@ -1,6 +1,5 @@
 """Neural operators: Riesz transforms and spectral tools, FNO, RNO and LNO layers/models, Flax front-ends, training."""
 
-from ._flax import FlaxFNO, FlaxNeuralOperator, FlaxRNO, from_flax, to_flax
 from ._layers import (
     InstanceNorm,
     Pointwise,
@@ -84,3 +83,19 @@ __all__ = [
     "wavenumber_grid",
     "wavenumbers",
 ]
+
+# The Flax NNX front-ends need the optional ``flax`` (``pip install jaxkit[nnx]``): imported on first use, so
+# ``import jaxkit.operators`` works without it.
+_FLAX_NAMES = ("FlaxFNO", "FlaxNeuralOperator", "FlaxRNO", "from_flax", "to_flax")
+
+
+def __getattr__(name: str):
+    if name in _FLAX_NAMES:
+        try:
+            from . import _flax
+        except ModuleNotFoundError as e:  # pragma: no cover - depends on the environment
+            raise ImportError(
+                f"jaxkit.operators.{name} needs the optional dependency flax: pip install 'jaxkit[nnx]' ({e})"
+            ) from e
+        return getattr(_flax, name)
+    raise AttributeError(f"module 'jaxkit.operators' has no attribute {name!r}")

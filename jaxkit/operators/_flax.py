@@ -79,8 +79,17 @@ def _init_params(model: NeuralOperator) -> dict:
 class FlaxFNO(FlaxNeuralOperator):
     """NNX FNO; same arguments as :class:`~jaxkit.operators.FNO`, ``rngs`` instead of ``key`` (same init)."""
 
-    def __init__(self, in_channels: int, out_channels: int, modes: int | Sequence[int], width: int = 32,
-                 n_layers: int = 4, *, rngs: nnx.Rngs, **kwargs: Any):
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        modes: int | Sequence[int],
+        width: int = 32,
+        n_layers: int = 4,
+        *,
+        rngs: nnx.Rngs,
+        **kwargs: Any,
+    ):
         eqx_model = FNO(in_channels, out_channels, modes, width, n_layers, key=rngs.params(), **kwargs)
         super().__init__(eqx_model.config, _init_params(eqx_model))
 
@@ -88,8 +97,17 @@ class FlaxFNO(FlaxNeuralOperator):
 class FlaxRNO(FlaxNeuralOperator):
     """NNX RNO; same arguments as :class:`~jaxkit.operators.RNO`, ``rngs`` instead of ``key`` (same init)."""
 
-    def __init__(self, in_channels: int, out_channels: int, modes: int | Sequence[int], width: int = 32,
-                 n_layers: int = 4, *, rngs: nnx.Rngs, **kwargs: Any):
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        modes: int | Sequence[int],
+        width: int = 32,
+        n_layers: int = 4,
+        *,
+        rngs: nnx.Rngs,
+        **kwargs: Any,
+    ):
         eqx_model = RNO(in_channels, out_channels, modes, width, n_layers, key=rngs.params(), **kwargs)
         super().__init__(eqx_model.config, _init_params(eqx_model))
 
@@ -97,7 +115,9 @@ class FlaxRNO(FlaxNeuralOperator):
 def to_flax(model: NeuralOperator) -> FlaxNeuralOperator:
     """Equinox FNO/RNO → NNX module with copies of the same weights."""
     if not isinstance(model, NeuralOperator):
-        raise TypeError(f"model: expected an FNO or RNO (jaxkit.operators.NeuralOperator), received {type(model)}")
+        raise TypeError(
+            f"model: expected an FNO or RNO (jaxkit.operators.NeuralOperator), received {type(model)}"
+        )
     return FlaxNeuralOperator(model.config, _init_params(model))
 
 
@@ -112,7 +132,9 @@ def from_flax(module: FlaxNeuralOperator) -> NeuralOperator:
         for name, value in (values or {}).items():
             old = getattr(layer, name)
             if old.shape != value.shape:
-                raise ValueError(f"from_flax: parameter {name} has shape {value.shape}, the model expects {old.shape}")
+                raise ValueError(
+                    f"from_flax: parameter {name} has shape {value.shape}, the model expects {old.shape}"
+                )
             layer = eqx.tree_at(lambda m, n=name: getattr(m, n), layer, jnp.array(value))
         return layer
 

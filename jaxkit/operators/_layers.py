@@ -14,7 +14,7 @@ Two paths, same maths (tested against each other in float64). **CPU**: the kept 
 real DFTs (GEMMs, ``_spectral._rdft_kept``/``_irdft_kept``) and mixed, ``out[o,k] = Σ_i x[i,k] W[i,o,k]``, by real
 batched GEMMs over the modes; pointwise maps are per-sample batched GEMMs (:func:`_per_sample`). Written so that
 under ``jax.vmap`` XLA:CPU never copies or transposes the hidden field. **GPU/TPU**: ``rfftn``/``irfftn`` and
-:func:`mode_mix`, i.e. ``kernels.spectral_mix`` (Pallas). RNO's full-band local branch uses ``rfftn`` on both.
+:func:`mode_mix`, i.e. ``jaxkit.kernels.spectral_mix`` (Pallas). RNO's full-band local branch uses ``rfftn`` on both.
 Complex weights are stored as real/imaginary planes (``weight_re``, ``weight_im``) so that every parameter is real,
 mode-major, ``(*kept, I, O)``: the layout in which the CPU path's per-mode GEMMs read the weights and produce their
 gradients, so the optimizer reads them contiguously (stored ``(I, O, *kept)``, the gradient arrived transposed and
@@ -33,7 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from kernels.spectral_mix import (
+from jaxkit.kernels.spectral_mix import (
     spectral_mix as _kernel_spectral_mix,  # Pallas on GPU/TPU, XLA reference on CPU
 )
 
@@ -62,7 +62,7 @@ __all__ = [
 def mode_mix(x: Array, w: Array) -> Array:
     """``out[o, k] = Σ_i x[i, k] w[i, o, k]`` for complex ``x`` ``(I, *modes)`` and ``w`` ``(I, O, *modes)``.
 
-    One sample (the batch axis of ``kernels.spectral_mix`` is 1 here; under ``jax.vmap`` it becomes the batch).
+    One sample (the batch axis of ``jaxkit.kernels.spectral_mix`` is 1 here; under ``jax.vmap`` it becomes the batch).
     """
     return _kernel_spectral_mix(x[None], w)[0]
 
@@ -72,7 +72,7 @@ def _complex(re: Array, im: Array) -> Array:
 
 
 def _io_major(w: Array) -> Array:
-    """Stored mode-major weights ``(*kept, I, O)`` in the layout of ``kernels.spectral_mix``, ``(I, O, *kept)``."""
+    """Stored mode-major weights ``(*kept, I, O)`` in the layout of ``jaxkit.kernels.spectral_mix``, ``(I, O, *kept)``."""
     return jnp.moveaxis(w, (-2, -1), (0, 1))
 
 
@@ -169,7 +169,7 @@ def _irfftn(uh: Array, grid: Sequence[int]) -> Array:
 
 def _use_dft() -> bool:
     """Spectral path: truncated DFT as GEMMs on CPU (no transposes of the field, see ``_rdft_kept``); ``rfftn`` +
-    ``kernels.spectral_mix`` (Pallas) on GPU/TPU."""
+    ``jaxkit.kernels.spectral_mix`` (Pallas) on GPU/TPU."""
     return jax.default_backend() == "cpu"
 
 
@@ -193,13 +193,15 @@ def _mix_kept(x: Array, w_re: Array, w_im: Array) -> Array:
 
 
 def spectral_conv(
-    u: Float[Array, "cin *grid"], weight_re: Float[Array, "*kept cin cout"], weight_im: Float[Array, "*kept cin cout"]
+    u: Float[Array, "cin *grid"],
+    weight_re: Float[Array, "*kept cin cout"],
+    weight_im: Float[Array, "*kept cin cout"],
 ) -> Float[Array, "cout *grid"]:
     """FNO Fourier layer on one sample ``u`` ``(I, *grid)``; weights ``(2m_1, ..., 2m_{d-1}, m_d, I, O)``.
 
     ``y = irfftn(P_K(W û))``. On CPU the kept modes are computed by truncated real DFTs (GEMMs, ``_rdft_kept`` /
     ``_irdft_kept``) and mixed by one real batched GEMM over the modes; on GPU/TPU by ``rfftn`` and
-    ``kernels.spectral_mix``. Same maths either way.
+    ``jaxkit.kernels.spectral_mix``. Same maths either way.
     """
     modes = _modes_from_kept(weight_re.shape[:-2])
     grid = u.shape[1:]
@@ -238,7 +240,7 @@ def _riesz_weight(
 
 
 def _mix_modes(kept: Array, w_re: Array, w_im: Array) -> Array:
-    """Complex ``Σ_i kept_i w_io`` per mode: real planes and batched GEMMs on CPU, ``kernels.spectral_mix`` else."""
+    """Complex ``Σ_i kept_i w_io`` per mode: real planes and batched GEMMs on CPU, ``jaxkit.kernels.spectral_mix`` else."""
     if not _use_dft():
         return mode_mix(kept, _io_major(_complex(w_re, w_im)))
     planes = jnp.stack([jnp.real(kept), jnp.imag(kept)], axis=1)  # (I, 2, *kept)
@@ -277,7 +279,9 @@ def riesz_spectral_conv(
         w = _riesz_weight(weight_re, weight_im, alpha, w_dir, modes, order, lengths)
     if local_weight is None:
         if w is None:
-            raise ValueError("riesz_spectral_conv: at least one of the global or local branches must be given")
+            raise ValueError(
+                "riesz_spectral_conv: at least one of the global or local branches must be given"
+            )
         if _use_dft():
             return _irdft_kept(_mix_kept(_rdft_kept(u, modes), *w), grid, modes).astype(u.dtype)
         return _spectral_conv_fft(u, _complex(*w), modes)
@@ -320,7 +324,9 @@ def _per_sample(w: Array, u: Array) -> Array:
     return jnp.where(p == p, w, w)
 
 
-def pointwise(u: Float[Array, "cin *grid"], weight: Float[Array, "cout cin"], bias: Float[Array, "cout"] | None) -> Float[Array, "cout *grid"]:
+def pointwise(
+    u: Float[Array, "cin *grid"], weight: Float[Array, "cout cin"], bias: Float[Array, "cout"] | None
+) -> Float[Array, "cout *grid"]:
     """1×1 convolution (pointwise channel map) ``W u + b``."""
     flat = u.reshape(u.shape[0], -1)  # one contraction axis: XLA:CPU's GEMMs need no copy for the gradients
     y = jax.lax.dot_general(_per_sample(weight, u), flat, (((1,), (0,)), ((), ())))
@@ -379,7 +385,9 @@ def _check_input(name: str, u: Any, channels: int, n_dims: int, modes: Sequence[
             f"sample — batch with jax.vmap), received shape {shape}"
         )
     if shape[0] != channels:
-        raise ValueError(f"{name}: expected {channels} input channels (axis 0), received {shape[0]} (shape {shape})")
+        raise ValueError(
+            f"{name}: expected {channels} input channels (axis 0), received {shape[0]} (shape {shape})"
+        )
     _check_resolution(shape[1:], modes, name)
     return jnp.asarray(u)
 

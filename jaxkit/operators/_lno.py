@@ -143,8 +143,12 @@ class LaplaceLayer(eqx.Module):
         scale = 1.0 / (in_channels * out_channels)
         keys = jax.random.split(key, 2 * len(self.modes) + 2)
         shape = lambda m: (in_channels, out_channels, m)  # noqa: E731
-        self.pole_re = tuple(scale * jax.random.uniform(keys[2 * a], shape(m)) for a, m in enumerate(self.modes))
-        self.pole_im = tuple(scale * jax.random.uniform(keys[2 * a + 1], shape(m)) for a, m in enumerate(self.modes))
+        self.pole_re = tuple(
+            scale * jax.random.uniform(keys[2 * a], shape(m)) for a, m in enumerate(self.modes)
+        )
+        self.pole_im = tuple(
+            scale * jax.random.uniform(keys[2 * a + 1], shape(m)) for a, m in enumerate(self.modes)
+        )
         rshape = (in_channels, out_channels, *self.modes)
         self.residue_re = scale * jax.random.uniform(keys[-2], rshape)
         self.residue_im = scale * jax.random.uniform(keys[-1], rshape)
@@ -202,8 +206,14 @@ def _validate_lno_config(cfg: LNOConfig) -> LNOConfig:
         raise ValueError(f"lengths: expected {len(modes)} entries (one per axis), received {lengths}")
     for v in lengths:
         check_positive("lengths", v)
-    return replace(cfg, modes=modes, lengths=lengths, norm=bool(cfg.norm), grid_features=bool(cfg.grid_features),
-                   endpoint=bool(cfg.endpoint))
+    return replace(
+        cfg,
+        modes=modes,
+        lengths=lengths,
+        norm=bool(cfg.norm),
+        grid_features=bool(cfg.grid_features),
+        endpoint=bool(cfg.endpoint),
+    )
 
 
 def _check_lno_input(name: str, u: Any, channels: int, n_dims: int) -> Array:
@@ -217,7 +227,9 @@ def _check_lno_input(name: str, u: Any, channels: int, n_dims: int) -> Array:
             f"batch with jax.vmap), received shape {shape}"
         )
     if shape[0] != channels:
-        raise ValueError(f"{name}: expected {channels} input channels (axis 0), received {shape[0]} (shape {shape})")
+        raise ValueError(
+            f"{name}: expected {channels} input channels (axis 0), received {shape[0]} (shape {shape})"
+        )
     if min(shape[1:]) < 2:
         raise ValueError(f"{name}: expected at least 2 points per axis, received shape {shape}")
     return jnp.asarray(u)
@@ -241,11 +253,15 @@ def lno_apply(params: dict, x: Float[Array, "cin *grid"], cfg: LNOConfig) -> Flo
     residues = _complex(lp["residue_re"], lp["residue_im"])
     if cfg.norm:
         ones, zeros = jnp.ones((v.shape[0],), v.dtype), jnp.zeros((v.shape[0],), v.dtype)
-        k = instance_norm(laplace_layer(instance_norm(v, ones, zeros), poles, residues, spacing=spacing), ones, zeros)
+        k = instance_norm(
+            laplace_layer(instance_norm(v, ones, zeros), poles, residues, spacing=spacing), ones, zeros
+        )
     else:
         k = laplace_layer(v, poles, residues, spacing=spacing)
     v = k + pointwise(v, params["skip"]["weight"], params["skip"]["bias"])
-    h = _ACTIVATIONS[cfg.activation](pointwise(v, params["proj_hidden"]["weight"], params["proj_hidden"]["bias"]))
+    h = _ACTIVATIONS[cfg.activation](
+        pointwise(v, params["proj_hidden"]["weight"], params["proj_hidden"]["bias"])
+    )
     return pointwise(h, params["proj_out"]["weight"], params["proj_out"]["bias"])
 
 
@@ -285,9 +301,20 @@ class LNO(eqx.Module):
         modes_t = _as_modes(modes)
         if lengths is not None and np.isscalar(lengths):
             lengths = (float(lengths),) * len(modes_t)  # type: ignore[arg-type]
-        cfg = _validate_lno_config(LNOConfig(
-            in_channels, out_channels, modes_t, width, proj_hidden, activation, norm, grid_features,
-            None if lengths is None else tuple(float(v) for v in lengths), endpoint))  # type: ignore[union-attr]
+        cfg = _validate_lno_config(
+            LNOConfig(
+                in_channels,
+                out_channels,
+                modes_t,
+                width,
+                proj_hidden,
+                activation,
+                norm,
+                grid_features,
+                None if lengths is None else tuple(float(v) for v in lengths),
+                endpoint,
+            )
+        )  # type: ignore[union-attr]
         self.config = cfg
         k = jax.random.split(key, 5)
         lift_in = cfg.in_channels + (cfg.n_dims if cfg.grid_features else 0)
@@ -302,10 +329,16 @@ class LNO(eqx.Module):
         lin = lambda m: {"weight": m.weight, "bias": m.bias}  # noqa: E731
         lp = self.laplace
         return {
-            "lift": lin(self.lift), "skip": lin(self.skip), "proj_hidden": lin(self.proj_hidden),
+            "lift": lin(self.lift),
+            "skip": lin(self.skip),
+            "proj_hidden": lin(self.proj_hidden),
             "proj_out": lin(self.proj_out),
-            "laplace": {"pole_re": lp.pole_re, "pole_im": lp.pole_im, "residue_re": lp.residue_re,
-                        "residue_im": lp.residue_im},
+            "laplace": {
+                "pole_re": lp.pole_re,
+                "pole_im": lp.pole_im,
+                "residue_re": lp.residue_re,
+                "residue_im": lp.residue_im,
+            },
         }
 
     def __call__(self, x: ArrayLike | list) -> Float[Array, "cout *grid"]:

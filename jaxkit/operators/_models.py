@@ -45,7 +45,15 @@ from ._layers import (
     spectral_conv,
 )
 
-__all__ = ["FNO", "RNO", "NeuralOperator", "OperatorConfig", "build_operator", "count_params", "operator_apply"]
+__all__ = [
+    "FNO",
+    "RNO",
+    "NeuralOperator",
+    "OperatorConfig",
+    "build_operator",
+    "count_params",
+    "operator_apply",
+]
 
 
 @dataclass(frozen=True)
@@ -94,7 +102,9 @@ def _validate_config(cfg: OperatorConfig) -> OperatorConfig:
     if lengths is not None:
         lengths = tuple(float(v) for v in lengths)
         if len(lengths) != len(modes):
-            raise ValueError(f"lengths: expected {len(modes)} entries (one per spatial axis), received {lengths}")
+            raise ValueError(
+                f"lengths: expected {len(modes)} entries (one per spatial axis), received {lengths}"
+            )
     return replace(cfg, modes=modes, lengths=lengths)
 
 
@@ -103,9 +113,7 @@ def _validate_config(cfg: OperatorConfig) -> OperatorConfig:
 # ----------------------------------------------------------------------------------------------------------------
 def grid_coordinates(grid: Sequence[int], endpoint: bool = False, dtype: Any = jnp.float32) -> Array:
     """Coordinate channels ``(d, *grid)`` on the unit box: ``j/n`` (periodic) or ``linspace(0, 1, n)``."""
-    axes = [
-        (np.linspace(0.0, 1.0, n) if endpoint else np.arange(n) / n).astype(np.float64) for n in grid
-    ]
+    axes = [(np.linspace(0.0, 1.0, n) if endpoint else np.arange(n) / n).astype(np.float64) for n in grid]
     mesh = np.meshgrid(*axes, indexing="ij")
     return jnp.asarray(np.stack(mesh), dtype=dtype)
 
@@ -130,7 +138,9 @@ def _spectral_apply(p: dict, v: Array, cfg: OperatorConfig) -> Array:
     )
 
 
-def operator_apply(params: dict, x: Float[Array, "cin *grid"], cfg: OperatorConfig) -> Float[Array, "cout *grid"]:
+def operator_apply(
+    params: dict, x: Float[Array, "cin *grid"], cfg: OperatorConfig
+) -> Float[Array, "cout *grid"]:
     """The FNO/RNO forward pass on one sample, as a pure function of a nested parameter dict.
 
     ``params = {"lift": {"weight", "bias"}, "blocks": [{"spectral": {...}, "skip": {...}, "norm": {...}|None}],
@@ -146,7 +156,9 @@ def operator_apply(params: dict, x: Float[Array, "cin *grid"], cfg: OperatorConf
         v = jnp.pad(v, [(0, 0)] + [(0, p) for p in pads])
     n_blocks = len(params["blocks"])
     for i, blk in enumerate(params["blocks"]):
-        y = _spectral_apply(blk["spectral"], v, cfg) + pointwise(v, blk["skip"]["weight"], blk["skip"]["bias"])
+        y = _spectral_apply(blk["spectral"], v, cfg) + pointwise(
+            v, blk["skip"]["weight"], blk["skip"]["bias"]
+        )
         if blk.get("norm") is not None:
             y = instance_norm(y, blk["norm"]["scale"], blk["norm"]["shift"])
         v = gelu(y) if i < n_blocks - 1 else y
@@ -215,7 +227,11 @@ class NeuralOperator(eqx.Module):
         return {
             "lift": _layer_params(self.lift),
             "blocks": [
-                {"spectral": _layer_params(b.spectral), "skip": _layer_params(b.skip), "norm": _layer_params(b.norm)}
+                {
+                    "spectral": _layer_params(b.spectral),
+                    "skip": _layer_params(b.skip),
+                    "norm": _layer_params(b.norm),
+                }
                 for b in self.blocks
             ],
             "proj_hidden": _layer_params(self.proj_hidden),
@@ -249,8 +265,19 @@ class FNO(NeuralOperator):
         endpoint: bool = False,
         key: PRNGKey,
     ):
-        cfg = OperatorConfig("fno", in_channels, out_channels, _as_modes(modes), width, n_layers, proj_hidden,
-                             float(padding), norm, bool(grid_features), bool(endpoint))
+        cfg = OperatorConfig(
+            "fno",
+            in_channels,
+            out_channels,
+            _as_modes(modes),
+            width,
+            n_layers,
+            proj_hidden,
+            float(padding),
+            norm,
+            bool(grid_features),
+            bool(endpoint),
+        )
         self._build(cfg, key)
 
 
@@ -283,9 +310,23 @@ class RNO(NeuralOperator):
         modes_t = _as_modes(modes)
         if lengths is not None and np.isscalar(lengths):
             lengths = (float(lengths),) * len(modes_t)  # type: ignore[arg-type]
-        cfg = OperatorConfig("rno", in_channels, out_channels, modes_t, width, n_layers, proj_hidden,
-                             float(padding), norm, bool(grid_features), bool(endpoint), order, bool(per_mode),
-                             branch, None if lengths is None else tuple(float(v) for v in lengths))
+        cfg = OperatorConfig(
+            "rno",
+            in_channels,
+            out_channels,
+            modes_t,
+            width,
+            n_layers,
+            proj_hidden,
+            float(padding),
+            norm,
+            bool(grid_features),
+            bool(endpoint),
+            order,
+            bool(per_mode),
+            branch,
+            None if lengths is None else tuple(float(v) for v in lengths),
+        )
         self._build(cfg, key)
 
 
@@ -293,14 +334,28 @@ def build_operator(config: OperatorConfig | dict, *, key: PRNGKey) -> NeuralOper
     """Build an :class:`FNO` or :class:`RNO` from an :class:`OperatorConfig` (or its ``to_dict()``)."""
     cfg = config if isinstance(config, OperatorConfig) else OperatorConfig(**config)
     common = dict(
-        proj_hidden=cfg.proj_hidden, padding=cfg.padding, norm=cfg.norm, grid_features=cfg.grid_features,
-        endpoint=cfg.endpoint, key=key,
+        proj_hidden=cfg.proj_hidden,
+        padding=cfg.padding,
+        norm=cfg.norm,
+        grid_features=cfg.grid_features,
+        endpoint=cfg.endpoint,
+        key=key,
     )
     if cfg.kind == "fno":
         return FNO(cfg.in_channels, cfg.out_channels, cfg.modes, cfg.width, cfg.n_layers, **common)
     if cfg.kind == "rno":
-        return RNO(cfg.in_channels, cfg.out_channels, cfg.modes, cfg.width, cfg.n_layers, order=cfg.order,
-                   per_mode=cfg.per_mode, branch=cfg.branch, lengths=cfg.lengths, **common)
+        return RNO(
+            cfg.in_channels,
+            cfg.out_channels,
+            cfg.modes,
+            cfg.width,
+            cfg.n_layers,
+            order=cfg.order,
+            per_mode=cfg.per_mode,
+            branch=cfg.branch,
+            lengths=cfg.lengths,
+            **common,
+        )
     raise ValueError(f"config.kind: expected 'fno' or 'rno', received {cfg.kind!r}")
 
 
@@ -315,8 +370,10 @@ def count_params(model: Any, *, complex_as_one: bool = False) -> int:
     leaves = jax.tree_util.tree_flatten_with_path(model)[0]
     total = 0
     for path, x in leaves:
-        if not ((eqx.is_inexact_array(x) or isinstance(x, jax.ShapeDtypeStruct))
-                and jnp.issubdtype(x.dtype, jnp.inexact)):
+        if not (
+            (eqx.is_inexact_array(x) or isinstance(x, jax.ShapeDtypeStruct))
+            and jnp.issubdtype(x.dtype, jnp.inexact)
+        ):
             continue
         n = int(np.prod(x.shape))
         if jnp.issubdtype(x.dtype, jnp.complexfloating):

@@ -61,7 +61,9 @@ def _lengths(lengths: float | Sequence[float] | None, d: int) -> tuple[float, ..
         return (float(lengths),) * d
     out = tuple(float(v) for v in lengths)  # type: ignore[union-attr]
     if len(out) != d:
-        raise ValueError(f"lengths: expected {d} domain lengths (one per transformed axis), received {len(out)}")
+        raise ValueError(
+            f"lengths: expected {d} domain lengths (one per transformed axis), received {len(out)}"
+        )
     for v in out:
         check_positive("lengths", v)
     return out
@@ -215,7 +217,9 @@ def riesz_transform(
     return _apply_multiplier(u, mult, axs)
 
 
-def spectral_derivative(u: ArrayLike, axis: int = -1, order: int = 1, length: float = 1.0) -> Float[Array, "..."]:
+def spectral_derivative(
+    u: ArrayLike, axis: int = -1, order: int = 1, length: float = 1.0
+) -> Float[Array, "..."]:
     """``∂^order u / ∂x_axis^order`` of a periodic real field by the multiplier ``(i k)^order`` (Nyquist zeroed
     for odd orders)."""
     u = jnp.asarray(u)
@@ -312,7 +316,9 @@ def _rdft_kept(u: Array, modes: Sequence[int]) -> Array:
     d = len(modes)
     grid = u.shape[u.ndim - d :]
     dt = np.dtype(u.dtype).name
-    t = _dot(u, _dft_factor(grid[-1], modes[-1], True, False, 1.0, dt), (u.ndim - 1,), (0,))  # (C, N.., 2, m_d)
+    t = _dot(
+        u, _dft_factor(grid[-1], modes[-1], True, False, 1.0, dt), (u.ndim - 1,), (0,)
+    )  # (C, N.., 2, m_d)
     for a in range(d - 2, -1, -1):  # t: (C, N_0..N_a, 2, K_{a+1}..)
         ax = t.ndim - (d - a) - 1  # position of N_a
         t = _dot(t, _dft_factor(grid[a], modes[a], False, False, 1.0, dt), (ax, ax + 1), (0, 1))

@@ -75,8 +75,10 @@ class GaussianNormalizer(eqx.Module):
             return
         std = np.asarray(self.std, np.float64)
         if not np.all(np.isfinite(std)) or np.any(std < 0) or np.any(std + self.eps <= 0):
-            raise ValueError(f"std: expected finite standard deviations >= 0 (std + eps > 0), received range "
-                             f"[{std.min() if std.size else 0:.3g}, {std.max() if std.size else 0:.3g}]")
+            raise ValueError(
+                f"std: expected finite standard deviations >= 0 (std + eps > 0), received range "
+                f"[{std.min() if std.size else 0:.3g}, {std.max() if std.size else 0:.3g}]"
+            )
         check_finite("mean", self.mean)
 
     @classmethod
@@ -84,8 +86,9 @@ class GaussianNormalizer(eqx.Module):
         """Statistics of ``x`` with shape ``(n, channels, *grid)``."""
         x = np.asarray(x)
         if x.ndim < 3 or x.shape[0] == 0:
-            raise ValueError(f"x: expected shape (samples, channels, *grid) with samples >= 1, received shape "
-                             f"{x.shape}")
+            raise ValueError(
+                f"x: expected shape (samples, channels, *grid) with samples >= 1, received shape {x.shape}"
+            )
         check_finite("x", x)
         axes = (0,) + tuple(range(2, x.ndim))
         shape = (x.shape[1],) + (1,) * (x.ndim - 2)
@@ -110,7 +113,9 @@ def fno_optimizer(
     if not 0 < float(gamma) <= 1:
         raise ValueError(f"gamma: expected a decay factor in (0, 1], received {gamma!r}")
     schedule = optax.exponential_decay(lr, transition_steps=step_every, decay_rate=gamma, staircase=True)
-    return optax.chain(optax.add_decayed_weights(weight_decay), optax.scale_by_adam(), optax.scale_by_learning_rate(schedule))
+    return optax.chain(
+        optax.add_decayed_weights(weight_decay), optax.scale_by_adam(), optax.scale_by_learning_rate(schedule)
+    )
 
 
 @eqx.filter_jit
@@ -119,7 +124,12 @@ def _predict_batch(model: Any, xn: Any, yn: Any, x: Array) -> Array:
 
 
 def predict(
-    model: Any, x: ArrayLike, x_normalizer: GaussianNormalizer, y_normalizer: GaussianNormalizer, *, batch_size: int = 32
+    model: Any,
+    x: ArrayLike,
+    x_normalizer: GaussianNormalizer,
+    y_normalizer: GaussianNormalizer,
+    *,
+    batch_size: int = 32,
 ) -> np.ndarray:
     """Decoded predictions for ``x`` ``(n, c_in, *grid)`` (any resolution the model accepts), in chunks."""
     x = np.asarray(x, np.float32)
@@ -131,7 +141,9 @@ def predict(
     check_finite("x", x)
     out = []
     for i in range(0, x.shape[0], batch_size):
-        out.append(np.asarray(_predict_batch(model, x_normalizer, y_normalizer, jnp.asarray(x[i : i + batch_size]))))
+        out.append(
+            np.asarray(_predict_batch(model, x_normalizer, y_normalizer, jnp.asarray(x[i : i + batch_size])))
+        )
     return np.concatenate(out, axis=0)
 
 
@@ -300,7 +312,9 @@ def train_ensemble(
     if keys.ndim < 1 or keys.shape[0] < 1:
         raise ValueError(f"keys: expected a stack of PRNG keys (n_members, ...), received shape {keys.shape}")
     if x_train.shape[0] != y_train.shape[0]:
-        raise ValueError(f"y_train: expected {x_train.shape[0]} samples (as x_train), received {y_train.shape[0]}")
+        raise ValueError(
+            f"y_train: expected {x_train.shape[0]} samples (as x_train), received {y_train.shape[0]}"
+        )
     check_finite("x_train", x_train)
     check_finite("y_train", y_train)
     n = keys.shape[0]
@@ -334,5 +348,9 @@ def train_ensemble(
     out = []
     for i in range(n):
         hist = [{"step": h["step"], "loss": h["member_loss"][i]} for h in result.history]
-        out.append(TrainedOperator(member(result.model, i), xn, yn, hist, epoch_time, result.wall_time / n, result.step))
+        out.append(
+            TrainedOperator(
+                member(result.model, i), xn, yn, hist, epoch_time, result.wall_time / n, result.step
+            )
+        )
     return out

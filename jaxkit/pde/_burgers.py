@@ -58,7 +58,12 @@ def default_steps(n: int, nu: float, t_final: float, length: float = 1.0) -> int
 
 
 def solve(
-    u0: Float[Array | np.ndarray, " n"] | list, *, nu: float, t_final: float, length: float = 1.0, n_steps: int | None = None,
+    u0: Float[Array | np.ndarray, " n"] | list,
+    *,
+    nu: float,
+    t_final: float,
+    length: float = 1.0,
+    n_steps: int | None = None,
     max_steps: int = 1_000_000,
 ) -> Float[Array | np.ndarray, " n"]:
     """Solve viscous Burgers from ``u0`` (one sample, periodic grid ``x_j = j·L/n``) to ``t_final``.
@@ -90,15 +95,19 @@ def solve(
     check_int("n_steps", n_steps, minimum=1)
     check_int("max_steps", max_steps, minimum=1)
     if n_steps > max_steps:
-        raise ValueError(f"n_steps: {n_steps} time steps is more than max_steps={max_steps}; check t_final and "
-                         "n_steps, or pass a larger max_steps if this is intended")
+        raise ValueError(
+            f"n_steps: {n_steps} time steps is more than max_steps={max_steps}; check t_final and "
+            "n_steps, or pass a larger max_steps if this is intended"
+        )
     if not is_tracer(u0):
         check_finite("u0", u0)
     h = float(t_final) / n_steps
     dtype = jnp.asarray(u0).dtype
     cdtype = jnp.complex128 if dtype == jnp.float64 else jnp.complex64
-    coefs = tuple(jnp.asarray(c, cdtype if np.iscomplexobj(c) else dtype)
-                  for c in _etdrk4_coefficients(n, float(nu), float(length), h))
+    coefs = tuple(
+        jnp.asarray(c, cdtype if np.iscomplexobj(c) else dtype)
+        for c in _etdrk4_coefficients(n, float(nu), float(length), h)
+    )
     return _solve_core(jnp.asarray(u0), coefs, int(n_steps))
 
 

@@ -82,8 +82,10 @@ def apply_operator(a: Float[_In, "n n"], u_interior: Float[_In, "m m"]) -> Float
     if a.ndim != 2 or a.shape[1] != n or n < 3:
         raise ValueError(f"a: expected a square (n, n) nodal field with n >= 3, received shape {a.shape}")
     if tuple(np.shape(u_interior)) != (n - 2, n - 2):
-        raise ValueError(f"u_interior: expected the interior shape ({n - 2}, {n - 2}) of a {a.shape} field, "
-                         f"received {tuple(np.shape(u_interior))}")
+        raise ValueError(
+            f"u_interior: expected the interior shape ({n - 2}, {n - 2}) of a {a.shape} field, "
+            f"received {tuple(np.shape(u_interior))}"
+        )
     h2 = (1.0 / (n - 1)) ** 2
     ax, ay = _faces(a)
     u = jnp.pad(jnp.asarray(u_interior), 1)
@@ -128,8 +130,13 @@ def _as_array(x):
 
 
 def solve(
-    a: Float[_In, "n1 n2"] | list, *, f: float | int | Float[_In, "n3 n4"] = 1.0, tol: float | None = None,
-    maxiter: int = 500, on_failure: Literal["raise", "ignore"] = "raise", return_info: bool = False,
+    a: Float[_In, "n1 n2"] | list,
+    *,
+    f: float | int | Float[_In, "n3 n4"] = 1.0,
+    tol: float | None = None,
+    maxiter: int = 500,
+    on_failure: Literal["raise", "ignore"] = "raise",
+    return_info: bool = False,
 ) -> Float[Array, "n1 n2"] | tuple[Float[Array, "n1 n2"], SolveInfo]:
     """Solve ``-∇·(a∇u) = f``, ``u|∂Ω = 0`` on the ``n×n`` node grid of the unit square (one sample).
 
@@ -167,7 +174,8 @@ def solve(
     converged = residual <= tol
     if on_failure == "raise":
         u = eqx.error_if(
-            u, jnp.logical_not(converged),
+            u,
+            jnp.logical_not(converged),
             f"darcy.solve: PCG did not converge within maxiter={maxiter} iterations (relative residual still "
             f"above tol={tol:.1e}); raise maxiter (high-contrast fields need more) or pass on_failure='ignore', "
             "return_info=True to inspect the residual",
@@ -236,7 +244,9 @@ def assemble(a: Float[_In, "n1 n2"], f: float | int | Float[_In, "n3 n4"] = 1.0)
         rows.append(idx[inside])
         cols.append(idx[ii[inside] - 1, jj[inside] - 1])
         vals.append(-coef[inside] / h2)
-    mat = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(m * m, m * m))
+    mat = sp.csr_matrix(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(m * m, m * m)
+    )
     b = np.full(m * m, float(f)) if np.ndim(f) == 0 else np.asarray(f, dtype=np.float64)[1:-1, 1:-1].ravel()
     return mat, b
 
@@ -251,7 +261,9 @@ def reference_solve(a: Float[_In, "n1 n2"], f: float | int | Float[_In, "n3 n4"]
     return np.pad(u, 1)
 
 
-def coefficient_from_grf(g: Float[_In, "*grid"], *, high: float = 12.0, low: float = 3.0) -> Float[Array, "*grid"]:
+def coefficient_from_grf(
+    g: Float[_In, "*grid"], *, high: float = 12.0, low: float = 3.0
+) -> Float[Array, "*grid"]:
     """FNO thresholding ``ψ(g) = high`` where ``g ≥ 0`` else ``low``."""
     return jnp.where(jnp.asarray(g) >= 0, high, low).astype(jnp.asarray(g).dtype)
 

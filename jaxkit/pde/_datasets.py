@@ -60,8 +60,10 @@ class PDEDataset:
     metadata: dict[str, Any] = field(default_factory=dict)
 
     def __repr__(self) -> str:
-        return (f"PDEDataset({self.name!r}, x_train={self.x_train.shape}, y_train={self.y_train.shape}, "
-                f"x_test={self.x_test.shape}, y_test={self.y_test.shape})")
+        return (
+            f"PDEDataset({self.name!r}, x_train={self.x_train.shape}, y_train={self.y_train.shape}, "
+            f"x_test={self.x_test.shape}, y_test={self.y_test.shape})"
+        )
 
 
 @dataclass(frozen=True)
@@ -139,22 +141,30 @@ def subsample(x: Any, name: str, resolution: int | None = None, *, stride: int |
     arr = np.asarray(x)
     axes = [ax % arr.ndim if -arr.ndim <= ax < arr.ndim else None for ax in spec.sub_axes]
     if None in axes or arr.ndim < 2:
-        raise ValueError(f"x: expected an array with the spatial axes {spec.sub_axes} of {name!r}, received shape "
-                         f"{arr.shape}")
+        raise ValueError(
+            f"x: expected an array with the spatial axes {spec.sub_axes} of {name!r}, received shape "
+            f"{arr.shape}"
+        )
     sizes = {arr.shape[ax] for ax in axes}
     if len(sizes) != 1:
-        raise ValueError(f"x: expected equal sizes on the subsampled axes {spec.sub_axes}, received shape {arr.shape}")
+        raise ValueError(
+            f"x: expected equal sizes on the subsampled axes {spec.sub_axes}, received shape {arr.shape}"
+        )
     n = sizes.pop()
     if (resolution is None) == (stride is None):
-        raise ValueError(f"resolution/stride: give exactly one, received resolution={resolution!r}, stride={stride!r}")
+        raise ValueError(
+            f"resolution/stride: give exactly one, received resolution={resolution!r}, stride={stride!r}"
+        )
     if stride is None:
         check_int("resolution", resolution, minimum=2 if spec.nodal else 1)
         r = int(resolution)  # type: ignore[arg-type]
         num, den = (n - 1, r - 1) if spec.nodal else (n, r)
         if r > n or num % den:
             kind = "(n-1)/(r-1)" if spec.nodal else "n/r"
-            raise ValueError(f"resolution: expected a resolution whose {kind} is an integer for the current "
-                             f"resolution n={n} of {name!r}, received {resolution}")
+            raise ValueError(
+                f"resolution: expected a resolution whose {kind} is an integer for the current "
+                f"resolution n={n} of {name!r}, received {resolution}"
+            )
         stride = num // den
     check_int("stride", stride, minimum=1)
     idx = [slice(None)] * arr.ndim
@@ -187,7 +197,9 @@ def _version() -> str:
 
 
 def _cache_key(meta: dict[str, Any]) -> str:
-    keyed = {k: meta[k] for k in ("name", "params", "resolution", "seed", "n_train", "n_test", "jaxkit_version")}
+    keyed = {
+        k: meta[k] for k in ("name", "params", "resolution", "seed", "n_train", "n_test", "jaxkit_version")
+    }
     keyed["format"] = _CACHE_FORMAT
     blob = json.dumps(keyed, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
@@ -225,14 +237,26 @@ def _load_cache(folder: Path, meta: dict[str, Any]) -> PDEDataset | None:
         grid = tuple(np.asarray(g, dtype=np.float64) for g in stored["grid"])
         for k in ("name", "params", "resolution", "seed"):
             if json.dumps(stored["metadata"][k], sort_keys=True, default=str) != json.dumps(
-                    meta[k], sort_keys=True, default=str):
+                meta[k], sort_keys=True, default=str
+            ):
                 raise ValueError(f"metadata field {k!r} differs")
     except (OSError, ValueError, KeyError, TypeError, EOFError) as e:  # damaged or partial entry
-        warnings.warn(f"PDE dataset cache entry {folder} is damaged or incomplete ({type(e).__name__}: {e}); "
-                      "regenerating it", RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"PDE dataset cache entry {folder} is damaged or incomplete ({type(e).__name__}: {e}); "
+            "regenerating it",
+            RuntimeWarning,
+            stacklevel=3,
+        )
         return None
-    return PDEDataset(meta["name"], arrays["x_train"], arrays["y_train"], arrays["x_test"], arrays["y_test"],
-                      grid, stored["metadata"])
+    return PDEDataset(
+        meta["name"],
+        arrays["x_train"],
+        arrays["y_train"],
+        arrays["x_test"],
+        arrays["y_test"],
+        grid,
+        stored["metadata"],
+    )
 
 
 _SAMPLERS: dict[str, Callable] = {}
@@ -249,7 +273,13 @@ def _cached_sampler(spec: DatasetSpec, params: dict[str, Any]) -> Callable:
 
 
 def _generate_split(
-    fn: Callable, key: jax.Array, n: int, chunk: int, out_x: np.ndarray, out_y: np.ndarray, desc: str,
+    fn: Callable,
+    key: jax.Array,
+    n: int,
+    chunk: int,
+    out_x: np.ndarray,
+    out_y: np.ndarray,
+    desc: str,
     progress: bool,
 ) -> None:
     from tqdm.auto import tqdm
@@ -267,8 +297,15 @@ def _generate_split(
 
 
 def make_dataset(
-    name: str, *, n_train: int, n_test: int, resolution: int | None = None, seed: int = 0,
-    cache_dir: str | os.PathLike | None = None, chunk_size: int | None = None, progress: bool = True,
+    name: str,
+    *,
+    n_train: int,
+    n_test: int,
+    resolution: int | None = None,
+    seed: int = 0,
+    cache_dir: str | os.PathLike | None = None,
+    chunk_size: int | None = None,
+    progress: bool = True,
     **options: Any,
 ) -> PDEDataset:
     """Generate (or load from ``cache_dir``) the dataset ``name``.
@@ -303,8 +340,14 @@ def make_dataset(
         check_int("chunk_size", chunk_size, minimum=1)
         chunk = chunk_size
     meta: dict[str, Any] = {
-        "name": name, "params": params, "resolution": resolution, "seed": seed, "n_train": n_train,
-        "n_test": n_test, "jaxkit_version": _version(), "description": spec.description,
+        "name": name,
+        "params": params,
+        "resolution": resolution,
+        "seed": seed,
+        "n_train": n_train,
+        "n_test": n_test,
+        "jaxkit_version": _version(),
+        "description": spec.description,
     }
     folder = None
     if cache_dir is not None:
@@ -318,36 +361,57 @@ def make_dataset(
 
     def fn(keys):
         x, y = fine_fn(keys)
-        return (spec.subsample(np.asarray(x), params, resolution), spec.subsample(np.asarray(y), params, resolution))
+        return (
+            spec.subsample(np.asarray(x), params, resolution),
+            spec.subsample(np.asarray(y), params, resolution),
+        )
+
     root = jax.random.key(seed)
     # Shapes from one abstract evaluation (no compute).
     xs, ys = jax.eval_shape(fine_fn, jax.ShapeDtypeStruct((chunk, *root.shape), root.dtype))
     xs, ys = (spec.subsample(np.empty(a.shape, np.bool_), params, resolution) for a in (xs, ys))
-    shapes = {"x_train": (n_train, *xs.shape[1:]), "y_train": (n_train, *ys.shape[1:]),
-              "x_test": (n_test, *xs.shape[1:]), "y_test": (n_test, *ys.shape[1:])}
+    shapes = {
+        "x_train": (n_train, *xs.shape[1:]),
+        "y_train": (n_train, *ys.shape[1:]),
+        "x_test": (n_test, *xs.shape[1:]),
+        "y_test": (n_test, *ys.shape[1:]),
+    }
     tmp = None
     if folder is not None:
         tmp = folder.with_name(folder.name + f".tmp{os.getpid()}")
         if tmp.exists():
             shutil.rmtree(tmp)
         tmp.mkdir(parents=True)
-        arrays = {k: np.lib.format.open_memmap(tmp / f"{k}.npy", mode="w+", dtype=np.float32, shape=s)
-                  for k, s in shapes.items()}
+        arrays = {
+            k: np.lib.format.open_memmap(tmp / f"{k}.npy", mode="w+", dtype=np.float32, shape=s)
+            for k, s in shapes.items()
+        }
     else:
         arrays = {k: np.empty(s, np.float32) for k, s in shapes.items()}
     for split, (kx, ky, n) in enumerate((("x_train", "y_train", n_train), ("x_test", "y_test", n_test))):
         if n:
-            _generate_split(fn, jax.random.fold_in(root, split), n, chunk, arrays[kx], arrays[ky],
-                            f"{name}:{kx[2:]}", progress)
+            _generate_split(
+                fn,
+                jax.random.fold_in(root, split),
+                n,
+                chunk,
+                arrays[kx],
+                arrays[ky],
+                f"{name}:{kx[2:]}",
+                progress,
+            )
     grid = tuple(np.asarray(g, dtype=np.float64) for g in spec.grid(params, resolution))
     meta["grid_shape"] = [len(g) for g in grid]
     if folder is None:
-        return PDEDataset(name, arrays["x_train"], arrays["y_train"], arrays["x_test"], arrays["y_test"], grid, meta)
+        return PDEDataset(
+            name, arrays["x_train"], arrays["y_train"], arrays["x_test"], arrays["y_test"], grid, meta
+        )
     for arr in arrays.values():
         arr.flush()
     del arrays
     stored = {
-        "metadata": meta, "shapes": {k: list(s) for k, s in shapes.items()},
+        "metadata": meta,
+        "shapes": {k: list(s) for k, s in shapes.items()},
         "checksums": {k: _crc32(tmp / f"{k}.npy") for k in _ARRAYS},
         "grid": [g.tolist() for g in grid],
     }
@@ -363,6 +427,7 @@ def make_dataset(
 # Registered datasets
 # --------------------------------------------------------------------------------------------------------------
 
+
 def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
 
@@ -372,10 +437,12 @@ def _check_fine(name: str, minimum: int = 4, even: bool = False):
         check_int("fine_resolution", p["fine_resolution"], minimum=minimum)
         if even and p["fine_resolution"] % 2:
             raise ValueError(f"fine_resolution: {name} needs an even grid, received {p['fine_resolution']}")
+
     return validate
 
 
 # ---- Burgers ----
+
 
 def _burgers_sampler(p: dict[str, Any], r: int):
     from . import _burgers as burgers
@@ -399,24 +466,34 @@ def _burgers_validate(p: dict[str, Any]) -> None:
             raise ValueError(f"{k}: expected a number > 0, received {p[k]!r}")
 
 
-register_dataset(DatasetSpec(
-    name="burgers",
-    description="1-D viscous Burgers, u0 ~ N(0, 625(-Δ+25I)^-2), ν=0.1, map u0 -> u(t=1) (FNO, Li et al. 2021). "
-                "Periodic grid x_j = j/r. Fine grid 8192 (option fine_resolution); resolutions: divisors of the "
-                "fine grid (8192 -> 4096, 2048, 1024, 512, 256, ...). 1 input / 1 output channel.",
-    defaults={"fine_resolution": 8192, "nu": 0.1, "t_final": 1.0, "n_steps": None, "alpha": 2.0, "tau": 5.0,
-              "sigma": 25.0},
-    resolutions=lambda p: [d for d in _divisors(p["fine_resolution"]) if d >= 2],
-    default_resolution=lambda p: p["fine_resolution"],
-    sampler=_burgers_sampler,
-    grid=lambda p, r: (np.arange(r) / r,),
-    chunk_size=64,
-    validate=_burgers_validate,
-    sub_axes=(-1,),
-))
+register_dataset(
+    DatasetSpec(
+        name="burgers",
+        description="1-D viscous Burgers, u0 ~ N(0, 625(-Δ+25I)^-2), ν=0.1, map u0 -> u(t=1) (FNO, Li et al. 2021). "
+        "Periodic grid x_j = j/r. Fine grid 8192 (option fine_resolution); resolutions: divisors of the "
+        "fine grid (8192 -> 4096, 2048, 1024, 512, 256, ...). 1 input / 1 output channel.",
+        defaults={
+            "fine_resolution": 8192,
+            "nu": 0.1,
+            "t_final": 1.0,
+            "n_steps": None,
+            "alpha": 2.0,
+            "tau": 5.0,
+            "sigma": 25.0,
+        },
+        resolutions=lambda p: [d for d in _divisors(p["fine_resolution"]) if d >= 2],
+        default_resolution=lambda p: p["fine_resolution"],
+        sampler=_burgers_sampler,
+        grid=lambda p, r: (np.arange(r) / r,),
+        chunk_size=64,
+        validate=_burgers_validate,
+        sub_axes=(-1,),
+    )
+)
 
 
 # ---- Darcy ----
+
 
 def _darcy_sampler(p: dict[str, Any], r: int):
     from . import _darcy as darcy
@@ -442,28 +519,33 @@ def _darcy_resolutions(p: dict[str, Any]) -> list[int]:
 def _darcy_validate(p: dict[str, Any]) -> None:
     _check_fine("darcy", minimum=3)(p)
     if not (p["low"] > 0 and p["high"] > 0):
-        raise ValueError(f"low/high: expected positive coefficient values, received {p['low']!r}, {p['high']!r}")
+        raise ValueError(
+            f"low/high: expected positive coefficient values, received {p['low']!r}, {p['high']!r}"
+        )
 
 
-register_dataset(DatasetSpec(
-    name="darcy",
-    description="2-D Darcy flow -∇·(a∇u)=1 on the unit square, u=0 on the boundary, a = 12/3 thresholded "
-                "GRF(α=2, τ=3), map a -> u (FNO). Node grid linspace(0, 1, r). Fine grid 421 (option "
-                "fine_resolution, e.g. 141 for quick runs); resolutions (fine-1)/k+1: 421 -> 211, 141, 106, 85, "
-                "71, 61, 43, 36, 31, 29, 22, 21, ... 1 input / 1 output channel.",
-    defaults={"fine_resolution": 421, "alpha": 2.0, "tau": 3.0, "high": 12.0, "low": 3.0, "f": 1.0},
-    resolutions=_darcy_resolutions,
-    default_resolution=lambda p: p["fine_resolution"],
-    sampler=_darcy_sampler,
-    grid=lambda p, r: (np.linspace(0.0, 1.0, r), np.linspace(0.0, 1.0, r)),
-    chunk_size=16,
-    validate=_darcy_validate,
-    sub_axes=(-2, -1),
-    nodal=True,
-))
+register_dataset(
+    DatasetSpec(
+        name="darcy",
+        description="2-D Darcy flow -∇·(a∇u)=1 on the unit square, u=0 on the boundary, a = 12/3 thresholded "
+        "GRF(α=2, τ=3), map a -> u (FNO). Node grid linspace(0, 1, r). Fine grid 421 (option "
+        "fine_resolution, e.g. 141 for quick runs); resolutions (fine-1)/k+1: 421 -> 211, 141, 106, 85, "
+        "71, 61, 43, 36, 31, 29, 22, 21, ... 1 input / 1 output channel.",
+        defaults={"fine_resolution": 421, "alpha": 2.0, "tau": 3.0, "high": 12.0, "low": 3.0, "f": 1.0},
+        resolutions=_darcy_resolutions,
+        default_resolution=lambda p: p["fine_resolution"],
+        sampler=_darcy_sampler,
+        grid=lambda p, r: (np.linspace(0.0, 1.0, r), np.linspace(0.0, 1.0, r)),
+        chunk_size=16,
+        validate=_darcy_validate,
+        sub_axes=(-2, -1),
+        nodal=True,
+    )
+)
 
 
 # ---- Navier–Stokes (FNO) ----
+
 
 def _ns_sampler(p: dict[str, Any], r: int):
     from . import _grf as grf
@@ -475,15 +557,26 @@ def _ns_sampler(p: dict[str, Any], r: int):
     sigma = p["sigma"]
 
     length = p.get("length", 1.0)
-    forcing = (navier_stokes.kolmogorov_forcing(n) if p.get("forcing", "fno") == "kolmogorov"
-               else navier_stokes.fno_forcing(n))
+    forcing = (
+        navier_stokes.kolmogorov_forcing(n)
+        if p.get("forcing", "fno") == "kolmogorov"
+        else navier_stokes.fno_forcing(n)
+    )
 
     def one(key):
         w0 = grf.grf_periodic(key, (n, n), alpha=p["alpha"], tau=p["tau"], sigma=sigma, length=length)
-        w = navier_stokes.solve(w0, nu=p["nu"], t_final=float(t_final), dt=p["dt"], forcing=forcing,
-                                record_steps=int(t_final), length=length, scheme=p.get("scheme", "cn"))
+        w = navier_stokes.solve(
+            w0,
+            nu=p["nu"],
+            t_final=float(t_final),
+            dt=p["dt"],
+            forcing=forcing,
+            record_steps=int(t_final),
+            length=length,
+            scheme=p.get("scheme", "cn"),
+        )
         w = w[:, ::step, ::step]
-        return w[: p["n_in"]], w[p["n_in"]:]
+        return w[: p["n_in"]], w[p["n_in"] :]
 
     return jax.jit(jax.vmap(one))
 
@@ -494,7 +587,9 @@ def _ns_validate(p: dict[str, Any]) -> None:
     check_int("n_in", p["n_in"], minimum=1)
     check_choice("scheme", p.get("scheme", "cn"), ("cn", "ifrk4"))
     if p["n_in"] >= p["t_final"]:
-        raise ValueError(f"n_in: expected fewer input steps than t_final={p['t_final']}, received {p['n_in']}")
+        raise ValueError(
+            f"n_in: expected fewer input steps than t_final={p['t_final']}, received {p['n_in']}"
+        )
     for k in ("nu", "dt", "alpha", "tau", "sigma"):
         if not (isinstance(p[k], int | float) and p[k] > 0):
             raise ValueError(f"{k}: expected a number > 0, received {p[k]!r}")
@@ -503,49 +598,74 @@ def _ns_validate(p: dict[str, Any]) -> None:
 def _register_ns(nu_text: str, nu: float, t_final: int) -> None:
     import math
 
-    register_dataset(DatasetSpec(
-        name=f"navier_stokes_{nu_text}",
-        description=(
-            f"2-D Navier–Stokes vorticity on the unit torus, ν={nu_text}, forcing 0.1(sin 2π(x+y)+cos 2π(x+y)), "
-            f"w0 ~ GRF(α=2.5, τ=7) (FNO). Snapshots at t = 1..{t_final}: input = first n_in=10 steps as "
-            f"channels (t=1..10), target = the next {t_final - 10} (t=11..{t_final}), as in FNO-2D. Periodic "
-            "grid x_j = j/r. Fine grid 256 with dt=1e-4 (options fine_resolution, dt; e.g. 64 and 1e-3 for "
-            "quick runs); resolutions: divisors of the fine grid (default 64)."),
-        defaults={"fine_resolution": 256, "dt": 1e-4, "nu": nu, "t_final": t_final, "n_in": 10, "alpha": 2.5,
-                  "tau": 7.0, "sigma": math.sqrt(2.0) * 7.0**1.5, "scheme": "cn"},
-        resolutions=lambda p: [d for d in _divisors(p["fine_resolution"]) if d >= 4],
-        default_resolution=lambda p: min(64, p["fine_resolution"]),
-        sampler=_ns_sampler,
-        grid=lambda p, r: (np.arange(r) / r, np.arange(r) / r),
-        chunk_size=8,
-        validate=_ns_validate,
-        sub_axes=(-2, -1),
-    ))
+    register_dataset(
+        DatasetSpec(
+            name=f"navier_stokes_{nu_text}",
+            description=(
+                f"2-D Navier–Stokes vorticity on the unit torus, ν={nu_text}, forcing 0.1(sin 2π(x+y)+cos 2π(x+y)), "
+                f"w0 ~ GRF(α=2.5, τ=7) (FNO). Snapshots at t = 1..{t_final}: input = first n_in=10 steps as "
+                f"channels (t=1..10), target = the next {t_final - 10} (t=11..{t_final}), as in FNO-2D. Periodic "
+                "grid x_j = j/r. Fine grid 256 with dt=1e-4 (options fine_resolution, dt; e.g. 64 and 1e-3 for "
+                "quick runs); resolutions: divisors of the fine grid (default 64)."
+            ),
+            defaults={
+                "fine_resolution": 256,
+                "dt": 1e-4,
+                "nu": nu,
+                "t_final": t_final,
+                "n_in": 10,
+                "alpha": 2.5,
+                "tau": 7.0,
+                "sigma": math.sqrt(2.0) * 7.0**1.5,
+                "scheme": "cn",
+            },
+            resolutions=lambda p: [d for d in _divisors(p["fine_resolution"]) if d >= 4],
+            default_resolution=lambda p: min(64, p["fine_resolution"]),
+            sampler=_ns_sampler,
+            grid=lambda p, r: (np.arange(r) / r, np.arange(r) / r),
+            chunk_size=8,
+            validate=_ns_validate,
+            sub_axes=(-2, -1),
+        )
+    )
 
 
 def _register_kolmogorov(re: int) -> None:
     import math
 
-    register_dataset(DatasetSpec(
-        name=f"navier_stokes_re{re}",
-        description=(
-            f"2-D Kolmogorov flow at Re={re} (ν = 1/Re) on the [0, 2π)² torus, forcing -4 cos(4y) (as in PINO/MNO; "
-            "the RNO paper's exact sets are unpublished, so window and sizes are our documented choice): "
-            "w0 ~ GRF(α=2.5, τ=7), snapshots at t = 1..20, input = t=1..10 as channels, target = t=11..20. "
-            "Integrating-factor RK4 (the FNO CN/Euler scheme blows up here). Periodic grid x_j = 2πj/r. Fine "
-            "grid 256, dt = 1e-3 (options fine_resolution, dt; 64² is under-resolved at Re=5000); resolutions: "
-            "divisors of the fine grid (default 64)."),
-        defaults={"fine_resolution": 256, "dt": 1e-3, "nu": 1.0 / re, "t_final": 20, "n_in": 10, "alpha": 2.5,
-                  "tau": 7.0, "sigma": math.sqrt(2.0) * 7.0**1.5, "length": 2 * math.pi, "forcing": "kolmogorov",
-                  "scheme": "ifrk4"},
-        resolutions=lambda p: [d for d in _divisors(p["fine_resolution"]) if d >= 4],
-        default_resolution=lambda p: min(64, p["fine_resolution"]),
-        sampler=_ns_sampler,
-        grid=lambda p, r: (2 * np.pi * np.arange(r) / r, 2 * np.pi * np.arange(r) / r),
-        chunk_size=8,
-        validate=_ns_validate,
-        sub_axes=(-2, -1),
-    ))
+    register_dataset(
+        DatasetSpec(
+            name=f"navier_stokes_re{re}",
+            description=(
+                f"2-D Kolmogorov flow at Re={re} (ν = 1/Re) on the [0, 2π)² torus, forcing -4 cos(4y) (as in PINO/MNO; "
+                "the RNO paper's exact sets are unpublished, so window and sizes are our documented choice): "
+                "w0 ~ GRF(α=2.5, τ=7), snapshots at t = 1..20, input = t=1..10 as channels, target = t=11..20. "
+                "Integrating-factor RK4 (the FNO CN/Euler scheme blows up here). Periodic grid x_j = 2πj/r. Fine "
+                "grid 256, dt = 1e-3 (options fine_resolution, dt; 64² is under-resolved at Re=5000); resolutions: "
+                "divisors of the fine grid (default 64)."
+            ),
+            defaults={
+                "fine_resolution": 256,
+                "dt": 1e-3,
+                "nu": 1.0 / re,
+                "t_final": 20,
+                "n_in": 10,
+                "alpha": 2.5,
+                "tau": 7.0,
+                "sigma": math.sqrt(2.0) * 7.0**1.5,
+                "length": 2 * math.pi,
+                "forcing": "kolmogorov",
+                "scheme": "ifrk4",
+            },
+            resolutions=lambda p: [d for d in _divisors(p["fine_resolution"]) if d >= 4],
+            default_resolution=lambda p: min(64, p["fine_resolution"]),
+            sampler=_ns_sampler,
+            grid=lambda p, r: (2 * np.pi * np.arange(r) / r, 2 * np.pi * np.arange(r) / r),
+            chunk_size=8,
+            validate=_ns_validate,
+            sub_axes=(-2, -1),
+        )
+    )
 
 
 _register_ns("1e-3", 1e-3, 50)
@@ -556,6 +676,7 @@ for _re in (40, 500, 5000):
 
 
 # ---- Laplace-neural-operator problems (Cao, Goswami & Karniadakis 2023); definitions in jaxkit.pde._lno ----
+
 
 def _amplitude(key, p):
     return jax.random.uniform(key, (), jnp.float32, p["amp_min"], p["amp_max"])
@@ -568,7 +689,9 @@ def _node_resolutions(p: dict[str, Any], key: str = "fine_resolution") -> list[i
 
 def _check_amp(p: dict[str, Any]) -> None:
     if not (p["amp_max"] >= p["amp_min"]):
-        raise ValueError(f"amp_min/amp_max: expected amp_min <= amp_max, received {p['amp_min']}, {p['amp_max']}")
+        raise ValueError(
+            f"amp_min/amp_max: expected amp_min <= amp_max, received {p['amp_min']}, {p['amp_max']}"
+        )
 
 
 def _duffing_sampler(p: dict[str, Any], r: int):
@@ -594,21 +717,32 @@ def _duffing_validate(p: dict[str, Any]) -> None:
         raise ValueError(f"c: expected a damping >= 0, received {p['c']!r}")
 
 
-register_dataset(DatasetSpec(
-    name="duffing",
-    description="Duffing oscillator x'' + c x' + x + x^3 = A sin(5t), zero initial state, c=0.5 (option c=0), "
-                "A ~ U[0.05, 10]; map f(t) -> x(t) on t_j = 0.01 j, 2048 points (LNO, Cao et al. 2023). "
-                "Resolutions: divisors of 2048. 1 input / 1 output channel; grid = (t,).",
-    defaults={"fine_resolution": 2048, "dt": 0.01, "c": 0.5, "m": 1.0, "k": 1.0, "k3": 1.0, "omega": 5.0,
-              "amp_min": 0.05, "amp_max": 10.0},
-    resolutions=lambda p: [d for d in _divisors(p["fine_resolution"]) if d >= 2],
-    default_resolution=lambda p: p["fine_resolution"],
-    sampler=_duffing_sampler,
-    grid=lambda p, r: (np.arange(p["fine_resolution"])[:: p["fine_resolution"] // r] * p["dt"],),
-    chunk_size=64,
-    validate=_duffing_validate,
-    sub_axes=(-1,),
-))
+register_dataset(
+    DatasetSpec(
+        name="duffing",
+        description="Duffing oscillator x'' + c x' + x + x^3 = A sin(5t), zero initial state, c=0.5 (option c=0), "
+        "A ~ U[0.05, 10]; map f(t) -> x(t) on t_j = 0.01 j, 2048 points (LNO, Cao et al. 2023). "
+        "Resolutions: divisors of 2048. 1 input / 1 output channel; grid = (t,).",
+        defaults={
+            "fine_resolution": 2048,
+            "dt": 0.01,
+            "c": 0.5,
+            "m": 1.0,
+            "k": 1.0,
+            "k3": 1.0,
+            "omega": 5.0,
+            "amp_min": 0.05,
+            "amp_max": 10.0,
+        },
+        resolutions=lambda p: [d for d in _divisors(p["fine_resolution"]) if d >= 2],
+        default_resolution=lambda p: p["fine_resolution"],
+        sampler=_duffing_sampler,
+        grid=lambda p, r: (np.arange(p["fine_resolution"])[:: p["fine_resolution"] // r] * p["dt"],),
+        chunk_size=64,
+        validate=_duffing_validate,
+        sub_axes=(-1,),
+    )
+)
 
 
 def _space_time_sampler(kind: str):
@@ -625,7 +759,9 @@ def _space_time_sampler(kind: str):
             if kind == "reaction_diffusion":
                 ref = p["refine"]
                 xf = jnp.linspace(0.0, p["length"], (n - 1) * ref + 1, dtype=jnp.float32)
-                f, u, f_fn = lno.reaction_diffusion_manufactured(amp, xf, ts, d=p["d"], k=p["k"], decay=p["decay"])
+                f, u, f_fn = lno.reaction_diffusion_manufactured(
+                    amp, xf, ts, d=p["d"], k=p["k"], decay=p["decay"]
+                )
                 if p["solver"] == "mol":  # method of lines from u(x, 0); unstable for large A (see lno docs)
                     u = lno.reaction_diffusion(f_fn, xf, ts, d=p["d"], k=p["k"], u0=u[:, 0])
                 f, u = f[::ref], u[::ref]
@@ -651,63 +787,99 @@ def _space_time_validate(p: dict[str, Any]) -> None:
         check_choice("solver", p["solver"], ("exact", "mol"))
 
 
-_ST_GRID = lambda p, r: (np.linspace(0.0, p["length"], p["fine_resolution"])[:: (p["fine_resolution"] - 1) // (r - 1)],
-                         np.linspace(0.0, p["t_final"], p["n_t"]))
+_ST_GRID = lambda p, r: (
+    np.linspace(0.0, p["length"], p["fine_resolution"])[:: (p["fine_resolution"] - 1) // (r - 1)],
+    np.linspace(0.0, p["t_final"], p["n_t"]),
+)
 
-register_dataset(DatasetSpec(
-    name="beam",
-    description="Euler-Bernoulli beam u_tt + u_xxxx = A sin(πx) sin(5t), simply supported on [0, 1], zero "
-                "initial state, A ~ U[0.05, 10]; map f(x,t) -> u(x,t), 41 nodes × 41 times on [0, 2] (LNO "
-                "problem; details our documented choice, see jaxkit.pde._lno). Resolutions (spatial nodes): "
-                "(41-1)/k+1 = 41, 21, 11, 9, 6, 5, 3, 2. Channels 1/1; grid = (x, t).",
-    defaults={"fine_resolution": 41, "n_t": 41, "length": 1.0, "t_final": 2.0, "ei": 1.0, "rho_a": 1.0,
-              "omega": 5.0, "amp_min": 0.05, "amp_max": 10.0},
-    resolutions=_node_resolutions,
-    default_resolution=lambda p: p["fine_resolution"],
-    sampler=_space_time_sampler("beam"),
-    grid=_ST_GRID,
-    chunk_size=64,
-    validate=_space_time_validate,
-    sub_axes=(-2,),
-    nodal=True,
-))
+register_dataset(
+    DatasetSpec(
+        name="beam",
+        description="Euler-Bernoulli beam u_tt + u_xxxx = A sin(πx) sin(5t), simply supported on [0, 1], zero "
+        "initial state, A ~ U[0.05, 10]; map f(x,t) -> u(x,t), 41 nodes × 41 times on [0, 2] (LNO "
+        "problem; details our documented choice, see jaxkit.pde._lno). Resolutions (spatial nodes): "
+        "(41-1)/k+1 = 41, 21, 11, 9, 6, 5, 3, 2. Channels 1/1; grid = (x, t).",
+        defaults={
+            "fine_resolution": 41,
+            "n_t": 41,
+            "length": 1.0,
+            "t_final": 2.0,
+            "ei": 1.0,
+            "rho_a": 1.0,
+            "omega": 5.0,
+            "amp_min": 0.05,
+            "amp_max": 10.0,
+        },
+        resolutions=_node_resolutions,
+        default_resolution=lambda p: p["fine_resolution"],
+        sampler=_space_time_sampler("beam"),
+        grid=_ST_GRID,
+        chunk_size=64,
+        validate=_space_time_validate,
+        sub_axes=(-2,),
+        nodal=True,
+    )
+)
 
-register_dataset(DatasetSpec(
-    name="diffusion",
-    description="Diffusion u_t = u_xx + A sin(πx) sin(5t) on [0, 1], u=0 at both ends, zero initial state, "
-                "A ~ U[0.05, 10]; map f(x,t) -> u(x,t), 41 nodes × 21 times on [0, 1] (LNO problem; details our "
-                "documented choice). Resolutions (spatial nodes): 41, 21, 11, 9, 6, 5, 3, 2. Channels 1/1; "
-                "grid = (x, t).",
-    defaults={"fine_resolution": 41, "n_t": 21, "length": 1.0, "t_final": 1.0, "d": 1.0, "omega": 5.0,
-              "amp_min": 0.05, "amp_max": 10.0},
-    resolutions=_node_resolutions,
-    default_resolution=lambda p: p["fine_resolution"],
-    sampler=_space_time_sampler("diffusion"),
-    grid=_ST_GRID,
-    chunk_size=64,
-    validate=_space_time_validate,
-    sub_axes=(-2,),
-    nodal=True,
-))
+register_dataset(
+    DatasetSpec(
+        name="diffusion",
+        description="Diffusion u_t = u_xx + A sin(πx) sin(5t) on [0, 1], u=0 at both ends, zero initial state, "
+        "A ~ U[0.05, 10]; map f(x,t) -> u(x,t), 41 nodes × 21 times on [0, 1] (LNO problem; details our "
+        "documented choice). Resolutions (spatial nodes): 41, 21, 11, 9, 6, 5, 3, 2. Channels 1/1; "
+        "grid = (x, t).",
+        defaults={
+            "fine_resolution": 41,
+            "n_t": 21,
+            "length": 1.0,
+            "t_final": 1.0,
+            "d": 1.0,
+            "omega": 5.0,
+            "amp_min": 0.05,
+            "amp_max": 10.0,
+        },
+        resolutions=_node_resolutions,
+        default_resolution=lambda p: p["fine_resolution"],
+        sampler=_space_time_sampler("diffusion"),
+        grid=_ST_GRID,
+        chunk_size=64,
+        validate=_space_time_validate,
+        sub_axes=(-2,),
+        nodal=True,
+    )
+)
 
-register_dataset(DatasetSpec(
-    name="reaction_diffusion",
-    description="LNO reaction-diffusion u_t = D u_xx + k u^2 - f(x,t), D = 1-0.95/π², k = 1, x in [0, 2] "
-                "(40 nodes), t in [0, 1] (20 times), u = 0 at the ends; the published family "
-                "u = A sin(πx) e^{-0.05t} with A ~ U[0.05, 10], stored in closed form as published (option "
-                "solver='mol': method of lines from u(x,0) on a 4x refined grid). Map f -> u. Resolutions (spatial nodes): 40, 14, 4, 2. Channels 1/1; "
-                "grid = (x, t).",
-    defaults={"fine_resolution": 40, "n_t": 20, "length": 2.0, "t_final": 1.0, "d": 1.0 - 0.95 / np.pi**2,
-              "k": 1.0, "decay": 0.05, "refine": 4, "solver": "exact", "amp_min": 0.05, "amp_max": 10.0},
-    resolutions=_node_resolutions,
-    default_resolution=lambda p: p["fine_resolution"],
-    sampler=_space_time_sampler("reaction_diffusion"),
-    grid=_ST_GRID,
-    chunk_size=64,
-    validate=_space_time_validate,
-    sub_axes=(-2,),
-    nodal=True,
-))
+register_dataset(
+    DatasetSpec(
+        name="reaction_diffusion",
+        description="LNO reaction-diffusion u_t = D u_xx + k u^2 - f(x,t), D = 1-0.95/π², k = 1, x in [0, 2] "
+        "(40 nodes), t in [0, 1] (20 times), u = 0 at the ends; the published family "
+        "u = A sin(πx) e^{-0.05t} with A ~ U[0.05, 10], stored in closed form as published (option "
+        "solver='mol': method of lines from u(x,0) on a 4x refined grid). Map f -> u. Resolutions (spatial nodes): 40, 14, 4, 2. Channels 1/1; "
+        "grid = (x, t).",
+        defaults={
+            "fine_resolution": 40,
+            "n_t": 20,
+            "length": 2.0,
+            "t_final": 1.0,
+            "d": 1.0 - 0.95 / np.pi**2,
+            "k": 1.0,
+            "decay": 0.05,
+            "refine": 4,
+            "solver": "exact",
+            "amp_min": 0.05,
+            "amp_max": 10.0,
+        },
+        resolutions=_node_resolutions,
+        default_resolution=lambda p: p["fine_resolution"],
+        sampler=_space_time_sampler("reaction_diffusion"),
+        grid=_ST_GRID,
+        chunk_size=64,
+        validate=_space_time_validate,
+        sub_axes=(-2,),
+        nodal=True,
+    )
+)
 
 
 def _brusselator_sampler(p: dict[str, Any], r: int):
@@ -722,8 +894,9 @@ def _brusselator_sampler(p: dict[str, Any], r: int):
         amp = _amplitude(ka, p)
         omega = jax.random.uniform(kw, (), jnp.float32, p["omega_min"], p["omega_max"])
         forcing = lambda t: amp * jnp.sin(omega * t)
-        uv = lno.brusselator(forcing, n, ts, a=p["a"], b=p["b"], du=p["du"], dv=p["dv"],
-                             perturbation=p["perturbation"])
+        uv = lno.brusselator(
+            forcing, n, ts, a=p["a"], b=p["b"], du=p["du"], dv=p["dv"], perturbation=p["perturbation"]
+        )
         u = uv[0][:, ::step, ::step]
         f = jnp.broadcast_to(forcing(ts)[:, None, None], u.shape)
         return f[None], u[None]
@@ -737,26 +910,52 @@ def _brusselator_validate(p: dict[str, Any]) -> None:
     check_int("n_t", p["n_t"], minimum=2)
 
 
-register_dataset(DatasetSpec(
-    name="brusselator",
-    description="Forced Brusselator (a=1, b=3, D_u=D_v=0.01, zero-flux) on the unit square, forcing "
-                "f(t) = A sin(ωt) added to the u equation, A ~ U[0, 1], ω ~ U[0.5, 2]; map f(t) (tiled over "
-                "space) -> u(t, x, y), 39 times on [0, 19] × 28×28 nodes (LNO grid; dynamics our documented "
-                "choice). Resolutions (spatial nodes): 28, 10, 4, 2. Channels 1/1; grid = (t, x, y).",
-    defaults={"fine_resolution": 28, "n_t": 39, "t_final": 19.0, "a": 1.0, "b": 3.0, "du": 0.01, "dv": 0.01,
-              "perturbation": 0.1, "amp_min": 0.0, "amp_max": 1.0, "omega_min": 0.5, "omega_max": 2.0},
-    resolutions=_node_resolutions,
-    default_resolution=lambda p: p["fine_resolution"],
-    sampler=_brusselator_sampler,
-    grid=lambda p, r: (np.linspace(0.0, p["t_final"], p["n_t"]),
-                       np.linspace(0.0, 1.0, p["fine_resolution"])[:: (p["fine_resolution"] - 1) // (r - 1)],
-                       np.linspace(0.0, 1.0, p["fine_resolution"])[:: (p["fine_resolution"] - 1) // (r - 1)]),
-    chunk_size=16,
-    validate=_brusselator_validate,
-    sub_axes=(-2, -1),
-    nodal=True,
-))
+register_dataset(
+    DatasetSpec(
+        name="brusselator",
+        description="Forced Brusselator (a=1, b=3, D_u=D_v=0.01, zero-flux) on the unit square, forcing "
+        "f(t) = A sin(ωt) added to the u equation, A ~ U[0, 1], ω ~ U[0.5, 2]; map f(t) (tiled over "
+        "space) -> u(t, x, y), 39 times on [0, 19] × 28×28 nodes (LNO grid; dynamics our documented "
+        "choice). Resolutions (spatial nodes): 28, 10, 4, 2. Channels 1/1; grid = (t, x, y).",
+        defaults={
+            "fine_resolution": 28,
+            "n_t": 39,
+            "t_final": 19.0,
+            "a": 1.0,
+            "b": 3.0,
+            "du": 0.01,
+            "dv": 0.01,
+            "perturbation": 0.1,
+            "amp_min": 0.0,
+            "amp_max": 1.0,
+            "omega_min": 0.5,
+            "omega_max": 2.0,
+        },
+        resolutions=_node_resolutions,
+        default_resolution=lambda p: p["fine_resolution"],
+        sampler=_brusselator_sampler,
+        grid=lambda p, r: (
+            np.linspace(0.0, p["t_final"], p["n_t"]),
+            np.linspace(0.0, 1.0, p["fine_resolution"])[:: (p["fine_resolution"] - 1) // (r - 1)],
+            np.linspace(0.0, 1.0, p["fine_resolution"])[:: (p["fine_resolution"] - 1) // (r - 1)],
+        ),
+        chunk_size=16,
+        validate=_brusselator_validate,
+        sub_axes=(-2, -1),
+        nodal=True,
+    )
+)
 
 
-__all__ = ["DATASETS", "SPECS", "DatasetSpec", "PDEDataset", "allowed_resolutions", "dataset_spec", "make_dataset",
-           "refined_resolution", "register_dataset", "subsample"]
+__all__ = [
+    "DATASETS",
+    "SPECS",
+    "DatasetSpec",
+    "PDEDataset",
+    "allowed_resolutions",
+    "dataset_spec",
+    "make_dataset",
+    "refined_resolution",
+    "register_dataset",
+    "subsample",
+]

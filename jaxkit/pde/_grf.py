@@ -39,7 +39,9 @@ FNO_DARCY = {"alpha": 2.0, "tau": 3.0, "sigma": 3.0}
 FNO_NAVIER_STOKES = {"alpha": 2.5, "tau": 7.0, "sigma": math.sqrt(2.0) * 7.0**1.5}
 
 
-def _check(shape: Sequence[int], alpha: float, tau: float, sigma: float | None, length: float) -> tuple[int, ...]:
+def _check(
+    shape: Sequence[int], alpha: float, tau: float, sigma: float | None, length: float
+) -> tuple[int, ...]:
     if isinstance(shape, int):
         shape = (shape,)
     shape = tuple(shape)
@@ -60,7 +62,12 @@ def _default_sigma(alpha: float, tau: float, d: int) -> float:
 
 
 def periodic_spectrum(
-    shape: Sequence[int], *, alpha: float, tau: float, sigma: float | None = None, length: float = 1.0,
+    shape: Sequence[int],
+    *,
+    alpha: float,
+    tau: float,
+    sigma: float | None = None,
+    length: float = 1.0,
     zero_mean: bool = True,
 ) -> np.ndarray:
     """Eigenvalues ``λ_k`` of ``σ²(-Δ+τ²)^-α`` on the periodic box, laid out like ``numpy.fft.fftn`` output.
@@ -80,7 +87,12 @@ def periodic_spectrum(
 
 
 def neumann_spectrum(
-    shape: Sequence[int], *, alpha: float, tau: float, sigma: float | None = None, length: float = 1.0,
+    shape: Sequence[int],
+    *,
+    alpha: float,
+    tau: float,
+    sigma: float | None = None,
+    length: float = 1.0,
     zero_mean: bool = True,
 ) -> np.ndarray:
     """Eigenvalues ``λ_k`` (``k_i = 0..n_i-1``) of ``σ²(-Δ+τ²)^-α`` with zero-Neumann boundaries."""
@@ -97,8 +109,15 @@ def neumann_spectrum(
 
 
 def grf_periodic(
-    key: PRNGKey, shape: Sequence[int], *, alpha: float, tau: float, sigma: float | None = None,
-    length: float = 1.0, zero_mean: bool = True, dtype=jnp.float32,
+    key: PRNGKey,
+    shape: Sequence[int],
+    *,
+    alpha: float,
+    tau: float,
+    sigma: float | None = None,
+    length: float = 1.0,
+    zero_mean: bool = True,
+    dtype=jnp.float32,
 ) -> Float[Array, "*grid"]:
     r"""One periodic GRF sample on the grid ``x_j = j·L/n`` (FFT synthesis).
 
@@ -115,8 +134,15 @@ def grf_periodic(
 
 
 def grf_neumann(
-    key: PRNGKey, shape: Sequence[int], *, alpha: float, tau: float, sigma: float | None = None,
-    length: float = 1.0, zero_mean: bool = True, dtype=jnp.float32,
+    key: PRNGKey,
+    shape: Sequence[int],
+    *,
+    alpha: float,
+    tau: float,
+    sigma: float | None = None,
+    length: float = 1.0,
+    zero_mean: bool = True,
+    dtype=jnp.float32,
 ) -> Float[Array, "*grid"]:
     """One zero-Neumann GRF sample at the cell centers ``x_j = (j+½)L/n`` (DCT synthesis, as FNO's ``GRF.m``)."""
     lam = neumann_spectrum(shape, alpha=alpha, tau=tau, sigma=sigma, length=length, zero_mean=zero_mean)

@@ -55,8 +55,14 @@ def _integrate(rhs: Callable, y0, ts, *, rtol: float, atol: float, max_steps: in
     ts = jnp.asarray(ts)
     term = diffrax.ODETerm(lambda t, y, args: rhs(t, y))
     sol = diffrax.diffeqsolve(
-        term, diffrax.Tsit5(), t0=ts[0], t1=ts[-1], dt0=None, y0=y0,
-        saveat=diffrax.SaveAt(ts=ts), stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
+        term,
+        diffrax.Tsit5(),
+        t0=ts[0],
+        t1=ts[-1],
+        dt0=None,
+        y0=y0,
+        saveat=diffrax.SaveAt(ts=ts),
+        stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
         max_steps=max_steps,
     )
     return sol.ys
@@ -72,7 +78,9 @@ def _tols(dtype, rtol, atol):
 
 def _check_ts(ts) -> None:
     if np.ndim(ts) != 1 or np.shape(ts)[0] < 2:
-        raise ValueError(f"ts: expected a 1-D array of at least 2 increasing times, received shape {np.shape(ts)}")
+        raise ValueError(
+            f"ts: expected a 1-D array of at least 2 increasing times, received shape {np.shape(ts)}"
+        )
     if not isinstance(ts, jax.core.Tracer):
         a = np.asarray(ts, dtype=np.float64)
         if not np.all(np.isfinite(a)) or np.any(np.diff(a) <= 0):
@@ -83,9 +91,19 @@ def _check_ts(ts) -> None:
 # Duffing oscillator
 # ----------------------------------------------------------------------------------------------------------------
 
+
 def duffing(
-    forcing: Callable[[Array], Array], ts: _In, *, m: float = 1.0, c: float = 0.5, k: float = 1.0,
-    k3: float = 1.0, x0: float = 0.0, v0: float = 0.0, rtol: float | None = None, atol: float | None = None,
+    forcing: Callable[[Array], Array],
+    ts: _In,
+    *,
+    m: float = 1.0,
+    c: float = 0.5,
+    k: float = 1.0,
+    k3: float = 1.0,
+    x0: float = 0.0,
+    v0: float = 0.0,
+    rtol: float | None = None,
+    atol: float | None = None,
 ) -> Float[Array, " t"]:
     r"""Displacement of $m\ddot x + c\dot x + kx + k_3x^3 = f(t)$ at the times ``ts``."""
     _check_ts(ts)
@@ -106,14 +124,21 @@ def duffing(
 # Euler–Bernoulli beam (simply supported) and diffusion (Dirichlet), method of lines
 # ----------------------------------------------------------------------------------------------------------------
 
+
 def _second_difference_dirichlet(u, h):
     up = jnp.pad(u, 1)
     return (up[2:] - 2 * up[1:-1] + up[:-2]) / h**2
 
 
 def beam(
-    forcing: Callable[[Array, Array], Array], x: _In, ts: _In, *, ei: float = 1.0,
-    rho_a: float = 1.0, rtol: float | None = None, atol: float | None = None,
+    forcing: Callable[[Array, Array], Array],
+    x: _In,
+    ts: _In,
+    *,
+    ei: float = 1.0,
+    rho_a: float = 1.0,
+    rtol: float | None = None,
+    atol: float | None = None,
 ) -> Float[Array, "n t"]:
     r"""Simply supported Euler–Bernoulli beam $\rho A u_{tt} + EI u_{xxxx} = f(x,t)$, zero initial state.
 
@@ -144,8 +169,17 @@ def beam(
     return jnp.pad(u, ((0, 0), (1, 1))).T
 
 
-def beam_exact(amplitude, x, ts, *, omega: float = 5.0, ei: float = 1.0, rho_a: float = 1.0,
-               length: float = 1.0, eigenvalue=None):
+def beam_exact(
+    amplitude,
+    x,
+    ts,
+    *,
+    omega: float = 5.0,
+    ei: float = 1.0,
+    rho_a: float = 1.0,
+    length: float = 1.0,
+    eigenvalue=None,
+):
     r"""Closed form for ``f = A sin(πx/L) sin(ωt)``, zero initial state: ``u = sin(πx/L) q(t)`` with
     $q = \frac{A/\rho A}{\omega_0^2 - \omega^2}(\sin\omega t - \frac{\omega}{\omega_0}\sin\omega_0 t)$,
     $\omega_0^2 = (EI/\rho A)\lambda$, ``λ = (π/L)^4`` (or the given ``eigenvalue``, e.g. the discrete one)."""
@@ -157,22 +191,32 @@ def beam_exact(amplitude, x, ts, *, omega: float = 5.0, ei: float = 1.0, rho_a: 
 
 
 def diffusion(
-    forcing: Callable[[Array, Array], Array], x: _In, ts: _In, *, d: float = 1.0,
-    u0: _In | None = None, rtol: float | None = None, atol: float | None = None,
+    forcing: Callable[[Array, Array], Array],
+    x: _In,
+    ts: _In,
+    *,
+    d: float = 1.0,
+    u0: _In | None = None,
+    rtol: float | None = None,
+    atol: float | None = None,
 ) -> Float[Array, "n t"]:
     r"""$u_t = D u_{xx} + f(x, t)$ with ``u = 0`` at both end nodes, from ``u0`` (default 0)."""
     return _reaction_diffusion(forcing, x, ts, d=d, k=0.0, u0=u0, rtol=rtol, atol=atol, sign=1.0)
 
 
-def diffusion_exact(amplitude, x, ts, *, omega: float = 5.0, d: float = 1.0, length: float = 1.0,
-                    eigenvalue=None):
+def diffusion_exact(
+    amplitude, x, ts, *, omega: float = 5.0, d: float = 1.0, length: float = 1.0, eigenvalue=None
+):
     r"""Closed form for ``f = A sin(πx/L) sin(ωt)``, ``u(·,0) = 0``: ``u = sin(πx/L) q(t)``,
     $q = \frac{A}{\mu^2+\omega^2}(\mu\sin\omega t - \omega\cos\omega t + \omega e^{-\mu t})$, ``μ = Dλ``."""
     lam = (np.pi / length) ** 2 if eigenvalue is None else eigenvalue
     mu = d * lam
     ts = jnp.asarray(ts)
-    q = amplitude / (mu**2 + omega**2) * (mu * jnp.sin(omega * ts) - omega * jnp.cos(omega * ts)
-                                          + omega * jnp.exp(-mu * ts))
+    q = (
+        amplitude
+        / (mu**2 + omega**2)
+        * (mu * jnp.sin(omega * ts) - omega * jnp.cos(omega * ts) + omega * jnp.exp(-mu * ts))
+    )
     return jnp.sin(np.pi * jnp.asarray(x) / length)[:, None] * q[None, :]
 
 
@@ -196,20 +240,28 @@ def _reaction_diffusion(forcing, x, ts, *, d, k, u0, rtol, atol, sign):
 
 
 def reaction_diffusion(
-    forcing: Callable[[Array, Array], Array], x: _In, ts: _In, *,
-    d: float = 1.0 - 0.95 / np.pi**2, k: float = 1.0, u0: _In | None = None,
-    rtol: float | None = None, atol: float | None = None,
+    forcing: Callable[[Array, Array], Array],
+    x: _In,
+    ts: _In,
+    *,
+    d: float = 1.0 - 0.95 / np.pi**2,
+    k: float = 1.0,
+    u0: _In | None = None,
+    rtol: float | None = None,
+    atol: float | None = None,
 ) -> Float[Array, "n t"]:
     r"""LNO reaction–diffusion $u_t = D u_{xx} + k u^2 - f(x, t)$, ``u = 0`` at the end nodes."""
     return _reaction_diffusion(forcing, x, ts, d=d, k=k, u0=u0, rtol=rtol, atol=atol, sign=-1.0)
 
 
-def reaction_diffusion_manufactured(amplitude, x, ts, *, d: float = 1.0 - 0.95 / np.pi**2, k: float = 1.0,
-                                    decay: float = 0.05):
+def reaction_diffusion_manufactured(
+    amplitude, x, ts, *, d: float = 1.0 - 0.95 / np.pi**2, k: float = 1.0, decay: float = 0.05
+):
     """The published family ``u = A sin(πx) e^{-0.05t}`` and its forcing ``f = D u_xx + k u² - u_t``.
 
     Returns ``(f, u)`` evaluated on ``x × ts`` and a callable ``f(x, t)`` for the solver.
     """
+
     def u_fn(xx, t):
         return amplitude * jnp.sin(jnp.pi * xx) * jnp.exp(-decay * t)
 
@@ -225,6 +277,7 @@ def reaction_diffusion_manufactured(amplitude, x, ts, *, d: float = 1.0 - 0.95 /
 # Brusselator
 # ----------------------------------------------------------------------------------------------------------------
 
+
 def _laplacian_neumann(u, h):
     up = jnp.pad(u, 1, mode="edge")  # zero-flux: ghost = boundary value (second order at the face)
     up = up.at[0, 1:-1].set(u[1]).at[-1, 1:-1].set(u[-2]).at[1:-1, 0].set(u[:, 1]).at[1:-1, -1].set(u[:, -2])
@@ -232,9 +285,18 @@ def _laplacian_neumann(u, h):
 
 
 def brusselator(
-    forcing: Callable[[Array], Array], n: int, ts: _In, *, a: float = 1.0, b: float = 3.0,
-    du: float = 0.01, dv: float = 0.01, perturbation: float = 0.1, rtol: float | None = None,
-    atol: float | None = None, dtype=jnp.float32,
+    forcing: Callable[[Array], Array],
+    n: int,
+    ts: _In,
+    *,
+    a: float = 1.0,
+    b: float = 3.0,
+    du: float = 0.01,
+    dv: float = 0.01,
+    perturbation: float = 0.1,
+    rtol: float | None = None,
+    atol: float | None = None,
+    dtype=jnp.float32,
 ) -> Float[Array, "2 t n n"]:
     r"""Forced Brusselator on the unit square (``n×n`` nodes, zero-flux boundaries, reflected ghost nodes):
     $u_t = D_u\Delta u + a - (b+1)u + u^2v + f(t)$, $v_t = D_v\Delta v + bu - u^2v$,
@@ -253,8 +315,10 @@ def brusselator(
     def rhs(t, y):
         u, v = y
         uuv = u * u * v
-        return (du * _laplacian_neumann(u, h) + a - (b + 1) * u + uuv + forcing(t),
-                dv * _laplacian_neumann(v, h) + b * u - uuv)
+        return (
+            du * _laplacian_neumann(u, h) + a - (b + 1) * u + uuv + forcing(t),
+            dv * _laplacian_neumann(v, h) + b * u - uuv,
+        )
 
     u, v = _integrate(rhs, (u0.astype(dtype), v0), ts, rtol=rtol, atol=atol)
     return jnp.stack([u, v])
@@ -265,15 +329,190 @@ def brusselator(
 # ----------------------------------------------------------------------------------------------------------------
 # Amplitude indices j (A = 0.04 + 0.05 j) of the validation and test samples in the file's order, read from the
 # repository's data.mat (a random split of j = 2..181; train is A = 0.05 j, j = 1..200, in order).
-_RD_VAL_INDEX = (80, 136, 116, 62, 118, 171, 131, 73, 8, 132, 99, 165, 35, 60, 14, 11, 128, 164, 143, 2, 78,
-    176, 84, 107, 113, 86, 44, 97, 65, 112, 145, 148, 158, 129, 64, 95, 66, 111, 124, 114, 34, 181, 68, 15,
-    168, 58, 17, 105, 110, 159)
-_RD_TEST_INDEX = (16, 180, 152, 36, 120, 69, 79, 28, 100, 49, 85, 166, 47, 151, 51, 150, 13, 163, 6, 40, 45,
-    74, 30, 155, 39, 61, 102, 48, 53, 133, 174, 87, 71, 46, 144, 56, 121, 104, 137, 20, 21, 38, 76, 27, 75, 96,
-    101, 4, 25, 31, 7, 94, 22, 89, 109, 24, 91, 160, 10, 42, 170, 43, 108, 125, 33, 90, 67, 12, 18, 106, 156,
-    52, 32, 54, 92, 154, 142, 130, 83, 19, 177, 82, 70, 41, 50, 172, 169, 103, 63, 161, 88, 77, 167, 146, 179,
-    175, 140, 134, 162, 93, 138, 122, 37, 153, 59, 141, 5, 149, 123, 57, 98, 139, 26, 72, 173, 9, 178, 3, 147,
-    55, 126, 157, 81, 115, 29, 117, 119, 127, 23, 135)
+_RD_VAL_INDEX = (
+    80,
+    136,
+    116,
+    62,
+    118,
+    171,
+    131,
+    73,
+    8,
+    132,
+    99,
+    165,
+    35,
+    60,
+    14,
+    11,
+    128,
+    164,
+    143,
+    2,
+    78,
+    176,
+    84,
+    107,
+    113,
+    86,
+    44,
+    97,
+    65,
+    112,
+    145,
+    148,
+    158,
+    129,
+    64,
+    95,
+    66,
+    111,
+    124,
+    114,
+    34,
+    181,
+    68,
+    15,
+    168,
+    58,
+    17,
+    105,
+    110,
+    159,
+)
+_RD_TEST_INDEX = (
+    16,
+    180,
+    152,
+    36,
+    120,
+    69,
+    79,
+    28,
+    100,
+    49,
+    85,
+    166,
+    47,
+    151,
+    51,
+    150,
+    13,
+    163,
+    6,
+    40,
+    45,
+    74,
+    30,
+    155,
+    39,
+    61,
+    102,
+    48,
+    53,
+    133,
+    174,
+    87,
+    71,
+    46,
+    144,
+    56,
+    121,
+    104,
+    137,
+    20,
+    21,
+    38,
+    76,
+    27,
+    75,
+    96,
+    101,
+    4,
+    25,
+    31,
+    7,
+    94,
+    22,
+    89,
+    109,
+    24,
+    91,
+    160,
+    10,
+    42,
+    170,
+    43,
+    108,
+    125,
+    33,
+    90,
+    67,
+    12,
+    18,
+    106,
+    156,
+    52,
+    32,
+    54,
+    92,
+    154,
+    142,
+    130,
+    83,
+    19,
+    177,
+    82,
+    70,
+    41,
+    50,
+    172,
+    169,
+    103,
+    63,
+    161,
+    88,
+    77,
+    167,
+    146,
+    179,
+    175,
+    140,
+    134,
+    162,
+    93,
+    138,
+    122,
+    37,
+    153,
+    59,
+    141,
+    5,
+    149,
+    123,
+    57,
+    98,
+    139,
+    26,
+    72,
+    173,
+    9,
+    178,
+    3,
+    147,
+    55,
+    126,
+    157,
+    81,
+    115,
+    29,
+    117,
+    119,
+    127,
+    23,
+    135,
+)
 
 
 def reaction_diffusion_published(

@@ -49,8 +49,13 @@ def _spectral_operators(n: int, dtype, length: float = 1.0):
     k_max = n // 2
     dealias = ((np.abs(kx) <= 2.0 / 3.0 * k_max) & (np.abs(ky) <= 2.0 / 3.0 * k_max)).astype(float)
     cd = jnp.complex128 if dtype == jnp.float64 else jnp.complex64
-    return (jnp.asarray(2j * np.pi / length * kx, cd), jnp.asarray(2j * np.pi / length * ky, cd), jnp.asarray(lap, dtype),
-            jnp.asarray(inv_lap, dtype), jnp.asarray(dealias, dtype))
+    return (
+        jnp.asarray(2j * np.pi / length * kx, cd),
+        jnp.asarray(2j * np.pi / length * ky, cd),
+        jnp.asarray(lap, dtype),
+        jnp.asarray(inv_lap, dtype),
+        jnp.asarray(dealias, dtype),
+    )
 
 
 def velocity(w: Float[_In, "n n"], *, length: float = 1.0) -> Float[Array, "2 n n"]:
@@ -66,8 +71,16 @@ def velocity(w: Float[_In, "n n"], *, length: float = 1.0) -> Float[Array, "2 n 
 
 
 def solve(
-    w0: Float[_In, "n1 n2"] | list, *, nu: float, t_final: float, dt: float, forcing: Float[_In, "n3 n4"] | None = None,
-    record_steps: int = 1, length: float = 1.0, scheme: str = "cn", max_steps: int = 1_000_000,
+    w0: Float[_In, "n1 n2"] | list,
+    *,
+    nu: float,
+    t_final: float,
+    dt: float,
+    forcing: Float[_In, "n3 n4"] | None = None,
+    record_steps: int = 1,
+    length: float = 1.0,
+    scheme: str = "cn",
+    max_steps: int = 1_000_000,
 ) -> Float[Array, "record n1 n2"]:
     """Integrate the vorticity equation from ``w0`` (one sample) and record ``record_steps`` snapshots.
 
@@ -122,9 +135,14 @@ def solve(
         )
     h = float(t_final) / (per_record * record_steps)
     ops = _spectral_operators(n, dtype, float(length))
-    f_h = jnp.zeros_like(ops[2], dtype=ops[0].dtype) if forcing is None else jnp.fft.rfft2(jnp.asarray(forcing, dtype))
-    return _solve_core(w0, f_h, ops, jnp.asarray(nu, dtype), jnp.asarray(h, dtype), per_record, int(record_steps),
-                       scheme)
+    f_h = (
+        jnp.zeros_like(ops[2], dtype=ops[0].dtype)
+        if forcing is None
+        else jnp.fft.rfft2(jnp.asarray(forcing, dtype))
+    )
+    return _solve_core(
+        w0, f_h, ops, jnp.asarray(nu, dtype), jnp.asarray(h, dtype), per_record, int(record_steps), scheme
+    )
 
 
 @jax.jit(static_argnums=(5, 6, 7))
@@ -167,7 +185,9 @@ def _solve_core(w0, f_h, ops, nu, h, per_record, record_steps, scheme):
     return snaps
 
 
-def kolmogorov_forcing(n: int, *, amplitude: float = 4.0, k: int = 4, dtype=jnp.float32) -> Float[Array, "n n"]:
+def kolmogorov_forcing(
+    n: int, *, amplitude: float = 4.0, k: int = 4, dtype=jnp.float32
+) -> Float[Array, "n n"]:
     """Kolmogorov forcing ``-A cos(k y)`` on the ``n×n`` grid of the ``[0, 2π)²`` torus (PINO/MNO: A = k = 4)."""
     check_int("n", n, minimum=2)
     y = 2 * jnp.pi * jnp.arange(n, dtype=dtype) / n
@@ -182,7 +202,9 @@ def taylor_green(n: int, t: float, *, nu: float, amplitude: float = 1.0, k: int 
     check_positive("t", t, strict=False)  # nu < 0 or t < 0 grew the field as e^{+8 pi^2 k^2 |nu t|}
     x = jnp.arange(n, dtype=dtype) / n
     decay = np.exp(-8 * np.pi**2 * k**2 * nu * t)
-    return (amplitude * decay * jnp.cos(2 * jnp.pi * k * x)[:, None] * jnp.cos(2 * jnp.pi * k * x)[None, :]).astype(dtype)
+    return (
+        amplitude * decay * jnp.cos(2 * jnp.pi * k * x)[:, None] * jnp.cos(2 * jnp.pi * k * x)[None, :]
+    ).astype(dtype)
 
 
 __all__ = ["fno_forcing", "kolmogorov_forcing", "solve", "taylor_green", "velocity"]

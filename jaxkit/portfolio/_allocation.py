@@ -83,11 +83,15 @@ def solve_qp_nonneg(
     return x
 
 
-def _raise_unless_converged(ok: bool, err: float, it: int, max_iter: int, what: str = "solve_qp_nonneg") -> None:
+def _raise_unless_converged(
+    ok: bool, err: float, it: int, max_iter: int, what: str = "solve_qp_nonneg"
+) -> None:
     if not ok:
-        raise ValueError(f"max_iter: {what} stopped after {it} of max_iter={max_iter} interior-point iterations "
-                         f"with residual {err:.3g} above the tolerance; raise max_iter (or check the problem is "
-                         "convex and feasible)")
+        raise ValueError(
+            f"max_iter: {what} stopped after {it} of max_iter={max_iter} interior-point iterations "
+            f"with residual {err:.3g} above the tolerance; raise max_iter (or check the problem is "
+            "convex and feasible)"
+        )
 
 
 @functools.partial(jax.jit, static_argnames=("max_iter",))
@@ -181,8 +185,9 @@ def min_variance(cov: Any, *, max_iter: int = 60) -> Float[Array, " n"]:
     check_int("max_iter", max_iter, minimum=1)
     S = jnp.asarray(cov, _dtype(cov))
     n = S.shape[0]
-    x = _solve_checked(S, jnp.zeros(n, S.dtype), jnp.ones((1, n), S.dtype), jnp.ones(1, S.dtype), max_iter,
-                       "min_variance")
+    x = _solve_checked(
+        S, jnp.zeros(n, S.dtype), jnp.ones((1, n), S.dtype), jnp.ones(1, S.dtype), max_iter, "min_variance"
+    )
     return _normalize(x)
 
 
@@ -197,7 +202,9 @@ def mean_variance(
     dt = _dtype(mean, cov)
     mu, S = jnp.asarray(mean, dt), jnp.asarray(cov, dt)
     n = S.shape[0]
-    x = _solve_checked(risk_aversion * S, -mu, jnp.ones((1, n), dt), jnp.ones(1, dt), max_iter, "mean_variance")
+    x = _solve_checked(
+        risk_aversion * S, -mu, jnp.ones((1, n), dt), jnp.ones(1, dt), max_iter, "mean_variance"
+    )
     return _normalize(x)
 
 
@@ -246,7 +253,9 @@ def inverse_volatility(cov: Any) -> Float[Array, " n"]:
     check_covariance("cov", cov)
     var = np.diag(np.asarray(cov, np.float64))
     if np.any(var <= 0):
-        raise ValueError(f"cov: expected positive variances on the diagonal (weights are 1/sigma), received "
-                         f"{int(np.sum(var <= 0))} zero variances at assets {np.flatnonzero(var <= 0).tolist()}")
+        raise ValueError(
+            f"cov: expected positive variances on the diagonal (weights are 1/sigma), received "
+            f"{int(np.sum(var <= 0))} zero variances at assets {np.flatnonzero(var <= 0).tolist()}"
+        )
     inv = 1.0 / jnp.sqrt(jnp.diag(jnp.asarray(cov, _dtype(cov))))
     return inv / jnp.sum(inv)

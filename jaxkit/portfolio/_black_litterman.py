@@ -81,19 +81,27 @@ def market_implied_risk_aversion(
     r"""Market price of risk $\delta = (E[r] f - r_f) / (\mathrm{Var}[r] f)$ from periodic market returns."""
     check_ndim("market_returns", market_returns, 1)
     if np.shape(market_returns)[0] < 2:
-        raise ValueError(f"market_returns: expected at least 2 periods, received shape {np.shape(market_returns)}")
+        raise ValueError(
+            f"market_returns: expected at least 2 periods, received shape {np.shape(market_returns)}"
+        )
     check_finite("market_returns", market_returns)
     check_int("frequency", frequency, minimum=1)
     var = float(np.var(np.asarray(market_returns, np.float64), ddof=1))
     if not var > 1e-12 * max(float(np.max(np.abs(np.asarray(market_returns, np.float64)))) ** 2, 1e-300):
-        raise ValueError(f"market_returns: expected returns with non-zero variance (the risk aversion divides by "
-                         f"it), received variance {var:.3g}")
+        raise ValueError(
+            f"market_returns: expected returns with non-zero variance (the risk aversion divides by "
+            f"it), received variance {var:.3g}"
+        )
     r = jnp.asarray(market_returns)
     return (jnp.mean(r) * frequency - risk_free_rate) / (jnp.var(r, ddof=1) * frequency)
 
 
 def _check_tau(tau: Any) -> None:
-    if isinstance(tau, bool) or not isinstance(tau, int | float | np.integer | np.floating) or not (0 < float(tau) <= 1):
+    if (
+        isinstance(tau, bool)
+        or not isinstance(tau, int | float | np.integer | np.floating)
+        or not (0 < float(tau) <= 1)
+    ):
         raise ValueError(f"tau: expected a value in (0, 1], received {tau!r}")
 
 

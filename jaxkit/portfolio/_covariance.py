@@ -32,9 +32,15 @@ def _check_returns(name: str, x: Any) -> None:
 def sample_covariance(returns: Any, *, ddof: int = 1) -> Float[Array, "n n"]:
     """Sample covariance of a (time, assets) return matrix."""
     _check_returns("returns", returns)
-    if isinstance(ddof, bool) or not isinstance(ddof, int | np.integer) or not 0 <= ddof < np.shape(returns)[0]:
-        raise ValueError(f"ddof: expected an integer in [0, {np.shape(returns)[0]}) (the number of observations), "
-                         f"received {ddof!r}")
+    if (
+        isinstance(ddof, bool)
+        or not isinstance(ddof, int | np.integer)
+        or not 0 <= ddof < np.shape(returns)[0]
+    ):
+        raise ValueError(
+            f"ddof: expected an integer in [0, {np.shape(returns)[0]}) (the number of observations), "
+            f"received {ddof!r}"
+        )
     x = jnp.asarray(returns)
     x = x - jnp.mean(x, axis=0)
     return x.T @ x / (x.shape[0] - ddof)

@@ -50,8 +50,10 @@ def _simple(returns: Any) -> np.ndarray:
     """Simple returns that compound into wealth: each must be > -1 (a loss of more than 100% has no log)."""
     r = _r(returns)
     if np.any(r <= -1):
-        raise ValueError(f"returns: expected simple returns > -1 (wealth compounds as prod(1 + r)), received "
-                         f"{int(np.sum(r <= -1))} values <= -1 (min {r.min():.3g})")
+        raise ValueError(
+            f"returns: expected simple returns > -1 (wealth compounds as prod(1 + r)), received "
+            f"{int(np.sum(r <= -1))} values <= -1 (min {r.min():.3g})"
+        )
     return r
 
 
@@ -80,7 +82,9 @@ def _ratio(num: float, den: float, what: str) -> float:
 
 def sharpe_ratio(returns: Any, rf: float = 0.0, periods_per_year: int = 252) -> float:
     x = _r(returns) - rf
-    return np.sqrt(_ppy(periods_per_year)) * _ratio(np.mean(x), np.std(x, ddof=1), "sharpe_ratio (constant returns)")
+    return np.sqrt(_ppy(periods_per_year)) * _ratio(
+        np.mean(x), np.std(x, ddof=1), "sharpe_ratio (constant returns)"
+    )
 
 
 def sortino_ratio(returns: Any, rf: float = 0.0, periods_per_year: int = 252) -> float:
@@ -101,7 +105,9 @@ def max_drawdown(returns: Any) -> float:
 
 
 def calmar_ratio(returns: Any, periods_per_year: int = 252) -> float:
-    return _ratio(annualized_return(returns, periods_per_year), max_drawdown(returns), "calmar_ratio (no drawdown)")
+    return _ratio(
+        annualized_return(returns, periods_per_year), max_drawdown(returns), "calmar_ratio (no drawdown)"
+    )
 
 
 def performance_summary(

@@ -118,7 +118,9 @@ def stable_weights(
     if leverage_cap < 1:
         raise ValueError(f"leverage_cap: expected a gross exposure >= 1, received {leverage_cap}")
     for name, c in (("prior_cov", prior_cov), ("view_cov", view_cov)):
-        check_positive_definite(name, c, why="STABLE inverts it ($\\Phi$, $\\Omega$); for views use k > N paths")
+        check_positive_definite(
+            name, c, why="STABLE inverts it ($\\Phi$, $\\Omega$); for views use k > N paths"
+        )
     dt = float_dtype(prior_mean, prior_cov, view_mean, view_cov)
     with jax.enable_x64(True):
         arr = [jnp.asarray(np.asarray(a, np.float64)) for a in (prior_mean, prior_cov, view_mean, view_cov)]

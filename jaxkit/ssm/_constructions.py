@@ -84,7 +84,9 @@ def _diag_logits(variant: str, value: Any) -> np.ndarray:
         return np.array([BIG_SIGNED if x >= 1 else (-BIG_SIGNED if x <= -1 else np.arctanh(x))])
     if variant == "dense":  # N = 1: A = 1 - β, β = 2σ(z)
         beta = 1.0 - x
-        return np.array([BIG_NONNEG if beta >= 2 else (-BIG_NONNEG if beta <= 0 else np.log(beta / (2 - beta)))])
+        return np.array(
+            [BIG_NONNEG if beta >= 2 else (-BIG_NONNEG if beta <= 0 else np.log(beta / (2 - beta)))]
+        )
     raise ValueError(f"variant {variant!r} has no scalar gate")
 
 
@@ -98,9 +100,18 @@ def _set(layer: SSMLayer, **arrays: np.ndarray) -> SSMLayer:
     return layer
 
 
-def _scalar_layer(variant: str, D: int, H: int, gate_rows: dict,
-                  b_rows: dict, w1: np.ndarray, b1: np.ndarray, w2: np.ndarray, b2: np.ndarray | None = None,
-                  const_gate: Any = None) -> SSMLayer:
+def _scalar_layer(
+    variant: str,
+    D: int,
+    H: int,
+    gate_rows: dict,
+    b_rows: dict,
+    w1: np.ndarray,
+    b1: np.ndarray,
+    w2: np.ndarray,
+    b2: np.ndarray | None = None,
+    const_gate: Any = None,
+) -> SSMLayer:
     """A one-state layer (``N = 1``). ``gate_rows[channel] = gate value when that channel is 1`` (one-hot
     channels) or, with ``const_gate``, a flag channel that switches the gate from ``const_gate`` to the value.
     ``b_rows[channel] = complex input added when that channel is 1``. ``w1`` acts on ``[feats, u]``."""
@@ -129,8 +140,9 @@ def _scalar_layer(variant: str, D: int, H: int, gate_rows: dict,
     f = s + D
     if w1.shape[1] != f:  # w1 given on [Re h, u]: insert the Im h column for complex states
         w1 = np.concatenate([w1[:, :1], np.zeros((w1.shape[0], f - w1.shape[1])), w1[:, 1:]], 1)
-    arrays = dict(gate_b=gb, in_w=iw, in_b=np.zeros(s), w1=w1, b1=b1, w2=w2,
-                  b2=np.zeros(D) if b2 is None else b2)
+    arrays = dict(
+        gate_b=gb, in_w=iw, in_b=np.zeros(s), w1=w1, b1=b1, w2=w2, b2=np.zeros(D) if b2 is None else b2
+    )
     if variant == "time_invariant":
         if gate_rows:
             raise ValueError("time_invariant gates cannot depend on the input")
@@ -140,8 +152,16 @@ def _scalar_layer(variant: str, D: int, H: int, gate_rows: dict,
 
 
 def _model(variant: str, V: int, D: int, layers: list, head_w: np.ndarray, head_b: np.ndarray) -> SSMModel:
-    m = SSMModel(variant, V, 2, key=jax.random.key(0), d_model=D, d_state=1, n_layers=len(layers),
-                 d_hidden=layers[0].w1.shape[0])
+    m = SSMModel(
+        variant,
+        V,
+        2,
+        key=jax.random.key(0),
+        d_model=D,
+        d_state=1,
+        n_layers=len(layers),
+        d_hidden=layers[0].w1.shape[0],
+    )
     embed = np.zeros((V, D))
     embed[:, :V] = np.eye(V)
     m = eqx.tree_at(lambda t: t.layers, m, tuple(layers))
@@ -198,9 +218,20 @@ def _count_mod(variant: str, m: int) -> Construction:
         iw[:, 1] = R @ np.array([1.0, 0.0]) - np.array([1.0, 0.0])
         w1d = np.zeros((1, 2 + D))
         w1d[0, 0] = 1.0
-        layer = _set(layer, gate_w=gw, gate_b=gb, in_w=iw, in_b=np.zeros(2), w1=w1d, b1=b1, w2=w2, b2=np.zeros(D))
-        model = SSMModel("dense", 2, 2, key=jax.random.key(0), d_model=D, d_state=2, n_layers=1, d_hidden=1,
-                         n_householder=2)
+        layer = _set(
+            layer, gate_w=gw, gate_b=gb, in_w=iw, in_b=np.zeros(2), w1=w1d, b1=b1, w2=w2, b2=np.zeros(D)
+        )
+        model = SSMModel(
+            "dense",
+            2,
+            2,
+            key=jax.random.key(0),
+            d_model=D,
+            d_state=2,
+            n_layers=1,
+            d_hidden=1,
+            n_householder=2,
+        )
         model = eqx.tree_at(lambda t: t.layers, model, (layer,))
         model = eqx.tree_at(lambda t: t.embed, model, jnp.asarray(np.eye(2, D), jnp.float32))
         model = eqx.tree_at(lambda t: t.head_w, model, jnp.asarray(head[0], jnp.float32))
@@ -217,10 +248,22 @@ def _position_mod(variant: str, m: int) -> Construction:
     delta = (1 - np.cos(2 * np.pi / m)) / 2
     w1, b1, w2 = _identity_readout(D, 2, shift=2.0)
     rows = {} if variant == "time_invariant" else {0: omega, 1: omega}
-    layer = _scalar_layer(variant, D, 1, rows, {0: omega - 1, 1: omega - 1}, w1, b1, w2,
-                          const_gate=omega if variant == "time_invariant" else None)
-    return Construction(f"position_mod{m}", variant,
-                        _model(variant, 2, D, [layer], *_head(D, 2, 10.0 / delta, -10.0 / delta * (2.0 - delta))))
+    layer = _scalar_layer(
+        variant,
+        D,
+        1,
+        rows,
+        {0: omega - 1, 1: omega - 1},
+        w1,
+        b1,
+        w2,
+        const_gate=omega if variant == "time_invariant" else None,
+    )
+    return Construction(
+        f"position_mod{m}",
+        variant,
+        _model(variant, 2, D, [layer], *_head(D, 2, 10.0 / delta, -10.0 / delta * (2.0 - delta))),
+    )
 
 
 def _flip_flop(variant: str) -> Construction:
@@ -250,11 +293,16 @@ def _no_bb(variant: str) -> Construction:
     w2 = np.zeros((D, 2))
     w2[2] = [1.0, -1.0]
     rows = {} if variant == "time_invariant" else {0: 0.25, 1: 0.25}
-    l1 = _scalar_layer(variant, D, 2, rows, {1: 1.0}, w1, b1, w2,
-                       const_gate=0.25 if variant == "time_invariant" else None)
+    l1 = _scalar_layer(
+        variant, D, 2, rows, {1: 1.0}, w1, b1, w2, const_gate=0.25 if variant == "time_invariant" else None
+    )
     l2 = _latch_or_counter(variant, D, 2, 3)
-    return Construction("no_bb", variant, _model(variant, 2, D, [l1, l2], *_head(D, 3, -10.0, 5.0)),
-                        counting=variant == "time_invariant")
+    return Construction(
+        "no_bb",
+        variant,
+        _model(variant, 2, D, [l1, l2], *_head(D, 3, -10.0, 5.0)),
+        counting=variant == "time_invariant",
+    )
 
 
 def _dyck1(variant: str) -> Construction:
@@ -266,19 +314,32 @@ def _dyck1(variant: str) -> Construction:
     w2 = np.zeros((D, 5))
     w2[2, :2] = [1.0, -1.0]  # [h < 0] for integer h
     w2[3, 2:] = [1.0, -2.0, 1.0]  # hat function = [h = 0]
-    l1 = _scalar_layer(variant, D, 5, {} if variant == "time_invariant" else {0: 1.0, 1: 1.0},
-                       {0: 1.0, 1: -1.0}, w1, b1, w2, const_gate=1.0 if variant == "time_invariant" else None)
+    l1 = _scalar_layer(
+        variant,
+        D,
+        5,
+        {} if variant == "time_invariant" else {0: 1.0, 1: 1.0},
+        {0: 1.0, 1: -1.0},
+        w1,
+        b1,
+        w2,
+        const_gate=1.0 if variant == "time_invariant" else None,
+    )
     l2 = _latch_or_counter(variant, D, 2, 4)
     hw = np.zeros((2, D))
     hw[1, 3], hw[1, 4] = 10.0, -10.0
-    return Construction("dyck1", variant, _model(variant, 2, D, [l1, l2], hw, np.array([0.0, -5.0])), counting=True)
+    return Construction(
+        "dyck1", variant, _model(variant, 2, D, [l1, l2], hw, np.array([0.0, -5.0])), counting=True
+    )
 
 
 def _aa_star(variant: str) -> Construction:
     # channels: 0 a, 1 b, 2 [t even], 3 latch/counter of b. Layer 1: constant gate -1, h_t + 1 = (-1)^t.
     if variant == "selective_nonneg":
-        raise ValueError("aa_star: no construction for selective_nonneg (needs a negative or complex gate; "
-                         "fixed-width non-negative diagonal SSMs cannot recognize (aa)*)")
+        raise ValueError(
+            "aa_star: no construction for selective_nonneg (needs a negative or complex gate; "
+            "fixed-width non-negative diagonal SSMs cannot recognize (aa)*)"
+        )
     D = 4
     w1 = np.zeros((1, 1 + D))
     w1[0, 0] = 0.5
@@ -288,15 +349,21 @@ def _aa_star(variant: str) -> Construction:
     l2 = _latch_or_counter(variant, D, 1, 3)
     hw = np.zeros((2, D))
     hw[1, 2], hw[1, 3] = 10.0, -10.0
-    return Construction("aa_star", variant, _model(variant, 2, D, [l1, l2], hw, np.array([0.0, -5.0])),
-                        counting=variant == "time_invariant")
+    return Construction(
+        "aa_star",
+        variant,
+        _model(variant, 2, D, [l1, l2], hw, np.array([0.0, -5.0])),
+        counting=variant == "time_invariant",
+    )
 
 
 def _since(variant: str) -> Construction:
     # symbols a (filler), b, c: reset gate a = 0 on events, 1 on filler; b = 1 on b. h = [last event was b].
     if variant == "time_invariant":
-        raise ValueError("since: no construction for time_invariant (needs an input-dependent reset; Alsmann et "
-                         "al. 2026 conjecture time-invariant SSMs cannot express S)")
+        raise ValueError(
+            "since: no construction for time_invariant (needs an input-dependent reset; Alsmann et "
+            "al. 2026 conjecture time-invariant SSMs cannot express S)"
+        )
     D = 4
     w1, b1, w2 = _identity_readout(D, 3)
     layer = _scalar_layer(variant, D, 1, {0: 1.0, 1: 0.0, 2: 0.0}, {1: 1.0}, w1, b1, w2)
@@ -320,8 +387,9 @@ def _first_symbol(variant: str) -> Construction:
 def _last_symbol(variant: str) -> Construction:
     # the head reads the current symbol from the residual stream; the layer writes nothing
     D = 2
-    layer = _scalar_layer(variant, D, 1, {}, {}, np.zeros((1, 1 + D)), np.zeros(1), np.zeros((D, 1)),
-                          const_gate=0.5)
+    layer = _scalar_layer(
+        variant, D, 1, {}, {}, np.zeros((1, 1 + D)), np.zeros(1), np.zeros((D, 1)), const_gate=0.5
+    )
     return Construction("last_symbol", variant, _model(variant, 2, D, [layer], *_head(D, 0, 10.0, -5.0)))
 
 
@@ -349,8 +417,9 @@ def _anbncn(variant: str) -> Construction:
     l4 = _counter_hat(variant, D, {1: 1.0, 2: -1.0}, 6)
     hw = np.zeros((2, D))
     hw[1, 4], hw[1, 5], hw[1, 6] = -10.0, 10.0, 10.0
-    return Construction("anbncn", variant, _model(variant, 3, D, [l1, l2, l3, l4], hw, np.array([0.0, -15.0])),
-                        counting=True)
+    return Construction(
+        "anbncn", variant, _model(variant, 3, D, [l1, l2, l3, l4], hw, np.array([0.0, -15.0])), counting=True
+    )
 
 
 def _transpositions(perm: tuple[int, ...]) -> list[tuple[int, int]]:
@@ -374,8 +443,10 @@ def _s5_word(variant: str) -> Construction:
     scores class ``c`` by ``<h_t + v, p_c>``, maximal exactly at the product (rearrangement inequality, margin ≥ 1).
     """
     if variant != "dense":
-        raise ValueError(f"s5_word: no construction for {variant} (S5 is not solvable: diagonal gates cannot track "
-                         "it, Merrill et al. 2024; Shakerinava et al. 2026)")
+        raise ValueError(
+            f"s5_word: no construction for {variant} (S5 is not solvable: diagonal gates cannot track "
+            "it, Merrill et al. 2024; Shakerinava et al. 2026)"
+        )
     task = get_task("s5_word")
     perms = [tuple(int(c) for c in a) for a in task.alphabet]
     V, n, m = len(perms), 5, 4
@@ -391,7 +462,7 @@ def _s5_word(variant: str) -> Construction:
                 k[list(swaps[j])] = [1.0 / np.sqrt(2), -1.0 / np.sqrt(2)]
             else:
                 k[0] = 1.0
-            gw[j * n:(j + 1) * n, s_] = k
+            gw[j * n : (j + 1) * n, s_] = k
             gw[m * n + j, s_] = BIG_NONNEG if j < len(swaps) else -BIG_NONNEG
         Q = np.zeros((n, n))
         Q[np.arange(n), p] = 1.0
@@ -401,10 +472,20 @@ def _s5_word(variant: str) -> Construction:
     w1[:, :n] = np.eye(n)
     w2 = np.zeros((D, n))
     w2[V:, :] = np.eye(n)
-    layer = _set(layer, gate_w=gw, gate_b=np.zeros(m * n + m), in_w=iw, in_b=np.zeros(n), w1=w1, b1=v, w2=w2,
-                 b2=np.zeros(D))
-    model = SSMModel("dense", V, V, key=jax.random.key(0), d_model=D, d_state=n, n_layers=1, d_hidden=n,
-                     n_householder=m)
+    layer = _set(
+        layer,
+        gate_w=gw,
+        gate_b=np.zeros(m * n + m),
+        in_w=iw,
+        in_b=np.zeros(n),
+        w1=w1,
+        b1=v,
+        w2=w2,
+        b2=np.zeros(D),
+    )
+    model = SSMModel(
+        "dense", V, V, key=jax.random.key(0), d_model=D, d_state=n, n_layers=1, d_hidden=n, n_householder=m
+    )
     hw = np.zeros((V, D))
     hw[:, V:] = np.array(perms, float)
     model = eqx.tree_at(lambda t: t.layers, model, (layer,))
@@ -437,9 +518,18 @@ def construct(task: str, variant: str) -> Construction:
         return _count_mod(variant, int(task[9:]))
     if task.startswith("position_mod") and task[12:].isdigit():
         return _position_mod(variant, int(task[12:]))
-    builders = {"parity": _parity, "flip_flop": _flip_flop, "no_bb": _no_bb, "dyck1": _dyck1, "aa_star": _aa_star,
-                "since": _since, "first_symbol": _first_symbol, "last_symbol": _last_symbol, "anbncn": _anbncn,
-                "s5_word": _s5_word}
+    builders = {
+        "parity": _parity,
+        "flip_flop": _flip_flop,
+        "no_bb": _no_bb,
+        "dyck1": _dyck1,
+        "aa_star": _aa_star,
+        "since": _since,
+        "first_symbol": _first_symbol,
+        "last_symbol": _last_symbol,
+        "anbncn": _anbncn,
+        "s5_word": _s5_word,
+    }
     if task not in builders:
         raise ValueError(f"task: no construction for {task!r}; available {sorted(CONSTRUCTIONS)}")
     if task == "parity" and variant in ("time_invariant", "selective_nonneg"):
@@ -466,8 +556,10 @@ def predict(c: Construction, tokens: np.ndarray, precision: Any = None, chunk: i
     chunk = min(chunk, B)
     pad = (-B) % chunk  # equal chunks: one compilation
     tokens = np.concatenate([tokens, np.zeros((pad, tokens.shape[1]), tokens.dtype)]) if pad else tokens
-    outs = [np.asarray(_predict(c.model, jnp.asarray(tokens[i:i + chunk]), precision))
-            for i in range(0, tokens.shape[0], chunk)]
+    outs = [
+        np.asarray(_predict(c.model, jnp.asarray(tokens[i : i + chunk]), precision))
+        for i in range(0, tokens.shape[0], chunk)
+    ]
     return np.concatenate(outs)[:B]
 
 
@@ -493,8 +585,16 @@ def _reference(task: Task, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     raise ValueError(f"no per-position reference for {task.name}")
 
 
-def verify(c: Construction, *, exhaustive_len: int = 12, n_random: int = 10_000, max_len: int = 1000,
-           seed: int = 0, precision: Any = None, max_exhaustive: int = 2**18) -> dict:
+def verify(
+    c: Construction,
+    *,
+    exhaustive_len: int = 12,
+    n_random: int = 10_000,
+    max_len: int = 1000,
+    seed: int = 0,
+    precision: Any = None,
+    max_exhaustive: int = 2**18,
+) -> dict:
     """Check ``c`` on every string up to ``exhaustive_len`` and on ``n_random`` random strings up to ``max_len``.
 
     Every string up to ``L`` is a prefix of a string of length ``L`` and the models are causal, so running all
@@ -520,7 +620,7 @@ def verify(c: Construction, *, exhaustive_len: int = 12, n_random: int = 10_000,
         lengths = rng.integers(1, max_len + 1, n_random)
         batch = 500
         for i in range(0, n_random, batch):
-            ls = lengths[i:i + batch].copy()
+            ls = lengths[i : i + batch].copy()
             T = max_len  # one shape for every batch: one compilation
             toks = rng.integers(0, V, (len(ls), T)).astype(np.int32)
             half = len(ls) // 2
@@ -532,24 +632,34 @@ def verify(c: Construction, *, exhaustive_len: int = 12, n_random: int = 10_000,
             inside = np.arange(T)[None, :] < ls[:, None]
             rand_err += int(((pred != ref) & defined & inside).sum())
             n_checked += int((defined & inside).sum())
-    return {"exhaustive_len": L, "exhaustive_errors": exh_err, "random_strings": n_random,
-            "random_positions": n_checked, "random_errors": rand_err}
+    return {
+        "exhaustive_len": L,
+        "exhaustive_errors": exh_err,
+        "random_strings": n_random,
+        "random_positions": n_checked,
+        "random_errors": rand_err,
+    }
 
 
-COUNTING_MEMBERS = {"dyck1": 2, "anbncn": 3}  # language -> k, the member (^n )^n or a^n b^n c^n has length k n
+COUNTING_MEMBERS = {
+    "dyck1": 2,
+    "anbncn": 3,
+}  # language -> k, the member (^n )^n or a^n b^n c^n has length k n
 
 
 def first_failure(c: Construction, precision: Any, *, max_n: int = 4096) -> int | None:
     """Smallest ``n`` such that the construction rejects the member ``(^n )^n`` (Dyck-1) or ``a^n b^n c^n`` under
     ``precision``; None if all ``n <= max_n`` pass. Measured by running the model, not predicted."""
     if c.task not in COUNTING_MEMBERS:
-        raise ValueError(f"first_failure: defined for counting constructions {sorted(COUNTING_MEMBERS)}, "
-                         f"received {c.task!r}")
+        raise ValueError(
+            f"first_failure: defined for counting constructions {sorted(COUNTING_MEMBERS)}, "
+            f"received {c.task!r}"
+        )
     k = COUNTING_MEMBERS[c.task]
     ns = np.arange(1, max_n + 1)
     # evaluate in chunks of n, each member padded with its last symbol (scored only at position k n - 1)
     for start in range(0, max_n, 256):
-        chunk = ns[start:start + 256]
+        chunk = ns[start : start + 256]
         T = k * int(chunk.max())
         toks = np.full((len(chunk), T), k - 1, np.int32)
         for j, n in enumerate(chunk):

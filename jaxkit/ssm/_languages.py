@@ -61,11 +61,19 @@ class DFA:
             raise ValueError(f"trans: expected shape (states, symbols>=1), received {self.trans.shape}")
         n = self.trans.shape[0]
         if self.trans.size and (self.trans.min() < 0 or self.trans.max() >= n):
-            raise ValueError(f"trans: expected next states in [0, {n - 1}], received range "
-                             f"[{self.trans.min()}, {self.trans.max()}]")
+            raise ValueError(
+                f"trans: expected next states in [0, {n - 1}], received range "
+                f"[{self.trans.min()}, {self.trans.max()}]"
+            )
         if self.accept.shape != (n,):
-            raise ValueError(f"accept: expected one flag per state, shape ({n},), received {self.accept.shape}")
-        if isinstance(self.start, bool) or not isinstance(self.start, int | np.integer) or not 0 <= self.start < n:
+            raise ValueError(
+                f"accept: expected one flag per state, shape ({n},), received {self.accept.shape}"
+            )
+        if (
+            isinstance(self.start, bool)
+            or not isinstance(self.start, int | np.integer)
+            or not 0 <= self.start < n
+        ):
             raise ValueError(f"start: expected a state in [0, {n - 1}], received {self.start!r}")
 
     @property
@@ -76,8 +84,10 @@ class DFA:
         """States after each symbol, ``(B, T)``."""
         tokens = np.asarray(tokens)
         if tokens.size and (tokens.min() < 0 or tokens.max() >= self.n_symbols):
-            raise ValueError(f"tokens: expected symbols in [0, {self.n_symbols - 1}], received range "
-                             f"[{tokens.min()}, {tokens.max()}]")
+            raise ValueError(
+                f"tokens: expected symbols in [0, {self.n_symbols - 1}], received range "
+                f"[{tokens.min()}, {tokens.max()}]"
+            )
         s = np.full(tokens.shape[0], self.start)
         out = np.empty(tokens.shape, np.int64)
         for t in range(tokens.shape[1]):
@@ -149,7 +159,9 @@ class Task:
     sampler: Callable[[np.random.Generator, int, int], Batch] | None = None  # transduction / seq2seq
     seq_len: Callable[[int], int] = lambda n: n
     description: str = ""
-    draw: Callable[[np.random.Generator, int, int], np.ndarray] | None = None  # recognition: custom string law
+    draw: Callable[[np.random.Generator, int, int], np.ndarray] | None = (
+        None  # recognition: custom string law
+    )
 
     @property
     def vocab(self) -> int:
@@ -160,7 +172,9 @@ class Task:
         index = {a: i for i, a in enumerate(self.alphabet)}
         bad = [s for s in toks if s not in index]
         if bad:
-            raise ValueError(f"string: symbol {bad[0]!r} is not in the alphabet {list(self.alphabet)} of {self.name}")
+            raise ValueError(
+                f"string: symbol {bad[0]!r} is not in the alphabet {list(self.alphabet)} of {self.name}"
+            )
         return np.array([index[s] for s in toks], np.int64)
 
     def member(self, string: str | Sequence[str] | np.ndarray) -> bool:
@@ -230,8 +244,15 @@ def _dfa_task(name: str, alphabet: str | Sequence[str], dfa: DFA, description: s
     def labels(toks):
         return dfa.accept[dfa.run(toks)]
 
-    return Task(name, tuple(alphabet), 2, "recognition", labels=labels, dfa_for_length=lambda n: dfa,
-                description=description)
+    return Task(
+        name,
+        tuple(alphabet),
+        2,
+        "recognition",
+        labels=labels,
+        dfa_for_length=lambda n: dfa,
+        description=description,
+    )
 
 
 def _regex_dfa(pattern: str, alphabet: str, max_states: int = 200) -> DFA:
@@ -263,19 +284,28 @@ def _regex_dfa(pattern: str, alphabet: str, max_states: int = 200) -> DFA:
     return DFA(np.array(trans), np.array([bool(rx.fullmatch(r)) for r in reps]), 0)
 
 
-def _counter_task(name: str, alphabet: str, step: Callable, accept: Callable, labels: Callable,
-                  description: str) -> Task:
+def _counter_task(
+    name: str, alphabet: str, step: Callable, accept: Callable, labels: Callable, description: str
+) -> Task:
     cache: dict[int, DFA] = {}
 
     def dfa_for_length(n):
         bound = max(n, 1)
         if bound not in cache:
-            cache[bound] = _dfa_from_fn(len(alphabet), lambda q, a: step(q, a, bound), (0, 0, 0), accept,
-                                        limit=10 * (bound + 2) ** 2)
+            cache[bound] = _dfa_from_fn(
+                len(alphabet), lambda q, a: step(q, a, bound), (0, 0, 0), accept, limit=10 * (bound + 2) ** 2
+            )
         return cache[bound]
 
-    return Task(name, tuple(alphabet), 2, "recognition", labels=labels, dfa_for_length=dfa_for_length,
-                description=description)
+    return Task(
+        name,
+        tuple(alphabet),
+        2,
+        "recognition",
+        labels=labels,
+        dfa_for_length=dfa_for_length,
+        description=description,
+    )
 
 
 # ---- counter languages (exact per-prefix labels with numpy counters; DFAs truncated to the length for sampling)
@@ -353,9 +383,17 @@ def _anbn_task(k: int) -> Task:
             return None
         return np.repeat(np.arange(k), length // k)[None, :].repeat(n, 0)
 
-    return Task(name, tuple(alphabet), 2, "recognition", labels=labels, positives=positives, empty_member=False,
-                description=f"a^n b^n{' c^n' if k == 3 else ''}, n >= 1 (counting, not regular)",
-                draw=_anbn_draw(k) if k == 3 else None)
+    return Task(
+        name,
+        tuple(alphabet),
+        2,
+        "recognition",
+        labels=labels,
+        positives=positives,
+        empty_member=False,
+        description=f"a^n b^n{' c^n' if k == 3 else ''}, n >= 1 (counting, not regular)",
+        draw=_anbn_draw(k) if k == 3 else None,
+    )
 
 
 def _aa_star_draw(rng: np.random.Generator, n: int, length: int) -> np.ndarray:
@@ -419,8 +457,15 @@ def _word_problem(name: str, even_only: bool) -> Task:
         return Batch(toks.astype(np.int32), labels(toks).astype(np.int32), m, m)
 
     alphabet = tuple("".join(map(str, p)) for p in perms)
-    return Task(name, alphabet, len(perms), "transduction", labels=labels, sampler=sampler,
-                description=f"running product in {'A5' if even_only else 'S5'} (Merrill et al. 2024)")
+    return Task(
+        name,
+        alphabet,
+        len(perms),
+        "transduction",
+        labels=labels,
+        sampler=sampler,
+        description=f"running product in {'A5' if even_only else 'S5'} (Merrill et al. 2024)",
+    )
 
 
 # ---- transductions
@@ -432,8 +477,14 @@ def _position_mod(m: int) -> Task:
         msk = np.ones(toks.shape, bool)
         return Batch(toks.astype(np.int32), tgt.copy(), msk, msk)
 
-    return Task(f"position_mod{m}", ("a", "b"), 2, "transduction", sampler=sampler,
-                description=f"per position: prefix length = 0 mod {m}")
+    return Task(
+        f"position_mod{m}",
+        ("a", "b"),
+        2,
+        "transduction",
+        sampler=sampler,
+        description=f"per position: prefix length = 0 mod {m}",
+    )
 
 
 def _flip_flop() -> Task:
@@ -450,8 +501,14 @@ def _flip_flop() -> Task:
         m = toks == 3
         return Batch(toks.astype(np.int32), tgt.astype(np.int32), m, m)
 
-    return Task("flip_flop", ("w0", "w1", "i", "r"), 2, "transduction", sampler=sampler,
-                description="flip-flop language (Liu et al. 2023): a read returns the last written bit")
+    return Task(
+        "flip_flop",
+        ("w0", "w1", "i", "r"),
+        2,
+        "transduction",
+        sampler=sampler,
+        description="flip-flop language (Liu et al. 2023): a read returns the last written bit",
+    )
 
 
 def _final_only(name, alphabet, n_classes, gen, description, seq_len=lambda n: n):
@@ -466,8 +523,15 @@ def _final_only(name, alphabet, n_classes, gen, description, seq_len=lambda n: n
         m[:, -1] = True
         return Batch(toks, tgt, m, m)
 
-    return Task(name, tuple(alphabet), n_classes, "transduction", sampler=sampler, seq_len=seq_len,
-                description=description)
+    return Task(
+        name,
+        tuple(alphabet),
+        n_classes,
+        "transduction",
+        sampler=sampler,
+        seq_len=seq_len,
+        description=description,
+    )
 
 
 def _even_pairs(rng, n):
@@ -502,7 +566,7 @@ def _expr(rng, n, brackets: bool, var: bool = False) -> str:
         if n % 2 == 0:
             return "-" + _expr(rng, n - 1, False, var)
         parts = [leaf[rng.integers(len(leaf))] for _ in range((n + 1) // 2)]
-        ops = [ "+-*"[rng.integers(3)] for _ in range(len(parts) - 1)]
+        ops = ["+-*"[rng.integers(3)] for _ in range(len(parts) - 1)]
         return "".join(p + o for p, o in zip(parts, ops + [""]))
     if n < 5 or rng.random() < 0.15:
         return "-" + _expr(rng, n - 1, True, var)
@@ -543,13 +607,20 @@ def _reverse_string() -> Task:
         w = rng.integers(0, 2, (n, length))
         toks = np.concatenate([w, np.full((n, 1), 2), np.full((n, length), 3)], 1)
         tgt = np.zeros_like(toks)
-        tgt[:, length + 1:] = w[:, ::-1]
+        tgt[:, length + 1 :] = w[:, ::-1]
         m = np.zeros(toks.shape, bool)
-        m[:, length + 1:] = True
+        m[:, length + 1 :] = True
         return Batch(toks.astype(np.int32), tgt.astype(np.int32), m, m)
 
-    return Task("reverse_string", ("0", "1", "|", "?"), 2, "seq2seq", sampler=sampler,
-                seq_len=lambda n: 2 * n + 1, description="Deletang et al. 2023 (CF): output the reversed input")
+    return Task(
+        "reverse_string",
+        ("0", "1", "|", "?"),
+        2,
+        "seq2seq",
+        sampler=sampler,
+        seq_len=lambda n: 2 * n + 1,
+        description="Deletang et al. 2023 (CF): output the reversed input",
+    )
 
 
 def _stack_manipulation() -> Task:
@@ -573,22 +644,31 @@ def _stack_manipulation() -> Task:
                     st.append(a - 3)
             toks[i, :length] = np.concatenate([stack, acts])
             toks[i, length] = 5
-            toks[i, length + 1:] = 6
+            toks[i, length + 1 :] = 6
             out = st[::-1] + [2] * (length - len(st))
-            tgt[i, length + 1:] = out[:length]
+            tgt[i, length + 1 :] = out[:length]
         m = np.zeros(toks.shape, bool)
-        m[:, length + 1:] = True
+        m[:, length + 1 :] = True
         return Batch(toks.astype(np.int32), tgt.astype(np.int32), m, m)
 
-    return Task("stack_manipulation", alphabet, 3, "seq2seq", sampler=sampler, seq_len=lambda n: 2 * n + 1,
-                description="Deletang et al. 2023 (CF): apply stack actions, output the final stack")
+    return Task(
+        "stack_manipulation",
+        alphabet,
+        3,
+        "seq2seq",
+        sampler=sampler,
+        seq_len=lambda n: 2 * n + 1,
+        description="Deletang et al. 2023 (CF): apply stack actions, output the final stack",
+    )
 
 
 # ---- registry
 def _tomita() -> dict[str, DFA]:
     d = {}
     d["tomita1"] = _dfa_from_fn(2, lambda q, a: q if a == 1 else 1, 0, lambda q: q == 0)  # 1*
-    d["tomita2"] = _dfa_from_fn(2, lambda q, a: {(0, 1): 1, (1, 0): 0}.get((q, a), 2), 0, lambda q: q == 0)  # (10)*
+    d["tomita2"] = _dfa_from_fn(
+        2, lambda q, a: {(0, 1): 1, (1, 0): 0}.get((q, a), 2), 0, lambda q: q == 0
+    )  # (10)*
 
     def t3(q, a):  # no odd run of 1s followed (later) by an odd run of 0s
         run1, odd1_seen, run0, dead = q
@@ -604,9 +684,13 @@ def _tomita() -> dict[str, DFA]:
 
     d["tomita3"] = _dfa_from_fn(2, t3, (0, 0, 0, 0), lambda q: not q[3] and not (q[1] and q[2] % 2 == 1))
     d["tomita4"] = _dfa_from_fn(2, lambda q, a: 3 if q == 3 else (q + 1 if a == 0 else 0), 0, lambda q: q < 3)
-    d["tomita5"] = _dfa_from_fn(2, lambda q, a: (q[0] ^ (a == 0), q[1] ^ (a == 1)), (0, 0), lambda q: q == (0, 0))
+    d["tomita5"] = _dfa_from_fn(
+        2, lambda q, a: (q[0] ^ (a == 0), q[1] ^ (a == 1)), (0, 0), lambda q: q == (0, 0)
+    )
     d["tomita6"] = _dfa_from_fn(2, lambda q, a: (q + (1 if a == 0 else -1)) % 3, 0, lambda q: q == 0)
-    d["tomita7"] = _dfa_from_fn(2, lambda q, a: q if (q % 2) == (a == 1) else min(q + 1, 4), 0, lambda q: q < 4)
+    d["tomita7"] = _dfa_from_fn(
+        2, lambda q, a: q if (q % 2) == (a == 1) else min(q + 1, 4), 0, lambda q: q < 4
+    )
     return d
 
 
@@ -620,44 +704,79 @@ def _build() -> dict[str, Callable[[], Task]]:
     t["parity"] = lambda: _dfa_task("parity", "01", DFA([[0, 1], [1, 0]], [1, 0]), "even number of 1s")
     for m in (2, 3, 5):
         trans = [[q, (q + 1) % m] for q in range(m)]
-        t[f"count_mod{m}"] = (lambda m=m, trans=trans: _dfa_task(f"count_mod{m}", "01", DFA(trans, [1] + [0] * (m - 1)),
-                                                               f"number of 1s = 0 mod {m}"))
+        t[f"count_mod{m}"] = lambda m=m, trans=trans: _dfa_task(
+            f"count_mod{m}", "01", DFA(trans, [1] + [0] * (m - 1)), f"number of 1s = 0 mod {m}"
+        )
         t[f"position_mod{m}"] = lambda m=m: _position_mod(m)
-    t["aa_star"] = lambda: _with_draw(_dfa_task("aa_star", "ab", DFA([[1, 2], [0, 2], [2, 2]], [1, 0, 0]),
-                                                "(aa)*: even number of a and no b (not star-free)"), _aa_star_draw)
-    t["since"] = lambda: _with_draw(_dfa_task("since", "abc", DFA([[0, 1, 2], [1, 1, 2], [2, 1, 2]], [0, 1, 0]),
-                                              "(¬c) S b = c* ... the last b comes after the last c (star-free; "
-                                              "LTLf past 'since'); sparse events"), _since_draw)
-    t["first_symbol"] = lambda: _dfa_task("first_symbol", "ab", DFA([[1, 2], [1, 1], [2, 2]], [0, 1, 0]),
-                                          "first symbol is a")
-    t["last_symbol"] = lambda: _dfa_task("last_symbol", "ab", DFA([[1, 0], [1, 0]], [0, 1]), "last symbol is a")
+    t["aa_star"] = lambda: _with_draw(
+        _dfa_task(
+            "aa_star",
+            "ab",
+            DFA([[1, 2], [0, 2], [2, 2]], [1, 0, 0]),
+            "(aa)*: even number of a and no b (not star-free)",
+        ),
+        _aa_star_draw,
+    )
+    t["since"] = lambda: _with_draw(
+        _dfa_task(
+            "since",
+            "abc",
+            DFA([[0, 1, 2], [1, 1, 2], [2, 1, 2]], [0, 1, 0]),
+            "(¬c) S b = c* ... the last b comes after the last c (star-free; "
+            "LTLf past 'since'); sparse events",
+        ),
+        _since_draw,
+    )
+    t["first_symbol"] = lambda: _dfa_task(
+        "first_symbol", "ab", DFA([[1, 2], [1, 1], [2, 2]], [0, 1, 0]), "first symbol is a"
+    )
+    t["last_symbol"] = lambda: _dfa_task(
+        "last_symbol", "ab", DFA([[1, 0], [1, 0]], [0, 1]), "last symbol is a"
+    )
     t["ab_star"] = lambda: _dfa_task("ab_star", "ab", _regex_dfa("(ab)*", "ab"), "(ab)* (star-free)")
     t["no_bb"] = lambda: _dfa_task("no_bb", "ab", _regex_dfa("(?!.*bb).*", "ab"), "no factor bb (star-free)")
-    t["a_before_b"] = lambda: _dfa_task("a_before_b", "abc", _regex_dfa("[ac]*a[ac]*b.*|[ac]*", "abc"),
-                                        "c* ... an a occurs before the first b, or no b (star-free)")
+    t["a_before_b"] = lambda: _dfa_task(
+        "a_before_b",
+        "abc",
+        _regex_dfa("[ac]*a[ac]*b.*|[ac]*", "abc"),
+        "c* ... an a occurs before the first b, or no b (star-free)",
+    )
     for name, dfa_ in _tomita().items():
         t[name] = lambda name=name, dfa_=dfa_: _dfa_task(name, "01", dfa_, "Tomita grammar")
     for k, depth in ((1, 2), (2, 2), (2, 3), (3, 3)):
         brackets = "([{"[:k] + ")]}"[:k]
-        t[f"dyck{k}_depth{depth}"] = (lambda k=k, depth=depth, b=brackets: _dfa_task(
-            f"dyck{k}_depth{depth}", b, _dyck_bounded(k, depth), f"Dyck-{k} with depth <= {depth}"))
-    t["dyck1"] = lambda: _counter_task("dyck1", "()", _dyck1_step, lambda q: q == (0, 0, 0), _dyck1_labels,
-                                       "Dyck-1 (balanced parentheses, counting)")
+        t[f"dyck{k}_depth{depth}"] = lambda k=k, depth=depth, b=brackets: _dfa_task(
+            f"dyck{k}_depth{depth}", b, _dyck_bounded(k, depth), f"Dyck-{k} with depth <= {depth}"
+        )
+    t["dyck1"] = lambda: _counter_task(
+        "dyck1",
+        "()",
+        _dyck1_step,
+        lambda q: q == (0, 0, 0),
+        _dyck1_labels,
+        "Dyck-1 (balanced parentheses, counting)",
+    )
     t["anbn"] = lambda: _anbn_task(2)
     t["anbncn"] = lambda: _anbn_task(3)
     t["s5_word"] = lambda: _word_problem("s5_word", False)
     t["a5_word"] = lambda: _word_problem("a5_word", True)
     t["flip_flop"] = _flip_flop
     t["even_pairs"] = lambda: _final_only("even_pairs", "ab", 2, _even_pairs, "Deletang (R): #ab + #ba even")
-    t["parity_check"] = lambda: _final_only("parity_check", "ab", 2, _parity_check, "Deletang (R): parity of #b")
-    t["cycle_navigation"] = lambda: _final_only("cycle_navigation", ("stay", "+1", "-1"), 5, _cycle_navigation,
-                                                "Deletang (R): position on a 5-cycle")
-    t["modular_arithmetic_simple"] = lambda: _final_only("modular_arithmetic_simple", _ARITH, 5, _modular(False),
-                                                         "Deletang (R): expression mod 5, no brackets")
-    t["modular_arithmetic"] = lambda: _final_only("modular_arithmetic", _ARITH, 5, _modular(True),
-                                                  "Deletang (CF): bracketed expression mod 5")
-    t["solve_equation"] = lambda: _final_only("solve_equation", _ARITH, 5, _solve_equation,
-                                              "Deletang (CF): the unique x in Z5 solving expr(x) = r")
+    t["parity_check"] = lambda: _final_only(
+        "parity_check", "ab", 2, _parity_check, "Deletang (R): parity of #b"
+    )
+    t["cycle_navigation"] = lambda: _final_only(
+        "cycle_navigation", ("stay", "+1", "-1"), 5, _cycle_navigation, "Deletang (R): position on a 5-cycle"
+    )
+    t["modular_arithmetic_simple"] = lambda: _final_only(
+        "modular_arithmetic_simple", _ARITH, 5, _modular(False), "Deletang (R): expression mod 5, no brackets"
+    )
+    t["modular_arithmetic"] = lambda: _final_only(
+        "modular_arithmetic", _ARITH, 5, _modular(True), "Deletang (CF): bracketed expression mod 5"
+    )
+    t["solve_equation"] = lambda: _final_only(
+        "solve_equation", _ARITH, 5, _solve_equation, "Deletang (CF): the unique x in Z5 solving expr(x) = r"
+    )
     t["reverse_string"] = _reverse_string
     t["stack_manipulation"] = _stack_manipulation
     return t
@@ -681,7 +800,9 @@ def dfa_task(name: str, alphabet: Sequence[str], dfa: DFA, description: str = ""
     if len(alphabet) == 0:
         raise ValueError("alphabet: expected a non-empty alphabet, received an empty one")
     if dfa.n_symbols != len(alphabet):
-        raise ValueError(f"dfa: expected {len(alphabet)} symbol columns for the alphabet, received {dfa.n_symbols}")
+        raise ValueError(
+            f"dfa: expected {len(alphabet)} symbol columns for the alphabet, received {dfa.n_symbols}"
+        )
     return _dfa_task(name, alphabet, dfa, description)
 
 

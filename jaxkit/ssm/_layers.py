@@ -15,7 +15,7 @@ variant               transition ``A(x)``                                       
 ====================  ==============================================================  ===================
 
 ``B(x) = W_b x + c_b`` (complex for the complex variants) depends on the input in every variant. Diagonal variants
-evaluate in parallel with the linear-scan kernel (``kernels.linear_scan``, its XLA reference, ``lax.scan``, on CPU); the
+evaluate in parallel with the linear-scan kernel (``jaxkit.kernels.linear_scan``, its XLA reference, ``lax.scan``, on CPU); the
 ``dense`` variant uses its own associative scan over ``(A, b)`` pairs. ``mode="recurrent"`` is the step-by-step
 ``lax.scan``; with a :mod:`~jaxkit.ssm._precision` format every gate, input, state update and activation is rounded.
 A layer acts on one sequence ``(T, d)``; batch with ``jax.vmap``.
@@ -31,14 +31,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxkit._validate import check_choice, check_int, check_ndim, is_tracer
-from kernels.linear_scan import linear_scan as _kernel_linear_scan
+from jaxkit.kernels.linear_scan import linear_scan as _kernel_linear_scan
 
 from ._precision import quantize
 
 VARIANTS = ("time_invariant", "selective_nonneg", "selective_signed", "selective_complex", "dense")
 COMPLEX_VARIANTS = ("time_invariant", "selective_complex")
 MODES = ("parallel", "recurrent")
-
 
 
 def diagonal_scan(a: jax.Array, b: jax.Array, *, mode: str = "parallel", precision: Any = None) -> jax.Array:
@@ -66,8 +65,10 @@ def householder_product(k: jax.Array, beta: jax.Array) -> jax.Array:
     With ``β ∈ [0, 2]`` every eigenvalue lies in ``[-1, 1]`` (Grazzi et al. 2025); ``β = 2`` is a reflection.
     """
     if k.ndim != 2 or beta.shape != k.shape[:1]:
-        raise ValueError(f"beta: expected shape ({k.shape[0] if k.ndim else '?'},) for k of shape (n, N) = {k.shape}, "
-                         f"received {beta.shape}")
+        raise ValueError(
+            f"beta: expected shape ({k.shape[0] if k.ndim else '?'},) for k of shape (n, N) = {k.shape}, "
+            f"received {beta.shape}"
+        )
     n_state = k.shape[-1]
     eye = jnp.eye(n_state, dtype=k.dtype)
 
@@ -150,15 +151,28 @@ class SSMLayer(eqx.Module):
     w2: jax.Array
     b2: jax.Array
 
-    def __init__(self, variant: str, d_model: int, d_state: int, *, key: Any, d_hidden: int | None = None,
-                 n_householder: int = 1):
+    def __init__(
+        self,
+        variant: str,
+        d_model: int,
+        d_state: int,
+        *,
+        key: Any,
+        d_hidden: int | None = None,
+        n_householder: int = 1,
+    ):
         check_choice("variant", variant, VARIANTS)
         check_int("d_model", d_model, minimum=1)
         check_int("d_state", d_state, minimum=1)
         check_int("n_householder", n_householder, minimum=1)
         d_hidden = 2 * d_model if d_hidden is None else d_hidden
         check_int("d_hidden", d_hidden, minimum=1)
-        self.variant, self.d_model, self.d_state, self.n_householder = variant, d_model, d_state, n_householder
+        self.variant, self.d_model, self.d_state, self.n_householder = (
+            variant,
+            d_model,
+            d_state,
+            n_householder,
+        )
         kg, kb, k1, k2, kp = jax.random.split(key, 5)
         g = _n_gate(variant, d_state, n_householder)
         s = 2 * d_state if variant in COMPLEX_VARIANTS else d_state
@@ -240,7 +254,9 @@ def check_tokens(name: str, tokens: Any, vocab: int) -> None:
     if not np.issubdtype(t.dtype, np.integer):
         raise TypeError(f"{name}: expected integer token ids, received dtype {t.dtype}")
     if t.size and (t.min() < 0 or t.max() >= vocab):
-        raise ValueError(f"{name}: expected token ids in [0, {vocab - 1}], received range [{t.min()}, {t.max()}]")
+        raise ValueError(
+            f"{name}: expected token ids in [0, {vocab - 1}], received range [{t.min()}, {t.max()}]"
+        )
 
 
 class SSMModel(eqx.Module):
@@ -251,16 +267,29 @@ class SSMModel(eqx.Module):
     head_w: jax.Array
     head_b: jax.Array
 
-    def __init__(self, variant: str, vocab: int, n_classes: int, *, key: Any, d_model: int = 32, d_state: int = 16,
-                 n_layers: int = 2, d_hidden: int | None = None, n_householder: int = 1):
+    def __init__(
+        self,
+        variant: str,
+        vocab: int,
+        n_classes: int,
+        *,
+        key: Any,
+        d_model: int = 32,
+        d_state: int = 16,
+        n_layers: int = 2,
+        d_hidden: int | None = None,
+        n_householder: int = 1,
+    ):
         check_choice("variant", variant, VARIANTS)
         check_int("vocab", vocab, minimum=1)
         check_int("n_classes", n_classes, minimum=1)
         check_int("n_layers", n_layers, minimum=1)
         ke, kh, *kl = jax.random.split(key, n_layers + 2)
         self.embed = jax.random.normal(ke, (vocab, d_model))
-        self.layers = tuple(SSMLayer(variant, d_model, d_state, key=k, d_hidden=d_hidden,
-                                     n_householder=n_householder) for k in kl)
+        self.layers = tuple(
+            SSMLayer(variant, d_model, d_state, key=k, d_hidden=d_hidden, n_householder=n_householder)
+            for k in kl
+        )
         self.head_w = jax.random.normal(kh, (n_classes, d_model)) / np.sqrt(d_model)
         self.head_b = jnp.zeros((n_classes,))
 
@@ -278,5 +307,14 @@ class SSMModel(eqx.Module):
         return x @ self.head_w.T + self.head_b
 
 
-__all__ = ["COMPLEX_VARIANTS", "MODES", "VARIANTS", "SSMLayer", "SSMModel", "dense_scan", "diagonal_scan",
-           "householder_product", "reflection_scan"]
+__all__ = [
+    "COMPLEX_VARIANTS",
+    "MODES",
+    "VARIANTS",
+    "SSMLayer",
+    "SSMModel",
+    "dense_scan",
+    "diagonal_scan",
+    "householder_product",
+    "reflection_scan",
+]

@@ -163,7 +163,9 @@ def parse(text: str) -> Formula:
             take()
             return prop(tok)
         what = "end of input" if tok == "<end>" else repr(tok)
-        raise LTLfSyntaxError(f"expected a proposition, constant, unary operator or '(', found {what}", text, at)
+        raise LTLfSyntaxError(
+            f"expected a proposition, constant, unary operator or '(', found {what}", text, at
+        )
 
     if toks[0][0] == "<end>":
         raise LTLfSyntaxError("empty formula", text, 0)
@@ -211,8 +213,9 @@ def depth(f: Formula) -> int:
     return 0 if not f.args else 1 + max(depth(a) for a in f.args)
 
 
-def random_formula(rng: np.random.Generator, fragment: str = "full", max_depth: int = 3,
-                   props: Sequence[str] = ("p0", "p1")) -> Formula:
+def random_formula(
+    rng: np.random.Generator, fragment: str = "full", max_depth: int = 3, props: Sequence[str] = ("p0", "p1")
+) -> Formula:
     """A random formula whose temporal operators lie in ``fragment`` (Boolean connectives always allowed)."""
     if fragment not in FRAGMENTS:
         raise ValueError(f"fragment: expected one of {sorted(FRAGMENTS)}, received {fragment!r}")
@@ -242,14 +245,18 @@ def _as_props(traces: Any, n_props: int | None) -> np.ndarray:
             raise ValueError(f"traces: expected a bool array (B, T, P), received shape {t.shape}")
         return t
     if t.ndim != 2 or not np.issubdtype(t.dtype, np.integer):
-        raise ValueError(f"traces: expected integer tokens (B, T) or bools (B, T, P), received {t.dtype} {t.shape}")
+        raise ValueError(
+            f"traces: expected integer tokens (B, T) or bools (B, T, P), received {t.dtype} {t.shape}"
+        )
     if n_props is None:
         raise ValueError("n_props: required with integer-token traces")
     if isinstance(n_props, bool) or not isinstance(n_props, int | np.integer) or n_props < 0:
         raise ValueError(f"n_props: expected an integer >= 0, received {n_props!r}")
     if t.size and (t.min() < 0 or t.max() >= 2**n_props):
-        raise ValueError(f"traces: expected letters in [0, {2**n_props - 1}] (bitmasks of {n_props} propositions), "
-                         f"received range [{t.min()}, {t.max()}]")
+        raise ValueError(
+            f"traces: expected letters in [0, {2**n_props - 1}] (bitmasks of {n_props} propositions), "
+            f"received range [{t.min()}, {t.max()}]"
+        )
     return ((t[..., None] >> np.arange(n_props)) & 1).astype(bool)
 
 
@@ -311,15 +318,20 @@ def _sat(f: Formula, P: np.ndarray, index: dict[str, int], L: np.ndarray) -> np.
 def _index(f: Formula, props: Sequence[str] | None, n_props: int) -> dict[str, int]:
     names = list(props) if props is not None else [f"p{k}" for k in range(n_props)]
     if len(names) != n_props:
-        raise ValueError(f"props: expected {n_props} names for the traces' propositions, received {len(names)}")
+        raise ValueError(
+            f"props: expected {n_props} names for the traces' propositions, received {len(names)}"
+        )
     missing = propositions(f) - set(names)
     if missing:
-        raise ValueError(f"formula: propositions {sorted(missing)} are not among the trace propositions {names}")
+        raise ValueError(
+            f"formula: propositions {sorted(missing)} are not among the trace propositions {names}"
+        )
     return {n: k for k, n in enumerate(names)}
 
 
-def evaluate(f: Formula | str, traces: Any, *, n_props: int | None = None,
-             props: Sequence[str] | None = None) -> np.ndarray:
+def evaluate(
+    f: Formula | str, traces: Any, *, n_props: int | None = None, props: Sequence[str] | None = None
+) -> np.ndarray:
     """Truth of ``f`` at every position of every trace: ``(B, T)`` bool."""
     f = parse(f) if isinstance(f, str) else f
     P = _as_props(traces, n_props)
@@ -327,16 +339,18 @@ def evaluate(f: Formula | str, traces: Any, *, n_props: int | None = None,
     return _sat(f, P, index, np.array([P.shape[1]]))[:, 0, :]
 
 
-def accepts(f: Formula | str, traces: Any, *, n_props: int | None = None,
-            props: Sequence[str] | None = None) -> np.ndarray:
+def accepts(
+    f: Formula | str, traces: Any, *, n_props: int | None = None, props: Sequence[str] | None = None
+) -> np.ndarray:
     """Language membership of each (whole) trace: last position for pure-past formulas, first otherwise."""
     f = parse(f) if isinstance(f, str) else f
     v = evaluate(f, traces, n_props=n_props, props=props)
     return v[:, -1] if is_pure_past(f) and operators(f) & PAST else v[:, 0]
 
 
-def prefix_labels(f: Formula | str, traces: Any, *, n_props: int | None = None,
-                  props: Sequence[str] | None = None) -> np.ndarray:
+def prefix_labels(
+    f: Formula | str, traces: Any, *, n_props: int | None = None, props: Sequence[str] | None = None
+) -> np.ndarray:
     """Membership of every prefix ``w[:t+1]``: ``(B, T)`` bool (one sweep per operator, all prefixes at once)."""
     f = parse(f) if isinstance(f, str) else f
     P = _as_props(traces, n_props)
@@ -358,7 +372,9 @@ def formula_task(f: Formula | str, n_props: int = 2, *, name: str | None = None)
     f = parse(f) if isinstance(f, str) else f
     names = [f"p{k}" for k in range(n_props)]
     _index(f, names, n_props)
-    alphabet = tuple("{" + ",".join(n for k, n in enumerate(names) if (s >> k) & 1) + "}" for s in range(2**n_props))
+    alphabet = tuple(
+        "{" + ",".join(n for k, n in enumerate(names) if (s >> k) & 1) + "}" for s in range(2**n_props)
+    )
 
     def labels(toks):
         return prefix_labels(f, np.asarray(toks), n_props=n_props)
@@ -376,10 +392,40 @@ def formula_task(f: Formula | str, n_props: int = 2, *, name: str | None = None)
                 return np.concatenate(got)[:n]
         return None
 
-    return Task(name or to_string(f), alphabet, 2, "recognition", labels=labels, positives=positives,
-                empty_member=False, description=f"LTLf language of {to_string(f)}")
+    return Task(
+        name or to_string(f),
+        alphabet,
+        2,
+        "recognition",
+        labels=labels,
+        positives=positives,
+        empty_member=False,
+        description=f"LTLf language of {to_string(f)}",
+    )
 
 
-__all__ = ["BINARY", "FRAGMENTS", "FUTURE", "PAST", "UNARY", "FALSE", "TRUE", "Formula", "LTLfSyntaxError",
-           "accepts", "depth", "evaluate", "formula_task", "in_fragment", "is_pure_future", "is_pure_past",
-           "operators", "parse", "prefix_labels", "prop", "propositions", "random_formula", "to_string"]
+__all__ = [
+    "BINARY",
+    "FRAGMENTS",
+    "FUTURE",
+    "PAST",
+    "UNARY",
+    "FALSE",
+    "TRUE",
+    "Formula",
+    "LTLfSyntaxError",
+    "accepts",
+    "depth",
+    "evaluate",
+    "formula_task",
+    "in_fragment",
+    "is_pure_future",
+    "is_pure_past",
+    "operators",
+    "parse",
+    "prefix_labels",
+    "prop",
+    "propositions",
+    "random_formula",
+    "to_string",
+]

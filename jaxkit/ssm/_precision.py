@@ -44,8 +44,10 @@ class FixedPoint:
         check_choice("rounding", self.rounding, ROUNDING)
         check_choice("overflow", self.overflow, OVERFLOW)
         if self.int_bits + self.frac_bits > 52:
-            raise ValueError(f"int_bits + frac_bits: expected <= 52 (float64 carrier), received "
-                             f"{self.int_bits + self.frac_bits}")
+            raise ValueError(
+                f"int_bits + frac_bits: expected <= 52 (float64 carrier), received "
+                f"{self.int_bits + self.frac_bits}"
+            )
 
     @property
     def bits(self) -> int:
@@ -74,8 +76,10 @@ class LowFloat:
         check_int("mant_bits", self.mant_bits, minimum=0)
         check_choice("rounding", self.rounding, ROUNDING)
         if self.exp_bits > 11 or self.mant_bits > 52:
-            raise ValueError(f"LowFloat: expected exp_bits <= 11 and mant_bits <= 52, received "
-                             f"({self.exp_bits}, {self.mant_bits})")
+            raise ValueError(
+                f"LowFloat: expected exp_bits <= 11 and mant_bits <= 52, received "
+                f"({self.exp_bits}, {self.mant_bits})"
+            )
 
     @property
     def bias(self) -> int:
@@ -83,7 +87,7 @@ class LowFloat:
 
     @property
     def max_value(self) -> float:
-        return (2.0 - 2.0 ** (-self.mant_bits)) * 2.0 ** self.bias
+        return (2.0 - 2.0 ** (-self.mant_bits)) * 2.0**self.bias
 
     @property
     def integer_limit(self) -> int:
@@ -116,13 +120,13 @@ def _quantize_real(x: jax.Array, fmt: Any) -> jax.Array:
     if isinstance(fmt, Native):
         return x.astype(fmt.dtype).astype(x.dtype)
     if isinstance(fmt, FixedPoint):
-        scale = 2.0 ** fmt.frac_bits
+        scale = 2.0**fmt.frac_bits
         m = _round(x * scale, fmt.rounding)
         lo, hi = -(2.0 ** (fmt.bits - 1)), 2.0 ** (fmt.bits - 1) - 1
         if fmt.overflow == "saturate":
             m = jnp.clip(m, lo, hi)
         else:
-            span = 2.0 ** fmt.bits
+            span = 2.0**fmt.bits
             m = jnp.mod(m - lo, span) + lo
         return (m / scale).astype(x.dtype)
     if isinstance(fmt, LowFloat):
@@ -169,7 +173,9 @@ def parse_precision(spec: str) -> Any:
             return LowFloat(int(e), int(m))
         except ValueError:
             pass
-    raise ValueError(f"spec: expected 'float32', 'float64', 'fixed<I>.<F>' or 'float<E>e<M>m', received {spec!r}")
+    raise ValueError(
+        f"spec: expected 'float32', 'float64', 'fixed<I>.<F>' or 'float<E>e<M>m', received {spec!r}"
+    )
 
 
 __all__ = ["FixedPoint", "LowFloat", "Native", "Precision", "parse_precision", "quantize"]

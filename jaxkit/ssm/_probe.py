@@ -95,15 +95,31 @@ class ProbeConfig:
 def make_model(cfg: ProbeConfig, vocab: int, n_classes: int, key: Any) -> Any:
     """One model of class ``cfg.model`` (an SSM gate class or the transformer baseline)."""
     if cfg.model == "transformer":
-        return CausalTransformer(vocab, n_classes, key=key, d_model=cfg.d_model, n_heads=cfg.n_heads,
-                                 n_layers=cfg.n_layers, positional=cfg.positional,
-                                 max_len=max(2 * max(cfg.test_lengths) + 2, 64))
-    return SSMModel(cfg.model, vocab, n_classes, key=key, d_model=cfg.d_model, d_state=cfg.d_state,
-                    n_layers=cfg.n_layers, n_householder=cfg.n_householder)
+        return CausalTransformer(
+            vocab,
+            n_classes,
+            key=key,
+            d_model=cfg.d_model,
+            n_heads=cfg.n_heads,
+            n_layers=cfg.n_layers,
+            positional=cfg.positional,
+            max_len=max(2 * max(cfg.test_lengths) + 2, 64),
+        )
+    return SSMModel(
+        cfg.model,
+        vocab,
+        n_classes,
+        key=key,
+        d_model=cfg.d_model,
+        d_state=cfg.d_state,
+        n_layers=cfg.n_layers,
+        n_householder=cfg.n_householder,
+    )
 
 
-def _stack_data(tasks: Sequence[Any], lengths: Sequence[int], n: int, rng: np.random.Generator, pad: int,
-                T: int) -> dict[str, np.ndarray]:
+def _stack_data(
+    tasks: Sequence[Any], lengths: Sequence[int], n: int, rng: np.random.Generator, pad: int, T: int
+) -> dict[str, np.ndarray]:
     """Samples of every task at every length, padded to ``T``: arrays ``(tasks, len(lengths) * n, T)``."""
     out = {k: [] for k in ("tokens", "targets", "mask", "final")}
     for task in tasks:
@@ -143,8 +159,13 @@ def _batches(cfg: ProbeConfig, train: dict, task_of: np.ndarray, seed: int) -> C
     R = len(task_of)
 
     def data(step: int) -> dict:
-        cur = int(np.clip(cfg.curriculum_start + (cfg.train_max_len - cfg.curriculum_start) * step // ramp,
-                          1, cfg.train_max_len))
+        cur = int(
+            np.clip(
+                cfg.curriculum_start + (cfg.train_max_len - cfg.curriculum_start) * step // ramp,
+                1,
+                cfg.train_max_len,
+            )
+        )
         rng = np.random.default_rng([seed, 7919, step])
         L = rng.integers(1, cur + 1, (R, cfg.batch_size))
         idx = (L - 1) * M + rng.integers(0, M, (R, cfg.batch_size))
@@ -154,14 +175,19 @@ def _batches(cfg: ProbeConfig, train: dict, task_of: np.ndarray, seed: int) -> C
 
 
 def _optimizer(cfg: ProbeConfig) -> optax.GradientTransformation:
-    factor = optax.warmup_cosine_decay_schedule(0.0, 1.0, max(int(cfg.warmup_frac * cfg.n_steps), 1), cfg.n_steps,
-                                                end_value=cfg.final_lr_fraction)
-    return optax.chain(optax.clip_by_global_norm(1.0), optax.inject_hyperparams(optax.adam)(learning_rate=1e-3),
-                       optax.scale_by_schedule(factor))
+    factor = optax.warmup_cosine_decay_schedule(
+        0.0, 1.0, max(int(cfg.warmup_frac * cfg.n_steps), 1), cfg.n_steps, end_value=cfg.final_lr_fraction
+    )
+    return optax.chain(
+        optax.clip_by_global_norm(1.0),
+        optax.inject_hyperparams(optax.adam)(learning_rate=1e-3),
+        optax.scale_by_schedule(factor),
+    )
 
 
-def _accuracy(cfg: ProbeConfig, models: Any, runs: list, data: dict, lengths: Sequence[int], n: int,
-              pad: int) -> list[dict[int, float]]:
+def _accuracy(
+    cfg: ProbeConfig, models: Any, runs: list, data: dict, lengths: Sequence[int], n: int, pad: int
+) -> list[dict[int, float]]:
     """Per-run accuracy at each length (scored positions of fresh samples of the run's task)."""
     params, static = eqx.partition(models, eqx.is_array)
 
@@ -176,33 +202,51 @@ def _accuracy(cfg: ProbeConfig, models: Any, runs: list, data: dict, lengths: Se
         B, ch = toks.shape[0], min(cfg.eval_chunk, toks.shape[0])
         padn = (-B) % ch
         tk = np.concatenate([toks, np.full((padn, toks.shape[1]), pad, toks.dtype)]) if padn else toks
-        pred = np.concatenate([np.asarray(predict(p_r, jnp.asarray(tk[i:i + ch]))) for i in range(0, len(tk), ch)])
+        pred = np.concatenate(
+            [np.asarray(predict(p_r, jnp.asarray(tk[i : i + ch]))) for i in range(0, len(tk), ch)]
+        )
         hit = ((pred[:B] == tgt) & fin).reshape(len(lengths), n, -1).sum((1, 2))
         tot = fin.reshape(len(lengths), n, -1).sum((1, 2))
         out.append({int(L): float(c / max(t, 1)) for L, c, t in zip(lengths, hit, tot)})
     return out
 
 
-def _summarize(cfg: ProbeConfig, runs: list, test_acc: list, train_acc: list, history: list) -> tuple[list, dict]:
+def _summarize(
+    cfg: ProbeConfig, runs: list, test_acc: list, train_acc: list, history: list
+) -> tuple[list, dict]:
     results = []
     for r, (ti, s, lr) in enumerate(runs):
         curve = [{"step": h["step"], "loss": h["member_loss"][r], "acc": h["acc"][r]} for h in history]
-        results.append({"task": cfg.tasks[ti], "seed": s, "lr": lr, "acc_by_length": test_acc[r],
-                        "mean_acc": float(np.mean(list(test_acc[r].values()))),
-                        "train_acc_by_length": train_acc[r],
-                        "train_acc": float(np.mean(list(train_acc[r].values()))),
-                        "final_loss": float(np.mean([c["loss"] for c in curve[-3:]])) if curve else float("nan"),
-                        "curve": curve})
+        results.append(
+            {
+                "task": cfg.tasks[ti],
+                "seed": s,
+                "lr": lr,
+                "acc_by_length": test_acc[r],
+                "mean_acc": float(np.mean(list(test_acc[r].values()))),
+                "train_acc_by_length": train_acc[r],
+                "train_acc": float(np.mean(list(train_acc[r].values()))),
+                "final_loss": float(np.mean([c["loss"] for c in curve[-3:]])) if curve else float("nan"),
+                "curve": curve,
+            }
+        )
     per_task = {}
     for name in cfg.tasks:
         rs = [x for x in results if x["task"] == name]
         best = max(rs, key=lambda x: (x["mean_acc"], x["train_acc"]))
         learned = max(x["train_acc"] for x in rs)
-        per_task[name] = {"acc_by_length": best["acc_by_length"], "solved": bool(best["mean_acc"] >= cfg.threshold),
-                          "learned": bool(learned >= cfg.learned_threshold), "best_train_acc": float(learned),
-                          "n_seeds": cfg.n_seeds, "best_lr": best["lr"], "best_seed": best["seed"],
-                          "n_runs_solved": int(sum(x["mean_acc"] >= cfg.threshold for x in rs)), "n_runs": len(rs),
-                          "mean_over_runs": float(np.mean([x["mean_acc"] for x in rs]))}
+        per_task[name] = {
+            "acc_by_length": best["acc_by_length"],
+            "solved": bool(best["mean_acc"] >= cfg.threshold),
+            "learned": bool(learned >= cfg.learned_threshold),
+            "best_train_acc": float(learned),
+            "n_seeds": cfg.n_seeds,
+            "best_lr": best["lr"],
+            "best_seed": best["seed"],
+            "n_runs_solved": int(sum(x["mean_acc"] >= cfg.threshold for x in rs)),
+            "n_runs": len(rs),
+            "mean_over_runs": float(np.mean([x["mean_acc"] for x in rs])),
+        }
     return results, per_task
 
 
@@ -211,8 +255,14 @@ def _cpu_seconds() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def train_runs(cfg: ProbeConfig, seed: int = 0, progress: Callable | None = None, *,
-               checkpoint_dir: str | Path | None = None, resume: bool = False) -> dict[str, Any]:
+def train_runs(
+    cfg: ProbeConfig,
+    seed: int = 0,
+    progress: Callable | None = None,
+    *,
+    checkpoint_dir: str | Path | None = None,
+    resume: bool = False,
+) -> dict[str, Any]:
     """Train every (task, seed, lr) run of ``cfg`` as one stacked ensemble and score it per length.
 
     ``checkpoint_dir``/``resume``: checkpoints of the ensemble (parameters, optimizer state, history) written by
@@ -233,13 +283,26 @@ def train_runs(cfg: ProbeConfig, seed: int = 0, progress: Callable | None = None
     models = init_ensemble(lambda k: make_model(cfg, V, C, k), init_keys)
     log_every = cfg.log_every or max(cfg.n_steps // 50, 1)
     res = fit_ensemble(
-        models, _optimizer(cfg), functools.partial(_member_loss, mode=cfg.mode), _batches(cfg, train, np.array([r[0] for r in runs]), seed),
-        n_steps=cfg.n_steps, keys=jax.random.split(jax.random.key(seed + 1), len(runs)),
-        hyperparams={"learning_rate": [r[2] for r in runs]}, member_data=True, has_aux=True, log_every=log_every,
-        checkpoint_dir=checkpoint_dir, checkpoint_every=max(cfg.n_steps // 10, 1) if checkpoint_dir else 0,
-        resume=resume, progress=f"train {cfg.model}" if progress is not None else False)
-    timing = {"train_wall": time.perf_counter() - t0, "train_cpu": _cpu_seconds() - c0,
-              "resumed_from": res.resumed_from}
+        models,
+        _optimizer(cfg),
+        functools.partial(_member_loss, mode=cfg.mode),
+        _batches(cfg, train, np.array([r[0] for r in runs]), seed),
+        n_steps=cfg.n_steps,
+        keys=jax.random.split(jax.random.key(seed + 1), len(runs)),
+        hyperparams={"learning_rate": [r[2] for r in runs]},
+        member_data=True,
+        has_aux=True,
+        log_every=log_every,
+        checkpoint_dir=checkpoint_dir,
+        checkpoint_every=max(cfg.n_steps // 10, 1) if checkpoint_dir else 0,
+        resume=resume,
+        progress=f"train {cfg.model}" if progress is not None else False,
+    )
+    timing = {
+        "train_wall": time.perf_counter() - t0,
+        "train_cpu": _cpu_seconds() - c0,
+        "resumed_from": res.resumed_from,
+    }
     Tte = max(t.seq_len(max(cfg.test_lengths)) for t in tasks)
     test = _stack_data(tasks, cfg.test_lengths, cfg.n_test, rng, pad, Tte)
     Tin = max(t.seq_len(max(cfg.train_eval_lengths)) for t in tasks)

@@ -104,14 +104,26 @@ class CausalTransformer(eqx.Module):
     head_w: jax.Array
     head_b: jax.Array
 
-    def __init__(self, vocab: int, n_classes: int, *, key: Any, d_model: int = 32, n_heads: int = 4,
-                 n_layers: int = 2, positional: str = "rope", max_len: int = 512):
+    def __init__(
+        self,
+        vocab: int,
+        n_classes: int,
+        *,
+        key: Any,
+        d_model: int = 32,
+        n_heads: int = 4,
+        n_layers: int = 2,
+        positional: str = "rope",
+        max_len: int = 512,
+    ):
         check_choice("positional", positional, POSITIONAL)
         check_int("vocab", vocab, minimum=1)
         check_int("n_classes", n_classes, minimum=1)
         if d_model % n_heads or (positional == "rope" and (d_model // n_heads) % 2):
-            raise ValueError(f"d_model: expected a multiple of n_heads (even head size for rope), received "
-                             f"d_model={d_model}, n_heads={n_heads}")
+            raise ValueError(
+                f"d_model: expected a multiple of n_heads (even head size for rope), received "
+                f"d_model={d_model}, n_heads={n_heads}"
+            )
         ke, kp, kh, *kb = jax.random.split(key, n_layers + 3)
         self.positional, self.max_len = positional, max_len
         self.embed = jax.random.normal(ke, (vocab, d_model))
@@ -129,7 +141,9 @@ class CausalTransformer(eqx.Module):
             x = x + sinusoidal_encoding(T, x.shape[-1])
         elif self.positional == "learned":
             if T > self.max_len:
-                raise ValueError(f"tokens: learned positions cover max_len={self.max_len}, received length {T}")
+                raise ValueError(
+                    f"tokens: learned positions cover max_len={self.max_len}, received length {T}"
+                )
             x = x + self.pos[:T]
         for blk in self.blocks:
             x = blk(x)

@@ -50,6 +50,7 @@ from ._regularizer import (
 )
 from ._seeds import median_curves, median_spread, steps_to_target
 from ._tasks import (
+    WIKITEXT2_DIR,
     char_dataset,
     fixed_windows,
     load_wikitext2,
@@ -63,6 +64,7 @@ __all__ = [
     "MethodSpec",
     "compare_speed",
     "load_wikitext2",
+    "WIKITEXT2_DIR",
     "method_optimizer",
     "sparse_parity",
     "speed_table",

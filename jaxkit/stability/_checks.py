@@ -28,7 +28,9 @@ def check_token_ids(name: str, tokens: Any, vocab_size: int) -> Any:
     if not jnp.issubdtype(tokens.dtype, jnp.integer):
         raise TypeError(f"{name}: expected integer token ids, received dtype {tokens.dtype}")
     return eqx.error_if(
-        tokens, (tokens < 0) | (tokens >= vocab_size), f"{name}: token ids outside the vocabulary [0, {vocab_size})"
+        tokens,
+        (tokens < 0) | (tokens >= vocab_size),
+        f"{name}: token ids outside the vocabulary [0, {vocab_size})",
     )
 
 

@@ -87,12 +87,20 @@ class StackedBatches:
     ``(seed, step)`` (so a resumed run sees the same batches); ``batch_size=None`` is the full batch."""
 
     def __init__(self, xs: np.ndarray, ys: np.ndarray, batch_size: int | None, seed: int, extra: tuple = ()):
-        self.xs, self.ys, self.batch_size, self.seed, self.extra = np.asarray(xs), np.asarray(ys), batch_size, seed, extra
+        self.xs, self.ys, self.batch_size, self.seed, self.extra = (
+            np.asarray(xs),
+            np.asarray(ys),
+            batch_size,
+            seed,
+            extra,
+        )
         n = self.xs.shape[1]
         if batch_size is not None:
             check_int("batch_size", batch_size, minimum=1)
             if batch_size > n:
-                raise ValueError(f"batch_size: expected at most the {n} training examples per seed, received {batch_size}")
+                raise ValueError(
+                    f"batch_size: expected at most the {n} training examples per seed, received {batch_size}"
+                )
         self._full = (jnp.asarray(self.xs), jnp.asarray(self.ys), *extra)
 
     def __call__(self, step: int):
@@ -182,9 +190,16 @@ def train_method(
     """
     check_int("n_seeds", n_seeds, minimum=1)
     if ensemble_size(models) != n_seeds:
-        raise ValueError(f"n_seeds: expected the stack's member count {ensemble_size(models)}, received {n_seeds}")
-    kw = dict(vocab_size=vocab_size, positions=positions, noise_mask=noise_mask, method=spec.regularizer,
-              detach_clean=spec.detach_clean)
+        raise ValueError(
+            f"n_seeds: expected the stack's member count {ensemble_size(models)}, received {n_seeds}"
+        )
+    kw = dict(
+        vocab_size=vocab_size,
+        positions=positions,
+        noise_mask=noise_mask,
+        method=spec.regularizer,
+        detach_clean=spec.detach_clean,
+    )
     inner = make_member_loss_fn(**kw) if per_member else make_loss_fn(gamma=spec.gamma, rho=spec.rho, **kw)
     cpu0 = time.process_time()
     res = fit_ensemble(
@@ -229,14 +244,21 @@ def speedup_ci(
     """
     b, m = _censored(base_steps, censor), _censored(steps, censor)
     if b.shape != m.shape or b.size < 2:
-        raise ValueError(f"steps: expected paired per-seed lists of equal length >= 2, received {b.size} and {m.size}")
+        raise ValueError(
+            f"steps: expected paired per-seed lists of equal length >= 2, received {b.size} and {m.size}"
+        )
     check_int("n_boot", n_boot, minimum=100)
     check_range("level", level, 0.0, 1.0, closed=False)
     idx = np.random.default_rng(seed).integers(0, b.size, (n_boot, b.size))
     boot = 100.0 * (1.0 - np.median(m[idx], axis=1) / np.median(b[idx], axis=1))
     lo, hi = np.percentile(boot, [50 * (1 - level), 50 * (1 + level)])
     point = 100.0 * (1.0 - np.median(m) / np.median(b))
-    return {"speedup_pct": float(point), "ci_low": float(lo), "ci_high": float(hi), "excludes_zero": bool(lo > 0 or hi < 0)}
+    return {
+        "speedup_pct": float(point),
+        "ci_low": float(lo),
+        "ci_high": float(hi),
+        "excludes_zero": bool(lo > 0 or hi < 0),
+    }
 
 
 def compare_speed(
@@ -292,5 +314,7 @@ def speed_table(stats: dict, *, baseline: str = "baseline") -> str:
     ]
     for m, s in stats.items():
         sp = "—" if m == baseline else f"{s['speedup_pct']:+.1f}% [{s['ci_low']:+.1f}, {s['ci_high']:+.1f}]"
-        rows.append(f"| {m} | {s['median']:.0f} [{s['q25']:.0f}, {s['q75']:.0f}] | {s['reached']}/{s['n_seeds']} | {sp} |")
+        rows.append(
+            f"| {m} | {s['median']:.0f} [{s['q25']:.0f}, {s['q75']:.0f}] | {s['reached']}/{s['n_seeds']} | {sp} |"
+        )
     return "\n".join(rows) + "\n"

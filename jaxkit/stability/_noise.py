@@ -65,7 +65,9 @@ def _as_points(x: Any, domain: str) -> jax.Array:
     """Accept lists / NumPy / JAX arrays; check dtype, finiteness and the domain's values; return a JAX array."""
     if is_tracer(x):  # inside a caller's jit: static checks only
         if x.ndim < 1 or x.shape[0] < 2:
-            raise ValueError(f"x: expected a batch of at least 2 input points with shape (N, ...), received {x.shape}")
+            raise ValueError(
+                f"x: expected a batch of at least 2 input points with shape (N, ...), received {x.shape}"
+            )
         return x
     if isinstance(x, jax.Array):
         arr = np.asarray(x)
@@ -73,7 +75,9 @@ def _as_points(x: Any, domain: str) -> jax.Array:
         try:
             arr = np.asarray(x)
         except ValueError as e:  # ragged nested lists
-            raise ValueError(f"x: expected a rectangular array of points, received a ragged sequence ({e})") from None
+            raise ValueError(
+                f"x: expected a rectangular array of points, received a ragged sequence ({e})"
+            ) from None
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"x: expected a numeric array of points, received dtype {arr.dtype}")
     if arr.ndim < 1 or arr.shape[0] < 2 or arr.size == 0:
@@ -149,7 +153,9 @@ def _stability_core(f, x, key, rho, n_samples, domain, vocab_size, noise_scale, 
     def per_point(args):
         xi, ki = args
         ys = jax.vmap(
-            lambda k: correlated_copy(xi, k, rho, domain=domain, vocab_size=vocab_size, noise_scale=noise_scale)
+            lambda k: correlated_copy(
+                xi, k, rho, domain=domain, vocab_size=vocab_size, noise_scale=noise_scale
+            )
         )(jax.random.split(ki, n_samples))
         fx = _flat_out(f(xi))
         fy = jax.vmap(lambda v: _flat_out(f(v)))(ys)
@@ -208,7 +214,9 @@ def noise_stability(
 
 
 @eqx.filter_jit
-def _stability_module_jit(params, static, x, key, rho, n_samples, domain, vocab_size, noise_scale, chunk_size):
+def _stability_module_jit(
+    params, static, x, key, rho, n_samples, domain, vocab_size, noise_scale, chunk_size
+):
     model = eqx.combine(params, static)
     return _stability_core(model, x, key, rho, n_samples, domain, vocab_size, noise_scale, chunk_size)
 
@@ -276,7 +284,9 @@ def average_sensitivity(
         check_int("vocab_size", vocab_size, minimum=2)
     x = _as_points(x, domain)
     if x.ndim != 2:
-        raise ValueError(f"x: expected shape (N >= 2, L) of token/Boolean sequences, received shape {x.shape}")
+        raise ValueError(
+            f"x: expected shape (N >= 2, L) of token/Boolean sequences, received shape {x.shape}"
+        )
     if domain == "tokens":
         check_token_ids("x", x, vocab_size)
     if isinstance(f, eqx.Module):

@@ -83,7 +83,9 @@ def _check_moments(q1: Any, q2: Any, c: Any) -> None:
         if np.any(a < 0):
             raise ValueError(f"{name}: expected variances >= 0, received min {a.min()}")
     if np.any(np.abs(ac) > np.sqrt(a1 * a2) * (1 + 1e-6) + 1e-12):
-        raise ValueError("c: expected a covariance with |c| <= sqrt(q1 q2) (Cauchy-Schwarz), received a larger one")
+        raise ValueError(
+            "c: expected a covariance with |c| <= sqrt(q1 q2) (Cauchy-Schwarz), received a larger one"
+        )
 
 
 def relu_second_moment(q1: Any, q2: Any, c: Any) -> jax.Array:

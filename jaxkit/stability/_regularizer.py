@@ -150,8 +150,10 @@ def cross_entropy(logits: Float[Array, "*batch classes"], labels: Int[Array, "*b
     """Mean softmax cross-entropy with integer labels (``labels.shape == logits.shape[:-1]``, ids in
     ``[0, classes)``; an out-of-range id used to give NaN)."""
     if tuple(jnp.shape(labels)) != tuple(jnp.shape(logits))[:-1]:
-        raise ValueError(f"labels: expected shape {tuple(jnp.shape(logits))[:-1]} (logits without the class axis), "
-                         f"received {tuple(jnp.shape(labels))}")
+        raise ValueError(
+            f"labels: expected shape {tuple(jnp.shape(logits))[:-1]} (logits without the class axis), "
+            f"received {tuple(jnp.shape(labels))}"
+        )
     if not is_tracer(labels):
         check_token_ids("labels", labels, jnp.shape(logits)[-1])
     return jnp.mean(optax.softmax_cross_entropy_with_integer_labels(logits, labels))
@@ -193,7 +195,9 @@ def regularized_loss(
     if method == "agreement":
         noisy = _resample_core(tokens, key, rho, vocab_size, noise_mask)
         clean = jax.lax.stop_gradient(logits) if detach_clean else logits
-        pen = agreement_regularizer(jax.nn.softmax(clean), jax.nn.softmax(model_logits(model, noisy, positions)))
+        pen = agreement_regularizer(
+            jax.nn.softmax(clean), jax.nn.softmax(model_logits(model, noisy, positions))
+        )
     else:
         emb = jax.vmap(model.embed)(tokens)
         pen = gaussian_embedding_mse_penalty(model.from_embeddings, emb, key, rho, positions=positions)
@@ -218,9 +222,17 @@ def make_loss_fn(
     check_rho(rho)
     if method == "agreement" and not (isinstance(gamma, int | float) and gamma == 0):
         if vocab_size is None:
-            raise ValueError("vocab_size: the agreement regularizer resamples tokens from [0, vocab_size); give it")
+            raise ValueError(
+                "vocab_size: the agreement regularizer resamples tokens from [0, vocab_size); give it"
+            )
         check_int("vocab_size", vocab_size, minimum=2)
-    kw = dict(vocab_size=vocab_size, positions=positions, noise_mask=noise_mask, method=method, detach_clean=detach_clean)
+    kw = dict(
+        vocab_size=vocab_size,
+        positions=positions,
+        noise_mask=noise_mask,
+        method=method,
+        detach_clean=detach_clean,
+    )
 
     def loss_fn(model, batch, key):
         tokens, labels = batch
@@ -242,7 +254,13 @@ def make_member_loss_fn(
     one compiled call). The extra pass always runs; ``γ = 0`` members then train on ``ℓ + 0·R``, whose gradient
     equals the baseline's (adding an exact zero)."""
     check_choice("method", method, METHODS)
-    kw = dict(vocab_size=vocab_size, positions=positions, noise_mask=noise_mask, method=method, detach_clean=detach_clean)
+    kw = dict(
+        vocab_size=vocab_size,
+        positions=positions,
+        noise_mask=noise_mask,
+        method=method,
+        detach_clean=detach_clean,
+    )
 
     def loss_fn(model, batch, key):
         tokens, labels, gamma, rho = batch

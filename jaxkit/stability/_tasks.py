@@ -126,17 +126,22 @@ def sparse_parity(
 
 
 _WIKITEXT_FILES = {"train": "valid.txt", "eval": "test.txt"}
+#: The copy of WikiText-2's ``valid.txt`` / ``test.txt`` shipped with jaxkit (CC BY-SA 3.0; README and LICENCE beside).
+WIKITEXT2_DIR = Path(__file__).resolve().parent / "data" / "wikitext-2"
 
 
-def load_wikitext2(path: str | Path, *, max_train_chars: int | None = None, max_eval_chars: int | None = None) -> dict:
+def load_wikitext2(
+    path: str | Path | None = None, *, max_train_chars: int | None = None, max_eval_chars: int | None = None
+) -> dict:
     """WikiText-2 raw text from ``path`` as character ids: train on ``valid.txt``, evaluate on ``test.txt``.
 
-    Only the validation and test splits are available offline (see the folder's README), so the validation split
-    is the training stream. The vocabulary is the characters of the training stream in code-point order plus a
+    ``path=None`` reads the copy shipped with jaxkit (``WIKITEXT2_DIR``: the validation and test splits of
+    Merity et al. 2016, CC BY-SA 3.0). Only these two splits ship, so the validation split is the training
+    stream; pass a folder holding another ``valid.txt`` / ``test.txt`` pair to use your own. The vocabulary is the characters of the training stream in code-point order plus a
     final ``<unk>`` id for characters it lacks. Raises ``FileNotFoundError`` naming the missing file.
     Returns ``{"train", "eval"}`` int32 streams, ``"vocab"`` (str, without ``<unk>``) and ``"vocab_size"``.
     """
-    folder = Path(path)
+    folder = WIKITEXT2_DIR if path is None else Path(path)
     texts = {}
     for split, name in _WIKITEXT_FILES.items():
         f = folder / name

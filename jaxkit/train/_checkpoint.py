@@ -105,7 +105,9 @@ def write_checked_bytes(path: str | os.PathLike, data: bytes, *, kind: str, info
     if not isinstance(data, bytes | bytearray | memoryview):
         raise TypeError(f"data: expected bytes, received {type(data).__name__}")
     data = bytes(data)
-    header = json.dumps({"kind": kind, "info": info or {}, "payload_bytes": len(data)}, sort_keys=True).encode()
+    header = json.dumps(
+        {"kind": kind, "info": info or {}, "payload_bytes": len(data)}, sort_keys=True
+    ).encode()
     body = _BLOB_MAGIC + len(header).to_bytes(8, "little") + header + data
     atomic_write_bytes(path, body + hashlib.sha256(body).digest())
 
@@ -127,9 +129,13 @@ def read_checked_bytes(path: str | os.PathLike, *, kind: str) -> tuple[bytes, di
     body, digest = raw[:-_DIGEST], raw[-_DIGEST:]
     if hashlib.sha256(body).digest() != digest:
         if not raw.startswith(_BLOB_MAGIC):
-            raise CheckpointError(f"{kind} file {path} is not a jaxkit checked file (bad magic bytes) or is corrupted")
-        raise CheckpointError(f"{kind} file {path} is corrupted: its SHA-256 does not match (a byte was changed, "
-                              "or the file was truncated or padded)")
+            raise CheckpointError(
+                f"{kind} file {path} is not a jaxkit checked file (bad magic bytes) or is corrupted"
+            )
+        raise CheckpointError(
+            f"{kind} file {path} is corrupted: its SHA-256 does not match (a byte was changed, "
+            "or the file was truncated or padded)"
+        )
     off = len(_BLOB_MAGIC)
     hlen = int.from_bytes(body[off : off + 8], "little")
     try:
@@ -141,7 +147,11 @@ def read_checked_bytes(path: str | os.PathLike, *, kind: str) -> tuple[bytes, di
             raise ValueError("payload length mismatch")
     except CheckpointError:
         raise
-    except (ValueError, KeyError, TypeError) as e:  # checksum matched but the layout is wrong: written by something else
+    except (
+        ValueError,
+        KeyError,
+        TypeError,
+    ) as e:  # checksum matched but the layout is wrong: written by something else
         raise CheckpointError(f"{kind} file {path} has a malformed header ({type(e).__name__}: {e})") from e
     return payload, header.get("info", {})
 
@@ -175,10 +185,14 @@ def _describe(tree: Any) -> tuple[list[dict], dict[str, Any], list[Any]]:
         elif not isinstance(leaf, jax.Array | np.ndarray):
             leaf = np.asarray(leaf)
         if np.dtype(leaf.dtype).kind not in "biufcV" and not str(leaf.dtype).startswith(("bfloat", "float8")):
-            raise TypeError(f"tree: leaf {rec['path']} has dtype {leaf.dtype}; checkpoints hold numeric arrays and "
-                            "PRNG keys (put other values in metadata)")
+            raise TypeError(
+                f"tree: leaf {rec['path']} has dtype {leaf.dtype}; checkpoints hold numeric arrays and "
+                "PRNG keys (put other values in metadata)"
+            )
         rec["shape"], rec["dtype"] = list(np.shape(leaf)), str(np.dtype(leaf.dtype))
-        if np.size(leaf) > 0:  # orbax cannot store zero-size arrays; their shape and dtype are the whole content
+        if (
+            np.size(leaf) > 0
+        ):  # orbax cannot store zero-size arrays; their shape and dtype are the whole content
             to_save[f"leaf_{i:05d}"] = leaf
         records.append(rec)
     return records, to_save, [leaf for _, leaf in flat]
@@ -204,9 +218,13 @@ def save_checkpoint(path: str | os.PathLike, tree: Any, metadata: dict | None = 
     try:
         meta_json = json.loads(json.dumps(metadata or {}))
     except (TypeError, ValueError) as e:
-        raise TypeError(f"metadata: expected a JSON-able dict, received {type(metadata).__name__} ({e})") from e
+        raise TypeError(
+            f"metadata: expected a JSON-able dict, received {type(metadata).__name__} ({e})"
+        ) from e
     primary = jax.process_index() == 0
-    tmp = path.parent / f".{path.name}.partial"  # same name on every process (multi-host orbax writes one folder)
+    tmp = (
+        path.parent / f".{path.name}.partial"
+    )  # same name on every process (multi-host orbax writes one folder)
     if primary and tmp.exists():
         shutil.rmtree(tmp)  # left over by a process killed mid-write
     if to_save:
@@ -219,7 +237,13 @@ def save_checkpoint(path: str | os.PathLike, tree: Any, metadata: dict | None = 
             files[rel] = {"bytes": f.stat().st_size, "sha256": _sha256_file(f)}
             with open(f, "rb") as fh:
                 os.fsync(fh.fileno())
-        manifest = {"format": FORMAT, "leaves": records, "paths": paths, "metadata": meta_json, "files": files}
+        manifest = {
+            "format": FORMAT,
+            "leaves": records,
+            "paths": paths,
+            "metadata": meta_json,
+            "files": files,
+        }
         write_checked_bytes(tmp / MANIFEST, json.dumps(manifest).encode(), kind="checkpoint-manifest")
         for d in sorted({(tmp / rel).parent for rel in files}, key=lambda p: -len(p.parts)):
             _fsync_dir(d)
@@ -251,8 +275,9 @@ def _verify(path: Path) -> dict:
             raise CheckpointError(_legacy_message(path))
         raise CheckpointError(f"checkpoint {path} does not exist")
     if not path.is_dir():
-        raise CheckpointError(f"checkpoint {path} is not a checkpoint folder (written by an older jaxkit, or by "
-                              "something else)")
+        raise CheckpointError(
+            f"checkpoint {path} is not a checkpoint folder (written by an older jaxkit, or by something else)"
+        )
     payload, _ = read_checked_bytes(path / MANIFEST, kind="checkpoint-manifest")
     try:
         manifest = json.loads(payload)
@@ -270,8 +295,10 @@ def _verify(path: Path) -> dict:
     for rel, rec in files.items():
         f = path / rel
         if f.stat().st_size != rec["bytes"] or _sha256_file(f) != rec["sha256"]:
-            raise CheckpointError(f"checkpoint {path} is corrupted: {rel} does not match its SHA-256 "
-                                  f"({f.stat().st_size} bytes, manifest says {rec['bytes']})")
+            raise CheckpointError(
+                f"checkpoint {path} is corrupted: {rel} does not match its SHA-256 "
+                f"({f.stat().st_size} bytes, manifest says {rec['bytes']})"
+            )
     return manifest
 
 
@@ -315,23 +342,34 @@ def load_checkpoint(path: str | os.PathLike, like: Any) -> tuple[Any, dict]:
     records = manifest["leaves"]
     leaves, treedef = jax.tree_util.tree_flatten(like)
     if len(records) != len(leaves):
-        raise CheckpointError(f"checkpoint {path} holds {len(records)} arrays, the expected structure has "
-                              f"{len(leaves)}")
+        raise CheckpointError(
+            f"checkpoint {path} holds {len(records)} arrays, the expected structure has {len(leaves)}"
+        )
     saved_paths = manifest.get("paths")  # absent in checkpoints of earlier versions of this format
     if saved_paths is not None and saved_paths != _leaf_paths(like):
         wanted = _leaf_paths(like)
         i = next(i for i, (a, b) in enumerate(zip(saved_paths, wanted)) if a != b)
-        raise CheckpointError(f"checkpoint {path}: like: leaf {i} is {saved_paths[i]!r} in the checkpoint but "
-                              f"{wanted[i]!r} in the expected structure (a pytree with other names or order)")
+        raise CheckpointError(
+            f"checkpoint {path}: like: leaf {i} is {saved_paths[i]!r} in the checkpoint but "
+            f"{wanted[i]!r} in the expected structure (a pytree with other names or order)"
+        )
     for i, (rec, ref) in enumerate(zip(records, leaves)):
         _check_leaf(path, i, rec, ref)
-    targets = {f"leaf_{i:05d}": _target(rec, ref) for i, (rec, ref) in enumerate(zip(records, leaves))
-               if int(np.prod(rec["shape"])) > 0}
+    targets = {
+        f"leaf_{i:05d}": _target(rec, ref)
+        for i, (rec, ref) in enumerate(zip(records, leaves))
+        if int(np.prod(rec["shape"])) > 0
+    }
     try:
-        restored = (_orbax_checkpointer().restore(path / STATE, args=ocp.args.StandardRestore(targets))
-                    if targets else {})
+        restored = (
+            _orbax_checkpointer().restore(path / STATE, args=ocp.args.StandardRestore(targets))
+            if targets
+            else {}
+        )
     except (OSError, ValueError, KeyError, TypeError, RuntimeError) as e:  # verified bytes orbax cannot read
-        raise CheckpointError(f"checkpoint {path}: orbax could not restore the arrays ({type(e).__name__}: {e})") from e
+        raise CheckpointError(
+            f"checkpoint {path}: orbax could not restore the arrays ({type(e).__name__}: {e})"
+        ) from e
     out = []
     for i, (rec, ref) in enumerate(zip(records, leaves)):
         arr = restored.get(f"leaf_{i:05d}", np.zeros(rec["shape"], rec["dtype"]))
@@ -345,8 +383,10 @@ def load_checkpoint(path: str | os.PathLike, like: Any) -> tuple[Any, dict]:
 
 
 def _legacy_message(path: Path) -> str:
-    return (f"checkpoint {path} is in the single-file format of older jaxkit versions (ckpt_*.jkc, header not "
-            "covered by its checksum), which is no longer read; start the run again without resuming")
+    return (
+        f"checkpoint {path} is in the single-file format of older jaxkit versions (ckpt_*.jkc, header not "
+        "covered by its checksum), which is no longer read; start the run again without resuming"
+    )
 
 
 # ------------------------------------------------------------------------------------------------------ manager
@@ -428,8 +468,12 @@ class CheckpointManager:
                 errors.append(str(e))
                 continue
             if errors:
-                damaged = ", ".join(str(self.path(d)) for d in steps[len(steps) - len(errors):][::-1])
-                warnings.warn(f"skipping damaged checkpoint(s) {damaged} ({'; '.join(errors)}); resuming from the "
-                              f"older checkpoint {self.path(s)}", CheckpointWarning, stacklevel=2)
+                damaged = ", ".join(str(self.path(d)) for d in steps[len(steps) - len(errors) :][::-1])
+                warnings.warn(
+                    f"skipping damaged checkpoint(s) {damaged} ({'; '.join(errors)}); resuming from the "
+                    f"older checkpoint {self.path(s)}",
+                    CheckpointWarning,
+                    stacklevel=2,
+                )
             return out
         raise CheckpointError(f"no valid checkpoint in {self.directory}: " + "; ".join(errors))

@@ -33,7 +33,9 @@ class ArrayLoader:
     incomplete final batch of each epoch so every batch has the same shape (one compilation).
     """
 
-    def __init__(self, arrays: Any, batch_size: int, *, key: jax.Array, shuffle: bool = True, drop_last: bool = True):
+    def __init__(
+        self, arrays: Any, batch_size: int, *, key: jax.Array, shuffle: bool = True, drop_last: bool = True
+    ):
         check_key("key", key)
         arrays = _numeric_leaves(arrays)
         leaves = jax.tree_util.tree_leaves(arrays)

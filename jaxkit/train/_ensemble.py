@@ -54,11 +54,15 @@ def ensemble_size(stacked: Any, *, name: str = "stacked") -> int:
     named in errors)."""
     leaves = [x for x in jax.tree_util.tree_leaves(stacked) if eqx.is_array(x)]
     if not leaves:
-        raise ValueError(f"{name}: expected a pytree with array leaves (a stacked model), received "
-                         f"{type(stacked).__name__} with none")
+        raise ValueError(
+            f"{name}: expected a pytree with array leaves (a stacked model), received "
+            f"{type(stacked).__name__} with none"
+        )
     sizes = {int(np.shape(x)[0]) if np.ndim(x) else -1 for x in leaves}
     if len(sizes) != 1 or -1 in sizes:
-        raise ValueError(f"{name}: every array leaf needs the same leading member axis; leading sizes {sorted(sizes)}")
+        raise ValueError(
+            f"{name}: every array leaf needs the same leading member axis; leading sizes {sorted(sizes)}"
+        )
     return sizes.pop()
 
 
@@ -78,7 +82,9 @@ def _n_keys(keys: Any) -> int:
             raise ValueError(f"keys: expected a 1-D array of typed PRNG keys, received shape {keys.shape}")
         return int(keys.shape[0])
     if keys.ndim != 2 or keys.dtype != jnp.uint32:
-        raise ValueError(f"keys: expected M keys (jax.random.split(key, M)), received {keys.dtype}{keys.shape}")
+        raise ValueError(
+            f"keys: expected M keys (jax.random.split(key, M)), received {keys.dtype}{keys.shape}"
+        )
     return int(keys.shape[0])
 
 
@@ -123,8 +129,10 @@ def ensemble_optimizer(
     for name, v in (hyperparams or {}).items():
         arr = np.asarray(v, dtype=float)
         if arr.shape != (n_members,):
-            raise ValueError(f"hyperparams[{name!r}]: expected {n_members} values (one per member), "
-                             f"received shape {arr.shape}")
+            raise ValueError(
+                f"hyperparams[{name!r}]: expected {n_members} values (one per member), "
+                f"received shape {arr.shape}"
+            )
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"hyperparams[{name!r}]: expected finite values, received {arr.tolist()}")
         values[name] = arr
@@ -177,7 +185,9 @@ def fit_ensemble(
     if _n_keys(keys) != n:
         raise ValueError(f"keys: expected {n} keys (one per member), received {_n_keys(keys)}")
     if fit_kwargs.get("mesh") is not None:
-        raise ValueError("mesh: fit_ensemble does not support data-parallel meshes (the batch carries the step)")
+        raise ValueError(
+            "mesh: fit_ensemble does not support data-parallel meshes (the batch carries the step)"
+        )
     fit_kwargs.pop("mesh", None)
     if "key" in fit_kwargs:
         raise ValueError("key: fit_ensemble takes per-member keys (keys=...), not a single key")
@@ -190,17 +200,23 @@ def fit_ensemble(
 
     def stacked_loss(stacked, batch, _key):
         step, b = batch
-        losses, aux = eqx.filter_vmap(member_loss, in_axes=(eqx.if_array(0), 0 if member_data else None, 0, None))(
-            stacked, b, keys, step
-        )
+        losses, aux = eqx.filter_vmap(
+            member_loss, in_axes=(eqx.if_array(0), 0 if member_data else None, 0, None)
+        )(stacked, b, keys, step)
         return jnp.sum(losses), {"member_loss": losses, **aux}
 
     def stepped(step: int) -> tuple[np.ndarray, Any]:
         return np.asarray(step, np.int32), data(step)
 
     return fit(
-        models, ensemble_optimizer(optimizer, n, hyperparams), stacked_loss, stepped, n_steps=n_steps,
-        key=jax.random.key(0), has_aux=True, **fit_kwargs,
+        models,
+        ensemble_optimizer(optimizer, n, hyperparams),
+        stacked_loss,
+        stepped,
+        n_steps=n_steps,
+        key=jax.random.key(0),
+        has_aux=True,
+        **fit_kwargs,
     )
 
 

@@ -75,15 +75,30 @@ def _check_count(name: str, value: Any, minimum: int) -> None:
         raise ValueError(f"{name}: expected an integer >= {minimum}, received {value!r}")
 
 
-def _check_fit_args(model, optimizer, loss_fn, data, n_steps, key, eval_fn, counts, patience, mode, monitor,
-                    checkpoint_dir, nonfinite) -> None:
+def _check_fit_args(
+    model,
+    optimizer,
+    loss_fn,
+    data,
+    n_steps,
+    key,
+    eval_fn,
+    counts,
+    patience,
+    mode,
+    monitor,
+    checkpoint_dir,
+    nonfinite,
+) -> None:
     """Every check of :func:`fit`'s arguments, before anything is traced."""
     if isinstance(n_steps, bool) or not isinstance(n_steps, int | np.integer) or n_steps < 0:
         raise ValueError(f"n_steps: expected an integer >= 0, received {n_steps!r}")
     for name, value in counts.items():
         _check_count(name, value, 1 if name == "keep_checkpoints" else 0)
     if not isinstance(optimizer, optax.GradientTransformation):
-        raise TypeError(f"optimizer: expected an optax.GradientTransformation, received {type(optimizer).__name__}")
+        raise TypeError(
+            f"optimizer: expected an optax.GradientTransformation, received {type(optimizer).__name__}"
+        )
     for name, fn in (("loss_fn", loss_fn), ("data", data)):
         if not callable(fn):
             raise TypeError(f"{name}: expected a callable, received {type(fn).__name__}")
@@ -256,10 +271,27 @@ def fit(
         ValueError/TypeError: invalid arguments (before anything is traced), non-finite initial parameters, or a
             checkpoint beyond ``n_steps``. CheckpointError: no valid checkpoint left to resume from.
     """
-    counts = {"eval_every": eval_every, "log_every": log_every, "checkpoint_every": checkpoint_every,
-              "keep_checkpoints": keep_checkpoints}
-    _check_fit_args(model, optimizer, loss_fn, data, n_steps, key, eval_fn, counts, patience, mode, monitor,
-                    checkpoint_dir, nonfinite)
+    counts = {
+        "eval_every": eval_every,
+        "log_every": log_every,
+        "checkpoint_every": checkpoint_every,
+        "keep_checkpoints": keep_checkpoints,
+    }
+    _check_fit_args(
+        model,
+        optimizer,
+        loss_fn,
+        data,
+        n_steps,
+        key,
+        eval_fn,
+        counts,
+        patience,
+        mode,
+        monitor,
+        checkpoint_dir,
+        nonfinite,
+    )
     if opt_state is None:
         opt_state = optimizer.init(eqx.filter(model, eqx.is_inexact_array))
     if mesh is not None:
@@ -277,7 +309,9 @@ def fit(
         batch = data(s.step)
         if mesh is not None:
             batch = shard_batch(batch, mesh)
-        s.model, s.opt_state, loss, aux = step_fn(s.model, s.opt_state, batch, jax.random.fold_in(s.key, s.step))
+        s.model, s.opt_state, loss, aux = step_fn(
+            s.model, s.opt_state, batch, jax.random.fold_in(s.key, s.step)
+        )
         s.step += 1
         record, metrics = _record(s.step, n_steps, loss, aux, eval_fn, eval_every, log_every, s.model)
         if record is not None:
@@ -289,8 +323,9 @@ def fit(
             if callback is not None:
                 callback(s.step, record)
         bar.update(1)
-        if manager is not None and ((checkpoint_every and s.step % checkpoint_every == 0) or s.step == n_steps
-                                    or stopped):
+        if manager is not None and (
+            (checkpoint_every and s.step % checkpoint_every == 0) or s.step == n_steps or stopped
+        ):
             _save(manager, s)
     bar.close()
     if nonfinite == "raise" and loss is not None:

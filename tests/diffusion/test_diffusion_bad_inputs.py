@@ -32,12 +32,16 @@ def test_q_sample_rejects_out_of_range_and_float_indices():
         jax.block_until_ready(f(jnp.int32(10)))
     # valid indices give the closed form
     ab = float(SCHED.alpha_bars[9])
-    np.testing.assert_allclose(dm.q_sample(SCHED, jnp.ones(3), 9, jnp.ones(3)), np.sqrt(ab) + np.sqrt(1 - ab), rtol=1e-6)
+    np.testing.assert_allclose(
+        dm.q_sample(SCHED, jnp.ones(3), 9, jnp.ones(3)), np.sqrt(ab) + np.sqrt(1 - ab), rtol=1e-6
+    )
 
 
 def test_continuous_times_outside_unit_interval():
     vp = dm.VPSchedule()
-    with pytest.raises(ValueError, match=r"t: expected diffusion times in \[0, 1\], received range \[1.5, 1.5\]"):
+    with pytest.raises(
+        ValueError, match=r"t: expected diffusion times in \[0, 1\], received range \[1.5, 1.5\]"
+    ):
         dm.q_sample(vp, jnp.zeros(3), 1.5, jnp.zeros(3))
     sd = dm.SE3Diffusion()
     R0 = jnp.broadcast_to(jnp.eye(3), (2, 3, 3))
@@ -57,10 +61,18 @@ def test_schedule_types_and_options():
     with pytest.raises((ValueError, TypeError), match="parametrization"):
         dm.SE3Diffusion(parametrization="x0")
     with pytest.raises((ValueError, TypeError), match="method"):
-        dm.SE3Diffusion().sample(lambda R, x, t: (x, x), jnp.eye(3)[None], jnp.zeros((1, 3)), KEY,
-                                 jnp.array([1.0, 0.5]), method="heun")
+        dm.SE3Diffusion().sample(
+            lambda R, x, t: (x, x),
+            jnp.eye(3)[None],
+            jnp.zeros((1, 3)),
+            KEY,
+            jnp.array([1.0, 0.5]),
+            method="heun",
+        )
     with pytest.raises(TypeError, match="schedule: expected a VESchedule|parameter 'schedule'"):
-        so3_diffusion.reverse_sde_sample(lambda R, t: R[..., 0], dm.VPSchedule(), jnp.eye(3), KEY, jnp.array([1.0, 0.0]))
+        so3_diffusion.reverse_sde_sample(
+            lambda R, t: R[..., 0], dm.VPSchedule(), jnp.eye(3), KEY, jnp.array([1.0, 0.0])
+        )
     with pytest.raises(TypeError, match="Can't instantiate abstract class"):
         dm.AbstractSchedule()
 
@@ -79,25 +91,25 @@ def test_reprobe_silent_results_now_raise():
     """Issue 20 re-probe: each of these returned NaN/inf or a plausible number without an error."""
     x0 = jnp.ones((4, 2))
     with pytest.raises(ValueError, match="x0: expected finite values"):
-        dm.q_sample(SCHED, jnp.full((4, 2), jnp.nan), 3, x0)          # was all-NaN
+        dm.q_sample(SCHED, jnp.full((4, 2), jnp.nan), 3, x0)  # was all-NaN
     with pytest.raises(ValueError, match="x_T: expected finite values"):
         dm.ddim_sample(lambda x, t: x * 0, SCHED, jnp.full((2, 2), jnp.nan), KEY)
     with pytest.raises(TypeError, match="t: expected an integer step index"):
-        dm.q_posterior(SCHED, x0, x0, 0.5)                              # was truncated to t = 0
+        dm.q_posterior(SCHED, x0, x0, 0.5)  # was truncated to t = 0
     with pytest.raises(ValueError, match=r"t: expected step indices in \[0, 9\]"):
         dm.q_posterior(SCHED, x0, x0, 10)
     with pytest.raises(ValueError, match="x_t: expected the shape of x0"):
         dm.q_posterior(SCHED, x0, jnp.ones((3, 2)), 3)
     with pytest.raises(ValueError, match="t: the score divides by sigma_t, which is 0 at t = 0"):
-        dm.eps_to_score(dm.VPSchedule(), x0, 0.0)                      # was NaN
+        dm.eps_to_score(dm.VPSchedule(), x0, 0.0)  # was NaN
     with pytest.raises(ValueError, match="betas: expected a non-empty 1-D array"):
         dm.alpha_bars_from_betas(np.zeros(0))
     with pytest.raises(ValueError, match="s: expected a finite offset >= 0"):
-        dm.CosineVPSchedule(s=-1.0)                                     # alpha(t) divided by cos(pi/2 * ..)
+        dm.CosineVPSchedule(s=-1.0)  # alpha(t) divided by cos(pi/2 * ..)
     with pytest.raises(ValueError, match="scale: expected a finite length > 0"):
-        dm.normalize(x0, jnp.zeros(2), scale=0.0)                       # was inf
+        dm.normalize(x0, jnp.zeros(2), scale=0.0)  # was inf
     with pytest.raises(ValueError, match=r"omega: expected rotation angles in \[0, pi\]"):
-        igso3.log_density(jnp.array([4.0]), 0.5)                        # was a finite log-density
+        igso3.log_density(jnp.array([4.0]), 0.5)  # was a finite log-density
     # cryptic before: named another argument ("lo", "t") or a broadcasting error
     with pytest.raises(ValueError, match="sigma_min: expected a finite value > 0"):
         dm.edm_sigma_grid(10, sigma_min=-1.0)
@@ -106,8 +118,11 @@ def test_reprobe_silent_results_now_raise():
     with pytest.raises(ValueError, match="center: expected a shape that broadcasts with x"):
         dm.normalize(x0, jnp.zeros(5))
     # the valid neighbors still work: score at t > 0 and the closed form of the DDPM posterior mean
-    np.testing.assert_allclose(dm.eps_to_score(dm.VPSchedule(), x0, 0.5),
-                               -1.0 / dm.marginal_coefs(dm.VPSchedule(), 0.5)[1] * np.ones((4, 2)), rtol=1e-6)
+    np.testing.assert_allclose(
+        dm.eps_to_score(dm.VPSchedule(), x0, 0.5),
+        -1.0 / dm.marginal_coefs(dm.VPSchedule(), 0.5)[1] * np.ones((4, 2)),
+        rtol=1e-6,
+    )
     ab, abp, b = (float(a[3]) for a in (SCHED.alpha_bars, SCHED.alpha_bars_prev, SCHED.betas))
     mean, _ = dm.q_posterior(SCHED, x0, 2 * x0, 3)
     c0, ct = np.sqrt(abp) * b / (1 - ab), np.sqrt(1 - b) * (1 - abp) / (1 - ab)

@@ -76,9 +76,7 @@ _sample_angles = jax.jit(lambda key, eps: igso3.sample_angle(key, eps, eps.shape
 def test_sampler_ks():
     """KS test of the table sampler against the closed-form CDF at each eps (one compiled call for all)."""
     eps = np.repeat(np.asarray(KS_EPS, np.float32), 3000)
-    w = np.asarray(_sample_angles(jax.random.key(0), jnp.asarray(eps)), np.float64).reshape(
-        len(KS_EPS), -1
-    )
+    w = np.asarray(_sample_angles(jax.random.key(0), jnp.asarray(eps)), np.float64).reshape(len(KS_EPS), -1)
     for e, we in zip(KS_EPS, w):
         assert stats.kstest(we, lambda x, e=e: igso3.cdf_reference(x, e)).pvalue > 1e-3, e
 
@@ -131,7 +129,9 @@ def test_sampler_per_sample_eps_and_matrices():
 
 def test_score_matches_autodiff_float64():
     with jax.enable_x64(True):
-        eps = np.concatenate([np.geomspace(1e-3, 5.0, 15), [igso3.SIGMA_SWITCH * (1 - 1e-9), igso3.SIGMA_SWITCH]])
+        eps = np.concatenate(
+            [np.geomspace(1e-3, 5.0, 15), [igso3.SIGMA_SWITCH * (1 - 1e-9), igso3.SIGMA_SWITCH]]
+        )
         w = np.concatenate([np.linspace(1e-4, np.pi - 1e-4, 64) * min(1.0, 8 * e / np.pi) for e in eps])
         ee = np.repeat(eps, 64)
         pad = N - w.size

@@ -53,7 +53,9 @@ def test_known_torsions_and_rigid_motion_are_recovered(mol):
     want = np.random.default_rng(0).uniform(-np.pi, np.pi, len(quads))
     for q, a in zip(quads, want):
         T.SetDihedralRad(conf, *map(int, q), float(a))
-    y = conformer_positions(target) @ Rotation.random(random_state=1).as_matrix().T + np.array([3.0, -2.0, 5.0])
+    y = conformer_positions(target) @ Rotation.random(random_state=1).as_matrix().T + np.array(
+        [3.0, -2.0, 5.0]
+    )
     res = match_conformer(mol, y)
     assert res.rmsd < 1e-3
     assert np.allclose(np.cos(res.dihedrals - want), 1.0, atol=1e-5)
@@ -72,7 +74,9 @@ def test_noisy_target_keeps_chemistry_and_beats_the_rigid_fit(mol):
     assert np.allclose(_angles(mol, res.positions), _angles(mol, x0), atol=1e-8)
     # chirality/handedness: the matched pose is a proper motion of a torsion-changed conformer, so aligning the
     # untouched conformer rigidly (RDKit AlignMol, independent) can only be worse than or equal to the match
-    rigid = rdMolAlign.AlignMol(Chem.Mol(mol), with_positions(mol, y), atomMap=[(i, i) for i in range(len(x0))])
+    rigid = rdMolAlign.AlignMol(
+        Chem.Mol(mol), with_positions(mol, y), atomMap=[(i, i) for i in range(len(x0))]
+    )
     assert res.rmsd <= rigid + 1e-9
     assert abs(res.rmsd - np.sqrt(np.mean(np.sum((res.positions - y) ** 2, -1)))) < 1e-12
 
@@ -112,7 +116,9 @@ def test_conformer_matching_of_sampled_fragments_closes_the_bond_gaps():
         xm = conformer_positions(m)
         assert np.allclose(_bond_lengths(lig.frag.mol, xm), _bond_lengths(lig.frag.mol, x0), atol=1e-9)
         assert m.GetDoubleProp("conformer_match_rmsd") < 0.6
-        assert abs(m.GetDoubleProp("conformer_match_rmsd") - np.sqrt(np.mean(np.sum((xm - x) ** 2, -1)))) < 1e-9
+        assert (
+            abs(m.GetDoubleProp("conformer_match_rmsd") - np.sqrt(np.mean(np.sum((xm - x) ** 2, -1)))) < 1e-9
+        )
 
 
 def test_consensus_counts_and_consensus_ranking(mol):
@@ -124,7 +130,9 @@ def test_consensus_counts_and_consensus_ranking(mol):
     assert counts.tolist() == [2, 1, 0, 1]
     assert np.allclose(mean, d.sum(1) / 3)
     mols = [with_positions(mol, p) for p in poses]
-    ranked = rank_poses(mols, [1.0] * 4, None, None, order="consensus")  # all gaps > max_gap: no PoseBusters call
+    ranked = rank_poses(
+        mols, [1.0] * 4, None, None, order="consensus"
+    )  # all gaps > max_gap: no PoseBusters call
     assert ranked[0].index == 0 and ranked[-1].index == 2
 
 
@@ -152,7 +160,9 @@ def test_bad_inputs_are_named(mol):
     lig = ligand_fragments(mol, conformer="oracle")
     with pytest.raises((ValueError, TypeError), match="assemble"):
         assemble_poses(lig, x0[None], np.zeros(1), assemble="matching")
-    with pytest.raises(ValueError, match="^x: "):  # fewer atoms than the ligand (was an error naming "target")
+    with pytest.raises(
+        ValueError, match="^x: "
+    ):  # fewer atoms than the ligand (was an error naming "target")
         assemble_poses(lig, x0[None, :3], np.zeros(1), assemble="conformer_matching")
     with pytest.raises(ValueError, match="^gaps: "):
         assemble_poses(lig, x0[None], np.zeros(2))

@@ -104,7 +104,9 @@ def test_reprobe_silent_results_now_raise():
     assert np.isfinite(float(contact_score(lig, poc)))
     with pytest.raises(ValueError, match="ligand"):
         contact_score(np.full((3, 3), np.nan), poc)
-    with pytest.raises((ValueError, TypeError), match="pocket"):  # the test suite's jaxtyping hook names it first
+    with pytest.raises(
+        (ValueError, TypeError), match="pocket"
+    ):  # the test suite's jaxtyping hook names it first
         contact_score(lig, np.ones((4, 2)))
     mol = Chem.MolFromSmiles("CCO")
     assert list(fragment_labels(mol, (0,))) == [0, 1, 1]

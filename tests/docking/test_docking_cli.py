@@ -22,15 +22,53 @@ def test_train_then_dock_a_shipped_complex(tmp_path, capsys):
     shutil.copy(PB / "1s3v" / "1s3v_protein_one_lig_removed.pdb", data / "1s3v_protein.pdb")
     shutil.copy(PB / "1s3v" / "1s3v_ligand.sdf", data / "1s3v_ligand.sdf")
     model = tmp_path / "tiny.jkc"
-    assert main(["train", "--data", str(tmp_path / "data"), "--out", str(model), "--steps", "2", "--batch", "1",
-                 "--width", "8", "--depth", "1", "--devices", "1"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--data",
+                str(tmp_path / "data"),
+                "--out",
+                str(model),
+                "--steps",
+                "2",
+                "--batch",
+                "1",
+                "--width",
+                "8",
+                "--depth",
+                "1",
+                "--devices",
+                "1",
+            ]
+        )
+        == 0
+    )
     _, config, info = load_model(model)
     assert config.width == 8 and info["n_train"] == 1 and info["steps"] == 2
     out = tmp_path / "poses.sdf"
     lig = PB / "1s3v" / "1s3v_ligand.sdf"
-    rc = main(["dock", "--protein", str(PB / "1s3v" / "1s3v_protein_one_lig_removed.pdb"), "--ligand", str(lig),
-               "--ref-ligand", str(lig), "--model", str(model), "--out", str(out), "--n-samples", "3",
-               "--steps", "4", "--pb-budget", "1"])
+    rc = main(
+        [
+            "dock",
+            "--protein",
+            str(PB / "1s3v" / "1s3v_protein_one_lig_removed.pdb"),
+            "--ligand",
+            str(lig),
+            "--ref-ligand",
+            str(lig),
+            "--model",
+            str(model),
+            "--out",
+            str(out),
+            "--n-samples",
+            "3",
+            "--steps",
+            "4",
+            "--pb-budget",
+            "1",
+        ]
+    )
     assert rc == 0
     assert "wrote 3 poses" in capsys.readouterr().err
     poses = [m for m in Chem.SDMolSupplier(str(out))]
@@ -48,15 +86,46 @@ def test_train_then_dock_a_shipped_complex(tmp_path, capsys):
     # conformer matching + consensus ranking (same sampler, cached): every pose is the same RDKit conformer
     out2 = tmp_path / "matched.sdf"
     try:
-        assert main(["dock", "--protein", str(PB / "1s3v" / "1s3v_protein_one_lig_removed.pdb"), "--ligand",
-                     str(lig), "--ref-ligand", str(lig), "--model", str(model), "--out", str(out2), "--n-samples", "3",
-                     "--steps", "4", "--pb-budget", "1", "--assemble", "conformer_matching",
-                     "--ranking", "consensus"]) == 0
+        assert (
+            main(
+                [
+                    "dock",
+                    "--protein",
+                    str(PB / "1s3v" / "1s3v_protein_one_lig_removed.pdb"),
+                    "--ligand",
+                    str(lig),
+                    "--ref-ligand",
+                    str(lig),
+                    "--model",
+                    str(model),
+                    "--out",
+                    str(out2),
+                    "--n-samples",
+                    "3",
+                    "--steps",
+                    "4",
+                    "--pb-budget",
+                    "1",
+                    "--assemble",
+                    "conformer_matching",
+                    "--ranking",
+                    "consensus",
+                ]
+            )
+            == 0
+        )
     finally:  # posebusters' CaptureLogger points RDKit's log handler at sys.stderr, here capsys's (closed later)
         rdkit.log_handler.setStream(sys.__stderr__)
     matched = [m for m in Chem.SDMolSupplier(str(out2))]
-    lengths = [[np.linalg.norm(np.subtract(*m.GetConformer().GetPositions()[[b.GetBeginAtomIdx(), b.GetEndAtomIdx()]]))
-                for b in m.GetBonds()] for m in matched]
+    lengths = [
+        [
+            np.linalg.norm(
+                np.subtract(*m.GetConformer().GetPositions()[[b.GetBeginAtomIdx(), b.GetEndAtomIdx()]])
+            )
+            for b in m.GetBonds()
+        ]
+        for m in matched
+    ]
     assert len(matched) == 3 and np.allclose(lengths, lengths[0], atol=1e-3)  # SDF keeps 4 decimals
     assert all(float(m.GetProp("bond_gap_A")) == 0.0 for m in matched)
     assert all(Chem.MolToSmiles(m) == Chem.MolToSmiles(ref) for m in matched)
@@ -68,7 +137,9 @@ def test_bad_inputs_name_the_file_or_option(tmp_path, capsys):
     out = str(tmp_path / "o.sdf")
     assert main(["dock", "--protein", "missing.pdb", "--ligand", lig, "--ref-ligand", lig, "--out", out]) == 2
     assert "--protein: file missing.pdb does not exist" in capsys.readouterr().err
-    assert main(["dock", "--protein", prot, "--ligand", "C1CC(", "--center", "0", "0", "0", "--out", out]) == 2
+    assert (
+        main(["dock", "--protein", prot, "--ligand", "C1CC(", "--center", "0", "0", "0", "--out", out]) == 2
+    )
     assert "ligand SMILES 'C1CC(' could not be parsed" in capsys.readouterr().err
     assert main(["dock", "--protein", prot, "--ligand", lig, "--center", "500", "0", "0", "--out", out]) == 2
     assert "far from the protein" in capsys.readouterr().err
@@ -89,4 +160,6 @@ def test_the_shipped_model_loads_and_is_the_standard_preset_model():
     model, config, info = load_model(SHIPPED_MODEL)  # checksummed: a damaged or partial copy raises here
     assert (config.width, config.depth) == (64, 4) and info["preset"] == "standard" and info["steps"] == 18000
     n_params = sum(x.size for x in jax.tree.leaves(eqx.filter(model, eqx.is_inexact_array)))
-    assert n_params > 10_000 and all(bool(jax.numpy.isfinite(x).all()) for x in jax.tree.leaves(eqx.filter(model, eqx.is_inexact_array)))
+    assert n_params > 10_000 and all(
+        bool(jax.numpy.isfinite(x).all()) for x in jax.tree.leaves(eqx.filter(model, eqx.is_inexact_array))
+    )

@@ -29,7 +29,9 @@ from jaxkit.docking import (
 
 SIZES = ComplexSizes(ligand=40, pocket=140, fragments=8, dummies=14)
 PROCESS = docking_process()
-_sample = eqx.filter_jit(lambda c, k: dock_samples(exact_model(PROCESS), PROCESS, c, k, n_samples=4, n_steps=20))
+_sample = eqx.filter_jit(
+    lambda c, k: dock_samples(exact_model(PROCESS), PROCESS, c, k, n_samples=4, n_steps=20)
+)
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +67,9 @@ def test_dsm_loss_vanishes_at_the_exact_score_and_not_elsewhere(complexes):
 def test_forward_translation_marginal_moments(complexes):
     c = index_complex(complexes, 0)
     t = 0.4
-    f = jax.jit(jax.vmap(lambda k: PROCESS.forward_marginal(k, c.R0, c.T0, t)))(jax.random.split(jax.random.key(2), 2000))
+    f = jax.jit(jax.vmap(lambda k: PROCESS.forward_marginal(k, c.R0, c.T0, t)))(
+        jax.random.split(jax.random.key(2), 2000)
+    )
     np.testing.assert_allclose(f.x_t.mean(0), np.asarray(c.T0), atol=0.1)  # VE: alpha = 1
     np.testing.assert_allclose(f.x_t.std(0), float(PROCESS.trans.sigma(t)), rtol=0.1)
 
@@ -88,10 +92,26 @@ def test_exact_score_recovers_a_crystal_pose_from_rdkit_fragments():
     the crystal pose, so exact-score sampling lands within the conformer floor of the crystal pose."""
     ex = posebusters_complexes(("1s3v",), cutoff=4.0)[0]
     lig = ligand_fragments(ex.mol, conformer="rdkit", seed=0)
-    c = index_complex(stack_complexes([build_complex(lig, ex.pocket, sizes=ComplexSizes(ligand=40, pocket=200),
-                                                     reference=ex.reference_positions)]), 0)
-    floor = symmetric_rmsd(with_positions(lig.frag.mol, np.asarray(to_angstrom(c, ligand_positions(c, c.R0, c.T0)),
-                                                                     np.float64)[: lig.frag.n_atoms]), ex.mol)
+    c = index_complex(
+        stack_complexes(
+            [
+                build_complex(
+                    lig,
+                    ex.pocket,
+                    sizes=ComplexSizes(ligand=40, pocket=200),
+                    reference=ex.reference_positions,
+                )
+            ]
+        ),
+        0,
+    )
+    floor = symmetric_rmsd(
+        with_positions(
+            lig.frag.mol,
+            np.asarray(to_angstrom(c, ligand_positions(c, c.R0, c.T0)), np.float64)[: lig.frag.n_atoms],
+        ),
+        ex.mol,
+    )
     R, T = _sample(c, jax.random.key(3))
     for j in range(2):
         x = np.asarray(to_angstrom(c, ligand_positions(c, R[j], T[j])), np.float64)[: lig.frag.n_atoms]

@@ -13,7 +13,7 @@ from jaxkit.docking._evaluate import posebusters_valid, success_rate, symmetric_
 
 
 def test_symmetric_rmsd_matches_brute_force_over_automorphisms():
-    mol = Chem.AddHs(Chem.MolFromSmiles("CC(C)(C)c1ccccc1"))   # tert-butylbenzene: 3! methyl x 2 ring flips
+    mol = Chem.AddHs(Chem.MolFromSmiles("CC(C)(C)c1ccccc1"))  # tert-butylbenzene: 3! methyl x 2 ring flips
     AllChem.EmbedMolecule(mol, randomSeed=3)
     heavy = Chem.RemoveHs(mol)
     x = conformer_positions(heavy)
@@ -45,7 +45,9 @@ def test_success_rate_and_contact_score():
 def test_crystal_pose_is_posebusters_valid_and_random_placement_is_not_close():
     ex = posebusters_complexes(("1ia1",))[0]
     ref = with_positions(ex.mol, ex.reference_positions)
-    ok, checks = posebusters_valid(ref, posebusters_data_dir() / ex.id / f"{ex.id}_protein_one_lig_removed.pdb")
+    ok, checks = posebusters_valid(
+        ref, posebusters_data_dir() / ex.id / f"{ex.id}_protein_one_lig_removed.pdb"
+    )
     assert len(checks) > 10 and "rmsd_≤_2å" not in checks  # validity never reads the reference pose
     assert ok, {k: v for k, v in checks.items() if not v}
     pos, score = random_placement(ex.mol, ex.pocket.positions, ex.pocket.center, k=64, seed=0)
@@ -65,7 +67,18 @@ def test_ccd_examples_respect_filters_and_splits():
         assert split_of(e.id) == e.split
         assert 10 <= e.mol.GetNumAtoms() <= 40 and all(a.GetAtomicNum() > 1 for a in e.mol.GetAtoms())
         assert 2 <= len(torsional_bonds(e.mol)) <= 8
-        assert {a.GetSymbol() for a in e.mol.GetAtoms()} <= {"C", "N", "O", "S", "P", "F", "Cl", "Br", "I", "B"}
+        assert {a.GetSymbol() for a in e.mol.GetAtoms()} <= {
+            "C",
+            "N",
+            "O",
+            "S",
+            "P",
+            "F",
+            "Cl",
+            "Br",
+            "I",
+            "B",
+        }
         # the pseudo-pocket never clashes with the reference pose and surrounds it
         d = np.linalg.norm(e.pocket.positions[:, None] - e.reference_positions[None], axis=-1)
         assert d.min() >= 3.3 - 1e-9 and e.pocket.n_atoms >= 20

@@ -45,7 +45,7 @@ def test_named_molecules(name, smiles, n_cuts, sizes):
     frag = fragment_ligand(embedded(smiles))
     assert len(frag.cut_bonds) == n_cuts
     assert sorted(frag.fragment_sizes()) == sizes
-    assert frag.n_fragments == n_cuts + 1          # cutting acyclic bonds: one more fragment per cut
+    assert frag.n_fragments == n_cuts + 1  # cutting acyclic bonds: one more fragment per cut
     assert len(frag.dummies) == 2 * n_cuts
 
 
@@ -76,15 +76,17 @@ def test_real_posebusters_ligands_fragment_validly_and_reassemble(pdb):
     assert all(len(c) == len(frag.cut_bonds) for c in minimal_cut_sets(frag.mol))
     x = conformer_positions(frag.mol)
     rots, trans = fragment_frames(frag, x)
-    np.testing.assert_allclose(np.einsum("fij,fkj->fik", rots, rots), np.broadcast_to(np.eye(3), rots.shape),
-                               atol=1e-10)
+    np.testing.assert_allclose(
+        np.einsum("fij,fkj->fik", rots, rots), np.broadcast_to(np.eye(3), rots.shape), atol=1e-10
+    )
     np.testing.assert_allclose(np.linalg.det(rots), 1.0, atol=1e-10)
     local_atoms, local_dummies = local_coordinates(frag, x)
     np.testing.assert_allclose(reassemble(frag, local_atoms, rots, trans), x, atol=1e-4)
     # each dummy sits on its partner's anchor atom in the true pose
     if len(frag.dummies):
-        np.testing.assert_allclose(fragment_dummy_positions(frag, local_dummies, rots, trans), x[frag.dummies[:, 2]],
-                                   atol=1e-4)
+        np.testing.assert_allclose(
+            fragment_dummy_positions(frag, local_dummies, rots, trans), x[frag.dummies[:, 2]], atol=1e-4
+        )
 
 
 def test_reassembly_is_equivariant_to_a_global_rigid_motion():
@@ -100,7 +102,7 @@ def test_reassembly_is_equivariant_to_a_global_rigid_motion():
 
 
 def test_random_choice_samples_only_minimal_sets():
-    mol = embedded("CC(=O)Nc1ccc(O)cc1")   # paracetamol: two minimal one-cut sets around the amide N
+    mol = embedded("CC(=O)Nc1ccc(O)cc1")  # paracetamol: two minimal one-cut sets around the amide N
     minimal = set(minimal_cut_sets(fragment_ligand(mol).mol))
     assert len(minimal) == 2
     rng = np.random.default_rng(0)

@@ -26,7 +26,9 @@ SIZES = ComplexSizes(ligand=40, pocket=140, fragments=8, dummies=14)
 def setup():
     ex = ccd_examples(1, split="train", seed=0)[0]
     lig = ligand_fragments(ex.mol, conformer="rdkit", seed=3)
-    c = index_complex(stack_complexes([build_complex(lig, ex.pocket, sizes=SIZES, reference=ex.reference_positions)]), 0)
+    c = index_complex(
+        stack_complexes([build_complex(lig, ex.pocket, sizes=SIZES, reference=ex.reference_positions)]), 0
+    )
     model = FragmentScoreModel(docking_process(), width=16, depth=1, key=jax.random.key(0))
     k1, k2 = jax.random.split(jax.random.key(1))
     R = so3.random_uniform(k1, (SIZES.fragments,))
@@ -43,8 +45,12 @@ def _trained_like(model):
     """Perturb every parameter so that all force families are active (the untrained model has zero pair forces)."""
     leaves, tree = jax.tree_util.tree_flatten(model)
     keys = jax.random.split(jax.random.key(5), len(leaves))
-    new = [x + 0.2 * jax.random.normal(k, x.shape, x.dtype) if isinstance(x, jax.Array) and jnp.issubdtype(x.dtype, jnp.floating) else x
-           for x, k in zip(leaves, keys)]
+    new = [
+        x + 0.2 * jax.random.normal(k, x.shape, x.dtype)
+        if isinstance(x, jax.Array) and jnp.issubdtype(x.dtype, jnp.floating)
+        else x
+        for x, k in zip(leaves, keys)
+    ]
     return jax.tree_util.tree_unflatten(tree, new)
 
 
@@ -65,8 +71,14 @@ def test_pocket_atom_order_does_not_matter(setup):
     m = _trained_like(model)
     perm = np.random.default_rng(1).permutation(c.pocket.shape[0])
     fields = {k: getattr(c, k) for k in c.__dataclass_fields__}
-    c_perm = type(c)(**{**fields, "pocket": c.pocket[perm], "pocket_features": c.pocket_features[perm],
-                        "pocket_mask": c.pocket_mask[perm]})
+    c_perm = type(c)(
+        **{
+            **fields,
+            "pocket": c.pocket[perm],
+            "pocket_features": c.pocket_features[perm],
+            "pocket_mask": c.pocket_mask[perm],
+        }
+    )
     a, b = f(m, c, R, T, 0.3), f(m, c_perm, R, T, 0.3)
     np.testing.assert_allclose(a[0], b[0], atol=2e-4, rtol=2e-4)
     np.testing.assert_allclose(a[1], b[1], atol=2e-4, rtol=2e-4)

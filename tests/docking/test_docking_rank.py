@@ -12,7 +12,9 @@ from jaxkit.docking._rank import make_scorer, rank_poses
 @pytest.fixture(scope="module")
 def complex_and_scorer(tmp_path_factory):
     ex = posebusters_complexes(("1ia1",))[0]
-    scorer = make_scorer(ex.pocket, None, workdir=tmp_path_factory.mktemp("rank"))  # pocket atoms as the receptor
+    scorer = make_scorer(
+        ex.pocket, None, workdir=tmp_path_factory.mktemp("rank")
+    )  # pocket atoms as the receptor
     return ex, scorer
 
 
@@ -26,7 +28,9 @@ def test_minimization_lowers_the_energy_keeps_the_bonds_and_moves_a_perturbed_po
     ref = with_positions(ex.mol, ex.reference_positions)
     x = ex.reference_positions
     c = x.mean(0)
-    moved = (x - c) @ Rotation.from_euler("z", 15, degrees=True).as_matrix().T + c + np.array([0.8, -0.6, 0.5])
+    moved = (
+        (x - c) @ Rotation.from_euler("z", 15, degrees=True).as_matrix().T + c + np.array([0.8, -0.6, 0.5])
+    )
     pose = with_positions(ex.mol, moved)
     start_rmsd = symmetric_rmsd(pose, ref)
     e0 = scorer.score(pose)
@@ -37,7 +41,10 @@ def test_minimization_lowers_the_energy_keeps_the_bonds_and_moves_a_perturbed_po
     assert [a.GetAtomicNum() for a in out.GetAtoms()] == [a.GetAtomicNum() for a in pose.GetAtoms()]
     # Vina moves the pose rigidly and along rotatable torsions only: every bond keeps its length
     np.testing.assert_allclose(_bond_lengths(out), _bond_lengths(pose), atol=0.02)
-    assert symmetric_rmsd(out, ref) < start_rmsd, (symmetric_rmsd(out, ref), start_rmsd)  # towards the crystal
+    assert symmetric_rmsd(out, ref) < start_rmsd, (
+        symmetric_rmsd(out, ref),
+        start_rmsd,
+    )  # towards the crystal
     assert abs(scorer.score(out) - e1) < 0.05 * abs(e1) + 0.1  # the returned pose is the one Vina scored
 
 
@@ -63,15 +70,22 @@ def test_converged_minimization_is_a_local_minimum_below_the_default_budget(comp
     ex, scorer = complex_and_scorer
     x = ex.reference_positions
     c = x.mean(0)
-    moved = (x - c) @ Rotation.from_euler("x", 25, degrees=True).as_matrix().T + c + np.array([-0.9, 0.7, 0.4])
+    moved = (
+        (x - c) @ Rotation.from_euler("x", 25, degrees=True).as_matrix().T + c + np.array([-0.9, 0.7, 0.4])
+    )
     pose = with_positions(ex.mol, moved)
     _, e_default = scorer.minimize(pose)
     out, e_conv = scorer.minimize(pose, max_steps=CONVERGED_STEPS)
-    assert e_conv <= e_default + 1e-6, (e_conv, e_default)  # more BFGS steps from the same start never go uphill
+    assert e_conv <= e_default + 1e-6, (
+        e_conv,
+        e_default,
+    )  # more BFGS steps from the same start never go uphill
     _, e_again = scorer.minimize(out, max_steps=CONVERGED_STEPS)
     assert abs(e_again - e_conv) < 0.05, (e_again, e_conv)  # a fixed point: the minimum was reached
     np.testing.assert_allclose(_bond_lengths(out), _bond_lengths(pose), atol=0.02)
-    ranked = rank_poses([pose], [0.0], scorer, None, pb_budget=None, minimize=True, minimize_steps=CONVERGED_STEPS)
+    ranked = rank_poses(
+        [pose], [0.0], scorer, None, pb_budget=None, minimize=True, minimize_steps=CONVERGED_STEPS
+    )
     assert abs(ranked[0].vinardo - e_conv) < 1e-6
     with pytest.raises(ValueError, match="minimize_steps"):
         rank_poses([pose], [0.0], scorer, None, minimize=True, minimize_steps=-1)

@@ -16,7 +16,9 @@ PB = Path(posebusters.__file__).parent / "datasets" / "pdb"
 def test_pocket_is_whole_residues_within_cutoff():
     lig = load_ligand(PB / "1ia1" / "1ia1_ligand.sdf")
     prot = load_protein(PB / "1ia1" / "1ia1_protein_one_lig_removed.pdb")
-    heavy = np.array([lig.GetConformer().GetAtomPosition(a.GetIdx()) for a in lig.GetAtoms() if a.GetAtomicNum() > 1])
+    heavy = np.array(
+        [lig.GetConformer().GetAtomPosition(a.GetIdx()) for a in lig.GetAtoms() if a.GetAtomicNum() > 1]
+    )
     pocket = extract_pocket(prot, heavy, cutoff=6.0)
     # brute force, independently: residues with an atom within 6 Å
     close = set()

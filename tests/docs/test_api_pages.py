@@ -18,7 +18,9 @@ PACKAGE_PAGES = [p for p in PAGES if (ROOT / "jaxkit" / p.stem / "__init__.py").
 
 
 def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"jaxkit_docs_{name}", ROOT / "docs" / "hooks" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(
+        f"jaxkit_docs_{name}", ROOT / "docs" / "hooks" / f"{name}.py"
+    )
     module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

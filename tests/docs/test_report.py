@@ -15,21 +15,34 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _png(path: Path) -> None:
     """A valid 1x1 PNG."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
-    raw = chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(b"\0\0"))
+    raw = chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0)) + chunk(
+        b"IDAT", zlib.compress(b"\0\0")
+    )
     path.write_bytes(b"\x89PNG\r\n\x1a\n" + raw + chunk(b"IEND", b""))
 
 
-def _publish(root: Path, name: str, preset: str, metrics: dict, anchors: list, summary: str | None,
-             figures=()) -> None:
+def _publish(
+    root: Path, name: str, preset: str, metrics: dict, anchors: list, summary: str | None, figures=()
+) -> None:
     folder = root / name / preset
     folder.mkdir(parents=True)
-    record = {"experiment": name, "reproduces": f"{name} table", "preset": preset, "seed": 0, "config": {},
-              "versions": {"python": "3.11.7", "jax": "0.10.2", "jaxkit": "0.1.0"}, "wall_time_s": 1234.5,
-              "finished": "2026-12-01T10:20:30", "command": f"python -m experiments run {name} --preset {preset}",
-              "anchors": anchors, "metrics": metrics}
+    record = {
+        "experiment": name,
+        "reproduces": f"{name} table",
+        "preset": preset,
+        "seed": 0,
+        "config": {},
+        "versions": {"python": "3.11.7", "jax": "0.10.2", "jaxkit": "0.1.0"},
+        "wall_time_s": 1234.5,
+        "finished": "2026-12-01T10:20:30",
+        "command": f"python -m experiments run {name} --preset {preset}",
+        "anchors": anchors,
+        "metrics": metrics,
+    }
     (folder / "metrics.json").write_text(json.dumps(record))
     if summary is not None:
         (folder / "summary.md").write_text(summary)
@@ -39,21 +52,39 @@ def _publish(root: Path, name: str, preset: str, metrics: dict, anchors: list, s
 
 def test_pages_from_fabricated_runs(tmp_path):
     published, out = tmp_path / "docs" / "results", tmp_path / "docs" / "reproductions"
-    _publish(published, "rno_benchmarks", "paper",
-             {"burgers": {"FNO": {"rel_l2": 0.0171}, "RNO": {"rel_l2": "nan"}}},
-             [{"path": "burgers/FNO/rel_l2", "value": 0.0149, "source": "Li et al. 2021, Table 1"},
-              {"path": "burgers/RNO/rel_l2", "value": 0.01, "source": "RNO paper"},
-              {"path": "darcy/FNO/rel_l2", "value": 0.0108, "source": "Li et al. 2021, Table 3"}],
-             "# RNO benchmarks\n\nOurs vs theirs, see ![curve](curve.png) and [the log](missing.txt).\n\n"
-             "```text\n# not a heading\n```\n", figures=("curve.png", "extra.png"))
+    _publish(
+        published,
+        "rno_benchmarks",
+        "paper",
+        {"burgers": {"FNO": {"rel_l2": 0.0171}, "RNO": {"rel_l2": "nan"}}},
+        [
+            {"path": "burgers/FNO/rel_l2", "value": 0.0149, "source": "Li et al. 2021, Table 1"},
+            {"path": "burgers/RNO/rel_l2", "value": 0.01, "source": "RNO paper"},
+            {"path": "darcy/FNO/rel_l2", "value": 0.0108, "source": "Li et al. 2021, Table 3"},
+        ],
+        "# RNO benchmarks\n\nOurs vs theirs, see ![curve](curve.png) and [the log](missing.txt).\n\n"
+        "```text\n# not a heading\n```\n",
+        figures=("curve.png", "extra.png"),
+    )
     _publish(published, "rno_benchmarks", "quick", {"burgers": {"FNO": {"rel_l2": 0.3}}}, [], None)
-    _publish(published, "grokking", "quick", {"speedup_pct": {"regularizer": 12.0}},
-             [{"path": "speedup_pct/regularizer", "value": 36.0, "source": "Haris et al. 2026"}], "# g\n")
+    _publish(
+        published,
+        "grokking",
+        "quick",
+        {"speedup_pct": {"regularizer": 12.0}},
+        [{"path": "speedup_pct/regularizer", "value": 36.0, "source": "Haris et al. 2026"}],
+        "# g\n",
+    )
     _publish(published, "new_exp", "quick", {"x": 1.0}, [], None)
     (published / "broken" / "paper").mkdir(parents=True)
     (published / "broken" / "paper" / "metrics.json").write_text("{not json")
-    reproduces = {"rno_benchmarks": "RNO tables", "pde_datasets": "FNO data", "grokking": "speed-up",
-                  "next_token": "LM speed-up", "unmapped_exp": "something new"}
+    reproduces = {
+        "rno_benchmarks": "RNO tables",
+        "pde_datasets": "FNO data",
+        "grokking": "speed-up",
+        "next_token": "LM speed-up",
+        "unmapped_exp": "something new",
+    }
     written = _report.write_pages(published, out, reproduces=reproduces)
     assert sorted(p.name for p in written) == sorted([f"{s.slug}.md" for s in _report.SYSTEMS] + ["index.md"])
 
@@ -74,14 +105,19 @@ def test_pages_from_fabricated_runs(tmp_path):
     # the paper run comes before the quick one; quick is flagged; lno_suite and pde_datasets are listed as not yet run
     assert rno.index("preset `paper`") < rno.index("preset `quick` (a small preset")
     assert "Not yet run at paper/standard scale: `lno_suite`, `pde_datasets`" in rno
-    assert "| `rno_benchmarks` | RNO tables | `paper` (2026-12-01), `quick` (2026-12-01) | yes (paper) |" in rno
+    assert (
+        "| `rno_benchmarks` | RNO tables | `paper` (2026-12-01), `quick` (2026-12-01) | yes (paper) |" in rno
+    )
 
     noise = (out / "noise_stability.md").read_text()
     assert "Not yet run at paper/standard scale: `grokking`, `next_token`" in noise
     assert "| `speedup_pct/regularizer` | 12 | 36 | -67% |" in noise
 
     index = (out / "index.md").read_text()
-    assert "| [RNO and PDE operators](rno.md) | `rno_benchmarks`, `lno_suite`, `pde_datasets` | 1 of 3 |" in index
+    assert (
+        "| [RNO and PDE operators](rno.md) | `rno_benchmarks`, `lno_suite`, `pde_datasets` | 1 of 3 |"
+        in index
+    )
     assert "`unmapped_exp`" in index and "`new_exp`" in index  # registered or published, but in no system
     assert "`broken/paper/metrics.json` is unreadable" in index
     for system in _report.SYSTEMS:
@@ -108,18 +144,27 @@ def test_every_experiment_belongs_to_a_system(registry):
 
 def test_committed_pages_are_up_to_date(tmp_path, registry):
     """docs/reproductions/ is what `python -m experiments report` makes of docs/results/ (run it after publish)."""
-    _report.write_pages(_report.PUBLISHED, tmp_path, reproduces={n: e.reproduces for n, e in registry.items()})
+    _report.write_pages(
+        _report.PUBLISHED, tmp_path, reproduces={n: e.reproduces for n, e in registry.items()}
+    )
     for page in sorted(tmp_path.glob("*.md")):
         committed = _report.PAGES / page.name
         assert committed.exists() and committed.read_text() == page.read_text(), (
-            f"docs/reproductions/{page.name} is out of date: run `python -m experiments report`")
+            f"docs/reproductions/{page.name} is out of date: run `python -m experiments report`"
+        )
 
 
 def test_report_command_writes_local_report_and_pages(tmp_path, monkeypatch):
     results, published, pages = tmp_path / "results", tmp_path / "published", tmp_path / "pages"
     _publish(results, "stable", "quick", {"stable_sharpe": 1.2}, [], None)
-    _publish(published, "stable", "paper", {"stable_sharpe": 1.5},
-             [{"path": "stable_sharpe", "value": 1.85, "source": "STABLE, S&P 500"}], "# STABLE\n")
+    _publish(
+        published,
+        "stable",
+        "paper",
+        {"stable_sharpe": 1.5},
+        [{"path": "stable_sharpe", "value": 1.85, "source": "STABLE, S&P 500"}],
+        "# STABLE\n",
+    )
     monkeypatch.setattr(_report, "PUBLISHED", published)
     monkeypatch.setattr(_report, "PAGES", pages)
     assert _cli.cmd_report(argparse.Namespace(results=str(results))) == 0
@@ -132,7 +177,9 @@ def test_system_discussion_file_follows_the_status(tmp_path):
     """A hand-written ``<slug>.discussion.md`` beside the results appears on that system's page only."""
     published, out = tmp_path / "results", tmp_path / "pages"
     _publish(published, "grokking", "paper", {"x": 1.0}, [], "# g\n")
-    (published / "noise_stability.discussion.md").write_text("## Verdict\n\nThe regularizer helps at K = 113 only.\n")
+    (published / "noise_stability.discussion.md").write_text(
+        "## Verdict\n\nThe regularizer helps at K = 113 only.\n"
+    )
     _report.write_pages(published, out, reproduces={})
     page = (out / "noise_stability.md").read_text()
     assert page.index("## Status") < page.index("## Verdict") < page.index("### `grokking`")

@@ -37,10 +37,13 @@ def _mini_config(tmp: Path) -> Path:
     (docs / "index.md").write_text("# jaxkit\n")
     cfg = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
     cfg.pop("nav", None)
-    cfg.update(docs_dir=str(docs), site_dir=str(tmp / "site"),
-               hooks=[str(ROOT / h) for h in cfg["hooks"]],
-               # links to pages left out of this small site are not errors here (the full build checks them)
-               validation={"links": {"not_found": "info", "anchors": "info", "unrecognized_links": "info"}})
+    cfg.update(
+        docs_dir=str(docs),
+        site_dir=str(tmp / "site"),
+        hooks=[str(ROOT / h) for h in cfg["hooks"]],
+        # links to pages left out of this small site are not errors here (the full build checks them)
+        validation={"links": {"not_found": "info", "anchors": "info", "unrecognized_links": "info"}},
+    )
     for plugin in cfg["plugins"]:
         if isinstance(plugin, dict) and "mkdocstrings" in plugin:
             python = plugin["mkdocstrings"]["handlers"]["python"]
@@ -67,8 +70,14 @@ def site(tmp_path_factory, subprocess_env, python) -> Path:
             tmp.mkdir(exist_ok=True)
             config = _mini_config(tmp)
             env = {**subprocess_env, "NO_MKDOCS_2_WARNING": "1", "JAXKIT_DOCS_EXECUTE": "1"}
-            proc = subprocess.run([python, "-m", "mkdocs", "build", "--strict", "-f", str(config)], cwd=ROOT,
-                                  env=env, capture_output=True, text=True, timeout=600)
+            proc = subprocess.run(
+                [python, "-m", "mkdocs", "build", "--strict", "-f", str(config)],
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
             log.write_text(f"{proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}")
     rc, output = log.read_text().split("\n", 1)
     assert rc == "0", f"mkdocs build of the small site failed:\n{output}"
@@ -85,14 +94,18 @@ def test_no_rest_markup_and_mathjax_served(site):
         assert not left, f"{page.relative_to(site)}: reST markup left in the page: {sorted(set(left))}"
         if 'class="arithmatex"' in html:
             with_maths += 1
-            assert MATHJAX in html and "javascripts/mathjax.js" in html, f"{page}: maths but no MathJax script"
+            assert MATHJAX in html and "javascripts/mathjax.js" in html, (
+                f"{page}: maths but no MathJax script"
+            )
     assert with_maths >= 2, "expected maths on the API page and the glossary"
     assert (site / MATHJAX).stat().st_size > 500_000
     assert any((site / "javascripts/mathjax/output/chtml/fonts/woff-v2").glob("MathJax_Main-Regular.woff"))
     html = (site / MATH_PAGE).read_text()
     assert html.count('class="arithmatex"') >= 10  # the Black–Litterman formulas, inline and display
     text = re.sub(r"<[^>]+>", "", html)
-    assert "Float[Array, &#39;n n&#39;]" in text or "Float[Array, \"n n\"]" in text, "jaxtyping shapes not shown"
+    assert "Float[Array, &#39;n n&#39;]" in text or 'Float[Array, "n n"]' in text, (
+        "jaxtyping shapes not shown"
+    )
 
 
 def test_tutorial_page_shows_outputs_and_figure(site):
@@ -108,8 +121,10 @@ def _chromium() -> str | None:
 def test_pages_render_in_headless_chromium(site):
     browser_path = _chromium()
     if browser_path is None:
-        pytest.skip("chromium not installed: the real-browser check of the docs needs Debian's chromium "
-                    "(apt-get install -y chromium; .ci/run installs it) or JAXKIT_CHROMIUM=/path/to/chrome")
+        pytest.skip(
+            "chromium not installed: the real-browser check of the docs needs Debian's chromium "
+            "(apt-get install -y chromium; .ci/run installs it) or JAXKIT_CHROMIUM=/path/to/chrome"
+        )
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -130,20 +145,36 @@ def test_pages_render_in_headless_chromium(site):
     base = f"http://127.0.0.1:{server.server_address[1]}/"
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=browser_path, args=[
-                "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run"])
+            browser = pw.chromium.launch(
+                executable_path=browser_path,
+                args=[
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-dev-shm-usage",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--no-first-run",
+                ],
+            )
             page = browser.new_page()
             failed = []
             # the browser's own favicon fetch is canceled (net::ERR_ABORTED) when the next page is opened before
             # it returns: navigation, not a missing file (the theme ships the favicon); anything else fails
-            page.on("requestfailed", lambda r: None if (r.url.endswith("/favicon.png") and "ERR_ABORTED" in
-                                                        (r.failure or "")) else failed.append((r.url, r.failure)))
+            page.on(
+                "requestfailed",
+                lambda r: (
+                    None
+                    if (r.url.endswith("/favicon.png") and "ERR_ABORTED" in (r.failure or ""))
+                    else failed.append((r.url, r.failure))
+                ),
+            )
             maths = {}
             for rel in math_pages:
                 page.goto(base + rel.removesuffix("index.html"), wait_until="networkidle")
-                page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise",
-                                       timeout=30_000)
+                page.wait_for_function(
+                    "window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30_000
+                )
                 page.evaluate("MathJax.startup.promise")
                 maths[rel] = page.evaluate("""[
                     document.querySelectorAll('.arithmatex').length,
@@ -154,8 +185,10 @@ def test_pages_render_in_headless_chromium(site):
             images = {}
             for rel in image_pages:
                 page.goto(base + rel.removesuffix("index.html"), wait_until="networkidle")
-                images[rel] = page.evaluate("[...document.querySelectorAll('article img')]"
-                                            ".map(i => [i.getAttribute('src'), i.complete, i.naturalWidth])")
+                images[rel] = page.evaluate(
+                    "[...document.querySelectorAll('article img')]"
+                    ".map(i => [i.getAttribute('src'), i.complete, i.naturalWidth])"
+                )
             browser.close()
     finally:
         server.shutdown()

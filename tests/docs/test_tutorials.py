@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("jaxkit_docs_tutorials", ROOT / "docs" / "hooks" / "tutorials.py")
+_spec = importlib.util.spec_from_file_location(
+    "jaxkit_docs_tutorials", ROOT / "docs" / "hooks" / "tutorials.py"
+)
 tutorials_hook = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(tutorials_hook)
 TUTORIALS = sorted(p for p in (ROOT / "docs" / "tutorials").glob("*.md") if p.name != "index.md")
@@ -27,7 +29,9 @@ def python_blocks(path: Path) -> str:
 def _run(code: str, tmp_path: Path, env: dict, python: str, name: str) -> None:
     script = tmp_path / f"{name}.py"
     script.write_text(code)
-    proc = subprocess.run([python, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [python, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
     if proc.returncode != 0:
         pytest.fail(f"{name} failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}")
 
@@ -47,8 +51,14 @@ def test_tutorial_runs(path, tmp_path, subprocess_env, python):
 def test_readme_library_snippet_runs(tmp_path, subprocess_env, python):
     code = python_blocks(ROOT / "README.md")
     assert "fit(" in code
-    _run(code + "\nimport jax.numpy as jnp\nerr = float(jnp.mean((jax.vmap(result.model)(x) - x**2) ** 2))\n"
-         "assert err < 1e-2, err\n", tmp_path, subprocess_env, python, "readme")
+    _run(
+        code + "\nimport jax.numpy as jnp\nerr = float(jnp.mean((jax.vmap(result.model)(x) - x**2) ** 2))\n"
+        "assert err < 1e-2, err\n",
+        tmp_path,
+        subprocess_env,
+        python,
+        "readme",
+    )
 
 
 def test_every_tutorial_is_linked_from_the_index():
@@ -60,9 +70,11 @@ def test_every_tutorial_is_linked_from_the_index():
 def test_build_shows_each_blocks_output_and_figures(tmp_path, subprocess_env, python):
     """The hook's contract on a small page: outputs under their block, saved figures linked, errors located."""
     page = tmp_path / "page.md"
-    page.write_text("# t\n\n```python\nprint('one')\n```\n\ntext\n\n```python\n"
-                    "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nfig.savefig('f.png')\n"
-                    "print('two')\n```\n\n```python\nx = 1\n```\n")
+    page.write_text(
+        "# t\n\n```python\nprint('one')\n```\n\ntext\n\n```python\n"
+        "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nfig.savefig('f.png')\n"
+        "print('two')\n```\n\n```python\nx = 1\n```\n"
+    )
     run = tutorials_hook.run_tutorial(page, tmp_path / "work", env=subprocess_env, python=python)
     assert run.ok, run.failure()
     assert [b.stdout for b in run.blocks] == ["one\n", "two\n", ""]

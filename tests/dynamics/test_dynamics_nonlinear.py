@@ -12,7 +12,10 @@ def _check_plateaus(loss, res, min_plateaus, slope_tol=0.1):
     """Saddle check at the closest approach (smallest gradient) inside each plateau that is followed by a drop
     (``dyn.plateau_saddle_checks``)."""
     checks = dyn.plateau_saddle_checks(loss, res, slope_tol=slope_tol)
-    print("plateaus + saddle checks:", [(round(c.level, 4), round(c.grad_norm, 5), round(c.min_eig, 5)) for c in checks])
+    print(
+        "plateaus + saddle checks:",
+        [(round(c.level, 4), round(c.grad_norm, 5), round(c.min_eig, 5)) for c in checks],
+    )
     assert len(checks) >= min_plateaus
     for c in checks:
         assert c.is_saddle, c

@@ -31,8 +31,10 @@ def test_a_peer_that_sleeps_and_burns_cpu_in_process_cannot_change_our_timing(su
     assert len(set(pids)) == len(pids) == 6
     assert all(r["info"]["threads_alive"] == 1 for r in runs["ours"])
     assert all(r["info"]["threads_alive"] == 2 for r in runs["greedy peer"])
-    assert all(r["first_s"] >= 0 and len(r["times_s"]) >= 5 and r["affinity"] and r["threads"] == 1
-               for r in runs["ours"])
+    assert all(
+        r["first_s"] >= 0 and len(r["times_s"]) >= 5 and r["affinity"] and r["threads"] == 1
+        for r in runs["ours"]
+    )
     assert s["peers"]["greedy peer"]["ratio"] is not None and len(s["peers"]["benign peer"]["ratios"]) == 2
     # timing: ours' median step next to the greedy peer is that of a clean process...
     ours_med = max(r["step"]["median"] for r in runs["ours"])

@@ -43,15 +43,27 @@ def test_list_and_report_with_zero_experiments(empty_registry, tmp_path, capsys)
 
 
 def test_unknown_names_exit_nonzero_listing_valid_ones(subprocess_env, python, repo_root):
-    proc = subprocess.run([python, "-m", "experiments", "run", "no_such_experiment"], capture_output=True,
-                          text=True, env=subprocess_env, cwd=repo_root, timeout=300)
+    proc = subprocess.run(
+        [python, "-m", "experiments", "run", "no_such_experiment"],
+        capture_output=True,
+        text=True,
+        env=subprocess_env,
+        cwd=repo_root,
+        timeout=300,
+    )
     assert proc.returncode != 0
     assert "unknown experiment 'no_such_experiment'" in proc.stderr
     assert "valid experiments:" in proc.stderr
     for name in _registry.EXPERIMENTS:  # every registered experiment is listed
         assert name in proc.stderr
-    proc = subprocess.run([python, "-m", "experiments", "bench", "no_such_bench"], capture_output=True, text=True,
-                          env=subprocess_env, cwd=repo_root, timeout=300)
+    proc = subprocess.run(
+        [python, "-m", "experiments", "bench", "no_such_bench"],
+        capture_output=True,
+        text=True,
+        env=subprocess_env,
+        cwd=repo_root,
+        timeout=300,
+    )
     assert proc.returncode != 0 and "valid benchs:" in proc.stderr
 
 
@@ -64,9 +76,15 @@ def test_registered_experiment_runs_writes_metrics_resumes_and_reports(empty_reg
         ctx.write_summary("# toy\n")
         return {"score": {"b": b}, "seed": ctx.seed}
 
-    experiments.register(Experiment(name="toy", reproduces="nothing (runner test)",
-                                    presets={"quick": {"n": 2}, "paper": {"n": 5}}, run=run,
-                                    anchors=(Anchor("score/b", 5.0, "hand computed"),)))
+    experiments.register(
+        Experiment(
+            name="toy",
+            reproduces="nothing (runner test)",
+            presets={"quick": {"n": 2}, "paper": {"n": 5}},
+            run=run,
+            anchors=(Anchor("score/b", 5.0, "hand computed"),),
+        )
+    )
     out = tmp_path / "toy"
     assert _cli.main(["run", "toy", "--preset", "quick", "--seed", "3", "--out", str(out)]) == 0
     rec = json.loads((out / "metrics.json").read_text())
@@ -77,7 +95,9 @@ def test_registered_experiment_runs_writes_metrics_resumes_and_reports(empty_reg
     # resume: completed stages are not recomputed
     assert _cli.main(["run", "toy", "--seed", "3", "--out", str(out), "--resume"]) == 0
     assert calls == ["first", "second"]
-    rec2 = json.loads((out / "metrics.json").read_text())  # both invocations are recorded, the total is their sum
+    rec2 = json.loads(
+        (out / "metrics.json").read_text()
+    )  # both invocations are recorded, the total is their sum
     assert [i["finished"] for i in rec2["invocations"]] == [rec["finished"], rec2["finished"]]
     assert rec2["wall_time_total_s"] == sum(i["wall_time_s"] for i in rec2["invocations"])
     # without --resume they are
@@ -115,7 +135,9 @@ def _toy(calls, n_steps=2):
         a = ctx.stage("first", lambda: calls.append("first") or {"value": ctx.config["n"] * 2})
         return {"a": a["value"], "seed": ctx.seed}
 
-    return Experiment(name="toy", reproduces="nothing", presets={"quick": {"n": 2}, "paper": {"n": 5}}, run=run)
+    return Experiment(
+        name="toy", reproduces="nothing", presets={"quick": {"n": 2}, "paper": {"n": 5}}, run=run
+    )
 
 
 def test_resume_refuses_a_folder_of_another_run(empty_registry, tmp_path, capsys, monkeypatch):
@@ -134,7 +156,7 @@ def test_resume_refuses_a_folder_of_another_run(empty_registry, tmp_path, capsys
     assert _cli.main(["run", "toy", "--preset", "paper", "--seed", "1", "--out", str(out), "--resume"]) == 2
     err = capsys.readouterr().err
     assert "preset 'quick' (this run: 'paper')" in err and "n: 2 -> 5" in err
-    monkeypatch.setitem(exp.presets, "quick", {"n": 3})          # the preset's config changed in the code
+    monkeypatch.setitem(exp.presets, "quick", {"n": 3})  # the preset's config changed in the code
     assert _cli.main(["run", "toy", "--seed", "1", "--out", str(out), "--resume"]) == 2
     assert "n: 2 -> 3" in capsys.readouterr().err
     assert (out / "metrics.json").read_text() == before and calls == ["first"]
@@ -171,7 +193,9 @@ def test_every_byte_flip_in_a_stage_file_is_detected_and_recomputed(tmp_path, mo
     magic = good.index(b"\n") + 1
     head = magic + 8 + int.from_bytes(good[magic : magic + 8], "little")  # magic, header length, header JSON
     rng = np.random.default_rng(0)
-    offsets = sorted({*range(head), *range(len(good) - 32, len(good)), *rng.integers(head, len(good), 100).tolist()})
+    offsets = sorted(
+        {*range(head), *range(len(good) - 32, len(good)), *rng.integers(head, len(good), 100).tolist()}
+    )
     recomputed = []
     for off in offsets:
         path.write_bytes(good)
@@ -216,8 +240,9 @@ time.sleep(120)
 """
 
 
-def test_lock_fails_fast_while_held_and_a_dead_holder_leaves_no_stale_lock(empty_registry, tmp_path, capsys,
-                                                                          monkeypatch):
+def test_lock_fails_fast_while_held_and_a_dead_holder_leaves_no_stale_lock(
+    empty_registry, tmp_path, capsys, monkeypatch
+):
     import signal
     import time
 
@@ -225,8 +250,9 @@ def test_lock_fails_fast_while_held_and_a_dead_holder_leaves_no_stale_lock(empty
     experiments.register(_toy(calls))
     out = tmp_path / "run"
     out.mkdir()
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(out / ".lock")], stdout=subprocess.PIPE,
-                              text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(out / ".lock")], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
         t0 = time.perf_counter()
@@ -249,7 +275,10 @@ def test_lock_fails_fast_while_held_and_a_dead_holder_leaves_no_stale_lock(empty
     monkeypatch.setattr(_cli, "PUBLISHED", tmp_path / "docs_results")
     assert _cli.main(["publish", "toy", "--preset", "quick", "--src", str(out)]) == 0
     assert sorted(p.name for p in (tmp_path / "docs_results" / "toy" / "quick").iterdir()) == [
-        "fig.png", "metrics.json", "summary.md"]
+        "fig.png",
+        "metrics.json",
+        "summary.md",
+    ]
 
 
 def test_a_second_claim_in_the_same_process_is_refused(tmp_path):

@@ -30,7 +30,9 @@ def test_frames_give_causal_market_data_and_a_trainable_forecaster():
     d = market_data_from_frames(px, macro, history=5, horizon=3, norm_window=40)
     assert d.log_returns.shape[1] == 3 and d.scale.shape == d.log_returns.shape
     assert d.macro_names == ("idx:dlog", "idx:level", "spread:diff", "spread:level")
-    np.testing.assert_allclose(d.log_returns, np.diff(np.log(px.to_numpy()), axis=0)[-len(d.dates):], rtol=1e-12)
+    np.testing.assert_allclose(
+        d.log_returns, np.diff(np.log(px.to_numpy()), axis=0)[-len(d.dates) :], rtol=1e-12
+    )
     # causality: changing the last 10 rows changes no feature before them
     px2 = px.copy()
     px2.iloc[-10:] *= 1.5
@@ -38,7 +40,9 @@ def test_frames_give_causal_market_data_and_a_trainable_forecaster():
     for a, b in ((d.macro, d2.macro), (d.signals, d2.signals), (d.scale, d2.scale)):
         np.testing.assert_array_equal(a[:-10], b[:-10])
     # returns give the same log returns as the prices they came from
-    d3 = market_data_from_frames(px.pct_change().iloc[1:], None, kind="returns", history=5, horizon=3, norm_window=40)
+    d3 = market_data_from_frames(
+        px.pct_change().iloc[1:], None, kind="returns", history=5, horizon=3, norm_window=40
+    )
     np.testing.assert_allclose(d3.log_returns[-50:], d.log_returns[-50:], rtol=1e-9, atol=1e-12)
     # train two steps and sample from the frame's last windows
     T = len(d.dates)
@@ -80,9 +84,13 @@ def test_bad_frames_raise_clear_errors(mutate, match):
 def test_bad_macro_frame():
     px = _prices()
     with pytest.raises(ValueError, match="macro: expected a row for every date"):
-        market_data_from_frames(px, pd.DataFrame({"m": 1.0 + np.arange(200.0)}, index=px.index[:200]), norm_window=40)
+        market_data_from_frames(
+            px, pd.DataFrame({"m": 1.0 + np.arange(200.0)}, index=px.index[:200]), norm_window=40
+        )
     with pytest.raises(ValueError, match="macro: expected no gaps"):
-        market_data_from_frames(px, pd.DataFrame({"m": np.r_[np.nan, np.ones(259)]}, index=px.index), norm_window=40)
+        market_data_from_frames(
+            px, pd.DataFrame({"m": np.r_[np.nan, np.ones(259)]}, index=px.index), norm_window=40
+        )
     with pytest.raises(ValueError, match="kind"):
         market_data_from_frames(px, kind="levels")
 
@@ -132,8 +140,10 @@ def test_reprobe_silent_results_now_raise():
 
     rng = np.random.default_rng(0)
     rets = rng.normal(scale=0.01, size=(60, 3))
-    with pytest.raises(ValueError, match=r"log_returns: expected at least one finite return per asset.*\[0, 1, 2\]"):
-        ewma_volatility(np.full((5, 3), np.nan))                 # was the floor everywhere
+    with pytest.raises(
+        ValueError, match=r"log_returns: expected at least one finite return per asset.*\[0, 1, 2\]"
+    ):
+        ewma_volatility(np.full((5, 3), np.nan))  # was the floor everywhere
     with pytest.raises(ValueError, match="floor: expected a finite value >= 0"):
         ewma_volatility(rets, floor=-1.0)
     # missing values (NaN) before a listing stay allowed: the first value is back-filled
@@ -141,23 +151,25 @@ def test_reprobe_silent_results_now_raise():
     part[:5, 0] = np.nan
     assert np.all(np.isfinite(ewma_volatility(part)))
     with pytest.raises(ValueError, match="horizon: expected an integer >= 1, received 0"):
-        ewma_gaussian(rets, 0, 10)                               # was an empty (10, 0, 3) array
+        ewma_gaussian(rets, 0, 10)  # was an empty (10, 0, 3) array
     with pytest.raises(ValueError, match="n_samples: expected an integer >= 1, received 0"):
         historical_bootstrap(rets, 5, 0)
     with pytest.raises(ValueError, match="dim: expected an even integer >= 2"):
-        step_embedding(jax.numpy.int32(1), 3)                           # was 2 entries for dim = 3
-    np.testing.assert_allclose(np.asarray(step_embedding(jax.numpy.int32(1), 2)), [np.sin(1.0), np.cos(1.0)], rtol=1e-6)
+        step_embedding(jax.numpy.int32(1), 3)  # was 2 entries for dim = 3
+    np.testing.assert_allclose(
+        np.asarray(step_embedding(jax.numpy.int32(1), 2)), [np.sin(1.0), np.cos(1.0)], rtol=1e-6
+    )
     from jaxkit.forecast import crps
 
     with pytest.raises(ValueError, match="n_assets: expected an integer >= 1, received 0"):
         make_forecaster(n_assets=0, history=4, horizon=2, n_macro=0, n_signals=0, scale=np.ones(1),
-                        key=jax.random.key(0))                   # named 'scale' before  # fmt: skip
+                        key=jax.random.key(0))  # named 'scale' before  # fmt: skip
     with pytest.raises(ValueError, match="samples: expected at least one sample"):
-        crps(np.zeros((0, 3)), np.zeros(3))                      # was IndexError
+        crps(np.zeros((0, 3)), np.zeros(3))  # was IndexError
     with pytest.raises(ValueError, match="sample_axis: expected an axis of samples"):
-        crps(np.zeros((5, 3)), np.zeros(3), sample_axis=5)      # was numpy AxisError
+        crps(np.zeros((5, 3)), np.zeros(3), sample_axis=5)  # was numpy AxisError
     with pytest.raises(ValueError, match="cov: expected a positive semi-definite covariance"):
-        moment_z_scores(rng.normal(size=(50, 3)), np.zeros(3), -np.eye(3))   # was NaN mean z-scores
+        moment_z_scores(rng.normal(size=(50, 3)), np.zeros(3), -np.eye(3))  # was NaN mean z-scores
 
 
 def test_energy_test_guards_huge_permutation_counts_and_keeps_its_stream():

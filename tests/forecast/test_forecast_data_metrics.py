@@ -137,9 +137,7 @@ def test_energy_test_exact_permutation_distribution_and_calibration():
         for i in range(200)
     ]
     assert 0.005 <= np.mean(np.asarray(pv) <= 0.05) <= 0.10
-    assert (
-        energy_test(rng.normal(size=(60, 3)), rng.normal(size=(60, 3)) + 0.8, n_permutations=199)[1] < 0.01
-    )
+    assert energy_test(rng.normal(size=(60, 3)), rng.normal(size=(60, 3)) + 0.8, n_permutations=199)[1] < 0.01
 
 
 def test_moment_z_scores_are_standard_normal_under_the_law():
@@ -203,7 +201,9 @@ def test_ewma_gaussian_uses_recent_volatility_and_window_correlation():
     paths = ewma_gaussian(w, 2, 40000, decay=lam, seed=1)
     assert paths.shape == (40000, 2, 3)
     for h in range(2):
-        np.testing.assert_allclose(np.cov(paths[:, h].T), want, atol=0.03 * np.sqrt(np.outer(sig, sig)).max() ** 2)
+        np.testing.assert_allclose(
+            np.cov(paths[:, h].T), want, atol=0.03 * np.sqrt(np.outer(sig, sig)).max() ** 2
+        )
         np.testing.assert_allclose(np.diag(np.cov(paths[:, h].T)), np.diag(want), rtol=0.03)
     assert np.all(np.abs(paths.mean(0)) < 4 * sig / np.sqrt(40000))  # zero mean
     assert np.all(np.abs(np.corrcoef(paths[:, 0, 0], paths[:, 1, 0])[0, 1]) < 0.03)  # i.i.d. steps

@@ -80,9 +80,7 @@ def test_train_forecaster_rejects_bad_options(model):
 
 def test_sample_paths_rejects_bad_condition(model):
     with pytest.raises(ValueError, match="history: expected shape \\(B, 2, 3\\)"):
-        sample_paths(
-            model, np.zeros((2, L + 1, N)), np.zeros((2, M)), np.zeros((2, N, F)), jax.random.key(0)
-        )
+        sample_paths(model, np.zeros((2, L + 1, N)), np.zeros((2, M)), np.zeros((2, N, F)), jax.random.key(0))
     with pytest.raises(ValueError, match="macro, signals: expected 2 dates"):
         sample_paths(model, np.zeros((2, L, N)), np.zeros((3, M)), np.zeros((2, N, F)), jax.random.key(0))
     with pytest.raises(ValueError, match="history, macro: expected finite"):

@@ -44,7 +44,10 @@ def test_forecaster_beats_baselines_on_held_out_windows():
     d = market_data_from_frames(_regime_market(), history=L, horizon=H, norm_window=120)
     n = len(d.dates)
     train, test = np.arange(L, n - 500), np.arange(n - 450, n - H - 1, 10)
-    win, tw = forecast_windows(d, train, history=L, horizon=H), forecast_windows(d, test, history=L, horizon=H)
+    win, tw = (
+        forecast_windows(d, train, history=L, horizon=H),
+        forecast_windows(d, test, history=L, horizon=H),
+    )
     m = make_forecaster(
         n_assets=3, history=L, horizon=H, n_macro=d.macro.shape[1], n_signals=d.signals.shape[2],
         scale=np.full(3, 0.01), denoiser="mlp", hidden=64, depth=2, channels=32, per_date_scale=True,
@@ -57,11 +60,19 @@ def test_forecaster_beats_baselines_on_held_out_windows():
     truth = tw["target"]
     base = {
         name: np.stack([f(d.log_returns[t - LB + 1 : t + 1], H, K, seed=j) for j, t in enumerate(test)])
-        for name, f in (("bootstrap", historical_bootstrap), ("gaussian", rolling_gaussian), ("garch", garch_paths))
+        for name, f in (
+            ("bootstrap", historical_bootstrap),
+            ("gaussian", rolling_gaussian),
+            ("garch", garch_paths),
+        )
     }
     best_crps = min(crps(b, truth, sample_axis=1) for b in base.values())
     best_sum = min(crps_sum(b, truth, sample_axis=1) for b in base.values())
-    got = (crps(s, truth, sample_axis=1), crps_sum(s, truth, sample_axis=1), coverage(s, truth, sample_axis=1))
+    got = (
+        crps(s, truth, sample_axis=1),
+        crps_sum(s, truth, sample_axis=1),
+        coverage(s, truth, sample_axis=1),
+    )
     assert got[0] <= best_crps and got[1] <= best_sum, (got, best_crps, best_sum)
     assert 0.85 <= got[2] <= 0.95, got
     assert mse(s, truth, sample_axis=1) <= np.mean(truth**2)

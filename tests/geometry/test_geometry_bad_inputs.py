@@ -55,17 +55,57 @@ CASES = [
     ("hat(shape)", lambda: so3.hat([1.0, 2.0]), ValueError, "v: expected shape"),
     ("vee(NaN)", lambda: so3.vee(NAN_R), ValueError, "M: expected finite"),
     ("project(inf)", lambda: so3.project(np.full((3, 3), np.inf)), ValueError, "M: expected finite"),
-    ("from_quaternion(0)", lambda: so3.from_quaternion(np.zeros(4)), ValueError, "q: expected vectors of non-zero"),
-    ("from_quaternion(NaN)", lambda: so3.from_quaternion([np.nan, 0, 0, 1]), ValueError, "q: expected finite"),
+    (
+        "from_quaternion(0)",
+        lambda: so3.from_quaternion(np.zeros(4)),
+        ValueError,
+        "q: expected vectors of non-zero",
+    ),
+    (
+        "from_quaternion(NaN)",
+        lambda: so3.from_quaternion([np.nan, 0, 0, 1]),
+        ValueError,
+        "q: expected finite",
+    ),
     ("from_quaternion(shape)", lambda: so3.from_quaternion(np.ones(3)), ValueError, "q: expected shape"),
-    ("from_axis_angle(|a|=2)", lambda: so3.from_axis_angle([2.0, 0, 0], 0.5), ValueError, "axis: expected unit"),
-    ("from_axis_angle(NaN)", lambda: so3.from_axis_angle([1.0, 0, 0], np.nan), ValueError, "angle: expected finite"),
-    ("from_axis_angle(bcast)", lambda: so3.from_axis_angle(np.eye(3), np.ones(2)), ValueError, "angle: expected a"),
+    (
+        "from_axis_angle(|a|=2)",
+        lambda: so3.from_axis_angle([2.0, 0, 0], 0.5),
+        ValueError,
+        "axis: expected unit",
+    ),
+    (
+        "from_axis_angle(NaN)",
+        lambda: so3.from_axis_angle([1.0, 0, 0], np.nan),
+        ValueError,
+        "angle: expected finite",
+    ),
+    (
+        "from_axis_angle(bcast)",
+        lambda: so3.from_axis_angle(np.eye(3), np.ones(2)),
+        ValueError,
+        "angle: expected a",
+    ),
     ("uniform_axis(u>1)", lambda: so3.uniform_axis(1.5, 0.2), ValueError, r"u1: expected U\(0, 1\)"),
-    ("rotation_from_uniforms(NaN)", lambda: so3.rotation_from_uniforms(0.1, 0.2, np.nan), ValueError, "omega"),
-    ("random_uniform(key=0)", lambda: so3.random_uniform(0, (2,)), TypeError, "key: expected a PRNG key|parameter 'key'"),
+    (
+        "rotation_from_uniforms(NaN)",
+        lambda: so3.rotation_from_uniforms(0.1, 0.2, np.nan),
+        ValueError,
+        "omega",
+    ),
+    (
+        "random_uniform(key=0)",
+        lambda: so3.random_uniform(0, (2,)),
+        TypeError,
+        "key: expected a PRNG key|parameter 'key'",
+    ),
     ("random_uniform(shape)", lambda: so3.random_uniform(jax.random.key(0), (-1,)), ValueError, "shape"),
-    ("random_uniform(dtype)", lambda: so3.random_uniform(jax.random.key(0), (2,), jnp.int32), TypeError, "dtype"),
+    (
+        "random_uniform(dtype)",
+        lambda: so3.random_uniform(jax.random.key(0), (2,), jnp.int32),
+        TypeError,
+        "dtype",
+    ),
     # SE(3)
     ("from_matrix(last row)", lambda: se3.from_matrix(T_BAD_ROW), ValueError, r"last row \(0, 0, 0, 1\)"),
     ("from_matrix(NaN)", lambda: se3.from_matrix(np.full((4, 4), np.nan)), ValueError, "T: expected finite"),
@@ -86,12 +126,22 @@ CASES = [
     ("kabsch(2 points)", lambda: kabsch(P[:2], P[:2]), ValueError, "at least 3 points"),
     ("kabsch(weights<0)", lambda: kabsch(P, P, -np.ones(5)), ValueError, "weights: expected non-negative"),
     ("kabsch(weights=0)", lambda: kabsch(P, P, np.zeros(5)), ValueError, "positive sum"),
-    ("kabsch(weights shape)", lambda: kabsch(P, P, np.ones(4)), ValueError, r"weights: expected shape \(5,\)"),
+    (
+        "kabsch(weights shape)",
+        lambda: kabsch(P, P, np.ones(4)),
+        ValueError,
+        r"weights: expected shape \(5,\)",
+    ),
     ("kabsch(Q shape)", lambda: kabsch(P, P[:4]), ValueError, "Q: expected the shape of P"),
     ("rmsd(inf)", lambda: rmsd(P, np.full((5, 3), np.inf)), ValueError, "Q: expected finite"),
     ("rmsd(empty)", lambda: rmsd(np.zeros((0, 3)), np.zeros((0, 3))), ValueError, "at least 1 points"),
     ("rmsd(str)", lambda: rmsd([["a"] * 3], [["b"] * 3]), TypeError, "P: expected a numeric array"),
-    ("kabsch_rmsd(2D pts)", lambda: kabsch_rmsd(np.zeros((5, 2)), np.zeros((5, 2))), ValueError, "P: expected"),
+    (
+        "kabsch_rmsd(2D pts)",
+        lambda: kabsch_rmsd(np.zeros((5, 2)), np.zeros((5, 2))),
+        ValueError,
+        "P: expected",
+    ),
 ]
 
 
@@ -105,7 +155,9 @@ def test_gradient_of_log_exp_is_the_identity_at_zero():
     """Finding 5: the gradient of ``log(exp(v))`` was NaN at ``v = 0``."""
     jac = jax.jit(jax.vmap(jax.jacrev(lambda v: so3.log(so3.exp(v)))))
     vs = np.array([[0.0, 0, 0], [1e-9, 0, 0], [0.3, -0.2, 0.1]])
-    np.testing.assert_allclose(jac(jnp.asarray(vs, jnp.float32)), np.broadcast_to(np.eye(3), (3, 3, 3)), atol=1e-5)
+    np.testing.assert_allclose(
+        jac(jnp.asarray(vs, jnp.float32)), np.broadcast_to(np.eye(3), (3, 3, 3)), atol=1e-5
+    )
     g = jax.jit(jax.grad(lambda xi: jnp.sum(se3.log(*se3.exp(xi)))))(jnp.zeros(6))
     np.testing.assert_allclose(g, np.ones(6), atol=1e-6)
 
@@ -124,14 +176,14 @@ def test_lists_numpy_jax_and_ints_are_accepted_alike():
     np.testing.assert_allclose(tk, np.ones(3), atol=1e-5)
     Rm, tm = se3.from_matrix(T_OK.tolist())
     np.testing.assert_allclose(Rm, ROT, atol=1e-6)
-    assert so3.exp(np.zeros((0, 3))).shape == (0, 3, 3)          # an empty batch is a valid batch
+    assert so3.exp(np.zeros((0, 3))).shape == (0, 3, 3)  # an empty batch is a valid batch
 
 
 def test_tolerance_accepts_float32_rotations_and_small_noise():
     R = np.asarray(so3.random_uniform(jax.random.key(0), (500,), jnp.float32))
     assert so3.is_rotation(R).all()
-    so3.log(R)                                     # float32 round-off is well inside 1e-4
-    so3.log(ROT + 5e-6)                            # user data rounded to ~6 digits
+    so3.log(R)  # float32 round-off is well inside 1e-4
+    so3.log(ROT + 5e-6)  # user data rounded to ~6 digits
     with pytest.raises(ValueError, match=NOT_ROT):
         so3.log(ROT + 1e-3)
     assert not so3.is_rotation(NAN_R) and not so3.is_rotation(REFLECT)
@@ -148,12 +200,12 @@ def test_shapes_are_still_checked_inside_jit():
 @given(st.integers(0, 2**31 - 1))
 def test_random_matrices_are_rejected_and_random_rotations_accepted(seed):
     rng = np.random.default_rng(seed)
-    M = rng.normal(size=(3, 3))                     # a Gaussian matrix is almost surely not a rotation
+    M = rng.normal(size=(3, 3))  # a Gaussian matrix is almost surely not a rotation
     for fn in (so3.log, so3.to_quaternion, so3.angle, so3.inverse):
         with pytest.raises(ValueError, match=NOT_ROT):
             fn(M)
     R = Rotation.random(random_state=seed).as_matrix()
     np.testing.assert_allclose(so3.exp(so3.log(R)), R, atol=1e-5)
-    Q = -R                                          # det = -1: a rotoreflection
+    Q = -R  # det = -1: a rotoreflection
     with pytest.raises(ValueError, match=NOT_ROT):
         so3.log(Q)

@@ -154,9 +154,7 @@ def test_quaternion_double_cover(seed):
 
 
 def test_haar_sampling_angle_law():
-    R, w = jax.jit(lambda k: (lambda R: (R, so3.angle(R)))(so3.random_uniform(k, (4000,))))(
-        jax.random.key(0)
-    )
+    R, w = jax.jit(lambda k: (lambda R: (R, so3.angle(R)))(so3.random_uniform(k, (4000,))))(jax.random.key(0))
     w = np.asarray(w, np.float64)
     assert stats.kstest(w, lambda x: (x - np.sin(x)) / np.pi).pvalue > 1e-3
     assert np.all(so3.is_rotation(R, atol=1e-5))

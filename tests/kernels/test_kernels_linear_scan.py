@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import kernels._common as common
-import kernels.linear_scan as ls_mod
-from kernels.linear_scan import linear_scan, linear_scan_reference
+import jaxkit.kernels._common as common
+import jaxkit.kernels.linear_scan as ls_mod
+from jaxkit.kernels.linear_scan import linear_scan, linear_scan_reference
 
 RTOL, ATOL = 2e-5, 2e-5
 
@@ -234,8 +234,8 @@ _SHARD_SCRIPT = textwrap.dedent(
     """
     import functools, jax, jax.numpy as jnp, numpy as np
     from jax.sharding import PartitionSpec as P
-    from kernels.linear_scan import linear_scan, linear_scan_reference
-    from kernels.spectral_mix import spectral_mix, spectral_mix_reference
+    from jaxkit.kernels.linear_scan import linear_scan, linear_scan_reference
+    from jaxkit.kernels.spectral_mix import spectral_mix, spectral_mix_reference
     assert jax.device_count() == 4
     mesh = jax.make_mesh((4,), ("b",), axis_types=(jax.sharding.AxisType.Auto,))
     shard = lambda v: jax.device_put(v, jax.sharding.NamedSharding(mesh, P("b")))
@@ -262,7 +262,9 @@ _SHARD_SCRIPT = textwrap.dedent(
 
 
 def test_kernels_inside_shard_map_on_4_devices(subprocess_env, python, repo_root):
-    env = dict(subprocess_env, XLA_FLAGS=subprocess_env["XLA_FLAGS"] + " --xla_force_host_platform_device_count=4")
+    env = dict(
+        subprocess_env, XLA_FLAGS=subprocess_env["XLA_FLAGS"] + " --xla_force_host_platform_device_count=4"
+    )
     res = subprocess.run(
         [python, "-c", _SHARD_SCRIPT], env=env, cwd=repo_root, capture_output=True, text=True, timeout=300
     )

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax.experimental import pallas as pl
 
-import kernels._common as common
-import kernels.spectral_mix as sm_mod
-from kernels.spectral_mix import spectral_mix, spectral_mix_planes, spectral_mix_reference
+import jaxkit.kernels._common as common
+import jaxkit.kernels.spectral_mix as sm_mod
+from jaxkit.kernels.spectral_mix import spectral_mix, spectral_mix_planes, spectral_mix_reference
 
 RTOL, ATOL = 2e-5, 2e-5
 

@@ -30,8 +30,11 @@ ANNOT = TypeCheckError
 
 @pytest.fixture(scope="module")
 def models():
-    return {"fno": FNO(1, 1, 4, 4, 1, proj_hidden=4, key=KEY), "rno": RNO(1, 1, 4, 4, 1, proj_hidden=4, key=KEY),
-            "lno": LNO(1, 1, 3, 4, proj_hidden=4, key=KEY)}
+    return {
+        "fno": FNO(1, 1, 4, 4, 1, proj_hidden=4, key=KEY),
+        "rno": RNO(1, 1, 4, 4, 1, proj_hidden=4, key=KEY),
+        "lno": LNO(1, 1, 3, 4, proj_hidden=4, key=KEY),
+    }
 
 
 @pytest.mark.parametrize("kind", ["fno", "rno", "lno"])
@@ -130,7 +133,7 @@ def test_reprobe_silent_results_now_raise():
     with pytest.raises(ValueError, match="u: expected finite values"):
         spectral_derivative(np.full(16, np.nan))
     with pytest.raises(ValueError, match=r"u: expected a non-empty field, received shape \(0,\)"):
-        spectral_derivative(np.zeros(0))                          # named 'n' before
+        spectral_derivative(np.zeros(0))  # named 'n' before
     np.testing.assert_allclose(np.asarray(spectral_derivative(x)), 2 * np.pi * np.cos(2 * np.pi * np.arange(16) / 16),
                                atol=1e-4)  # fmt: skip
     with pytest.raises(ValueError, match="std: expected finite standard deviations >= 0"):
@@ -152,4 +155,3 @@ def test_member_of_a_non_ensemble_names_the_ensemble_argument():
 
     with pytest.raises(ValueError, match="^ensemble: expected a pytree with array leaves"):
         member(None, 0)
-

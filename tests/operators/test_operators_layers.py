@@ -16,7 +16,9 @@ def band_limited(seed, channels, shape, kmax):
     rng = np.random.default_rng(seed)
     grids = np.meshgrid(*[np.arange(n) / n for n in shape], indexing="ij")
     u = np.zeros((channels, *shape))
-    qs = np.stack(np.meshgrid(*[np.arange(-kmax, kmax + 1)] * len(shape), indexing="ij"), -1).reshape(-1, len(shape))
+    qs = np.stack(np.meshgrid(*[np.arange(-kmax, kmax + 1)] * len(shape), indexing="ij"), -1).reshape(
+        -1, len(shape)
+    )
     for c in range(channels):
         for q in qs:
             phase = sum(2 * np.pi * qa * xa for qa, xa in zip(q, grids))
@@ -28,7 +30,9 @@ def randomize(layer, key, scale=0.5):
     """Give every parameter (incl. α₀ and the directional weights) random nonzero values."""
     params, static = eqx.partition(layer, eqx.is_inexact_array)
     leaves, tree = jax.tree_util.tree_flatten(params)
-    rng = np.random.default_rng(int(jax.random.key_data(key)[-1]))  # NumPy draws: no per-shape XLA compilations
+    rng = np.random.default_rng(
+        int(jax.random.key_data(key)[-1])
+    )  # NumPy draws: no per-shape XLA compilations
     new = [jnp.asarray(scale * rng.normal(size=x.shape), x.dtype) for x in leaves]
     return eqx.combine(jax.tree_util.tree_unflatten(tree, new), static)
 
@@ -131,7 +135,9 @@ def test_cpu_dft_path_equals_fft_kernel_path_float64(monkeypatch):
         params, static = eqx.partition(layers, eqx.is_inexact_array)
 
         def f(p, x):
-            return sum(jnp.sum(jax.vmap(m)(x) * probe * (i + 1)) for i, m in enumerate(eqx.combine(p, static)))
+            return sum(
+                jnp.sum(jax.vmap(m)(x) * probe * (i + 1)) for i, m in enumerate(eqx.combine(p, static))
+            )
 
         def value_and_grads():
             return jax.jit(jax.value_and_grad(f, argnums=(0, 1)))(params, u)
@@ -163,9 +169,20 @@ def test_vmapped_fno_training_step_never_copies_the_field():
         return jnp.sum(jax.vmap(eqx.combine(p, static))(x) ** 2)
 
     hlo = jax.jit(jax.grad(loss)).lower(params).compile().as_text()
-    field = {"20,64,1024", "1280,1024", "20,65536", "20,1024,64", "64,20,1024", "64,20480", "20480,64"}  # its views
-    big = [m.group(0) for m in re.finditer(r"= f32\[([\d,]*)\]\{[\d,]*\} (copy|transpose)\(", hlo)
-           if m.group(1) in field]
+    field = {
+        "20,64,1024",
+        "1280,1024",
+        "20,65536",
+        "20,1024,64",
+        "64,20,1024",
+        "64,20480",
+        "20480,64",
+    }  # its views
+    big = [
+        m.group(0)
+        for m in re.finditer(r"= f32\[([\d,]*)\]\{[\d,]*\} (copy|transpose)\(", hlo)
+        if m.group(1) in field
+    ]
     assert not big, f"copies of field-sized arrays: {big}"
 
 
@@ -178,7 +195,9 @@ def test_gelu_is_the_exact_gelu():
 
     x = np.linspace(-9.0, 9.0, 1201)
     with jax.enable_x64(True):
-        np.testing.assert_allclose(np.asarray(gelu(jnp.asarray(x))), x * (1 + erf(x / np.sqrt(2))) / 2, atol=1e-15)
+        np.testing.assert_allclose(
+            np.asarray(gelu(jnp.asarray(x))), x * (1 + erf(x / np.sqrt(2))) / 2, atol=1e-15
+        )
     x32 = jnp.asarray(x, jnp.float32)
     ref = jax.vmap(jax.value_and_grad(lambda v: jax.nn.gelu(v, approximate=False)))(x32)
     got = jax.vmap(jax.value_and_grad(gelu))(x32)
@@ -193,8 +212,11 @@ def test_local_branch_is_pointwise_mixing_of_numpy_riesz_transforms_float64(orde
     multipliers zeroed, then an einsum over channels."""
     shape, c_in = (8, 6), 3
     with jax.enable_x64(True):
-        layer = _f64(randomize(RieszSpectralConv(c_in, 2, (2, 2), order=order, branch="local", key=KEY),
-                               jax.random.key(3)))
+        layer = _f64(
+            randomize(
+                RieszSpectralConv(c_in, 2, (2, 2), order=order, branch="local", key=KEY), jax.random.key(3)
+            )
+        )
         u = np.random.default_rng(4).normal(size=(c_in, *shape))
         got = np.asarray(layer(jnp.asarray(u)))
     k = np.meshgrid(np.fft.fftfreq(8, 1 / 8), np.fft.rfftfreq(6, 1 / 6), indexing="ij")
@@ -205,8 +227,10 @@ def test_local_branch_is_pointwise_mixing_of_numpy_riesz_transforms_float64(orde
     if order == 1:
         mult = [np.where(nyq[j], 0, -1j * k[j] / norm) for j in range(2)]
     else:
-        mult = [np.where((nyq[a] | nyq[b]) if a != b else False, 0, -k[a] * k[b] / norm**2)
-                for a, b in ((0, 0), (0, 1), (1, 1))]
+        mult = [
+            np.where((nyq[a] | nyq[b]) if a != b else False, 0, -k[a] * k[b] / norm**2)
+            for a, b in ((0, 0), (0, 1), (1, 1))
+        ]
     uh = np.fft.rfftn(u, axes=(1, 2))
     r = np.stack([np.fft.irfftn(m * uh, s=shape, axes=(1, 2)) for m in mult])  # (J, I, *shape)
     want = np.einsum("joi,ji...->o...", np.asarray(layer.local_weight), r)

@@ -43,8 +43,20 @@ def test_flax_and_equinox_models_agree_both_ways(kind):
         model = FNO(2, 1, 5, 8, 2, proj_hidden=16, key=key)
         x = jax.random.normal(key, (2, 16))
     else:
-        model = RNO(2, 3, (4, 3), 8, 2, proj_hidden=16, norm="instance", padding=0.2, endpoint=True,
-                    order=2, per_mode=True, key=key)
+        model = RNO(
+            2,
+            3,
+            (4, 3),
+            8,
+            2,
+            proj_hidden=16,
+            norm="instance",
+            padding=0.2,
+            endpoint=True,
+            order=2,
+            per_mode=True,
+            key=key,
+        )
         x = jax.random.normal(key, (2, 12, 10))
     fmodel = to_flax(model)
     ecall = eqx.filter_jit(lambda m, x: m(x))
@@ -66,8 +78,16 @@ def test_flax_and_equinox_models_agree_both_ways(kind):
 @pytest.fixture(scope="module")
 def trained():
     x, y = smooth_pairs(48, 32)
-    res = train_operator(RNO(1, 1, 6, 12, 2, proj_hidden=16, key=jax.random.key(0)), x[:40], y[:40],
-                         epochs=12, batch_size=8, step_epochs=6, key=jax.random.key(1), progress=False)
+    res = train_operator(
+        RNO(1, 1, 6, 12, 2, proj_hidden=16, key=jax.random.key(0)),
+        x[:40],
+        y[:40],
+        epochs=12,
+        batch_size=8,
+        step_epochs=6,
+        key=jax.random.key(1),
+        progress=False,
+    )
     return res, x, y
 
 
@@ -94,9 +114,17 @@ def test_matched_parameter_counts_and_reference_count():
     # the FNO-1d of Li et al. (modes 16, width 64) has 549,569 parameters in the authors' code
     shapes = lambda cls, *a, **k: eqx.filter_eval_shape(cls, *a, key=key, **k)  # no weights materialised
     assert count_params(shapes(FNO, 1, 1, 16, 64, proj_hidden=128)) == 549_569
-    assert count_params(FNO(1, 1, 3, 4, 1, proj_hidden=4, key=key)) == count_params(shapes(FNO, 1, 1, 3, 4, 1,
-                                                                                            proj_hidden=4))
-    for modes, width in [((16,), 64), ((12, 12), 32), ((6, 6), 16), ((4, 8), 16), ((12,), 16), ((8, 3, 3), 16)]:
+    assert count_params(FNO(1, 1, 3, 4, 1, proj_hidden=4, key=key)) == count_params(
+        shapes(FNO, 1, 1, 3, 4, 1, proj_hidden=4)
+    )
+    for modes, width in [
+        ((16,), 64),
+        ((12, 12), 32),
+        ((6, 6), 16),
+        ((4, 8), 16),
+        ((12,), 16),
+        ((8, 3, 3), 16),
+    ]:
         f = count_params(shapes(FNO, 1, 1, modes, width))
         r = count_params(shapes(RNO, 1, 1, modes, width))
         assert 1.0 < r / f < 1.10, (modes, width, f, r)
@@ -109,11 +137,14 @@ def test_ensemble_members_follow_their_single_runs(tmp_path):
     kw = dict(batch_size=8, step_epochs=2, progress=False)
     ens = train_ensemble(make, keys, x, y, epochs=3, **kw)
     for i in range(2):  # member i = train_operator from make(split(keys[i])[0]) with key=keys[i]
-        single = train_operator(make(jax.random.split(keys[i])[0]), x, y, epochs=3, key=keys[i], mesh=None, **kw)
+        single = train_operator(
+            make(jax.random.split(keys[i])[0]), x, y, epochs=3, key=keys[i], mesh=None, **kw
+        )
         np.testing.assert_allclose(ens[i].predict(x), single.predict(x), atol=2e-5)
         assert [h["step"] for h in ens[i].history] == [h["step"] for h in single.history] == [3, 6, 9]
-        np.testing.assert_allclose([h["loss"] for h in ens[i].history], [h["loss"] for h in single.history],
-                                   rtol=1e-5)
+        np.testing.assert_allclose(
+            [h["loss"] for h in ens[i].history], [h["loss"] for h in single.history], rtol=1e-5
+        )
     assert np.abs(ens[0].predict(x) - ens[1].predict(x)).max() > 1e-3
     # checkpoint after 2 epochs, resume to 3: the same members and history as the uninterrupted run
     train_ensemble(make, keys, x, y, epochs=2, checkpoint_dir=tmp_path, **kw)
@@ -159,5 +190,6 @@ def test_model_bad_input_raises_clear_errors():
     with pytest.raises(ValueError, match="y_train"):
         train_operator(m, np.ones((4, 2, 16, 16)), np.ones((3, 1, 16, 16)), epochs=1, key=jax.random.key(0))
     with pytest.raises(ValueError, match="x_train"):
-        train_operator(m, np.full((4, 2, 16, 16), np.nan), np.ones((4, 1, 16, 16)), epochs=1,
-                       key=jax.random.key(0))
+        train_operator(
+            m, np.full((4, 2, 16, 16), np.nan), np.ones((4, 1, 16, 16)), epochs=1, key=jax.random.key(0)
+        )

@@ -52,8 +52,9 @@ def test_sum_of_squared_riesz_transforms_is_minus_identity(seed, shape, aniso):
         # second-order components R_a R_b agree with composing first-order transforms
         r2 = riesz_transform(jnp.asarray(u), order=2, lengths=lengths)
         for c, (a, b) in enumerate(riesz_pairs(len(shape))):
-            np.testing.assert_allclose(np.asarray(r2[c]), np.asarray(riesz_transform(r[b], lengths=lengths)[a]),
-                                       atol=1e-10)
+            np.testing.assert_allclose(
+                np.asarray(r2[c]), np.asarray(riesz_transform(r[b], lengths=lengths)[a]), atol=1e-10
+            )
 
 
 @SETTINGS
@@ -119,7 +120,9 @@ def test_rotation_covariance_of_the_riesz_vector(rot):
     x = np.stack(np.meshgrid(np.arange(n) / n, np.arange(n) / n, indexing="ij"), axis=-1)  # (n, n, 2)
 
     def field(qs, pts):
-        return sum(a * np.cos(2 * np.pi * pts @ np.asarray(q, float) + p) for a, q, p in zip(amps, qs, phases))
+        return sum(
+            a * np.cos(2 * np.pi * pts @ np.asarray(q, float) + p) for a, q, p in zip(amps, qs, phases)
+        )
 
     u = field(modes, x)
     # v(x) = u(Qᵀx): a field with wavevectors Q q (integers by construction)
@@ -136,8 +139,11 @@ def test_rotation_covariance_of_the_riesz_vector(rot):
 
 
 @SETTINGS
-@given(seed=st.integers(0, 10_000), shape=st.sampled_from([(16,), (15,), (8, 6), (7, 9), (6, 4, 5)]),
-       order=st.sampled_from([1, 2]))
+@given(
+    seed=st.integers(0, 10_000),
+    shape=st.sampled_from([(16,), (15,), (8, 6), (7, 9), (6, 4, 5)]),
+    order=st.sampled_from([1, 2]),
+)
 def test_output_real_for_real_input_full_spectrum(seed, shape, order):
     """Applying the multipliers on the *full* FFT spectrum of white noise (Nyquist content included) gives a real
     field (imaginary part at round-off) equal to the rfft-based ``riesz_transform``."""

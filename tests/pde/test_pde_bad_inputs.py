@@ -55,8 +55,9 @@ def test_lists_are_accepted_like_arrays():
     from jaxkit.pde import burgers
 
     u0 = np.sin(2 * np.pi * np.arange(8) / 8).astype(np.float32)
-    np.testing.assert_allclose(burgers.solve(u0.tolist(), nu=0.1, t_final=0.01), burgers.solve(u0, nu=0.1,
-                               t_final=0.01), atol=1e-6)
+    np.testing.assert_allclose(
+        burgers.solve(u0.tolist(), nu=0.1, t_final=0.01), burgers.solve(u0, nu=0.1, t_final=0.01), atol=1e-6
+    )
 
 
 @pytest.mark.parametrize(
@@ -72,17 +73,30 @@ def test_lists_are_accepted_like_arrays():
         (lambda: darcy.solve(np.ones((5, 5)), on_failure="warn"), (ValueError, ANNOT), "on_failure"),
         (lambda: navier_stokes.solve(np.ones((8, 8)), nu=-1.0, t_final=1.0, dt=0.1), ValueError, "nu"),
         (lambda: navier_stokes.solve(np.ones((7, 7)), nu=1.0, t_final=1.0, dt=0.1), ValueError, "even"),
-        (lambda: navier_stokes.solve(np.full((8, 8), np.inf), nu=1.0, t_final=1.0, dt=0.1), ValueError, "finite"),
-        (lambda: navier_stokes.solve(np.ones((8, 8), int), nu=1.0, t_final=1.0, dt=0.1), (TypeError, ANNOT),
-         "float|w0"),
+        (
+            lambda: navier_stokes.solve(np.full((8, 8), np.inf), nu=1.0, t_final=1.0, dt=0.1),
+            ValueError,
+            "finite",
+        ),
+        (
+            lambda: navier_stokes.solve(np.ones((8, 8), int), nu=1.0, t_final=1.0, dt=0.1),
+            (TypeError, ANNOT),
+            "float|w0",
+        ),
         (lambda: lno.duffing(jnp.sin, np.zeros(1)), ValueError, "ts"),  # one time point
         (lambda: lno.reaction_diffusion_published("validation"), (ValueError, ANNOT), "split"),
         (lambda: subsample(np.zeros((2, 1, 8)), "nope", stride=2), ValueError, "name"),
         (lambda: subsample(np.zeros((2, 1, 8)), "burgers", stride=0), ValueError, "stride"),
-        (lambda: make_dataset("burgers", n_train=0, n_test=1, resolution=8, fine_resolution=16), ValueError,
-         "n_train"),
-        (lambda: make_dataset("burgers", n_train=1, n_test=1, seed=-1, resolution=8, fine_resolution=16),
-         ValueError, "seed"),
+        (
+            lambda: make_dataset("burgers", n_train=0, n_test=1, resolution=8, fine_resolution=16),
+            ValueError,
+            "n_train",
+        ),
+        (
+            lambda: make_dataset("burgers", n_train=1, n_test=1, seed=-1, resolution=8, fine_resolution=16),
+            ValueError,
+            "seed",
+        ),
     ],
 )
 def test_named_errors(call, exc, match):
@@ -106,11 +120,11 @@ def test_reprobe_silent_results_and_unbounded_steps_now_raise():
     with pytest.raises(ValueError, match="n_steps: 1000000000 time steps is more than max_steps=1000000"):
         burgers.solve(np.zeros(8), nu=0.1, t_final=1.0, n_steps=10**9)
     with pytest.raises(ValueError, match="ts: expected finite, strictly increasing times"):
-        lno.duffing(jnp.sin, np.array([0.0, 1.0, 0.5]))                 # was a diffrax error inside jit
+        lno.duffing(jnp.sin, np.array([0.0, 1.0, 0.5]))  # was a diffrax error inside jit
     with pytest.raises(ValueError, match=r"u_interior: expected the interior shape \(6, 6\)"):
-        darcy.apply_operator(np.ones((8, 8)), np.ones((4, 4)))   # was a broadcasting error inside jnp
+        darcy.apply_operator(np.ones((8, 8)), np.ones((4, 4)))  # was a broadcasting error inside jnp
     with pytest.raises(ValueError, match="n_steps: .* more than max_steps"):
-        burgers.solve(np.zeros(8), nu=1e-9, t_final=1e9)        # default steps = t_final / 0.01
+        burgers.solve(np.zeros(8), nu=1e-9, t_final=1e9)  # default steps = t_final / 0.01
 
 
 def test_times_as_a_list_are_accepted_under_the_type_hook():

@@ -46,8 +46,13 @@ def test_matches_spsolve_on_thresholded_grf():
 
 def test_float32_batched_matches_reference():
     keys = jax.random.split(jax.random.key(2), 3)
-    a, u = jax.jit(jax.vmap(lambda k: (lambda a: (a, darcy.solve(a)))(
-        darcy.coefficient_from_grf(grf.grf_neumann(k, (21, 21), alpha=2.0, tau=3.0)))))(keys)
+    a, u = jax.jit(
+        jax.vmap(
+            lambda k: (lambda a: (a, darcy.solve(a)))(
+                darcy.coefficient_from_grf(grf.grf_neumann(k, (21, 21), alpha=2.0, tau=3.0))
+            )
+        )
+    )(keys)
     for i in range(3):
         ref = darcy.reference_solve(np.asarray(a[i]))
         assert np.max(np.abs(np.asarray(u[i]) - ref)) < 1e-4 * np.max(np.abs(ref))
@@ -63,8 +68,12 @@ def test_operator_is_symmetric_positive_definite(n, seed):
     np.testing.assert_allclose(dense, dense.T, atol=1e-12)
     assert np.linalg.eigvalsh(dense).min() > 0
     v = rng.normal(size=(n - 2, n - 2))
-    np.testing.assert_allclose(np.asarray(darcy.apply_operator(a.astype(np.float32), v.astype(np.float32))).ravel(),
-                               dense @ v.ravel(), rtol=1e-4, atol=1e-3 * np.abs(dense @ v.ravel()).max())
+    np.testing.assert_allclose(
+        np.asarray(darcy.apply_operator(a.astype(np.float32), v.astype(np.float32))).ravel(),
+        dense @ v.ravel(),
+        rtol=1e-4,
+        atol=1e-3 * np.abs(dense @ v.ravel()).max(),
+    )
 
 
 def test_bad_arguments():

@@ -9,9 +9,21 @@ SMALL = {"fine_resolution": 64, "chunk_size": 4, "progress": False}
 
 
 def test_registry_lists_all_names():
-    for name in ["burgers", "darcy", "navier_stokes_1e-3", "navier_stokes_1e-4", "navier_stokes_1e-5", "duffing",
-                 "beam", "diffusion", "reaction_diffusion", "brusselator", "navier_stokes_re40", "navier_stokes_re500",
-                 "navier_stokes_re5000"]:
+    for name in [
+        "burgers",
+        "darcy",
+        "navier_stokes_1e-3",
+        "navier_stokes_1e-4",
+        "navier_stokes_1e-5",
+        "duffing",
+        "beam",
+        "diffusion",
+        "reaction_diffusion",
+        "brusselator",
+        "navier_stokes_re40",
+        "navier_stokes_re500",
+        "navier_stokes_re5000",
+    ]:
         assert name in DATASETS and "esolution" in DATASETS[name]
     assert allowed_resolutions("darcy")[:5] == [421, 211, 141, 106, 85]
     assert 256 in allowed_resolutions("burgers") and 8192 in allowed_resolutions("burgers")
@@ -34,7 +46,9 @@ def test_burgers_same_seed_same_data_and_nested_resolutions():
 
 
 def test_cache_reuse_and_damage(tmp_path):
-    kw = dict(n_train=2, n_test=1, resolution=9, seed=0, cache_dir=tmp_path, progress=False, fine_resolution=17)
+    kw = dict(
+        n_train=2, n_test=1, resolution=9, seed=0, cache_dir=tmp_path, progress=False, fine_resolution=17
+    )
     first = make_dataset("darcy", **kw)
     assert isinstance(first.x_train, np.memmap)
     assert set(np.unique(first.x_train)) == {3.0, 12.0}
@@ -52,8 +66,17 @@ def test_cache_reuse_and_damage(tmp_path):
 
 
 def test_navier_stokes_and_lno_shapes():
-    ns = make_dataset("navier_stokes_1e-3", n_train=1, n_test=1, resolution=8, seed=0, progress=False,
-                      fine_resolution=16, dt=0.05, t_final=12)
+    ns = make_dataset(
+        "navier_stokes_1e-3",
+        n_train=1,
+        n_test=1,
+        resolution=8,
+        seed=0,
+        progress=False,
+        fine_resolution=16,
+        dt=0.05,
+        t_final=12,
+    )
     assert ns.x_train.shape == (1, 10, 8, 8) and ns.y_train.shape == (1, 2, 8, 8)
     assert np.all(np.isfinite(ns.y_train))
     rd = make_dataset("reaction_diffusion", n_train=2, n_test=1, resolution=14, seed=0, progress=False)
@@ -63,8 +86,12 @@ def test_navier_stokes_and_lno_shapes():
     x, t = rd.grid
     amp = rd.y_train[:, 0, 3, 0] / np.sin(np.pi * x[3])
     assert np.all((amp > 0.05) & (amp < 10))
-    np.testing.assert_allclose(rd.y_train[:, 0], amp[:, None, None] * np.sin(np.pi * x)[None, :, None]
-                               * np.exp(-0.05 * t)[None, None, :], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        rd.y_train[:, 0],
+        amp[:, None, None] * np.sin(np.pi * x)[None, :, None] * np.exp(-0.05 * t)[None, None, :],
+        rtol=1e-4,
+        atol=1e-5,
+    )
 
 
 @pytest.mark.parametrize(

@@ -62,7 +62,9 @@ def test_sigma_scales_field_linearly(sigma, alpha, tau):
     key = jax.random.key(3)
     a = grf.grf_periodic(key, (8, 8), alpha=alpha, tau=tau, sigma=sigma, dtype=jnp.float32)
     b = grf.grf_periodic(key, (8, 8), alpha=alpha, tau=tau, sigma=2 * sigma, dtype=jnp.float32)
-    np.testing.assert_allclose(np.asarray(b), 2 * np.asarray(a), rtol=1e-5, atol=1e-6 * float(jnp.abs(b).max()))
+    np.testing.assert_allclose(
+        np.asarray(b), 2 * np.asarray(a), rtol=1e-5, atol=1e-6 * float(jnp.abs(b).max())
+    )
 
 
 def test_bad_arguments():

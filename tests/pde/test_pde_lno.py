@@ -13,8 +13,15 @@ def test_duffing_vs_solve_ivp():
         ts = np.arange(200) * 0.01
         amp = 3.0
         x = jax.jit(lambda a: lno.duffing(lambda t: a * jnp.sin(5 * t), ts, c=0.5))(amp)
-        ref = solve_ivp(lambda t, y: [y[1], amp * np.sin(5 * t) - 0.5 * y[1] - y[0] - y[0] ** 3], (0, ts[-1]),
-                        [0.0, 0.0], t_eval=ts, rtol=1e-12, atol=1e-12, method="DOP853")
+        ref = solve_ivp(
+            lambda t, y: [y[1], amp * np.sin(5 * t) - 0.5 * y[1] - y[0] - y[0] ** 3],
+            (0, ts[-1]),
+            [0.0, 0.0],
+            t_eval=ts,
+            rtol=1e-12,
+            atol=1e-12,
+            method="DOP853",
+        )
         assert np.max(np.abs(np.asarray(x) - ref.y[0])) < 1e-8 * np.max(np.abs(ref.y[0]))
 
 
@@ -27,7 +34,10 @@ def test_beam_and_diffusion_vs_closed_forms():
 
         @jax.jit
         def both():
-            return (lno.beam(forcing, x, np.linspace(0, 1, 11)), lno.diffusion(forcing, x, np.linspace(0, 1, 11)))
+            return (
+                lno.beam(forcing, x, np.linspace(0, 1, 11)),
+                lno.diffusion(forcing, x, np.linspace(0, 1, 11)),
+            )
 
         ub, ud = both()
         ts = np.linspace(0, 1, 11)
@@ -64,7 +74,7 @@ def test_brusselator_vs_solve_ivp():
             return (zp[2:, 1:-1] + zp[:-2, 1:-1] + zp[1:-1, 2:] + zp[1:-1, :-2] - 4 * z) / h**2
 
         def rhs(t, y):
-            u, v = y[: n * n].reshape(n, n), y[n * n:].reshape(n, n)
+            u, v = y[: n * n].reshape(n, n), y[n * n :].reshape(n, n)
             du = 0.01 * lap(u) + 1 - 4 * u + u * u * v + amp * np.sin(om * t)
             dv = 0.01 * lap(v) + 3 * u - u * u * v
             return np.concatenate([du.ravel(), dv.ravel()])
@@ -85,7 +95,9 @@ def test_published_reaction_diffusion_splits_and_their_equations():
     amps = {s: splits[s][1][:, 10, 0] / np.sin(np.pi * x[10]) for s in splits}
     np.testing.assert_allclose(amps["train"], 0.05 * np.arange(1, 201), rtol=1e-12)
     held = np.round((np.concatenate([amps["val"], amps["test"]]) - 0.04) / 0.05)
-    assert sorted(held.astype(int).tolist()) == list(range(2, 182))  # a split of A = 0.04 + 0.05 j, j = 2..181
+    assert sorted(held.astype(int).tolist()) == list(
+        range(2, 182)
+    )  # a split of A = 0.04 + 0.05 j, j = 2..181
     hx, ht = x[1] - x[0], t[1] - t[0]
 
     def residual(f, u, d):

@@ -13,8 +13,10 @@ def test_taylor_green_decay_second_order():
         n, nu = 32, 0.01
         w0 = ns.taylor_green(n, 0.0, nu=nu, k=2)
         exact = ns.taylor_green(n, 1.0, nu=nu, k=2)
-        errs = [float(jnp.max(jnp.abs(ns.solve(w0, nu=nu, t_final=1.0, dt=dt, record_steps=2)[-1] - exact)))
-                for dt in (0.02, 0.01)]
+        errs = [
+            float(jnp.max(jnp.abs(ns.solve(w0, nu=nu, t_final=1.0, dt=dt, record_steps=2)[-1] - exact)))
+            for dt in (0.02, 0.01)
+        ]
         assert errs[1] < 2e-5
         assert 3.6 < errs[0] / errs[1] < 4.4  # Crank–Nicolson: second order
         # the integrating factor integrates pure viscous decay exactly
@@ -26,7 +28,9 @@ def test_ifrk4_and_cn_agree_with_advection():
     with jax.enable_x64(True):
         n = 16
         x = jnp.arange(n) / n
-        w0 = jnp.sin(2 * jnp.pi * x)[:, None] * jnp.cos(4 * jnp.pi * x)[None, :] + jnp.cos(2 * jnp.pi * (x[:, None] + x))
+        w0 = jnp.sin(2 * jnp.pi * x)[:, None] * jnp.cos(4 * jnp.pi * x)[None, :] + jnp.cos(
+            2 * jnp.pi * (x[:, None] + x)
+        )
         f = ns.fno_forcing(n, jnp.float64)
         a = ns.solve(w0, nu=1e-3, t_final=0.2, dt=0.01, forcing=f, scheme="ifrk4")[-1]
         b = ns.solve(w0, nu=1e-3, t_final=0.2, dt=2.5e-4, forcing=f, scheme="cn")[-1]

@@ -26,7 +26,9 @@ def test_view_on_a_zero_variance_direction_raises_instead_of_nan():
     u = np.array([1.0, 1.0, 0.0]) / np.sqrt(2)
     v = np.array([1.0, -1.0, 0.0]) / np.sqrt(2)
     rank2 = 0.04 * np.outer(u, u) + 0.09 * np.diag([0.0, 0.0, 1.0])  # psd, zero variance along v
-    with pytest.raises(ValueError, match="omega: expected a positive definite matrix.*zero-variance direction"):
+    with pytest.raises(
+        ValueError, match="omega: expected a positive definite matrix.*zero-variance direction"
+    ):
         black_litterman(MU, rank2, v[None, :], [0.01], tau=0.05)
     # an explicit positive view uncertainty is fine (and finite)
     mean, cov = black_litterman(MU, rank2, v[None, :], [0.01], tau=0.05, omega=[[1e-3]])
@@ -77,23 +79,23 @@ def test_metric_and_allocation_inputs_without_a_defined_answer_raise_or_warn():
 
     r = np.random.default_rng(0).normal(scale=0.01, size=(40, 3))
     with pytest.warns(RuntimeWarning, match="calmar_ratio \\(no drawdown\\)"):
-        assert np.isnan(calmar_ratio(np.full(30, 0.001)))       # was inf
+        assert np.isnan(calmar_ratio(np.full(30, 0.001)))  # was inf
     with pytest.raises(ValueError, match="returns: expected simple returns > -1"):
-        max_drawdown([0.1, -2.0])                                 # was nan
+        max_drawdown([0.1, -2.0])  # was nan
     with pytest.raises(ValueError, match="periods_per_year: expected an integer >= 1, received 0"):
-        sharpe_ratio(r[:, 0], periods_per_year=0)                 # was 0.0
+        sharpe_ratio(r[:, 0], periods_per_year=0)  # was 0.0
     with pytest.raises(ValueError, match="ddof: expected an integer in \\[0, 40\\)"):
         sample_covariance(r, ddof=-1)
     with pytest.raises(ValueError, match="market_returns: expected returns with non-zero variance"):
-        market_implied_risk_aversion(np.full(30, 0.001))         # was inf
+        market_implied_risk_aversion(np.full(30, 0.001))  # was inf
     with pytest.raises(ValueError, match="market_returns: expected at least 2 periods"):
-        market_implied_risk_aversion([])                          # was nan
+        market_implied_risk_aversion([])  # was nan
     with pytest.raises(ValueError, match="cov: expected positive variances.*assets \\[1\\]"):
-        inverse_volatility(np.diag([0.04, 0.0, 0.1]))            # was a nan weight
+        inverse_volatility(np.diag([0.04, 0.0, 0.1]))  # was a nan weight
     with pytest.raises(ValueError, match="risk_free_rate: expected a finite value"):
         tangency(MU, S, risk_free_rate=np.nan)
     with pytest.raises(ValueError, match="tau: expected a value in \\(0, 1\\]"):
-        idzorek_omega([0.5], S, [[1.0, 0, 0]], tau=0.0)          # was a zero Omega
+        idzorek_omega([0.5], S, [[1.0, 0, 0]], tau=0.0)  # was a zero Omega
 
 
 def test_interior_point_out_of_iterations_raises_instead_of_a_plausible_allocation():
@@ -120,4 +122,4 @@ def test_interior_point_out_of_iterations_raises_instead_of_a_plausible_allocati
     xj = jax.jit(lambda h: solve_qp_nonneg(h, np.zeros(2), np.ones((1, 2)), np.ones(1)))(np.eye(2))
     np.testing.assert_allclose(np.asarray(xj), [0.5, 0.5], rtol=1e-4)
     with pytest.raises(ValueError, match="cov: expected a non-empty array"):
-        min_variance(np.zeros((0, 0)))                                # was a numpy reduction error
+        min_variance(np.zeros((0, 0)))  # was a numpy reduction error

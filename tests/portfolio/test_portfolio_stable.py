@@ -36,7 +36,9 @@ def test_published_fusion_and_tangency_weights_by_hand():
     np.testing.assert_allclose(w, w_hand, rtol=1e-10, atol=1e-12)
     assert abs(w.sum() - 1) < 1e-12
     # lists accepted, float32 inputs give float32 output computed in float64
-    w32 = stable_weights(MU0.astype(np.float32).tolist(), S0.tolist(), list(MUV), SV.tolist(), leverage_cap=100.0)
+    w32 = stable_weights(
+        MU0.astype(np.float32).tolist(), S0.tolist(), list(MUV), SV.tolist(), leverage_cap=100.0
+    )
     np.testing.assert_allclose(np.asarray(w32), w_hand, rtol=1e-6)
 
 

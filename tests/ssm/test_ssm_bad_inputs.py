@@ -14,7 +14,7 @@ def test_trace_letters_outside_the_alphabet_raise():
     ok = ssm.accepts("G p0", np.array([[1, 3, 1], [1, 0, 1]]), n_props=2)
     np.testing.assert_array_equal(ok, [True, False])  # G p0: bit 0 set at every step
     with pytest.raises(ValueError, match=r"traces: expected letters in \[0, 3\].*received range \[7, 7\]"):
-        ssm.accepts("G p0", np.full((2, 3), 7), n_props=2)       # 7 = 0b111 used to read as {p0, p1}
+        ssm.accepts("G p0", np.full((2, 3), 7), n_props=2)  # 7 = 0b111 used to read as {p0, p1}
     with pytest.raises(ValueError, match="n_props: expected an integer >= 0"):
         ssm.evaluate("G p0", np.zeros((2, 3), int), n_props=-1)
 
@@ -37,7 +37,7 @@ def test_token_ids_past_the_vocabulary_raise():
     m = ssm.SSMModel(ssm.VARIANTS[0], 4, 2, key=key, d_model=8, d_state=4, n_layers=1)
     assert m(jnp.array([0, 3, 1])).shape == (3, 2)
     with pytest.raises(ValueError, match=r"tokens: expected token ids in \[0, 3\], received range \[0, 9\]"):
-        m(jnp.array([0, 9, 1]))                                     # was clamped to token 3
+        m(jnp.array([0, 9, 1]))  # was clamped to token 3
     tf = ssm.CausalTransformer(4, 2, key=key, d_model=8, n_heads=2, n_layers=1)
     with pytest.raises(ValueError, match=r"tokens: expected token ids in \[0, 3\]"):
         tf(jnp.array([0, 4]))
@@ -47,14 +47,14 @@ def test_token_ids_past_the_vocabulary_raise():
     with pytest.raises(ValueError, match=r"tokens: expected token ids in \[0, 1\], received range \[0, 5\]"):
         ssm.predict(c, np.array([[0, 5, 1]]))
     with pytest.raises(ValueError, match="chunk: expected an integer >= 1"):
-        ssm.predict(c, np.array([[0, 1, 1]]), chunk=0)             # was ZeroDivisionError
+        ssm.predict(c, np.array([[0, 1, 1]]), chunk=0)  # was ZeroDivisionError
     with pytest.raises(ValueError, match="max_depth: expected an integer >= 0"):
         ssm.random_formula(np.random.default_rng(0), max_depth=-1)
 
 
 def test_reflection_shapes_are_named():
     with pytest.raises(ValueError, match=r"beta: expected shape \(2,\)"):
-        ssm.householder_product(jnp.ones((2, 3)), jnp.ones(3))      # was a lax.scan leading-axis error
+        ssm.householder_product(jnp.ones((2, 3)), jnp.ones(3))  # was a lax.scan leading-axis error
     with pytest.raises(ValueError, match=r"b: expected shape \(4, 3\)"):
         ssm.reflection_scan(jnp.ones((4, 1, 3)), jnp.ones((4, 1)), jnp.ones((5, 3)))
     # a single reflection with beta = 2 along e1 flips the first coordinate

@@ -9,13 +9,21 @@ from jaxkit.ssm import CONSTRUCTIONS, FixedPoint, LowFloat, construct, first_fai
 # one representative per mechanism (the experiment verifies all of CONSTRUCTIONS with 10,000 random strings up to
 # length 1,000); (task, variant, exhaustive length, random strings, max length, expected exhaustive length). The
 # constructions added for the LTLf claims get lighter random checks.
-CASES = [("parity", "selective_signed", 12, 200, 1000, 12), ("count_mod3", "selective_complex", 12, 200, 1000, 12),
-         ("count_mod3", "dense", 12, 200, 1000, 12), ("position_mod3", "time_invariant", 12, 200, 1000, 12),
-         ("flip_flop", "selective_nonneg", 12, 200, 1000, 9), ("no_bb", "selective_nonneg", 12, 200, 1000, 12),
-         ("dyck1", "time_invariant", 12, 200, 1000, 12), ("aa_star", "time_invariant", 8, 40, 600, 8),
-         ("aa_star", "selective_signed", 8, 40, 600, 8), ("since", "selective_nonneg", 8, 40, 600, 8),
-         ("first_symbol", "time_invariant", 8, 40, 600, 8), ("anbncn", "selective_nonneg", 8, 40, 600, 8),
-         ("s5_word", "dense", 8, 40, 600, 2)]
+CASES = [
+    ("parity", "selective_signed", 12, 200, 1000, 12),
+    ("count_mod3", "selective_complex", 12, 200, 1000, 12),
+    ("count_mod3", "dense", 12, 200, 1000, 12),
+    ("position_mod3", "time_invariant", 12, 200, 1000, 12),
+    ("flip_flop", "selective_nonneg", 12, 200, 1000, 9),
+    ("no_bb", "selective_nonneg", 12, 200, 1000, 12),
+    ("dyck1", "time_invariant", 12, 200, 1000, 12),
+    ("aa_star", "time_invariant", 8, 40, 600, 8),
+    ("aa_star", "selective_signed", 8, 40, 600, 8),
+    ("since", "selective_nonneg", 8, 40, 600, 8),
+    ("first_symbol", "time_invariant", 8, 40, 600, 8),
+    ("anbncn", "selective_nonneg", 8, 40, 600, 8),
+    ("s5_word", "dense", 8, 40, 600, 2),
+]
 
 
 @pytest.mark.parametrize("task,variant,exh,n_random,max_len,exh_used", CASES)
@@ -34,10 +42,16 @@ def test_anbncn_construction_needs_its_order_check():
 
 
 def test_constructions_refuse_what_theory_forbids():
-    for task, variant in [("parity", "selective_nonneg"), ("parity", "time_invariant"), ("count_mod3", "selective_signed"),
-                          ("flip_flop", "time_invariant"), ("position_mod3", "selective_nonneg"),
-                          ("aa_star", "selective_nonneg"), ("since", "time_invariant"),
-                          ("s5_word", "selective_complex")]:
+    for task, variant in [
+        ("parity", "selective_nonneg"),
+        ("parity", "time_invariant"),
+        ("count_mod3", "selective_signed"),
+        ("flip_flop", "time_invariant"),
+        ("position_mod3", "selective_nonneg"),
+        ("aa_star", "selective_nonneg"),
+        ("since", "time_invariant"),
+        ("s5_word", "selective_complex"),
+    ]:
         assert variant not in CONSTRUCTIONS.get(task, ())
         with pytest.raises(ValueError, match="no construction"):
             construct(task, variant)

@@ -73,7 +73,9 @@ def test_oracle_matches_python_definition_on_all_strings_up_to_8(name):
     assert task.member("") == pred("")
 
 
-@pytest.mark.parametrize("name", ["parity", "no_bb", "tomita3", "dyck1", "dyck2_depth2", "anbn", "count_mod3"])
+@pytest.mark.parametrize(
+    "name", ["parity", "no_bb", "tomita3", "dyck1", "dyck2_depth2", "anbn", "count_mod3"]
+)
 def test_recognition_samplers_are_balanced_and_labeled_by_the_oracle(name):
     task = get_task(name)
     rng = np.random.default_rng(0)
@@ -112,7 +114,9 @@ def test_since_is_the_ltlf_past_formula():
     from jaxkit.ssm import prefix_labels
 
     toks = np.array(list(itertools.product(range(3), repeat=7)))  # a = {}, b = {p0}, c = {p1}
-    np.testing.assert_array_equal(get_task("since").labels(toks), prefix_labels("(!p1) S p0", toks, n_props=2))
+    np.testing.assert_array_equal(
+        get_task("since").labels(toks), prefix_labels("(!p1) S p0", toks, n_props=2)
+    )
 
 
 def test_word_problems_compose_permutations():

@@ -87,7 +87,9 @@ def test_householder_product_matches_numpy():
     ref = np.eye(5)
     for kj, bj in zip(k, beta):
         ref = (np.eye(5) - bj * np.outer(kj, kj)) @ ref
-    np.testing.assert_allclose(np.asarray(householder_product(jnp.asarray(k), jnp.asarray(beta))), ref, atol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(householder_product(jnp.asarray(k), jnp.asarray(beta))), ref, atol=1e-5
+    )
 
 
 def test_bad_inputs_raise():
@@ -116,8 +118,12 @@ def test_transformer_is_causal(pe):
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.lists(st.floats(-300, 300, allow_nan=False, allow_subnormal=False, width=32), min_size=1, max_size=16), st.integers(2, 8),
-       st.integers(0, 6), st.sampled_from(["nearest", "floor", "toward_zero"]))
+@given(
+    st.lists(st.floats(-300, 300, allow_nan=False, allow_subnormal=False, width=32), min_size=1, max_size=16),
+    st.integers(2, 8),
+    st.integers(0, 6),
+    st.sampled_from(["nearest", "floor", "toward_zero"]),
+)
 def test_fixed_point_against_integer_reference(xs, ib, fb, rounding):
     fmt = FixedPoint(ib, fb, rounding=rounding)
     x = np.asarray(xs, np.float32)
@@ -138,12 +144,17 @@ def test_fixed_point_wraps():
 @given(st.lists(st.floats(-6e4, 6e4, allow_nan=False, width=32), min_size=1, max_size=16))
 def test_low_floats_match_bfloat16_and_float16_casts(xs):
     x = np.asarray(xs + [1e-6, -3e-7, 1.0 / 3.0], np.float32)  # include float16 subnormals
-    xb = np.concatenate([x, np.float32([1.2e-38, 3e38])])  # float32 extremes (bfloat16 shares the exponent range)
+    xb = np.concatenate(
+        [x, np.float32([1.2e-38, 3e38])]
+    )  # float32 extremes (bfloat16 shares the exponent range)
     xb = np.where(np.abs(xb) < 2.0**-125, 0.0, xb).astype(np.float32)  # XLA CPU flushes float32 subnormals
-    np.testing.assert_array_equal(np.asarray(quantize(jnp.asarray(xb), LowFloat(8, 7))),
-                                  xb.astype(ml_dtypes.bfloat16).astype(np.float32))
-    np.testing.assert_array_equal(np.asarray(quantize(jnp.asarray(x), LowFloat(5, 10))),
-                                  x.astype(np.float16).astype(np.float32))
+    np.testing.assert_array_equal(
+        np.asarray(quantize(jnp.asarray(xb), LowFloat(8, 7))),
+        xb.astype(ml_dtypes.bfloat16).astype(np.float32),
+    )
+    np.testing.assert_array_equal(
+        np.asarray(quantize(jnp.asarray(x), LowFloat(5, 10))), x.astype(np.float16).astype(np.float32)
+    )
 
 
 def test_quantize_complex_and_parse():

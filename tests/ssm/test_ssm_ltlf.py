@@ -83,8 +83,13 @@ TRACES = {n: all_traces(n) for n in range(1, 9)}
 
 def _formulas():
     rng = np.random.default_rng(7)
-    fs = [ltlf.random_formula(rng, frag, 2) for frag in ("full", "future", "past", "full", "full", "past", "future")]
-    fs += [parse(s) for s in ("p0 U (p1 R X p0)", "(p0 S Y p1) & N false", "G (p0 -> F p1)", "H (p1 -> O p0)")]
+    fs = [
+        ltlf.random_formula(rng, frag, 2)
+        for frag in ("full", "future", "past", "full", "full", "past", "future")
+    ]
+    fs += [
+        parse(s) for s in ("p0 U (p1 R X p0)", "(p0 S Y p1) & N false", "G (p0 -> F p1)", "H (p1 -> O p0)")
+    ]
     return fs
 
 
@@ -121,14 +126,18 @@ def test_parser_round_trip_and_fragments(seed, fragment, d):
 
 
 def test_parser_precedence_and_sugar():
-    assert parse("a & b | c") == Formula("|", (Formula("&", (ltlf.prop("a"), ltlf.prop("b"))), ltlf.prop("c")))
+    assert parse("a & b | c") == Formula(
+        "|", (Formula("&", (ltlf.prop("a"), ltlf.prop("b"))), ltlf.prop("c"))
+    )
     assert parse("a U b U c") == parse("a U (b U c)")
     assert parse("WX ~a") == Formula("N", (Formula("!", (ltlf.prop("a"),)),))
     assert parse("a -> b -> c") == parse("a -> (b -> c)")
 
 
-@pytest.mark.parametrize("text,pos", [("p0 & ", 5), ("(p0 U p1", 8), ("p0 ) ", 3), ("p0 $ p1", 3), ("Q p0", 0),
-                                      ("", 0), ("G & p1", 2)])
+@pytest.mark.parametrize(
+    "text,pos",
+    [("p0 & ", 5), ("(p0 U p1", 8), ("p0 ) ", 3), ("p0 $ p1", 3), ("Q p0", 0), ("", 0), ("G & p1", 2)],
+)
 def test_malformed_formula_reports_position(text, pos):
     with pytest.raises(LTLfSyntaxError) as e:
         parse(text)
@@ -150,5 +159,6 @@ def test_formula_task_is_balanced_and_consistent():
     task = ltlf.formula_task("G (p0 -> X p1)", 2)
     b = task.sample(np.random.default_rng(0), 64, 30)
     assert abs(b.targets[:, -1].mean() - 0.5) < 0.05
-    np.testing.assert_array_equal(b.targets[:, -1], ltlf.accepts("G (p0 -> X p1)", b.tokens.astype(np.int64),
-                                                                   n_props=2))
+    np.testing.assert_array_equal(
+        b.targets[:, -1], ltlf.accepts("G (p0 -> X p1)", b.tokens.astype(np.int64), n_props=2)
+    )

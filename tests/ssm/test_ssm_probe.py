@@ -8,19 +8,42 @@ import pytest
 from jaxkit.ssm import ProbeConfig, train_runs
 
 
-@pytest.mark.parametrize("kwargs,match", [({"model": "lstm"}, "model"), ({"tasks": ()}, "tasks"),
-                                          ({"tasks": ("nope",)}, "unknown task"), ({"threshold": 1.5}, "threshold"),
-                                          ({"lrs": (0.0,)}, "lrs"), ({"n_steps": 0}, "n_steps")])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"model": "lstm"}, "model"),
+        ({"tasks": ()}, "tasks"),
+        ({"tasks": ("nope",)}, "unknown task"),
+        ({"threshold": 1.5}, "threshold"),
+        ({"lrs": (0.0,)}, "lrs"),
+        ({"n_steps": 0}, "n_steps"),
+    ],
+)
 def test_bad_config(kwargs, match):
     with pytest.raises(ValueError, match=match):
         ProbeConfig(**kwargs)
 
 
 def test_tiny_probe_trains_all_runs_scores_per_length_and_resumes(tmp_path):
-    cfg = ProbeConfig(tasks=("flip_flop",), model="selective_signed", d_model=8, d_state=4, n_layers=1,
-                      n_steps=20, batch_size=8, lrs=(1e-2, 3e-3), n_seeds=1, train_max_len=8, curriculum_start=2,
-                      n_train_per_length=8, train_eval_lengths=(6, 8), test_lengths=(9, 16), n_test=8,
-                      eval_chunk=16, log_every=5)
+    cfg = ProbeConfig(
+        tasks=("flip_flop",),
+        model="selective_signed",
+        d_model=8,
+        d_state=4,
+        n_layers=1,
+        n_steps=20,
+        batch_size=8,
+        lrs=(1e-2, 3e-3),
+        n_seeds=1,
+        train_max_len=8,
+        curriculum_start=2,
+        n_train_per_length=8,
+        train_eval_lengths=(6, 8),
+        test_lengths=(9, 16),
+        n_test=8,
+        eval_chunk=16,
+        log_every=5,
+    )
     out = train_runs(cfg, seed=0, checkpoint_dir=tmp_path)
     # an interruption after step 18: drop the final checkpoint, resume, and get the same run back
     shutil.rmtree(tmp_path / "ckpt_000000020")  # a checkpoint is a folder (orbax arrays + checked manifest)

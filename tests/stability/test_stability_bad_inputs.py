@@ -1,8 +1,6 @@
 """Bad inputs to jaxkit.stability give a clear error naming the argument (wrong shape/rank, NaN/inf, empty, wrong
 dtype, out-of-range ids / ρ / γ, missing files); lists and NumPy arrays are accepted; chunked estimators return
-the unchunked numbers; the WikiText-2 loader on a small shipped slice (and on ../shared if present)."""
-
-from pathlib import Path
+the unchunked numbers; the WikiText-2 loader on a small slice (the shipped copy: tests/test_packaging.py)."""
 
 import equinox as eqx
 import jax
@@ -39,8 +37,14 @@ def test_out_of_vocabulary_ids_raise():
     with pytest.raises(Exception, match="vocabulary"):  # under jit: Equinox runtime error, not a silent clamp
         eqx.filter_jit(lambda m, t: m(t))(MODEL, jnp.asarray([0, 1, 7]))
     with pytest.raises(ValueError, match=r"x: expected token ids in \[0, 4\)"):
-        noise_stability(lambda t: t.astype(float), jnp.asarray([[0, 1], [2, 4]]), rho=0.5, key=KEY,
-                        domain="tokens", vocab_size=4)
+        noise_stability(
+            lambda t: t.astype(float),
+            jnp.asarray([[0, 1], [2, 4]]),
+            rho=0.5,
+            key=KEY,
+            domain="tokens",
+            vocab_size=4,
+        )
     with pytest.raises(ValueError, match="tokens"):
         resample_tokens(jnp.asarray([0, 3]), KEY, rho=0.5, vocab_size=3)
 
@@ -113,8 +117,9 @@ def test_lists_numpy_and_chunks_give_the_same_numbers():
     ref = noise_stability(f, jnp.asarray(x), rho=0.6, key=KEY, n_samples=3)
     for xs, chunk in ((x.tolist(), None), (x, 8)):  # 37 = 4 chunks of 8 + a remainder of 5
         est = noise_stability(f, xs, rho=0.6, key=KEY, n_samples=3, chunk_size=chunk)
-        np.testing.assert_allclose([est.value, est.stderr, est.second_moment],
-                                   [ref.value, ref.stderr, ref.second_moment], rtol=1e-6)
+        np.testing.assert_allclose(
+            [est.value, est.stderr, est.second_moment], [ref.value, ref.stderr, ref.second_moment], rtol=1e-6
+        )
     toks = np.random.default_rng(1).integers(0, 4, (21, 5))
     g = lambda t: jax.nn.one_hot(t[1], 4)
     ref = noise_stability(g, toks, rho=0.2, key=KEY, domain="tokens", vocab_size=4)
@@ -146,17 +151,6 @@ def test_wikitext_loader_on_a_shipped_slice(tmp_path):
     assert len(load_wikitext2(tmp_path, max_train_chars=20)["train"]) == 20
 
 
-_SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "wikitext-2"
-
-
-@pytest.mark.skipif(not (_SHARED / "valid.txt").is_file(), reason=f"WikiText-2 not present at {_SHARED}")
-def test_wikitext_loader_on_the_shared_copy():
-    ds = load_wikitext2(_SHARED, max_train_chars=200_000, max_eval_chars=200_000)
-    text = (_SHARED / "valid.txt").read_text(encoding="utf-8")[:200_000]
-    assert "".join(ds["vocab"][i] for i in ds["train"][:2000]) == text[:2000]
-    assert ds["eval"].shape == (200_000,) and ds["eval"].max() < ds["vocab_size"]
-
-
 def test_reprobe_silent_results_now_raise():
     """Issue 20 re-probe: each gave a plausible number (a rho = 2 'copy', a token id 7 kept in a 3-word vocabulary,
     the arc-cosine map at c = 1.5, a second moment of a negative variance, NaN cross-entropy) without an error."""
@@ -172,13 +166,15 @@ def test_reprobe_silent_results_now_raise():
         relu_correlation_map(1.5)
     with pytest.raises(ValueError, match="c: expected correlations"):
         relu_correlation_map(np.nan)
-    np.testing.assert_allclose(float(relu_correlation_map(0.0)), 1 / np.pi, rtol=1e-6)   # (sqrt(1) + 0) / pi
+    np.testing.assert_allclose(float(relu_correlation_map(0.0)), 1 / np.pi, rtol=1e-6)  # (sqrt(1) + 0) / pi
     with pytest.raises(ValueError, match="q1: expected variances >= 0"):
         relu_second_moment(-1.0, 1.0, 0.5)
     with pytest.raises(ValueError, match=r"c: expected a covariance with \|c\| <= sqrt\(q1 q2\)"):
         relu_second_moment(1.0, 1.0, 2.0)
     with pytest.raises(ValueError, match=r"labels: expected token ids in \[0, 3\)"):
-        cross_entropy(jnp.zeros((2, 3)), jnp.array([0, 5]))                             # was NaN
+        cross_entropy(jnp.zeros((2, 3)), jnp.array([0, 5]))  # was NaN
     with pytest.raises((ValueError, TypeError), match="labels"):  # TypeError: the suite's jaxtyping hook
         cross_entropy(jnp.zeros((2, 3)), jnp.array([0, 1, 1]))
-    np.testing.assert_allclose(float(cross_entropy(jnp.zeros((2, 3)), jnp.array([0, 2]))), np.log(3), rtol=1e-6)
+    np.testing.assert_allclose(
+        float(cross_entropy(jnp.zeros((2, 3)), jnp.array([0, 2]))), np.log(3), rtol=1e-6
+    )

@@ -84,14 +84,18 @@ def test_agreement_regularizer_hand_computed():
     model = _TwoToken(jnp.asarray([[2.0, 0.0], [0.0, 1.0]]))
     tokens, labels = jnp.asarray([[0], [1]]), jnp.asarray([0, 1])
     # rho = 1: Y = X, so R = -mean_x sum_i p_x,i^2 exactly
-    loss, aux = regularized_loss(model, tokens, labels, jax.random.key(0), gamma=0.5, rho=1.0, vocab_size=2, positions=-1)
+    loss, aux = regularized_loss(
+        model, tokens, labels, jax.random.key(0), gamma=0.5, rho=1.0, vocab_size=2, positions=-1
+    )
     assert float(aux["penalty"]) == pytest.approx(-0.5 * (same[0] + same[1]), abs=1e-6)
     assert float(loss) == pytest.approx(ce - 0.25 * (same[0] + same[1]), abs=1e-6)
     # rho = 0.5: Y = X with prob 3/4 + 1/8 = 7/8; E[R] = -mean_x (7/8 same_x + 1/8 cross), averaged over keys
     keep = 0.75 + 0.25 / 2
     expected = -0.5 * (keep * (same[0] + same[1]) + (1 - keep) * 2 * cross)
     pen = jax.vmap(
-        lambda k: regularized_loss(model, tokens, labels, k, gamma=1.0, rho=0.5, vocab_size=2, positions=-1)[1]["penalty"]
+        lambda k: regularized_loss(model, tokens, labels, k, gamma=1.0, rho=0.5, vocab_size=2, positions=-1)[
+            1
+        ]["penalty"]
     )(jax.random.split(jax.random.key(1), 40_000))
     se = float(jnp.std(pen)) / math.sqrt(pen.size)
     assert abs(float(jnp.mean(pen)) - expected) < 4 * se + 1e-6
@@ -100,7 +104,9 @@ def test_agreement_regularizer_hand_computed():
 def test_regularizer_gradient_matches_finite_differences():
     with jax.enable_x64(True):
         model = _tiny(jax.random.key(0))
-        model = jax.tree_util.tree_map(lambda a: a.astype(jnp.float64) if eqx.is_inexact_array(a) else a, model)
+        model = jax.tree_util.tree_map(
+            lambda a: a.astype(jnp.float64) if eqx.is_inexact_array(a) else a, model
+        )
         key = jax.random.key(3)
         params, static = eqx.partition(model, eqx.is_inexact_array)
 
@@ -136,7 +142,10 @@ def _baseline_loss(model, batch, key):
 def test_gamma_zero_is_bitwise_baseline_and_last_only_exact():
     model = _tiny(jax.random.key(1))
     np.testing.assert_allclose(
-        jax.vmap(lambda t: model(t, last_only=True))(TOKENS), jax.vmap(model)(TOKENS)[:, -1], rtol=1e-5, atol=1e-6
+        jax.vmap(lambda t: model(t, last_only=True))(TOKENS),
+        jax.vmap(model)(TOKENS)[:, -1],
+        rtol=1e-5,
+        atol=1e-6,
     )
     opt = optax.adamw(1e-2, b1=0.9, b2=0.98, weight_decay=1.0)
     data = full_batch((TOKENS, LABELS))

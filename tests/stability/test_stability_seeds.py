@@ -46,8 +46,10 @@ def test_compare_speed_and_split_by_hand():
     curves = median_curves(RUNS, ("acc",))
     assert curves["fast"] == {"step": [10, 20, 30], "acc": [0.1, 0.9, 0.9]}
     # one stacked run of 6 members split into two "methods" of 3 seeds gives the same statistics
-    stacked = [{"step": a["step"], "acc": a["acc"] + b["acc"], "loss": 1.0}
-               for a, b in zip(RUNS["baseline"]["history"], RUNS["fast"]["history"])]
+    stacked = [
+        {"step": a["step"], "acc": a["acc"] + b["acc"], "loss": 1.0}
+        for a, b in zip(RUNS["baseline"]["history"], RUNS["fast"]["history"])
+    ]
     split = split_members(stacked, {"baseline": range(3), "fast": range(3, 6)})
     assert split["fast"]["history"][1] == {"step": 20, "acc": [0.9, 0.95, 0.1], "loss": 1.0}
     assert compare_speed(split, "acc", 0.9, 40) == stats
@@ -86,9 +88,16 @@ def _data():
 
 def _single(model, spec, loss_fn, data, s, key):
     """Seed ``s`` trained alone with jaxkit.train.fit: its own slice of the batches, key split(key, 2)[s]."""
-    return fit(model, method_optimizer(spec, lr=1e-2, weight_decay=1.0), loss_fn,
-               lambda step: tuple(a[s] for a in data(step)), n_steps=3, key=jax.random.split(key, 2)[s],
-               has_aux=True, progress=False)
+    return fit(
+        model,
+        method_optimizer(spec, lr=1e-2, weight_decay=1.0),
+        loss_fn,
+        lambda step: tuple(a[s] for a in data(step)),
+        n_steps=3,
+        key=jax.random.split(key, 2)[s],
+        has_aux=True,
+        progress=False,
+    )
 
 
 def _assert_member_equals(stack, s, single):
@@ -103,8 +112,19 @@ def test_stacked_seeds_equal_independent_runs_resume_and_eval(tmp_path):
     x, y = _data()
     key, keys = jax.random.key(3), jax.random.split(jax.random.key(4), 2)
     spec = MethodSpec("reg", gamma=0.5, rho=0.25, grokfast=(0.9, 1.0))
-    kw = dict(n_seeds=2, n_steps=3, lr=1e-2, weight_decay=1.0, vocab_size=P, noise_mask=MASK, positions=-1, key=key,
-              eval_fn=stacked_eval(x, y, positions=-1, train=(x, y)), eval_every=1, return_model=True)
+    kw = dict(
+        n_seeds=2,
+        n_steps=3,
+        lr=1e-2,
+        weight_decay=1.0,
+        vocab_size=P,
+        noise_mask=MASK,
+        positions=-1,
+        key=key,
+        eval_fn=stacked_eval(x, y, positions=-1, train=(x, y)),
+        eval_every=1,
+        return_model=True,
+    )
     data = stacked_batches(x, y, 4, 0)
     res = train_method(init_stack(_make, keys), spec, data, **kw)
     loss_fn = make_loss_fn(gamma=0.5, rho=0.25, vocab_size=P, noise_mask=MASK, positions=-1)
@@ -112,10 +132,12 @@ def test_stacked_seeds_equal_independent_runs_resume_and_eval(tmp_path):
     _assert_member_equals(res["model"], 1, single)
     assert res["cpu_time_s"] > 0 and [r["step"] for r in res["history"]] == [1, 2, 3]
     for name in ("task", "penalty"):
-        np.testing.assert_allclose([r[name][1] for r in res["history"]], [r[name] for r in single.history],
-                                   rtol=1e-5)
-    np.testing.assert_allclose([r["member_loss"][1] for r in res["history"]], [r["loss"] for r in single.history],
-                               rtol=1e-5)
+        np.testing.assert_allclose(
+            [r[name][1] for r in res["history"]], [r[name] for r in single.history], rtol=1e-5
+        )
+    np.testing.assert_allclose(
+        [r["member_loss"][1] for r in res["history"]], [r["loss"] for r in single.history], rtol=1e-5
+    )
     # the evaluation of each member against its own predictions
     for s_ in range(2):
         m = ensemble_member(res["model"], s_)
@@ -141,11 +163,24 @@ def test_sweep_members_equal_independent_runs():
     key, keys = jax.random.key(5), jax.random.split(jax.random.key(6), 2)
     gam, rho = np.float32([0.5, 0.0]), np.float32([0.25, -0.5])
     data = stacked_batches(x, y, None, 0, extra=(jnp.asarray(gam), jnp.asarray(rho)))
-    res = train_method(init_stack(_make, keys), MethodSpec("sweep"), data, n_seeds=2, n_steps=3, lr=1e-2,
-                       weight_decay=1.0, vocab_size=P, noise_mask=MASK, positions=-1, per_member=True, key=key,
-                       return_model=True)
+    res = train_method(
+        init_stack(_make, keys),
+        MethodSpec("sweep"),
+        data,
+        n_seeds=2,
+        n_steps=3,
+        lr=1e-2,
+        weight_decay=1.0,
+        vocab_size=P,
+        noise_mask=MASK,
+        positions=-1,
+        per_member=True,
+        key=key,
+        return_model=True,
+    )
     for s_ in range(2):
-        loss_fn = make_loss_fn(gamma=float(gam[s_]), rho=float(rho[s_]), vocab_size=P, noise_mask=MASK,
-                               positions=-1)
+        loss_fn = make_loss_fn(
+            gamma=float(gam[s_]), rho=float(rho[s_]), vocab_size=P, noise_mask=MASK, positions=-1
+        )
         single = _single(_make(keys[s_]), MethodSpec("sweep"), loss_fn, lambda step: data(step)[:2], s_, key)
         _assert_member_equals(res["model"], s_, single)

@@ -45,7 +45,9 @@ def test_round_trip_preserves_values_dtypes_and_keys(tmp_path):
     np.testing.assert_array_equal(
         np.asarray(jax.random.key_data(loaded["key"])), np.asarray(jax.random.key_data(tree["key"]))
     )
-    np.testing.assert_array_equal(jax.random.normal(loaded["key"], (4,)), jax.random.normal(tree["key"], (4,)))
+    np.testing.assert_array_equal(
+        jax.random.normal(loaded["key"], (4,)), jax.random.normal(tree["key"], (4,))
+    )
 
 
 def test_relative_paths_work_like_absolute_ones(tmp_path, monkeypatch):
@@ -142,7 +144,9 @@ def test_renamed_checkpoint_counts_as_damaged(tmp_path):
     mgr.save(10, _tree())
     mgr.save(20, _tree())
     mgr.path(20).rename(mgr.path(30))
-    with pytest.warns(CheckpointWarning, match="records step 20.*resuming from the older checkpoint .*ckpt_000000010"):
+    with pytest.warns(
+        CheckpointWarning, match="records step 20.*resuming from the older checkpoint .*ckpt_000000010"
+    ):
         _, meta = mgr.restore(_tree())
     assert meta["step"] == 10
 
@@ -169,8 +173,8 @@ def test_damaged_newest_falls_back_to_newest_valid_with_warning(tmp_path, damage
     assert meta["step"] == 15
     assert any(p20.name in str(w.message) for w in rec)
     np.testing.assert_array_equal(restored["params"]["w"], tree["params"]["w"])
-    assert mgr.steps() == [10, 15, 20]          # nothing deleted behind the user's back
-    for s in (15, 10):                            # all damaged -> one clear error listing them
+    assert mgr.steps() == [10, 15, 20]  # nothing deleted behind the user's back
+    for s in (15, 10):  # all damaged -> one clear error listing them
         victim = max(_files(mgr.path(s)), key=lambda f: f.stat().st_size)
         victim.write_bytes(b"")
     with pytest.raises(CheckpointError, match="no valid checkpoint"):
@@ -207,7 +211,7 @@ def test_missing_legacy_and_foreign_checkpoints_fail_clearly(tmp_path):
 
 def test_manager_prunes_only_after_writing_and_ignores_partial_writes(tmp_path):
     mgr = CheckpointManager(tmp_path, keep=2)
-    (tmp_path / ".ckpt_000000005.partial").mkdir()       # left by a process killed mid-write
+    (tmp_path / ".ckpt_000000005.partial").mkdir()  # left by a process killed mid-write
     (tmp_path / ".ckpt_000000005.partial" / "junk").write_bytes(b"x")
     for s in (1, 2, 3, 4):
         mgr.save(s, {"x": jnp.full(2, float(s)), "empty": jnp.zeros((0, 3))})
@@ -269,8 +273,12 @@ def test_sigkill_then_resume_is_bit_identical(tmp_path, subprocess_env, python):
     script.write_text(TRAIN_SCRIPT)
     # uninterrupted reference run
     ref_out = tmp_path / "ref.json"
-    subprocess.run([python, str(script), str(tmp_path / "ref_ckpt"), str(ref_out), "0"], check=True,
-                   env=subprocess_env, timeout=300)
+    subprocess.run(
+        [python, str(script), str(tmp_path / "ref_ckpt"), str(ref_out), "0"],
+        check=True,
+        env=subprocess_env,
+        timeout=300,
+    )
     # interrupted run: SIGKILL once a mid-run checkpoint exists
     ck = tmp_path / "ckpt"
     out = tmp_path / "run.json"
@@ -295,5 +303,5 @@ def test_sigkill_then_resume_is_bit_identical(tmp_path, subprocess_env, python):
     ref, got = json.loads(ref_out.read_text()), json.loads(out.read_text())
     assert got["resumed_from"] is not None and got["resumed_from"] >= 20
     assert ref["resumed_from"] is None
-    assert got["history"] == ref["history"]          # exact float equality of every logged metric
-    assert got["leaves"] == ref["leaves"]            # bit-identical final parameters
+    assert got["history"] == ref["history"]  # exact float equality of every logged metric
+    assert got["leaves"] == ref["leaves"]  # bit-identical final parameters

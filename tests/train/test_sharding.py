@@ -73,7 +73,9 @@ STEP_SCRIPT = textwrap.dedent(
 def test_eight_device_step_matches_single_device(tmp_path, subprocess_env, python):
     script = tmp_path / "dp.py"
     script.write_text(STEP_SCRIPT)
-    env = dict(subprocess_env, XLA_FLAGS=subprocess_env["XLA_FLAGS"] + " --xla_force_host_platform_device_count=8")
+    env = dict(
+        subprocess_env, XLA_FLAGS=subprocess_env["XLA_FLAGS"] + " --xla_force_host_platform_device_count=8"
+    )
     out = tmp_path / "out.json"
     subprocess.run([python, str(script), str(out)], check=True, env=env, timeout=300)
     res = json.loads(out.read_text())
@@ -144,10 +146,14 @@ def test_two_process_step_matches_single_process(tmp_path, subprocess_env, pytho
 
     (tmp_path / "mp.py").write_text(MP_SCRIPT)
     (tmp_path / "ref.py").write_text(REF_SCRIPT)
-    env = dict(subprocess_env, XLA_FLAGS=subprocess_env["XLA_FLAGS"] + " --xla_force_host_platform_device_count=2")
+    env = dict(
+        subprocess_env, XLA_FLAGS=subprocess_env["XLA_FLAGS"] + " --xla_force_host_platform_device_count=2"
+    )
     port = _free_port()
     procs = [
-        subprocess.Popen([python, str(tmp_path / "mp.py"), str(i), str(port), str(tmp_path / f"p{i}.json")], env=env)
+        subprocess.Popen(
+            [python, str(tmp_path / "mp.py"), str(i), str(port), str(tmp_path / f"p{i}.json")], env=env
+        )
         for i in range(2)
     ]
     try:
@@ -157,8 +163,12 @@ def test_two_process_step_matches_single_process(tmp_path, subprocess_env, pytho
             if p.poll() is None:
                 p.kill()
     assert codes == [0, 0], codes
-    subprocess.run([python, str(tmp_path / "ref.py"), str(tmp_path / "ref.json")], check=True,
-                   env=subprocess_env, timeout=240)
+    subprocess.run(
+        [python, str(tmp_path / "ref.py"), str(tmp_path / "ref.json")],
+        check=True,
+        env=subprocess_env,
+        timeout=240,
+    )
     ref = json.loads((tmp_path / "ref.json").read_text())
     for i in range(2):
         got = json.loads((tmp_path / f"p{i}.json").read_text())

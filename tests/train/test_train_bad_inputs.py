@@ -23,12 +23,25 @@ from jaxkit.train import (
 KEY = jax.random.key(0)
 
 CASES = [
-    ("loader NaN", lambda: ArrayLoader({"x": np.array([[1.0], [np.nan]])}, 1, key=KEY), ValueError,
-     r"arrays\['x'\]: expected finite"),
-    ("loader inf", lambda: ArrayLoader((np.ones(3), np.array([0, np.inf, 0])), 1, key=KEY), ValueError,
-     r"arrays\[1\]: expected finite"),
+    (
+        "loader NaN",
+        lambda: ArrayLoader({"x": np.array([[1.0], [np.nan]])}, 1, key=KEY),
+        ValueError,
+        r"arrays\['x'\]: expected finite",
+    ),
+    (
+        "loader inf",
+        lambda: ArrayLoader((np.ones(3), np.array([0, np.inf, 0])), 1, key=KEY),
+        ValueError,
+        r"arrays\[1\]: expected finite",
+    ),
     ("loader strings", lambda: ArrayLoader({"x": np.array(["a", "b"])}, 1, key=KEY), TypeError, "numeric"),
-    ("loader empty", lambda: ArrayLoader({"x": np.zeros((0, 2))}, 1, key=KEY), ValueError, "batch_size|sample"),
+    (
+        "loader empty",
+        lambda: ArrayLoader({"x": np.zeros((0, 2))}, 1, key=KEY),
+        ValueError,
+        "batch_size|sample",
+    ),
     ("loader key", lambda: ArrayLoader({"x": np.ones(4)}, 2, key=0), TypeError, "key"),
     ("loader step<0", lambda: ArrayLoader({"x": np.ones(4)}, 2, key=KEY)(-1), ValueError, "step"),
     ("loader step float", lambda: ArrayLoader({"x": np.ones(4)}, 2, key=KEY)(1.5), TypeError, "step"),
@@ -36,16 +49,34 @@ CASES = [
     ("full_batch empty", lambda: full_batch({}), ValueError, "empty"),
     ("ema decay nan", lambda: track_ema(float("nan")), ValueError, "decay"),
     ("ema decay 1", lambda: track_ema(1.0), ValueError, "decay"),
-    ("read_ema decay", lambda: read_ema(optax.chain(track_ema(0.9)).init({"w": jnp.ones(2)}), 2.0),
-     ValueError, "decay"),
+    (
+        "read_ema decay",
+        lambda: read_ema(optax.chain(track_ema(0.9)).init({"w": jnp.ones(2)}), 2.0),
+        ValueError,
+        "decay",
+    ),
     ("mesh n float", lambda: data_mesh(1.5), TypeError, "n_devices"),
     ("mesh n 0", lambda: data_mesh(0), ValueError, "n_devices"),
     ("replicate no mesh", lambda: replicate({"w": jnp.ones(2)}, "cpu"), TypeError, "mesh"),
-    ("shard axis", lambda: shard_batch({"x": np.ones((2, 1))}, data_mesh(1), axis="model"), ValueError, "axis"),
+    (
+        "shard axis",
+        lambda: shard_batch({"x": np.ones((2, 1))}, data_mesh(1), axis="model"),
+        ValueError,
+        "axis",
+    ),
     ("shard scalar", lambda: shard_batch({"x": np.array(1.0)}, data_mesh(1)), ValueError, "scalar"),
-    ("checkpoint str leaf", lambda: save_checkpoint("/nonexistent/never", {"a": np.array(["s"])}), TypeError,
-     r"leaf \['a'\] has dtype"),
-    ("checked bytes str", lambda: write_checked_bytes("/nonexistent/never", "text", kind="x"), TypeError, "bytes"),
+    (
+        "checkpoint str leaf",
+        lambda: save_checkpoint("/nonexistent/never", {"a": np.array(["s"])}),
+        TypeError,
+        r"leaf \['a'\] has dtype",
+    ),
+    (
+        "checked bytes str",
+        lambda: write_checked_bytes("/nonexistent/never", "text", kind="x"),
+        TypeError,
+        "bytes",
+    ),
     ("manager keep bool", lambda: CheckpointManager("/tmp", keep=True), ValueError, "keep"),
 ]
 
@@ -62,7 +93,9 @@ def test_loader_accepts_numpy_and_jax_alike():
     batches = [ArrayLoader({"x": a}, 2, key=KEY)(3)["x"] for a in (x, x.astype(np.float32), jnp.asarray(x))]
     for b in batches[1:]:
         np.testing.assert_array_equal(b, batches[0])
-    assert ArrayLoader({"x": np.arange(4)}, 2, key=KEY)(0)["x"].dtype.kind == "i"   # integer data stays integer
+    assert (
+        ArrayLoader({"x": np.arange(4)}, 2, key=KEY)(0)["x"].dtype.kind == "i"
+    )  # integer data stays integer
 
 
 def test_checkpoint_into_a_structure_with_other_names_fails(tmp_path):
@@ -74,7 +107,9 @@ def test_checkpoint_into_a_structure_with_other_names_fails(tmp_path):
     tree, meta = load_checkpoint(p, {"a": jnp.ones(3), "b": jnp.ones(3)})
     np.testing.assert_array_equal(np.asarray(tree["a"]), [0.0, 1.0, 2.0])
     assert meta == {"step": 1}
-    with pytest.raises(CheckpointError, match=r"like: leaf 0 is \"\['a'\]\" in the checkpoint but \"\['v'\]\""):
+    with pytest.raises(
+        CheckpointError, match=r"like: leaf 0 is \"\['a'\]\" in the checkpoint but \"\['v'\]\""
+    ):
         load_checkpoint(p, {"v": jnp.ones(3), "w": jnp.ones(3)})
     with pytest.raises(TypeError, match="metadata"):  # (under the suite's beartype hook, its message)
         save_checkpoint(tmp_path / "d", {"a": jnp.ones(2)}, [1, 2])

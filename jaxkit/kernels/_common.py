@@ -2,7 +2,7 @@
 real/imaginary planes.
 
 Pallas has no complex dtype, so complex arrays travel as a tuple of planes ``(real, imag)``; real arrays travel as a
-1-tuple ``(x,)``. Helpers here import nothing from ``jaxkit``.
+1-tuple ``(x,)``. Helpers here import nothing from the rest of ``jaxkit``.
 """
 
 from __future__ import annotations

@@ -239,7 +239,9 @@ def _check_shapes(xs: tuple[int, ...], ws: tuple[int, ...], xname: str = "x", wn
     if ws[2:] != xs[2:]:
         raise ValueError(f"{_FN}: mode axes differ: {xname} has {xs[2:]}, {wname} has {ws[2:]}")
     if 0 in xs or 0 in ws:
-        raise ValueError(f"{_FN}: empty axes are not supported, received {xname}.shape={xs}, {wname}.shape={ws}")
+        raise ValueError(
+            f"{_FN}: empty axes are not supported, received {xname}.shape={xs}, {wname}.shape={ws}"
+        )
 
 
 def _check_blocks(block_b, block_o, block_k, interpret: bool) -> _Cfg:

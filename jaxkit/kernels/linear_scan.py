@@ -97,7 +97,9 @@ def _reference_3d(a, b, h0, *, reverse: bool, method: str) -> jax.Array:
         init = jnp.zeros((b.shape[0], b.shape[2]), b.dtype)
         _, h = jax.lax.scan(step, init, (jnp.swapaxes(a, 0, 1), jnp.swapaxes(b, 0, 1)), reverse=reverse)
         return jnp.swapaxes(h, 0, 1)
-    raise ValueError(f"linear_scan_reference: method must be 'associative' or 'sequential', received {method!r}")
+    raise ValueError(
+        f"linear_scan_reference: method must be 'associative' or 'sequential', received {method!r}"
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------------
