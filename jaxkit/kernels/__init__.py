@@ -8,3 +8,8 @@ and a ``jax.custom_vjp`` whose backward pass is itself a kernel. It imports noth
 Import from the modules (``from jaxkit.kernels.spectral_mix import spectral_mix``): the package does not re-export the
 functions, so ``jaxkit.kernels.spectral_mix`` stays the module.
 """
+
+from . import linear_scan as linear_scan
+from . import spectral_mix as spectral_mix
+
+__all__ = ["linear_scan", "spectral_mix"]

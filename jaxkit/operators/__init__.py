@@ -1,5 +1,7 @@
 """Neural operators: Riesz transforms and spectral tools, FNO, RNO and LNO layers/models, Flax front-ends, training."""
 
+from typing import TYPE_CHECKING
+
 from ._layers import (
     InstanceNorm,
     Pointwise,
@@ -83,6 +85,9 @@ __all__ = [
     "wavenumber_grid",
     "wavenumbers",
 ]
+
+if TYPE_CHECKING:  # static readers (griffe for the API pages, type checkers) see the lazy names below
+    from ._flax import FlaxFNO, FlaxNeuralOperator, FlaxRNO, from_flax, to_flax
 
 # The Flax NNX front-ends need the optional ``flax`` (``pip install jaxkit[nnx]``): imported on first use, so
 # ``import jaxkit.operators`` works without it.
