@@ -99,8 +99,22 @@ class DatasetSpec:
         return arr[tuple(idx)]
 
 
+class DatasetTable(dict):
+    """The PDE benchmark datasets :func:`make_dataset` can generate: ``{name: description}``.
+
+    Keys are the names accepted by :func:`make_dataset`, :func:`allowed_resolutions` and :func:`dataset_spec`
+    (Burgers, Darcy, Navier–Stokes and the Laplace-neural-operator problems); each value is a one-line
+    description: the equation, its fine grid and the resolutions it subsamples to. The full recipe of a name is
+    ``dataset_spec(name)``; :func:`register_dataset` adds an entry. Read it like a dict
+    (``list(DATASETS)``, ``DATASETS["burgers"]``).
+    """
+
+
+DatasetTable.__module__ = "jaxkit.pde"  # help() names the public package
+
+
 SPECS: dict[str, DatasetSpec] = {}
-DATASETS: dict[str, str] = {}
+DATASETS: DatasetTable = DatasetTable()
 
 
 def register_dataset(spec: DatasetSpec) -> DatasetSpec:
