@@ -165,6 +165,11 @@ def evaluate(
     b = y.shape[0]
     diff = np.linalg.norm((pred - y).reshape(b, -1), axis=1)
     norm = np.linalg.norm(y.reshape(b, -1), axis=1)
+    if np.any(norm == 0):
+        raise ValueError(
+            f"y: expected targets with a nonzero norm (the relative L2 error divides by it), received "
+            f"{int(np.sum(norm == 0))} all-zero sample(s), e.g. index {int(np.flatnonzero(norm == 0)[0])}"
+        )
     return {"rel_l2": float(np.mean(diff / norm)), "mse": float(np.mean((pred - y) ** 2))}
 
 

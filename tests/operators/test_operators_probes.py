@@ -69,3 +69,17 @@ def test_integer_key_is_named_as_users_see_it(python, subprocess_env):
         [python, "-c", KEY_PROBE], env=subprocess_env, capture_output=True, text=True, timeout=300
     )
     assert out.returncode == 0 and "ok 8" in out.stdout, out.stderr[-2000:]
+
+
+def test_evaluate_refuses_all_zero_targets():
+    """A relative error of an all-zero target is undefined: an error naming y, not ``rel_l2 = inf``."""
+    from jaxkit.operators import GaussianNormalizer, TrainedOperator
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(3, 1, 16)).astype(np.float32)
+    op = TrainedOperator(MODELS["fno"](), GaussianNormalizer.fit(x), GaussianNormalizer.fit(x))
+    y = rng.normal(size=(3, 1, 16)).astype(np.float32)
+    assert np.isfinite(op.evaluate(x, y)["rel_l2"])
+    y[1] = 0.0
+    with pytest.raises(ValueError, match="y: expected targets with a nonzero norm.*index 1"):
+        op.evaluate(x, y)
