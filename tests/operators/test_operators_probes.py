@@ -27,7 +27,7 @@ def test_nan_input_raises_eagerly_and_under_jit_and_vmap(kind):
     with pytest.raises(Exception, match="x: expected finite values"):
         jax.block_until_ready(eqx.filter_jit(model)(jnp.asarray(bad)))
     with pytest.raises(Exception, match="x: expected finite values"):
-        jax.block_until_ready(eqx.filter_jit(jax.vmap(model))(jnp.stack([x, bad])))
+        jax.block_until_ready(eqx.filter_jit(eqx.filter_vmap(model))(jnp.stack([x, bad])))
     good = np.asarray(eqx.filter_jit(model)(jnp.asarray(x)))
     np.testing.assert_allclose(good, np.asarray(model(x)), rtol=1e-5, atol=1e-7)  # clean input: unchanged
     off = eqx.filter_jit(lambda v: model(v, check_finite=False))(jnp.asarray(bad))  # documented opt-out
