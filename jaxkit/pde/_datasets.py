@@ -1054,6 +1054,8 @@ register_dataset(
 
 __all__ = [
     "DATASETS",
+    "MAX_BYTES",
+    "MAX_FINE_RESOLUTION",
     "SPECS",
     "DatasetSpec",
     "PDEDataset",
