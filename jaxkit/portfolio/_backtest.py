@@ -130,7 +130,10 @@ def run_backtest(
     cost: float = 0.0,
     dates: Any = None,
 ) -> BacktestResult:
-    """Simulate given decisions: ``target_weights[j]`` is set at the close of day ``rebalance_index[j]``."""
+    """Simulate given decisions: ``target_weights[j]`` is set at the close of day ``rebalance_index[j]``.
+
+    ``prices`` (time, assets) on the backtest grid (daily closes); ``cost`` a fraction of traded value (0.001 =
+    10 bp) per rebalance; the returned ``returns`` are per-period (daily) simple returns, not annualised."""
     check_prices(prices, dates)
     p = np.asarray(prices, dtype=np.float64)
     idx = np.asarray(rebalance_index, dtype=int)
