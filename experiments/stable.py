@@ -184,7 +184,7 @@ def _tables(per_date, seeds, baselines):
     return table, best, paired
 
 
-def _allocation(data, cfg, dec_test, forecasts, post, seeds):
+def _allocation(data, cfg, dec_test, forecasts, post, seeds, test_sel):
     """Daily backtest over the test period; STABLE from each seed's post-processed paths."""
     import pandas as pd
 
@@ -200,7 +200,7 @@ def _allocation(data, cfg, dec_test, forecasts, post, seeds):
     guard = {}
     for s in seeds:
         name = f"diffusion s{s}"
-        w = strategy_weights(win, post[name](forecasts[name]), **kw)
+        w = strategy_weights(win, post[name](forecasts[name][test_sel]), **kw)
         for strat in ("STABLE (published)", "STABLE (long-only)", "MVO (diffusion mean)"):
             weights[f"{strat} s{s}"] = w[strat]
         guard[str(s)] = float(np.mean(w["STABLE (published) guard used"]))
@@ -252,7 +252,7 @@ def run(ctx) -> dict:
     forecasts = {f"diffusion s{s}": models[s]["paths"] for s in seeds} | base["paths"]
     post, per_date, fitted = _evaluate(forecasts, truth, positions, sel, cfg)
     table, best, paired = _tables(per_date, seeds, list(base["paths"]))
-    series, days, guard = _allocation(data, cfg, dec["test"], forecasts, post, seeds)
+    series, days, guard = _allocation(data, cfg, dec["test"], forecasts, post, seeds, sel["test"])
     sharpe = _sharpe(series, seeds, cfg)
     span = lambda p: [str(dates[dec[p][0]].date()), str(dates[dec[p][-1]].date())]  # noqa: E731
     metrics = {
