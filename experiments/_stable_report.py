@@ -140,7 +140,9 @@ def ablation_rows(m):
     for r in m["rows"]:
         groups.setdefault((r["variant"], r["sampler"]), []).append(r)
     metrics = [
-        k for k in m["rows"][0] if k.split("_mean0")[0] in ("crps", "crps_sum", "energy", "coverage90", "mse")
+        k
+        for k in m["rows"][0]
+        if k.split("_mean0")[0] in ("crps", "crps_sum", "energy", "coverage90", "cov90", "mse")
     ]
     for (name, s), rs in groups.items():
         v, T = variants[name], variants[name]["diffusion_steps"]
@@ -159,19 +161,21 @@ def ablation_rows(m):
 def _ablation_table(m):
     lines = ["| forecaster | CRPS | CRPS-sum | energy ×1e-2 | cov90 | MSE ×1e-4 | CRPS, mean 0 | CRPS-sum, mean 0 | "
              "train CPU s |", "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
-    for r in ablation_rows(m):
-        lines.append(f"| {r['label']} | {_f(r['crps'])} | {_f(r['crps_sum'])} | {_f(r['energy'] * 1e2)} | "
-                     f"{_f(r['coverage90'], '.3f')} | {_f(r['mse'] * 1e4, '.3f')} | {_f(r['crps_mean0'])} | "
-                     f"{_f(r['crps_sum_mean0'])} | {_f(r.get('train_cpu_s'), '.0f')} |")  # fmt: skip
+    for r in ablation_rows(m):  # runs before the energy score was added have no energy column (–)
+        energy = r["energy"] * 1e2 if "energy" in r else None
+        cov = r.get("coverage90", r.get("cov90"))
+        lines.append(f"| {r['label']} | {_f(r['crps'])} | {_f(r['crps_sum'])} | {_f(energy)} | {_f(cov, '.3f')} | "
+                     f"{_f(r['mse'] * 1e4, '.3f')} | {_f(r['crps_mean0'])} | {_f(r['crps_sum_mean0'])} | "
+                     f"{_f(r.get('train_cpu_s'), '.0f')} |")  # fmt: skip
     return "\n".join(lines)
 
 
-def ablation_summary(preset, cfg, m):
-    """summary.md of the ``stable_ablation`` experiment."""
+def ablation_summary(preset, cfg, m, finished=None):
+    """summary.md of the ``stable_ablation`` experiment (``finished``: the run's date, default today)."""
     s = m["setup"]
     fits = {(r["variant"], r["seed"]): r for r in m["rows"]}.values()
     return fill(
-        "stable_ablation.md", preset=preset, finished=time.strftime("%Y-%m-%d"), s=s, wall_min=m["wall_s"] / 60,
+        "stable_ablation.md", preset=preset, finished=finished or time.strftime("%Y-%m-%d"), s=s, wall_min=m["wall_s"] / 60,
         cpu_min=m["cpu_s"] / 60, fit_cpu_min=sum(r["train_cpu_s"] for r in fits) / 60,
         baseline_cpu_min=m["baseline_cost"]["cpu_s"] / 60, zero_mse=m["zero_forecast_mse"] * 1e4,
         table=_ablation_table(m), mc_crps=m["mc_noise_sd"]["crps"], mc_crps_sum=m["mc_noise_sd"]["crps_sum"],

@@ -9,8 +9,8 @@ the decision dates whose whole target ends before the choice period (purged) and
 use the trailing ``lookback`` days of each decision. Every forecaster gets the same post-processing
 (:func:`jaxkit.forecast.fit_postprocess`: recentring to mean 0 and per-asset spread calibration, fitted on the choice
 period only); tables show raw and post-processed rows. Paired per-date differences against the best post-processed
-baseline get percentile bootstrap intervals. Allocation: STABLE (published and long-only) from each seed's
-post-processed paths vs 1/N, MVO, min-variance and classic BL, rebalanced at every test decision with 10 bp costs;
+baseline get percentile bootstrap intervals. Allocation: STABLE (published and long-only) from each seed's paths
+vs 1/N, MVO, min-variance and classic BL, rebalanced at every test decision with 10 bp costs;
 the daily return series are stored so every Sharpe interval can be recomputed.
 """
 
@@ -184,8 +184,9 @@ def _tables(per_date, seeds, baselines):
     return table, best, paired
 
 
-def _allocation(data, cfg, dec_test, forecasts, post, seeds, test_sel):
-    """Daily backtest over the test period; STABLE from each seed's post-processed paths."""
+def _allocation(data, cfg, dec_test, forecasts, seeds, test_sel):
+    """Daily backtest over the test period; STABLE from each seed's paths as sampled (its views need the
+    forecaster's own mean: recentred paths would make every view mean 0)."""
     import pandas as pd
 
     from jaxkit.portfolio import run_backtest, strategy_weights
@@ -200,7 +201,7 @@ def _allocation(data, cfg, dec_test, forecasts, post, seeds, test_sel):
     guard = {}
     for s in seeds:
         name = f"diffusion s{s}"
-        w = strategy_weights(win, post[name](forecasts[name][test_sel]), **kw)
+        w = strategy_weights(win, forecasts[name][test_sel], **kw)
         for strat in ("STABLE (published)", "STABLE (long-only)", "MVO (diffusion mean)"):
             weights[f"{strat} s{s}"] = w[strat]
         guard[str(s)] = float(np.mean(w["STABLE (published) guard used"]))
@@ -252,7 +253,7 @@ def run(ctx) -> dict:
     forecasts = {f"diffusion s{s}": models[s]["paths"] for s in seeds} | base["paths"]
     post, per_date, fitted = _evaluate(forecasts, truth, positions, sel, cfg)
     table, best, paired = _tables(per_date, seeds, list(base["paths"]))
-    series, days, guard = _allocation(data, cfg, dec["test"], forecasts, post, seeds, sel["test"])
+    series, days, guard = _allocation(data, cfg, dec["test"], forecasts, seeds, sel["test"])
     sharpe = _sharpe(series, seeds, cfg)
     span = lambda p: [str(dates[dec[p][0]].date()), str(dates[dec[p][-1]].date())]  # noqa: E731
     metrics = {

@@ -196,7 +196,7 @@ def _plot(ctx, m):
     ax[0].legend(fontsize=7, loc="upper right")
     ax[1].axvspan(0.85, 0.95, color="C2", alpha=0.15)
     ax[1].axvline(0.9, color="C2", lw=1)
-    ax[1].plot([r["coverage90"] for r in rows], y, "o", color="C0")
+    ax[1].plot([r.get("coverage90", r.get("cov90")) for r in rows], y, "o", color="C0")
     ax[1].set_xlabel("90%-interval coverage (target 0.90; band 0.85–0.95)")
     fig.suptitle(f"stable_ablation ({ctx.preset}): held-out daily 5-day paths")
     ctx.save_figure(fig, "ablation_crps_coverage.png")

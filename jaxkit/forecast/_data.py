@@ -458,6 +458,8 @@ def walk_forward_splits(
     For test year ``y`` the training positions ``t`` have their whole target window ``t+1..t+horizon`` strictly
     before the first test date (purged), and start after ``history`` rows; test positions are the dates in ``y``.
     """
+    check_int("horizon", horizon, minimum=1)
+    check_int("history", history, minimum=1)
     d = pd.DatetimeIndex(dates)
     _check_dates(d)
     out = []

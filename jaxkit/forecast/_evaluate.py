@@ -131,6 +131,10 @@ def score_paths(paths: Any, truth: Any, *, per_date: bool = False, level: float 
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
         raise ValueError("paths, truth: expected finite values")
     B, k = x.shape[:2]
+    if not np.abs(y).sum() > 0 or not np.abs(y.sum(-1)).sum() > 0:
+        raise ValueError(
+            "truth: CRPS's normalizer sum(|truth|) is 0 (all outcomes 0), the score is undefined"
+        )
     out = {"mse": ((x.mean(1) - y) ** 2).mean((1, 2))}
 
     def quantile_loss(s, t):  # s (B, k, ...), t (B, ...): per-date numerators over the all-dates normalizer
@@ -163,6 +167,8 @@ def paired_difference(
         raise ValueError(
             f"a, b: expected two equal-length 1-D score series (>= 2), received {a.shape} and {b.shape}"
         )
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise ValueError("a, b: expected finite scores")
     d = a - b
     res = bootstrap(
         (d,), np.mean, n_resamples=n_resamples, confidence_level=confidence, method="percentile",

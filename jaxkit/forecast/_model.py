@@ -13,6 +13,7 @@ Schedules and samplers come from :mod:`jaxkit.diffusion`.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any, Literal
 
@@ -182,6 +183,26 @@ def forecaster_loss(model: DiffusionForecaster, batch: dict, key: PRNGKeyArray) 
     return _denoiser_loss(model.denoiser, model.schedule, model.scale, model.aux_weight, batch, key)
 
 
+def _check_condition(model, history, macro, signals, name):
+    """The conditioning arrays match the model's sizes (B dates each)."""
+    cfg = _thaw(model.config) if model.config else {}
+    d, N = model.denoiser, model.scale.shape[0]
+    B = np.shape(history)[0]
+    want = {
+        "history": (B, d.history, N),
+        "macro": (B, cfg["n_macro"]) if cfg else None,
+        "signals": (B, N, cfg["n_signals"]) if cfg else None,
+    }
+    for key, x in (("history", history), ("macro", macro), ("signals", signals)):
+        w = want[key]
+        if w is not None and tuple(np.shape(x)) != w:
+            raise ValueError(
+                f"{name}['{key}']: expected shape {w} for this model, received {tuple(np.shape(x))}"
+            )
+        if not np.all(np.isfinite(np.asarray(x, dtype=np.float64))):
+            raise ValueError(f"{name}['{key}']: expected finite conditioning values")
+
+
 def _denoiser_loss(den, schedule, scale, aux_weight, batch, key):
     B = batch["target"].shape[0]
     keys = jax.random.split(key, B)
@@ -242,8 +263,22 @@ def train_forecaster(
         raise ValueError("windows['scale']: expected positive finite per-date scales")
     if not np.all(np.isfinite(arrays["target"])):
         raise ValueError("windows: training targets contain NaN (a window runs past the data end)")
+    _check_condition(model, arrays["history"], arrays["macro"], arrays["signals"], "windows")
+    if arrays["target"].shape[1:] != (model.denoiser.horizon, model.scale.shape[0]):
+        raise ValueError(
+            f"windows['target']: expected shape (B, {model.denoiser.horizon}, {model.scale.shape[0]}), received "
+            f"{arrays['target'].shape}"
+        )
+    check_int("batch_size", batch_size, minimum=1)
+    n = arrays["target"].shape[0]
+    if batch_size > n:
+        warnings.warn(
+            f"batch_size: {batch_size} is more than the {n} training windows; every batch holds all {n}",
+            UserWarning,
+            stacklevel=2,
+        )
     k_data, k_fit = jax.random.split(key)
-    loader = ArrayLoader(arrays, min(batch_size, arrays["target"].shape[0]), key=k_data)
+    loader = ArrayLoader(arrays, min(batch_size, n), key=k_data)
     sched = optax.cosine_decay_schedule(lr, max(n_steps, 1), alpha=final_lr_fraction)
     opt = optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(sched, weight_decay=weight_decay))
     if ema_decay is not None:
@@ -370,6 +405,7 @@ def sample_paths(
         )
     if not (np.all(np.isfinite(np.asarray(history))) and np.all(np.isfinite(np.asarray(macro)))):
         raise ValueError("history, macro: expected finite conditioning values")
+    _check_condition(model, history, macro, signals, "condition")
     if model.per_date_scale:
         if scale is None:
             raise ValueError(

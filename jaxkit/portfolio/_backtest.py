@@ -102,6 +102,11 @@ def rebalance_indices(dates: Any, freq: str = "M", *, start: int = 0) -> np.ndar
     """Indices of the last trading day of each period (``"M"`` month, ``"Q"`` quarter, ``"W"`` week, ``"D"``
     day, or an integer-string step such as ``"21"``) at or after ``start``."""
     d = pd.DatetimeIndex(dates)
+    if d.has_duplicates or not d.is_monotonic_increasing:
+        bad = int(np.argmax(np.diff(d.asi8) <= 0)) + 1
+        raise ValueError(
+            f"dates: expected strictly increasing dates, out of order at position {bad} ({d[bad].date()})"
+        )
     if freq == "D":
         idx = np.arange(len(d))
     elif freq.isdigit():

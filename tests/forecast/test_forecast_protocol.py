@@ -214,3 +214,35 @@ def test_frames_need_dates_and_short_norm_windows_work_and_warmup_is_announced()
         s = px.copy()
         s.index = s.index.strftime("%Y-%m-%d")  # date strings still parse
         assert market_data_from_frames(s).warmup_rows > 0
+
+
+def test_reprobe_silent_or_cryptic_cases_are_clear():
+    from jaxkit.forecast import train_forecaster, walk_forward_splits
+
+    rng = np.random.default_rng(0)
+    s = rng.normal(size=(16, 3, 2))
+    with pytest.raises(ValueError, match="normalizer"):
+        crps(s, np.zeros((3, 2)))  # used to return inf
+    with pytest.raises(ValueError, match="normalizer"):
+        score_paths(s[None], np.zeros((1, 3, 2)))
+    with pytest.raises(ValueError, match="finite scores"):
+        paired_difference(np.array([1.0, np.nan, 2.0]), np.ones(3))  # used to return nan
+    m = _tiny(MLPNet(hidden=8, depth=1, channels=4))
+    h, mac, sig = np.zeros((1, 3, 2)), np.zeros((1, 1)), np.zeros((1, 2, 1))
+    with pytest.raises(ValueError, match="condition\\['signals'\\]: expected finite"):
+        sample_paths(
+            m, h, mac, np.full((1, 2, 1), np.nan), jax.random.key(0), n_samples=2, n_steps=2
+        )  # NaN paths
+    with pytest.raises(ValueError, match="condition\\['macro'\\]: expected shape \\(1, 1\\)"):
+        sample_paths(m, h, np.zeros((1, 3)), sig, jax.random.key(0), n_samples=2, n_steps=2)
+    win = {"history": np.zeros((4, 3, 2)), "target": rng.normal(size=(4, 2, 2)), "macro": np.zeros((4, 1)),
+           "signals": np.zeros((4, 2, 1))}  # fmt: skip
+    with pytest.raises(
+        ValueError, match="windows\\['macro'\\]: expected shape"
+    ):  # was a dot_general TypeError
+        train_forecaster(m, dict(win, macro=np.zeros((4, 3))), n_steps=1, batch_size=2, key=jax.random.key(0),
+                         progress=False)  # fmt: skip
+    with pytest.warns(UserWarning, match="batch_size: 20 is more than the 4 training windows"):  # was silent
+        train_forecaster(m, win, n_steps=1, batch_size=20, key=jax.random.key(0), progress=False)
+    with pytest.raises(ValueError, match="horizon: expected an integer >= 1"):  # was a numpy shape error
+        walk_forward_splits(pd.bdate_range("2000-01-01", periods=800), [2002], horizon=0, history=1)

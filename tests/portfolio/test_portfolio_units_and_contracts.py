@@ -160,3 +160,9 @@ def test_market_prior_needs_a_net_long_market():
         pf.market_implied_prior_returns([1.0, -1.0], np.eye(2), 2.5)  # used to give all-NaN
     with pytest.raises(ValueError, match="positive sum"):
         pf.market_implied_prior_returns([-1.0, -1.0], np.eye(2), 2.5)  # would flip the prior's sign
+
+
+def test_rebalance_indices_refuse_unsorted_dates():
+    d = pd.DatetimeIndex(["2020-02-03", "2020-01-02", "2020-03-02"])
+    with pytest.raises(ValueError, match="strictly increasing dates"):
+        pf.rebalance_indices(d, "M")  # used to return month ends of the wrong dates
