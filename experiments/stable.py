@@ -7,7 +7,7 @@ best baseline is chosen there) and the *test* period (reported once). One foreca
 the decision dates whose whole target ends before the choice period (purged) and then frozen. Decisions every
 ``every`` trading days (non-overlapping 5-day targets). Baselines (block bootstrap, Gaussian, EWMA Gaussian, GARCH)
 use the trailing ``lookback`` days of each decision. Every forecaster gets the same post-processing
-(:func:`jaxkit.forecast.fit_postprocess`: recentring to mean 0 and per-asset spread calibration, fitted on the choice
+(:func:`jaxkit.forecast.fit_postprocess`: recentering to mean 0 and per-asset spread calibration, fitted on the choice
 period only); tables show raw and post-processed rows. Paired per-date differences against the best post-processed
 baseline get percentile bootstrap intervals. Allocation: STABLE (published and long-only) from each seed's paths
 vs 1/N, MVO, min-variance and classic BL, rebalanced at every test decision with 10 bp costs;
@@ -186,7 +186,7 @@ def _tables(per_date, seeds, baselines):
 
 def _allocation(data, cfg, dec_test, forecasts, seeds, test_sel):
     """Daily backtest over the test period; STABLE from each seed's paths as sampled (its views need the
-    forecaster's own mean: recentred paths would make every view mean 0)."""
+    forecaster's own mean: recentered paths would make every view mean 0)."""
     import pandas as pd
 
     from jaxkit.portfolio import run_backtest, strategy_weights

@@ -100,12 +100,12 @@ def _split(data, cfg):
 
 
 def _scores(paths, truth):
-    """The library scorer on raw paths and on recentred paths (``_mean0``: each date's sample mean set to 0)."""
+    """The library scorer on raw paths and on recentered paths (``_mean0``: each date's sample mean set to 0)."""
     from jaxkit.forecast import PostProcess, score_paths
 
-    recentre = PostProcess(recentre=True, factor=np.ones(np.shape(paths)[-1]))
+    recenter = PostProcess(recenter=True, factor=np.ones(np.shape(paths)[-1]))
     out = {}
-    for suffix, p in (("", paths), ("_mean0", recentre(paths))):
+    for suffix, p in (("", paths), ("_mean0", recenter(paths))):
         out.update({k + suffix: v for k, v in score_paths(p, truth).items()})
     return out
 
@@ -187,7 +187,7 @@ def _plot(ctx, m):
     colors = ["0.6" if r["baseline"] else "C0" for r in rows]
     ax[0].barh(y, [r["crps"] for r in rows], color=colors, label="CRPS")
     ax[0].plot([r["crps_sum"] for r in rows], y, "k|", ms=12, mew=2, label="CRPS-sum")
-    ax[0].plot([r["crps_mean0"] for r in rows], y, "o", color="C1", ms=4, label="CRPS, recentred (mean 0)")
+    ax[0].plot([r["crps_mean0"] for r in rows], y, "o", color="C1", ms=4, label="CRPS, recentered (mean 0)")
     best = min(r["crps"] for r in rows if r["baseline"] and r["key"] != "ewma_gaussian")
     ax[0].axvline(best, color="C3", lw=1, ls="--", label="best of bootstrap / Gaussian / GARCH")
     ax[0].set_xlim(0.7, max(1.0, max(r["crps"] for r in rows) * 1.02))

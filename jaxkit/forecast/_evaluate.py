@@ -2,8 +2,8 @@ r"""Evaluation of path forecasters under one protocol: post-processing fitted on
 trailing-window baselines, one scorer, paired differences with bootstrap intervals.
 
 Post-processing (:class:`PostProcess`, fitted by :func:`fit_postprocess`) is a method applied alike to every
-forecaster: *recentring* replaces each date's sample mean by 0 (a "no mean skill" point forecast), *spread
-calibration* multiplies each asset's deviations from the (new) centre by $f_n = \sqrt{\sum_{b,h}(y_{b,h,n} -
+forecaster: *recentering* replaces each date's sample mean by 0 (a "no mean skill" point forecast), *spread
+calibration* multiplies each asset's deviations from the (new) center by $f_n = \sqrt{\sum_{b,h}(y_{b,h,n} -
 c_{b,h,n})^2 / \sum_{b,h}\widehat{\mathrm{Var}}_j(x_{b,j,h,n})}$, the ratio of realized squared error to predicted
 variance on the calibration windows (variance recalibration; Kuleshov et al. 2018). Fitted once on windows whose
 outcome is known before the evaluation period starts, then frozen.
@@ -48,11 +48,11 @@ def _paths(paths: Any, truth: Any) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True)
 class PostProcess:
-    """Recentring (``recentre``) and per-asset spread factors ``factor`` (N,) fitted by :func:`fit_postprocess`;
-    ``post(paths)`` transforms (B, k, H, N) paths: $c + f \\odot (x - \\bar x)$ with $c = 0$ when recentring,
+    """Recentering (``recenter``) and per-asset spread factors ``factor`` (N,) fitted by :func:`fit_postprocess`;
+    ``post(paths)`` transforms (B, k, H, N) paths: $c + f \\odot (x - \\bar x)$ with $c = 0$ when recentering,
     else the sample mean $\\bar x$ of each date."""
 
-    recentre: bool
+    recenter: bool
     factor: np.ndarray
     n_windows: int = 0
 
@@ -62,15 +62,15 @@ class PostProcess:
             raise ValueError(
                 f"paths: expected shape (B, k, H, {np.shape(self.factor)[0]}), received {x.shape}"
             )
-        if not self.recentre and np.all(np.asarray(self.factor) == 1.0):
+        if not self.recenter and np.all(np.asarray(self.factor) == 1.0):
             return x.copy()  # the identity (raw rows), exactly
         m = x.mean(1, keepdims=True)
-        centre = np.zeros_like(m) if self.recentre else m
-        return centre + np.asarray(self.factor) * (x - m)
+        center = np.zeros_like(m) if self.recenter else m
+        return center + np.asarray(self.factor) * (x - m)
 
     def to_dict(self) -> dict:
         return {
-            "recentre": self.recentre,
+            "recenter": self.recenter,
             "factor": np.asarray(self.factor).tolist(),
             "n_windows": self.n_windows,
         }
@@ -80,7 +80,7 @@ def fit_postprocess(
     paths: Any,
     truth: Any,
     *,
-    recentre: bool = True,
+    recenter: bool = True,
     calibrate: bool = True,
     positions: Any = None,
     fit_end: int | None = None,
@@ -112,16 +112,16 @@ def fit_postprocess(
         raise ValueError("paths, truth: expected finite values on the calibration windows")
     N = x.shape[-1]
     if not calibrate:
-        return PostProcess(bool(recentre), np.ones(N), int(x.shape[0]))
+        return PostProcess(bool(recenter), np.ones(N), int(x.shape[0]))
     m = x.mean(1)
-    centre = np.zeros_like(m) if recentre else m
-    err = ((y - centre) ** 2).sum((0, 1))
+    center = np.zeros_like(m) if recenter else m
+    err = ((y - center) ** 2).sum((0, 1))
     var = x.var(1, ddof=1).sum((0, 1))
     if np.any(var <= 0):
         raise ValueError(
             f"paths: zero spread on the calibration windows for assets {np.flatnonzero(var <= 0).tolist()}"
         )
-    return PostProcess(bool(recentre), np.sqrt(err / var), int(x.shape[0]))
+    return PostProcess(bool(recenter), np.sqrt(err / var), int(x.shape[0]))
 
 
 def score_paths(paths: Any, truth: Any, *, per_date: bool = False, level: float = 0.9) -> dict:

@@ -51,7 +51,7 @@ from jaxkit._validate import (
     float_dtype,
     is_tracer,
 )
-from jaxkit.portfolio._labels import LabelledVector, check_labels, labelled, precision
+from jaxkit.portfolio._labels import LabeledVector, check_labels, labeled, precision
 
 __all__ = [
     "equal_weight",
@@ -259,7 +259,7 @@ def _budget_qp(S, c, row, max_iter, what):
     return d * z
 
 
-def min_variance(cov: Any, *, max_iter: int = 60, dtype: Any = None) -> LabelledVector:
+def min_variance(cov: Any, *, max_iter: int = 60, dtype: Any = None) -> LabeledVector:
     r"""Long-only minimum variance: $\min w^\top\Sigma w$ s.t. $\mathbf 1^\top w = 1,\ w\ge 0$.
 
     ``cov``: covariance of returns per period (any period; the weights do not depend on it)."""
@@ -271,12 +271,12 @@ def min_variance(cov: Any, *, max_iter: int = 60, dtype: Any = None) -> Labelled
         S = _arr(cov, dt)
         n = S.shape[0]
         w = _normalize(_budget_qp(S, jnp.zeros(n, dt), jnp.ones(n, dt), max_iter, "min_variance"))
-    return labelled(w, labels, "weight")
+    return labeled(w, labels, "weight")
 
 
 def mean_variance(
     mean: Any, cov: Any, risk_aversion: float = 1.0, *, max_iter: int = 60, dtype: Any = None
-) -> LabelledVector:
+) -> LabeledVector:
     r"""Long-only quadratic utility $\max w^\top\mu - \tfrac\delta2 w^\top\Sigma w$ s.t.
     $\mathbf 1^\top w = 1,\ w\ge0$ (PyPortfolioOpt's ``max_quadratic_utility``).
 
@@ -290,12 +290,12 @@ def mean_variance(
         mu, S = _arr(mean, dt), _arr(cov, dt)
         n = S.shape[0]
         w = _normalize(_budget_qp(risk_aversion * S, -mu, jnp.ones(n, dt), max_iter, "mean_variance"))
-    return labelled(w, labels, "weight")
+    return labeled(w, labels, "weight")
 
 
 def max_sharpe(
     mean: Any, cov: Any, risk_free_rate: float = 0.0, *, max_iter: int = 60, dtype: Any = None
-) -> LabelledVector:
+) -> LabeledVector:
     r"""Long-only maximum Sharpe ratio $\max (w^\top\mu - r_f)/\sqrt{w^\top\Sigma w}$, $w\ge0$,
     $\mathbf 1^\top w=1$.
 
@@ -319,10 +319,10 @@ def max_sharpe(
             jnp.max(excess) > 0, excess, jnp.ones(n, dt)
         )  # fallback: min variance (one QP either way)
         w = _normalize(_budget_qp(S, jnp.zeros(n, dt), row, max_iter, "max_sharpe"))
-    return labelled(w, labels, "weight")
+    return labeled(w, labels, "weight")
 
 
-def tangency(mean: Any, cov: Any, risk_free_rate: float = 0.0, *, dtype: Any = None) -> LabelledVector:
+def tangency(mean: Any, cov: Any, risk_free_rate: float = 0.0, *, dtype: Any = None) -> LabeledVector:
     r"""Unconstrained (shorts allowed) maximum-Sharpe fully invested portfolio: $w = z/\mathbf 1^\top z$ with
     $z = \Sigma^{-1}(\mu - r_f)$.
 
@@ -364,7 +364,7 @@ def tangency(mean: Any, cov: Any, risk_free_rate: float = 0.0, *, dtype: Any = N
         )
     with precision(dt):
         w = jnp.asarray(z64 / net, dt)
-    return labelled(w, labels, "weight")
+    return labeled(w, labels, "weight")
 
 
 def equal_weight(n: int) -> Float[Array, " n"]:
@@ -373,7 +373,7 @@ def equal_weight(n: int) -> Float[Array, " n"]:
     return jnp.full((n,), 1.0 / n)
 
 
-def inverse_volatility(cov: Any, *, dtype: Any = None) -> LabelledVector:
+def inverse_volatility(cov: Any, *, dtype: Any = None) -> LabeledVector:
     r"""Weights $w_i \propto 1/\sigma_i$ (``cov`` per period; the weights do not depend on the period)."""
     check_covariance("cov", cov)
     labels = check_labels(cov=cov)
@@ -387,4 +387,4 @@ def inverse_volatility(cov: Any, *, dtype: Any = None) -> LabelledVector:
     inv = 1.0 / np.sqrt(var)
     with precision(dt):
         w = jnp.asarray(inv / inv.sum(), dt)
-    return labelled(w, labels, "weight")
+    return labeled(w, labels, "weight")

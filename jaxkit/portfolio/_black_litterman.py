@@ -30,7 +30,7 @@ the caller's dtype.
 
 Units. Every mean and covariance is per period, all in the same period (daily, or annualised, ...): the posterior
 comes back in the units of the inputs. ``tau`` and the Idzorek confidences are unit-free. A ``pandas`` Series or
-DataFrame input labelled by ticker gives labelled outputs (a Series mean, a DataFrame covariance).
+DataFrame input labeled by ticker gives labeled outputs (a Series mean, a DataFrame covariance).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from jaxkit._validate import (
     check_vector,
     float_dtype,
 )
-from jaxkit.portfolio._labels import LabelledMatrix, LabelledVector, check_labels, labelled
+from jaxkit.portfolio._labels import LabeledMatrix, LabeledVector, check_labels, labeled
 
 __all__ = [
     "black_litterman",
@@ -69,7 +69,7 @@ __all__ = [
 
 def market_implied_prior_returns(
     market_weights: Any, cov: Any, risk_aversion: float, risk_free_rate: float = 0.0
-) -> LabelledVector:
+) -> LabeledVector:
     r"""Equilibrium (reverse-optimized) prior $\Pi = \delta\Sigma w_{mkt} + r_f$; weights are normalized to sum
     to one (their sum must be positive: a market portfolio is net long).
 
@@ -88,7 +88,7 @@ def market_implied_prior_returns(
         )
     dt = float_dtype(market_weights, cov)
     w = jnp.asarray(w64 / w64.sum(), dt)
-    return labelled(
+    return labeled(
         risk_aversion * (jnp.asarray(np.asarray(cov, np.float64), dt) @ w) + risk_free_rate, labels, "prior"
     )
 
@@ -168,7 +168,7 @@ def black_litterman(
     tau: float = 0.05,
     omega: str | Any = "he-litterman",
     confidences: Any = None,
-) -> tuple[LabelledVector, LabelledMatrix]:
+) -> tuple[LabeledVector, LabeledMatrix]:
     """Classic Black–Litterman posterior mean and predictive covariance.
 
     Args:
@@ -229,7 +229,7 @@ def black_litterman(
         arr = [jnp.asarray(np.asarray(a, np.float64)) for a in (prior_mean, prior_cov, P, Q, om)]
         mean, cov = _bl_core(*arr, jnp.asarray(float(tau), jnp.float64))
         mean, cov = np.asarray(mean), np.asarray(cov)
-    return labelled(jnp.asarray(mean, dtype), labels, "mean"), labelled(jnp.asarray(cov, dtype), labels)
+    return labeled(jnp.asarray(mean, dtype), labels, "mean"), labeled(jnp.asarray(cov, dtype), labels)
 
 
 @jax.jit
@@ -242,7 +242,7 @@ def _precision_core(mu0, S0, muv, Sv):
 
 def precision_black_litterman(
     prior_mean: Any, prior_cov: Any, view_mean: Any, view_cov: Any, *, predictive: bool = False
-) -> tuple[LabelledVector, LabelledMatrix]:
+) -> tuple[LabeledVector, LabeledMatrix]:
     r"""Precision-form Black–Litterman (STABLE): $\Sigma = (\Phi+\Omega)^{-1}$,
     $\mu = \Sigma(\Phi\mu_0 + \Omega\mu_v)$ with $\Phi=\Sigma_0^{-1}$, $\Omega=\Sigma_v^{-1}$.
 
@@ -268,7 +268,7 @@ def precision_black_litterman(
         if predictive:
             cov = cov + arr[1]
         mean, cov = np.asarray(mean), np.asarray(cov)
-    return labelled(jnp.asarray(mean, dtype), labels, "mean"), labelled(jnp.asarray(cov, dtype), labels)
+    return labeled(jnp.asarray(mean, dtype), labels, "mean"), labeled(jnp.asarray(cov, dtype), labels)
 
 
 def precision_black_litterman_core(

@@ -8,7 +8,7 @@ $\bar b^2 = \frac{1}{pT^2}\sum_t \|x_t x_t^\top - S\|_F^2$ (the same estimator a
 ``ledoit_wolf``).
 
 Units: the covariance is per period of the returns given (daily returns give a daily covariance; multiply by 252
-to annualise). A pandas DataFrame of returns (dates × tickers) gives a DataFrame labelled by ticker.
+to annualise). A pandas DataFrame of returns (dates × tickers) gives a DataFrame labeled by ticker.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from jaxkit._validate import check_finite, check_ndim
-from jaxkit.portfolio._labels import LabelledMatrix, labelled
+from jaxkit.portfolio._labels import LabeledMatrix, labeled
 
 __all__ = ["ledoit_wolf", "ledoit_wolf_core", "sample_covariance"]
 
@@ -33,7 +33,7 @@ def _check_returns(name: str, x: Any) -> None:
     check_finite(name, x)
 
 
-def sample_covariance(returns: Any, *, ddof: int = 1) -> LabelledMatrix:
+def sample_covariance(returns: Any, *, ddof: int = 1) -> LabeledMatrix:
     """Sample covariance of a (time, assets) return matrix."""
     _check_returns("returns", returns)
     if (
@@ -48,7 +48,7 @@ def sample_covariance(returns: Any, *, ddof: int = 1) -> LabelledMatrix:
     labels = _columns(returns)
     x = jnp.asarray(np.asarray(returns)) if labels is not None else jnp.asarray(returns)
     x = x - jnp.mean(x, axis=0)
-    return labelled(x.T @ x / (x.shape[0] - ddof), labels)
+    return labeled(x.T @ x / (x.shape[0] - ddof), labels)
 
 
 @jax.jit
@@ -69,7 +69,7 @@ def ledoit_wolf_core(returns: Float[Array, "t n"]) -> tuple[Float[Array, "n n"],
     return 0.5 * (cov + cov.T), shrink
 
 
-def ledoit_wolf(returns: Any) -> tuple[LabelledMatrix, Float[Array, ""]]:
+def ledoit_wolf(returns: Any) -> tuple[LabeledMatrix, Float[Array, ""]]:
     """Ledoit–Wolf shrunk covariance of a (time, assets) return matrix; returns ``(covariance, shrinkage)``."""
     _check_returns("returns", returns)
     labels = _columns(returns)
@@ -77,7 +77,7 @@ def ledoit_wolf(returns: Any) -> tuple[LabelledMatrix, Float[Array, ""]]:
     if not jnp.issubdtype(x.dtype, jnp.floating):
         x = x.astype(float)
     cov, shrink = ledoit_wolf_core(x)
-    return labelled(cov, labels), shrink
+    return labeled(cov, labels), shrink
 
 
 def _columns(returns: Any) -> list | None:

@@ -10,12 +10,10 @@ import numpy as np
 import pandas as pd
 from jaxtyping import Array, Float
 
-__all__ = ["LabelledMatrix", "LabelledVector", "check_labels", "labelled", "precision"]
+__all__ = ["LabeledMatrix", "LabeledVector", "check_labels", "labeled", "precision"]
 
-LabelledVector = Float[Array, " n"] | pd.Series  # an array, or a Series labelled by ticker for pandas inputs
-LabelledMatrix = (
-    Float[Array, "n n"] | pd.DataFrame
-)  # an array, or a DataFrame labelled by ticker on both axes
+LabeledVector = Float[Array, " n"] | pd.Series  # an array, or a Series labeled by ticker for pandas inputs
+LabeledMatrix = Float[Array, "n n"] | pd.DataFrame  # an array, or a DataFrame labeled by ticker on both axes
 
 
 def _labels_of(name: str, x: Any) -> list | None:
@@ -43,7 +41,7 @@ def check_labels(**named: Any) -> list | None:
     return l0
 
 
-def labelled(x: Any, labels: list | None, name: str | None = None) -> Any:
+def labeled(x: Any, labels: list | None, name: str | None = None) -> Any:
     """``x`` as a pandas Series (1-D) or DataFrame (2-D, labels on both axes) when ``labels`` is given."""
     if labels is None:
         return x

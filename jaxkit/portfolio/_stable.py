@@ -46,7 +46,7 @@ from jaxkit._validate import (
 )
 from jaxkit.portfolio._allocation import max_sharpe
 from jaxkit.portfolio._black_litterman import precision_black_litterman_core
-from jaxkit.portfolio._labels import LabelledVector, check_labels, labelled
+from jaxkit.portfolio._labels import LabeledVector, check_labels, labeled
 
 __all__ = [
     "STRATEGIES",
@@ -106,7 +106,7 @@ def stable_weights(
     *,
     min_net_exposure: float = 0.05,
     leverage_cap: float = 3.0,
-) -> LabelledVector:
+) -> LabeledVector:
     r"""STABLE's published allocation: precision fusion ($P=I$, no $\tau$) then tangency weights, with the
     net-exposure guard and leverage cap of the module docstring. Computed in float64; returned in the inputs'
     float dtype. Weights sum to 1 unless the leverage cap moved part of the book to cash. Means and covariances
@@ -130,12 +130,10 @@ def stable_weights(
         arr = [jnp.asarray(np.asarray(a, np.float64)) for a in (prior_mean, prior_cov, view_mean, view_cov)]
         w, _ = stable_weights_core(*arr, float(min_net_exposure), float(leverage_cap))
         w = np.asarray(w)
-    return labelled(jnp.asarray(w, dt), labels, "weight")
+    return labeled(jnp.asarray(w, dt), labels, "weight")
 
 
-def stable_long_only_weights(
-    prior_mean: Any, prior_cov: Any, view_mean: Any, view_cov: Any
-) -> LabelledVector:
+def stable_long_only_weights(prior_mean: Any, prior_cov: Any, view_mean: Any, view_cov: Any) -> LabeledVector:
     r"""The long-only variant: long-only maximum Sharpe of $(\mu_{BL}, \Sigma_0 + \Sigma_{BL})$ (falls back to
     long-only minimum variance when no posterior mean is positive, as :func:`max_sharpe` under tracing). Inputs per
     period, all in the same period; pandas inputs give a Series."""
@@ -149,7 +147,7 @@ def stable_long_only_weights(
     with jax.enable_x64(True):
         arr = [jnp.asarray(np.asarray(a, np.float64)) for a in (prior_mean, prior_cov, view_mean, view_cov)]
         w = np.asarray(jax.jit(_long_only)(*arr))
-    return labelled(jnp.asarray(w, dt), labels, "weight")
+    return labeled(jnp.asarray(w, dt), labels, "weight")
 
 
 def _long_only(prior_mean, prior_cov, view_mean, view_cov):

@@ -69,14 +69,14 @@ def test_calibration_never_sees_test_windows():
         fit_postprocess(paths, truth, positions=pos, fit_end=0, horizon=3)
 
 
-def test_postprocess_recovers_a_known_dispersion_error_and_recentres():
+def test_postprocess_recovers_a_known_dispersion_error_and_recenters():
     paths, truth = _gaussian_case(B=400, spread=0.5)
-    post = fit_postprocess(paths, truth)  # recentre + calibrate
+    post = fit_postprocess(paths, truth)  # recenter + calibrate
     np.testing.assert_allclose(post.factor, 2.0, rtol=0.06)  # paths were half as wide as the truth's law
     out = post(paths)
     np.testing.assert_allclose(out.mean(1), 0.0, atol=1e-15)
     np.testing.assert_allclose(out.std(1) / paths.std(1), np.broadcast_to(post.factor, out.shape[2:]).reshape(1, *out.shape[2:]) * np.ones((400, 1, 1)), rtol=1e-12)  # fmt: skip
-    raw = fit_postprocess(paths, truth, recentre=False, calibrate=False)
+    raw = fit_postprocess(paths, truth, recenter=False, calibrate=False)
     np.testing.assert_array_equal(raw(paths), paths)
     s_raw, s_post = score_paths(paths, truth), score_paths(out, truth)
     assert s_post["crps"] < s_raw["crps"] and abs(s_post["coverage90"] - 0.9) < 0.03 < abs(

@@ -102,7 +102,7 @@ def test_solver_error_advice_is_true():
         pf.solve_qp_nonneg(H, c, A, b, dtype=jnp.float64)
 
 
-def test_pandas_in_pandas_out_labelled_by_ticker():
+def test_pandas_in_pandas_out_labeled_by_ticker():
     from pypfopt import black_litterman as pbl
 
     tick = ["AAA", "BBB", "CCC"]
