@@ -74,6 +74,7 @@ def test_ddim_many_steps_agrees_with_ancestral_sampler():
 
 def test_train_forecaster_rejects_bad_options(model):
     win = ar1_windows(8, 2, 2, 0.5, np.eye(3), seed=0)
+    win = dict(win, macro=np.zeros((8, M)), signals=np.zeros((8, N, F)))  # the fixture model's sizes
     for kw, msg in ((dict(final_lr_fraction=2.0), "final_lr_fraction"), (dict(weight_decay=-1.0), "weight_decay"),
                     (dict(ema_decay=1.0), "decay")):  # fmt: skip
         with pytest.raises(ValueError, match=msg):
