@@ -374,7 +374,7 @@ def range_checked(
         return error_if_invalid(
             x,
             ~((x >= lo_) & (x <= hi_)),
-            f"{name}: expected {what} in [{lo}, {hi}], received a value outside",
+            f"{name}: expected {what} in {interval}, received a value outside",
         )
     a = np.asarray(x, dtype=np.float64)
     if a.size and (not np.all(np.isfinite(a)) or a.min() < lo_ or a.max() > hi_):
@@ -444,7 +444,7 @@ def size_cap(max_bytes: int | float | None = None) -> int:
     return MAX_BYTES
 
 
-def format_bytes(n: float) -> str:
+def format_bytes(n: float | int) -> str:
     """``n`` bytes as a short human-readable string (binary units)."""
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if abs(n) < 1024 or unit == "PiB":

@@ -297,7 +297,7 @@ def score(R: ArrayLike, sigma: ArrayLike, mean: ArrayLike | None = None) -> Arra
     R = _as_float(_so3.check_rotation("R", R))
     if mean is not None:
         mean = _so3.check_rotation("mean", mean)
-        R = _so3.compose(_so3.inverse(jnp.asarray(mean, R.dtype)), R)
+        R = jnp.matmul(jnp.swapaxes(jnp.asarray(mean, R.dtype), -1, -2), R)
     return score_vector(_so3.log(R), sigma)
 
 
@@ -607,5 +607,5 @@ def sample(
     R = _so3.rotation_from_uniforms(u[1], u[2], _angle_from_uniform(u[0], sigma))
     if mean is not None:
         mean = _so3.check_rotation("mean", mean)
-        R = _so3.compose(jnp.asarray(mean, R.dtype), R)
+        R = jnp.matmul(jnp.asarray(mean, R.dtype), R)
     return R

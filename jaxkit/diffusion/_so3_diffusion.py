@@ -52,7 +52,7 @@ def perturb(key: PRNGKeyArray, R0: ArrayLike, sigma: ArrayLike) -> tuple[Array, 
     R0 = g.check_rotation("R0", R0)
     R0 = jnp.asarray(R0)
     v = igso3.sample_vector(key, jnp.broadcast_to(sigma, R0.shape[:-2]), R0.shape[:-2], R0.dtype)
-    return g.compose(R0, g.exp(v)), v
+    return jnp.matmul(R0, g.exp(v)), v
 
 
 def conditional_score(R_t: ArrayLike, R0: ArrayLike, sigma: ArrayLike) -> Array:
@@ -96,7 +96,7 @@ def brownian_motion(key: PRNGKeyArray, R0: ArrayLike, total_time: float, n_steps
 
     def step(R: Array, k: Array) -> tuple[Array, None]:
         z = jax.random.normal(k, R.shape[:-1], R.dtype)
-        return g.compose(R, g.exp(jnp.sqrt(dt) * z)), None
+        return jnp.matmul(R, g.exp(jnp.sqrt(dt) * z)), None  # no re-check of R in the loop
 
     R, _ = jax.lax.scan(step, R0, jax.random.split(key, int(n_steps)))
     return R

@@ -29,12 +29,13 @@ SDF_FIELDS = {
     "vinardo_kcal_mol": "Vinardo energy (kcal/mol) of the written pose (after Vina's local minimization with "
     "--ranking vinardo_minimized/vinardo_converged; as sampled with vinardo; nan with --no-rank or consensus)",
     "pb_valid": "PoseBusters verdict: yes (all checks pass), no (a check fails, see failed_checks), or unchecked "
-    "(the pose was not tested: beyond --pb-budget checks per complex, or --no-rank)",
-    "failed_checks": "comma-separated names of the PoseBusters checks that failed (empty when none or unchecked)",
-    "bond_gap_A": "largest gap (Å) between bonded atoms of neighbouring rigid fragments before relaxation; 0 for "
-    "conformer-matched poses",
+    "(not tested: PoseBusters runs in ranking order until the first valid pose, at most --pb-budget poses; "
+    "none with --no-rank)",
+    "failed_checks": "comma-separated names of the failed checks (PoseBusters', or bond_gap); empty when none",
+    "bond_gap_A": "RMS distance (Å) between each fragment-junction dummy atom and the atom it stands for, as "
+    "sampled (0 for conformer-matched poses); above 0.6 Å the pose is marked pb_valid no, failed check bond_gap",
     "conformer_match_rmsd": "with --assemble conformer_matching: RMSD (Å) between the sampled fragment atoms and "
-    "the RDKit conformer fitted to them (the written pose); absent with --assemble none",
+    "the RDKit conformer fitted to them (before any Vina minimization); absent with --assemble none",
 }
 """The data fields of every SDF record written by ``python -m jaxkit.docking dock`` and their meaning."""
 
