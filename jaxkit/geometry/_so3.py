@@ -319,6 +319,8 @@ def from_quaternion(q: ArrayInput) -> Array:
     a zero quaternion is an error)."""
     q = _vectors("q", q, 4)
     check_norm("q", q, min_norm=1e-12)
+    if isinstance(q, jax.core.Tracer):
+        q = error_if_invalid(q, jnp.sum(q * q, -1) < 1e-24, "q: expected vectors of non-zero norm")
     return _from_quaternion(q)
 
 

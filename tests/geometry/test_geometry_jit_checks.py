@@ -28,6 +28,7 @@ CASES = [
     ("compose(2I)", so3.compose, (np.eye(3), 2 * np.eye(3)), "R2: expected rotation matrices"),
     ("from_axis_angle", so3.from_axis_angle, (np.array([2.0, 0, 0]), 0.3), "axis: expected unit vectors"),
     ("rotation_from_uniforms", so3.rotation_from_uniforms, (1.5, 0.2, 0.3), "u1: expected U(0, 1) variates"),
+    ("from_quaternion(0)", so3.from_quaternion, (np.zeros(4),), "q: expected vectors of non-zero norm"),
     ("se3.from_matrix", se3.from_matrix, (T_BAD,), "last row (0, 0, 0, 1)"),
     ("se3.apply(2I)", se3.apply, (2 * np.eye(3), np.zeros(3), np.ones(3)), "R: expected rotation matrices"),
 ]
