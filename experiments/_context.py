@@ -110,7 +110,7 @@ class RunContext:
         """Run ``fn`` unless a completed, intact result for ``key`` exists and ``--resume`` was given.
 
         The result is stored in a checked file (SHA-256 over every byte; the stage key, the run identity and the
-        payload format in its header; the payload JSON plus arrays, see :mod:`experiments._stagefile`). On resume a
+        payload format in its header; the payload JSON plus arrays, never a pickle). On resume a
         file that fails the check, belongs to another key or is not in the current format is recomputed with a
         :class:`jaxkit.train.CheckpointWarning` naming it; a file of another run (experiment, preset, seed or
         config) raises :class:`RunFolderError`. A result the format cannot hold is returned but not stored (a
