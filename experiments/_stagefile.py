@@ -38,6 +38,9 @@ _FUNCTION_PACKAGES = _CLASS_PACKAGES + ("jax", "numpy")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
+_NO = object()  # "not this encoder's type"
+
+
 class StageEncodeError(TypeError):
     """A stage result holds a value that stage files cannot store."""
 
@@ -72,7 +75,14 @@ class _Encoder:
         self.arrays.append(a)
         return len(self.arrays) - 1
 
-    def __call__(self, x: Any, where: str) -> Any:  # noqa: C901 (one dispatch table)
+    def __call__(self, x: Any, where: str) -> Any:
+        for encode in (self.builtin, self.numeric, self.library):
+            out = encode(x, where)
+            if out is not _NO:
+                return out
+        return self.instance(x, where)
+
+    def builtin(self, x: Any, where: str) -> Any:
         if x is None or isinstance(x, bool | str):
             return x
         if isinstance(x, int) and type(x) is int:
@@ -98,6 +108,9 @@ class _Encoder:
             return {"$t": "bytes", "v": base64.b64encode(x).decode()}
         if isinstance(x, PurePath):
             return {"$t": "path", "v": str(x)}
+        return _NO
+
+    def numeric(self, x: Any, where: str) -> Any:
         if isinstance(x, np.ndarray):
             if x.dtype.kind == "O":
                 return {"$t": "ndobj", "shape": list(x.shape), "v": [self(v, where) for v in x.reshape(-1)]}
@@ -114,6 +127,10 @@ class _Encoder:
                 impl = str(jax.random.key_impl(x))
                 return {"$t": "jaxkey", "impl": impl, "i": self.array(np.asarray(jax.random.key_data(x)))}
             return {"$t": "jax", "i": self.array(np.asarray(x))}
+        return _NO
+
+    def library(self, x: Any, where: str) -> Any:
+        mod = type(x).__module__ or ""
         if mod.startswith("pandas"):
             return self.pandas(x, where)
         if mod.startswith("rdkit") and type(x).__name__ == "Mol":
@@ -121,6 +138,9 @@ class _Encoder:
 
             raw = x.ToBinary(Chem.PropertyPickleOptions.AllProps)
             return {"$t": "rdkit.Mol", "v": base64.b64encode(raw).decode()}
+        return _NO
+
+    def instance(self, x: Any, where: str) -> Any:
         cls = type(x)
         if isinstance(x, enum.Enum) and _allowed(cls.__module__, _CLASS_PACKAGES):
             return {"$t": "enum", "cls": _qualname(cls), "v": x.name}
@@ -237,7 +257,7 @@ class _Decoder:
         except KeyError:
             raise StageDecodeError(f"array {i} is missing from the stage file") from None
 
-    def __call__(self, x: Any) -> Any:  # noqa: C901
+    def __call__(self, x: Any) -> Any:
         if isinstance(x, list):
             return [self(v) for v in x]
         if not isinstance(x, dict):
@@ -245,6 +265,13 @@ class _Decoder:
         t = x.get("$t")
         if t is None:
             return {k: self(v) for k, v in x.items()}
+        if t in ("enum", "namedtuple", "obj"):
+            return self.instance(t, x)
+        if t.startswith("pd.") or t in ("datetimes", "values"):
+            return self.pandas(t, x)
+        return self.value(t, x)
+
+    def value(self, t: str, x: dict) -> Any:
         v = x.get("v")
         if t == "float":
             return float(v)
@@ -284,25 +311,25 @@ class _Decoder:
             return Chem.Mol(base64.b64decode(v))
         if t == "fn":
             return _resolve(v, _FUNCTION_PACKAGES)
-        if t in ("enum", "namedtuple", "obj"):
-            cls = _resolve(x["cls"], _CLASS_PACKAGES)
-            if not isinstance(cls, type):
-                raise StageDecodeError(f"{x['cls']} is not a class")
-            if t == "enum":
-                if not issubclass(cls, enum.Enum):
-                    raise StageDecodeError(f"{x['cls']} is not an enum")
-                return cls[v]
-            if t == "namedtuple":
-                if not (issubclass(cls, tuple) and hasattr(cls, "_fields")):
-                    raise StageDecodeError(f"{x['cls']} is not a named tuple")
-                return cls._make(self(e) for e in v)
-            obj = object.__new__(cls)
-            for k, val in v.items():
-                object.__setattr__(obj, k, self(val))
-            return obj
-        if t.startswith("pd.") or t in ("datetimes", "values"):
-            return self.pandas(t, x)
         raise StageDecodeError(f"unknown tag {t!r} in the stage file")
+
+    def instance(self, t: str, x: dict) -> Any:
+        v = x.get("v")
+        cls = _resolve(x["cls"], _CLASS_PACKAGES)
+        if not isinstance(cls, type):
+            raise StageDecodeError(f"{x['cls']} is not a class")
+        if t == "enum":
+            if not issubclass(cls, enum.Enum):
+                raise StageDecodeError(f"{x['cls']} is not an enum")
+            return cls[v]
+        if t == "namedtuple":
+            if not (issubclass(cls, tuple) and hasattr(cls, "_fields")):
+                raise StageDecodeError(f"{x['cls']} is not a named tuple")
+            return cls._make(self(e) for e in v)
+        obj = object.__new__(cls)
+        for k, val in v.items():
+            object.__setattr__(obj, k, self(val))
+        return obj
 
     def pandas(self, t: str, x: dict) -> Any:
         import pandas as pd
