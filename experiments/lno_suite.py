@@ -631,7 +631,7 @@ def summary(ctx, metrics: dict) -> str:
         lines += [
             "",
             f"The variants were tried for RNO only ({', '.join(treated)}): FNO and LNO were not given the same "
-            "choices, so where an RNO variant wins, the RNO-vs-baseline comparison favours RNO by that choice.",
+            "choices, so where an RNO variant wins, the RNO-vs-baseline comparison favors RNO by that choice.",
         ]
     for n in [n for n in metrics if _metric(n, ds[n]) == "mse"]:
         lines += [
