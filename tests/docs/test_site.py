@@ -226,9 +226,10 @@ def test_pages_render_in_headless_chromium(site):
             assert any(complete and width > 0 for _, complete, width in images[rel]), (
                 f"{rel}: no figure shown"
             )
-    # the check can fail: the docking summary's widest table is wider than the column and must scroll inside it
-    assert any(t["scrolls"] for t in tables[WIDE_TABLE_PAGE]), (
-        f"no wide table measured: {tables[WIDE_TABLE_PAGE]}"
+    # the check can fail: the docking summary has tables that fill the column (wider ones without the docs' CSS)
+    widest = max(t["fill"] for t in tables[WIDE_TABLE_PAGE])
+    assert widest > 0.9, (
+        f"{WIDE_TABLE_PAGE}: widest table fills {widest:.0%} of the column: nothing wide measured"
     )
     for rel, found in tables.items():
         out = [t for t in found if t["overflow_px"] > 1]
@@ -256,6 +257,7 @@ TABLES_JS = """() => {
             head: (table.querySelector('tr') || table).textContent.trim().slice(0, 60),
             overflow_px: Math.max(box.right - column.right, column.left - box.left, clipped ? table.scrollWidth - table.clientWidth : 0),
             scrolls: Boolean(scroller && wide),
+            fill: Math.max(box.width, table.scrollWidth) / column.width,
         };
     });
 }"""
