@@ -51,13 +51,7 @@ def public_members(package: str) -> list[tuple[str, str, int, str]]:
     out = []
     for export in pkg.exports or []:
         name = str(export)
-        member = pkg.members.get(name)
-        if (
-            member is None
-        ):  # imported on first use (a module ``__getattr__``): defined in one of the submodules
-            member = next((m.members[name] for m in pkg.modules.values() if name in m.members), None)
-            if member is None:
-                raise KeyError(f"{package}.__all__ names {name!r}, which none of its modules defines")
+        member = pkg.members[name]
         if member.is_module and not member.is_alias:
             out.append((name, member.path, 0, member.path))
             continue
@@ -65,12 +59,6 @@ def public_members(package: str) -> list[tuple[str, str, int, str]]:
         where = target.parent.path if target.parent is not None else pkg.path
         out.append((name, where, target.lineno or 0, target.path))
     return out
-
-
-def _lazy_names(package: str) -> set[str]:
-    """Names of ``package.__all__`` that the package imports on first use (a module ``__getattr__``)."""
-    pkg = _load(package)
-    return {str(e) for e in pkg.exports or [] if str(e) not in pkg.members}
 
 
 def public_names(package: str) -> dict[str, list[str]]:
@@ -126,13 +114,7 @@ def expand(markdown: str, page_package: str | None = None) -> tuple[str, list[st
             rendered.update(target for _, _, _, target in inner)
         else:
             out = [_directive(f"{ident}.{source}", _DOCSTRING_ONLY)] if source.startswith("_") else []
-            lazy = _lazy_names(ident)  # no public path griffe can follow: rendered from the defining module,
-            out += [  # under the bare name
-                _directive(f"{ident}.{name}", options)
-                if name not in lazy
-                else _directive(members[name][2], {**options, "show_root_full_path": False})
-                for name in names
-            ]
+            out += [_directive(f"{ident}.{name}", options) for name in names]
             rendered.update(members[name][2] for name in names)
         return "\n".join(out) + "\n"
 
