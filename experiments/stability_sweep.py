@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from experiments import Experiment, register
+from experiments._stability import PROTOCOL, headline_keys, restat
 from jaxkit.stability import (
     MethodSpec,
     Transformer,
@@ -130,7 +131,7 @@ def _heatmap(ctx, cfg: dict, stats: dict) -> None:
     ax.set(
         xlabel="ρ",
         ylabel="γ",
-        title=f"median speedup vs baseline [95% CI], * = CI excludes 0 ({cfg['n_seeds']} seeds)",
+        title=f"speedup vs baseline [95% CI], * = CI excludes 0 ({cfg['n_seeds']} paired seeds)",
     )
     fig.colorbar(im, ax=ax, label="speedup (%)")
     ctx.save_figure(fig, "heatmap.png")
@@ -144,28 +145,53 @@ def run(ctx) -> dict:
     runs = split_members(res["history"], {_name(*c): range(i * s, (i + 1) * s) for i, c in enumerate(cells)})
     stats = compare_speed(runs, "val_acc", cfg["target_acc"], cfg["n_steps"])
     _heatmap(ctx, cfg, stats)
-    helped = [m for m, st in stats.items() if m != "baseline" and st["ci_low"] > 0]
-    hurt = [m for m, st in stats.items() if m != "baseline" and st["ci_high"] < 0]
-    cpu = res["cpu_time_s"]
-    ctx.write_summary(
+    metrics = {
+        "cells": stats,
+        "train_wall_time_s": res["wall_time_s"],
+        "train_cpu_time_s": res["cpu_time_s"],
+    }
+    metrics |= _verdicts(stats)
+    report(ctx, metrics)
+    return metrics
+
+
+def _verdicts(stats: dict) -> dict:
+    return {
+        "helped": [m for m, st in stats.items() if m != "baseline" and st["ci_low"] > 0],
+        "hurt": [m for m, st in stats.items() if m != "baseline" and st["ci_high"] < 0],
+    }
+
+
+def reanalyse(ctx, metrics: dict) -> dict:
+    """The statistics recomputed from the stored per-seed steps (a published run re-read); the heatmap too."""
+    stats = restat(metrics["cells"], ctx.config["n_steps"])
+    _heatmap(ctx, ctx.config, stats)
+    return metrics | {"cells": stats} | _verdicts(stats)
+
+
+def report(ctx, metrics: dict, record: dict | None = None) -> str:
+    """summary.md from the run's metrics."""
+    cfg, stats = ctx.config, metrics["cells"]
+    s, n_cells = cfg["n_seeds"], len(stats) - 1
+    helped, hurt = metrics["helped"], metrics["hurt"]
+    wall, cpu = metrics["train_wall_time_s"], metrics["train_cpu_time_s"]
+    text = (
         f"# stability_sweep, preset {ctx.preset}: γ × ρ on modular addition K={cfg['p']}\n\n"
-        f"{len(cells) - 1} cells × {s} seeds + baseline, {cfg['n_steps']} steps, train fraction "
+        f"{headline_keys('cells', [m for m in stats if m != 'baseline'])}\n\n"
+        f"{n_cells} cells × {s} seeds + baseline, {cfg['n_steps']} steps, train fraction "
         f"{cfg['train_fraction']:.0%}, d_model {cfg['d_model']}, minibatch {cfg['batch_size']}, AdamW lr {cfg['lr']}, "
         f"weight decay {cfg['weight_decay']}. Target: validation accuracy ≥ {cfg['target_acc']:.0%}. Paper: "
         "(γ, ρ) = (0.75, 0.25) on modular addition (≈36% faster), (0.05, 0.05) on sparse parity (≈35%).\n\n"
         f"![heatmap](heatmap.png)\n\n{speed_table(stats)}\n"
-        f"CI above zero (helps): {', '.join(helped) or 'none'}. CI below zero (hurts): {', '.join(hurt) or 'none'}.\n\n"
+        f"CI above zero (helps): {'; '.join(helped) or 'none'}. CI below zero (hurts): {'; '.join(hurt) or 'none'} "
+        f"({len(hurt)} of {n_cells} cells; 95% CIs per cell, not corrected for the {n_cells} comparisons).\n\n"
+        f"{PROTOCOL}\n\n"
         f"- command: `python -m experiments run stability_sweep --preset {ctx.preset} --seed {ctx.seed}`\n"
-        f"- training: {res['wall_time_s'] / 60:.1f} min wall, {cpu / 60:.1f} min process CPU (shared machine; "
+        f"- training: {wall / 60:.1f} min wall, {cpu / 60:.1f} min process CPU (shared machine; "
         f"idle 2-core estimate CPU/2 = {cpu / 120:.1f} min)\n"
     )
-    return {
-        "cells": stats,
-        "helped": helped,
-        "hurt": hurt,
-        "train_wall_time_s": res["wall_time_s"],
-        "train_cpu_time_s": cpu,
-    }
+    ctx.write_summary(text)
+    return text
 
 
 register(
