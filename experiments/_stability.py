@@ -146,14 +146,18 @@ def run_lines(ctx, times: dict, record: dict | None = None) -> str:
         f"- training stages: {wall / 60:.1f} min wall, {cpu / 60:.1f} min process CPU in total (machine shared with "
         f"other jobs; an idle 2-core machine needs about CPU/2 = {cpu / 120:.1f} min)\n"
     )
-    if record is not None and record.get("wall_time_s") is not None:
-        text += (
-            f"- the run was resumed: the invocation that finished it took {record['wall_time_s'] / 60:.1f} min "
-            "wall; the training stages above ran in earlier invocations\n"
-            if record["wall_time_s"] < 0.9 * wall
-            else ""
-        )
-    return text
+    return text + resumed_line(record, wall)
+
+
+def resumed_line(record: dict | None, train_wall_s: float) -> str:
+    """For a resumed run (the finishing invocation shorter than the training it reports), say so with both
+    times, so the page header (that invocation's wall time) and the summary agree."""
+    if record is None or record.get("wall_time_s") is None or record["wall_time_s"] >= 0.9 * train_wall_s:
+        return ""
+    return (
+        f"- the run was resumed: the invocation that finished it took {record['wall_time_s'] / 60:.1f} min "
+        "wall; the training above ran over the earlier invocations as well\n"
+    )
 
 
 def summary(

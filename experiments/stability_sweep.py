@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from experiments import Experiment, register
-from experiments._stability import PROTOCOL, headline_keys, restat
+from experiments._stability import PROTOCOL, headline_keys, restat, resumed_line
 from jaxkit.stability import (
     MethodSpec,
     Transformer,
@@ -188,7 +188,7 @@ def report(ctx, metrics: dict, record: dict | None = None) -> str:
         f"{PROTOCOL}\n\n"
         f"- command: `python -m experiments run stability_sweep --preset {ctx.preset} --seed {ctx.seed}`\n"
         f"- training: {wall / 60:.1f} min wall, {cpu / 60:.1f} min process CPU (shared machine; "
-        f"idle 2-core estimate CPU/2 = {cpu / 120:.1f} min)\n"
+        f"idle 2-core estimate CPU/2 = {cpu / 120:.1f} min)\n" + resumed_line(record, wall)
     )
     ctx.write_summary(text)
     return text

@@ -85,7 +85,9 @@ def test_page_states_its_metrics(folder: Path):
     record = json.loads((folder / "metrics.json").read_text())
     keys = declared(summary)
     if not keys:
-        assert name in UNDECLARED, f"{name}: summary.md declares no headline block (see this test's docstring)"
+        assert name in UNDECLARED, (
+            f"{name}: summary.md declares no headline block (see this test's docstring)"
+        )
         return
     text = BLOCK.sub("", summary)
     for path, spec in keys:
