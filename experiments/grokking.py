@@ -65,8 +65,8 @@ PRESETS = {
         eval_every=25,
         **_COMMON,
     ),
-    # ~26 min of an idle 2-core machine (measured: 71 / 137 / 75 ms CPU per step for baseline / regularizer /
-    # Grokfast on 10 seeds, plus evaluation)
+    # about 23 min of an idle 2-core machine (the published run: 45.9 min process CPU for the three methods;
+    # 71 / 137 / 75 ms CPU per step for baseline / regularizer / Grokfast on 10 seeds, plus evaluation)
     "paper": dict(
         p=113,
         train_fraction=0.3,

@@ -68,7 +68,8 @@ PRESETS = {
         **_COMMON,
     ),
     # measured 309 / 578 / ~310 ms CPU per step (baseline / regularizer / Grokfast, 10 seeds) + evaluation:
-    # ~22 min of an idle 2-core machine
+    # about 19 min of an idle 2-core machine (the published run: 38.2 min process CPU for the three methods,
+    # 40.4 more for the γ probe)
     # gamma_probe: run after the main table (γ is borrowed from modular addition); ~13 CPU-min each
     "paper": dict(
         context=64,

@@ -66,7 +66,8 @@ PRESETS = {
         **_COMMON,
     ),
     # baseline-only pilot (2 seeds per size, n = 20): 700-1000 steps at 1000-2000 examples, none in 3000 at 4000.
-    # ~6.7 ms CPU per model-step + evaluation: ~11 min of an idle 2-core machine.
+    # ~6.7 ms CPU per model-step + evaluation: about 10 min of an idle 2-core machine (the published run: 19.8
+    # min process CPU for the three methods, 18.5 more for the γ probe).
     # gamma_probe: run after the main table (the paper's γ = 0.05 may be too weak at our scale); ~7 CPU-min each
     "paper": dict(
         n_bits=20,

@@ -4,9 +4,10 @@ Haris, Zhang & Yoshida (ICLR 2026, arXiv:2602.08287) give $(\\gamma, \\rho) = (0
 not the optimizer, learning rate, weight decay, batch, train fraction, model size, nor whether the gradient flows
 through the clean branch $M(X)$ or the noise touches the ``=`` token. Starting from the ``stability_sweep``
 reference (K = 31, 60% train, d_model 32, minibatch 128, AdamW lr 3e-3, weight decay 1), each variant changes ONE of
-them and measures the regularizer's median speedup in steps to 95% validation accuracy against a baseline trained
-with the same variant (10 paired seeds, bootstrap 95% CI): the setting whose change moves the speedup most is
-the likeliest cause of a disagreement with the paper.
+them and measures the regularizer's speedup in steps to 95% validation accuracy against a baseline trained with
+the same variant (10 paired seeds, the evaluation protocol's headline and 95% CI): the setting whose change moves
+the speedup most is the likeliest cause of a disagreement with the paper. The ``bridge`` preset walks from this
+reference toward the ``grokking`` experiment's K = 113 setting, one setting at a time.
 """
 
 from __future__ import annotations
