@@ -243,7 +243,7 @@ def _auto_chunk(f: Callable, x: Any, n_samples: int) -> int | None:
     try:
         out = jax.eval_shape(f, jax.ShapeDtypeStruct(x.shape[1:], x.dtype))
         out_size = sum(int(np.prod(o.shape)) for o in jax.tree_util.tree_leaves(out))
-    except Exception:  # noqa: BLE001 - the real call reports f's error
+    except (TypeError, ValueError, IndexError):  # the real call reports f's error
         out_size = 1
     per_point = 8 * (n_samples + 1) * (int(np.prod(x.shape[1:])) + out_size)
     chunk = max(1, CHUNK_BYTES // max(per_point, 1))

@@ -186,7 +186,7 @@ def _per_sample_shape(model: Any, tokens: Any) -> tuple[int, ...]:
         )
     try:
         out = jax.eval_shape(model, jax.ShapeDtypeStruct(jnp.shape(tokens)[1:], jnp.asarray(tokens).dtype))
-    except Exception as err:  # noqa: BLE001 - re-raised with the contract
+    except (TypeError, ValueError, IndexError) as err:  # re-raised with the contract
         raise TypeError(
             "model: expected a per-sample callable, model(tokens) on ONE sequence of shape "
             f"{tuple(jnp.shape(tokens)[1:])} returning logits whose last axis is the classes (the batch is "
