@@ -137,15 +137,24 @@ def reanalyse(ctx, metrics: dict) -> dict:
     return metrics | {"steps_to_target": restat(metrics["steps_to_target"], ctx.config["n_steps"])}
 
 
+def _steps(row: dict, n_steps: int) -> str:
+    """Median and range over seeds when every seed reached the target; else the Kaplan–Meier median and the
+    range of the seeds that did (the others are censored at ``n_steps``, not counted as reaching it there)."""
+    done = [s for s in row["per_seed"] if s is not None]
+    if len(done) == row["n_seeds"]:
+        return f"{row['median']:.0f} median, {min(done)}–{max(done)} over seeds ({len(done)}/{row['n_seeds']} reached)"
+    km = f"{row['km_median']:.0f}" if row["km_median"] is not None else f"> {n_steps}"
+    span = f", {min(done)}–{max(done)} among those" if done else ""
+    return f"Kaplan–Meier median {km}; {len(done)}/{row['n_seeds']} reached it within {n_steps}{span}"
+
+
 def report(ctx, metrics: dict, record: dict | None = None) -> str:
     """summary.md from the run's metrics."""
     cfg, stats = ctx.config, metrics["steps_to_target"]
     b, r, g = stats["baseline"], stats["regularizer"], stats["grokfast"]
     paper_rows = (
-        f"| baseline steps to convergence | ≈{PAPER['baseline_steps']} | {b['median']:.0f} median, "
-        f"{b['min']:.0f}–{b['max']:.0f} over seeds ({b['reached']}/{b['n_seeds']} reached) |\n"
-        f"| regularizer steps | ≈{PAPER['regularizer_steps']} | {r['median']:.0f} median, "
-        f"{r['min']:.0f}–{r['max']:.0f} over seeds ({r['reached']}/{r['n_seeds']} reached) |\n"
+        f"| baseline steps to convergence | ≈{PAPER['baseline_steps']} | {_steps(b, cfg['n_steps'])} |\n"
+        f"| regularizer steps | ≈{PAPER['regularizer_steps']} | {_steps(r, cfg['n_steps'])} |\n"
         f"| regularizer speedup | ≈{PAPER['speedup_pct']:.0f}% | **{headline(r)}** |\n"
         + (
             f"| regularizer speedup, mean over seeds | — | {r['comparison']['paired']['mean']:+.1f}% |\n"
