@@ -18,10 +18,10 @@ REG = [4000, 2050, 2500, 3000, 2700, 3500, 4500, 3500, 1400, 1450]
 def test_wilson_matches_the_closed_form():
     k, n, z = 6, 10, stats.norm.ppf(0.975)
     p = k / n
-    centre = (p + z**2 / (2 * n)) / (1 + z**2 / n)
+    center = (p + z**2 / (2 * n)) / (1 + z**2 / n)
     half = z / (1 + z**2 / n) * math.sqrt(p * (1 - p) / n + z**2 / (4 * n**2))
     lo, hi = wilson_interval(k, n)
-    assert lo == pytest.approx(centre - half, abs=1e-12) and hi == pytest.approx(centre + half, abs=1e-12)
+    assert lo == pytest.approx(center - half, abs=1e-12) and hi == pytest.approx(center + half, abs=1e-12)
     r = rate(10, 10)
     assert (
         r["rate"] == 1.0
