@@ -423,6 +423,7 @@ def formula_task(
 
 __all__ = [
     "BINARY",
+    "MAX_FORMULA_PROPS",
     "FRAGMENTS",
     "FUTURE",
     "PAST",
