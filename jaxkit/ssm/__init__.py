@@ -11,7 +11,7 @@ depending on the gating mechanism and on fixed-width vs unbounded precision. Thi
 """
 
 from ._constructions import CONSTRUCTIONS, Construction, construct, first_failure, predict, verify
-from ._languages import DFA, TASKS, Batch, Task, dfa_task, get_task
+from ._languages import DFA, TASKS, Batch, Task, TaskRegistry, dfa_task, get_task, register_task
 from ._layers import (
     COMPLEX_VARIANTS,
     VARIANTS,
@@ -23,6 +23,7 @@ from ._layers import (
     reflection_scan,
 )
 from ._ltlf import (
+    MAX_FORMULA_PROPS,
     Formula,
     LTLfSyntaxError,
     accepts,
@@ -37,10 +38,16 @@ from ._ltlf import (
     to_string,
 )
 from ._precision import FixedPoint, LowFloat, Native, parse_precision, quantize
-from ._probe import MODELS, ProbeConfig, make_model, train_runs
+from ._probe import MODELS, ProbeConfig, TrainedProbe, make_model, seed_interval, select_runs, train_runs
 from ._transformer import POSITIONAL, CausalTransformer
 
 __all__ = [
+    "select_runs",
+    "seed_interval",
+    "register_task",
+    "TrainedProbe",
+    "TaskRegistry",
+    "MAX_FORMULA_PROPS",
     "COMPLEX_VARIANTS",
     "CONSTRUCTIONS",
     "DFA",

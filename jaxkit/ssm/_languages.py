@@ -16,7 +16,7 @@ Recognition tasks with a ``draw`` use their own string law instead of the balanc
 ``anbncn``; see their samplers for why: uniform strings would not test what the language needs).
 
 Task list (``TASKS``, build with :func:`get_task`): parity, count_mod{m}, aa_star, position_mod{m}, flip_flop,
-first_symbol, last_symbol, tomita1..7, star-free ``ab_star``/``no_bb``/``a_before_b``/``since``, ``dyck{k}_depth{d}``,
+first_symbol, last_symbol, tomita1..7, star-free ``ab_star``/``no_bb``/``a_before_b``/``since``/``until``, ``dyck{k}_depth{d}``,
 dyck1, anbn, anbncn, s5_word, a5_word and Deletang's regular (even_pairs, modular_arithmetic_simple,
 parity_check, cycle_navigation) and context-free (stack_manipulation, reverse_string, modular_arithmetic,
 solve_equation) tasks.
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -727,6 +727,16 @@ def _build() -> dict[str, Callable[[], Task]]:
         ),
         _since_draw,
     )
+    t["until"] = lambda: _with_draw(
+        _dfa_task(
+            "until",
+            "abc",
+            DFA([[0, 1, 2], [1, 1, 1], [2, 2, 2]], [0, 1, 0]),
+            "a U b at the first position = a* b ... the first event is b, not c (star-free; LTLf future "
+            "'until' read at the start); sparse events",
+        ),
+        _since_draw,
+    )
     t["first_symbol"] = lambda: _dfa_task(
         "first_symbol", "ab", DFA([[1, 2], [1, 1], [2, 2]], [0, 1, 0]), "first symbol is a"
     )
@@ -782,16 +792,65 @@ def _build() -> dict[str, Callable[[], Task]]:
     return t
 
 
-TASKS = _build()
+class TaskRegistry(Mapping):
+    """The named tasks: a read-only mapping ``name -> factory`` (a zero-argument callable returning a :class:`Task`).
+
+    ``get_task(name)`` builds (once, cached) and returns the task; :func:`register_task` adds a user task under a
+    name, after which every name-taking API (``get_task``, ``ProbeConfig(tasks=(name,))``) accepts it. Builtins:
+    parity, count_mod{2,3,5}, position_mod{2,3,5}, aa_star, since, until, first_symbol, last_symbol, ab_star,
+    no_bb, a_before_b, tomita1..7, dyck{k}_depth{d}, dyck1, anbn, anbncn, s5_word, a5_word, flip_flop and
+    Deletang et al.'s tasks (even_pairs, parity_check, cycle_navigation, modular_arithmetic[_simple],
+    solve_equation, reverse_string, stack_manipulation).
+    """
+
+    def __init__(self, factories: dict[str, Callable[[], Task]]):
+        self._factories = dict(factories)
+
+    def __getitem__(self, name: str) -> Callable[[], Task]:
+        return self._factories[name]
+
+    def __iter__(self):
+        return iter(self._factories)
+
+    def __len__(self) -> int:
+        return len(self._factories)
+
+    def __repr__(self) -> str:
+        return f"TaskRegistry({sorted(self._factories)})"
+
+
+TASKS = TaskRegistry(_build())
 _CACHE: dict[str, Task] = {}
 
 
-def get_task(name: str) -> Task:
-    """The task called ``name`` (see ``TASKS``)."""
-    if name not in TASKS:
-        raise ValueError(f"name: unknown task {name!r}; expected one of {sorted(TASKS)}")
+def register_task(name: str, task: Task | Callable[[], Task], *, overwrite: bool = False) -> None:
+    """Make ``task`` (a :class:`Task` or a zero-argument factory returning one) available as ``name``.
+
+    Refuses a name that is already taken unless ``overwrite=True`` (which also drops the cached build).
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name: expected a non-empty string, received {name!r}")
+    if not (isinstance(task, Task) or callable(task)):
+        raise TypeError(f"task: expected a Task or a zero-argument factory, received {type(task).__name__}")
+    if name in TASKS and not overwrite:
+        raise ValueError(f"name: task {name!r} is already registered; pass overwrite=True to replace it")
+    TASKS._factories[name] = (lambda t=task: t) if isinstance(task, Task) else task
+    _CACHE.pop(name, None)
+
+
+def get_task(name: str | Task) -> Task:
+    """The task called ``name`` (see ``TASKS``); a :class:`Task` is returned as is."""
+    if isinstance(name, Task):
+        return name
+    if not isinstance(name, str) or name not in TASKS:
+        raise ValueError(f"name: unknown task {name!r}; expected one of {sorted(TASKS)} or a Task")
     if name not in _CACHE:
-        _CACHE[name] = TASKS[name]()
+        t = TASKS[name]()
+        if not isinstance(t, Task):
+            raise TypeError(
+                f"name: the factory of task {name!r} returned {type(t).__name__}, expected a Task"
+            )
+        _CACHE[name] = t
     return _CACHE[name]
 
 
@@ -806,4 +865,4 @@ def dfa_task(name: str, alphabet: Sequence[str], dfa: DFA, description: str = ""
     return _dfa_task(name, alphabet, dfa, description)
 
 
-__all__ = ["DFA", "KINDS", "TASKS", "Batch", "Task", "dfa_task", "get_task"]
+__all__ = ["DFA", "KINDS", "TASKS", "Batch", "Task", "TaskRegistry", "dfa_task", "get_task", "register_task"]

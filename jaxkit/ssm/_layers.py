@@ -38,6 +38,7 @@ from ._precision import quantize
 VARIANTS = ("time_invariant", "selective_nonneg", "selective_signed", "selective_complex", "dense")
 COMPLEX_VARIANTS = ("time_invariant", "selective_complex")
 MODES = ("parallel", "recurrent")
+_SAT = 0.05  # stretch of a saturating gate
 
 
 def diagonal_scan(a: jax.Array, b: jax.Array, *, mode: str = "parallel", precision: Any = None) -> jax.Array:
@@ -136,12 +137,30 @@ def _n_gate(variant: str, d_state: int, n_householder: int) -> int:
 
 
 class SSMLayer(eqx.Module):
-    """One gated SSM layer with an MLP readout and a residual connection (acts on ``(T, d_model)``)."""
+    """One gated SSM layer with an MLP readout and a residual connection (acts on ``(T, d_model)``).
+
+    ``state_norm=True`` divides the state features by their root mean square (``h / sqrt(mean(h²) + 1e-6)``)
+    before the readout MLP, so a state whose magnitude drifts with the length (a near-1 gate accumulating, a
+    slowly decaying memory) reads the same at length 500 as at length 40; off, the readout sees ``h`` itself.
+    ``ring_init=True`` starts the selective gates near 1 (as the time-invariant one always does, LRU-style: at zero
+    input ``|a| ~ U[0.9, 0.999]``; for ``dense`` the eigenvalue ``1 - β`` along each reflection vector), so
+    training starts from a long memory instead of forgetting within a few steps. ``saturating=True`` lets every
+    gate reach the ends of its range exactly (``|a| = 1``, ``a = 0``, ``β = 0`` or ``2``) through the stretched
+    ``clip((1 + 2ε) σ(z) - ε, 0, 1)`` (``clip((1 + 2ε) tanh z, -1, 1)`` for the signed gate, ``ε = 0.05``)
+    instead of only approaching them: a memory that must last 500 steps needs a gate of exactly 1 (float32
+    rounds ``σ(z)`` to 1 only for ``z > 17``). ``coupled_input=True`` scales the write by how much the gate
+    forgets, ``b_t ← (1 - |a_t|) b_t`` (``dense``: by the mean ``β_t / 2``, as DeltaNet writes ``β k vᵀ``), as in
+    Mamba's discretization (``Δ`` sets both) and the RG-LRU: a gate of exactly 1 then holds the state exactly,
+    with no drift from later inputs. The class (the range of ``A``) is unchanged.
+    """
 
     variant: str = eqx.field(static=True)
     d_model: int = eqx.field(static=True)
     d_state: int = eqx.field(static=True)
     n_householder: int = eqx.field(static=True)
+    state_norm: bool = eqx.field(static=True)
+    saturating: bool = eqx.field(static=True)
+    coupled_input: bool = eqx.field(static=True)
     gate_w: jax.Array | None
     gate_b: jax.Array
     in_w: jax.Array
@@ -160,6 +179,10 @@ class SSMLayer(eqx.Module):
         key: Any,
         d_hidden: int | None = None,
         n_householder: int = 1,
+        state_norm: bool = False,
+        ring_init: bool = False,
+        saturating: bool = False,
+        coupled_input: bool = False,
     ):
         check_choice("variant", variant, VARIANTS)
         check_int("d_model", d_model, minimum=1)
@@ -173,6 +196,8 @@ class SSMLayer(eqx.Module):
             d_state,
             n_householder,
         )
+        self.state_norm, self.saturating = bool(state_norm), bool(saturating)
+        self.coupled_input = bool(coupled_input)
         kg, kb, k1, k2, kp = jax.random.split(key, 5)
         g = _n_gate(variant, d_state, n_householder)
         s = 2 * d_state if variant in COMPLEX_VARIANTS else d_state
@@ -190,6 +215,20 @@ class SSMLayer(eqx.Module):
                 bias = jnp.zeros((g,))
             else:
                 bias = jnp.full((g,), 2.0 if variant == "selective_nonneg" else 1.0)
+            if ring_init:  # |a| (dense: the eigenvalue 1 - β along each k) in [0.9, 0.999] at zero input
+                m = n_householder if variant == "dense" else d_state
+                r = jax.random.uniform(kp, (m,), minval=0.9, maxval=0.999)
+                u = (
+                    (1 - r) / 2 if variant == "dense" else r
+                )  # the unit-interval gate value wanted: β / 2 or |a|
+                if saturating:  # the pre-clip value, inside (0, 1) so that the gradient flows
+                    u = (u + _SAT) / (1 + 2 * _SAT)
+                if variant == "selective_signed":
+                    bias = jnp.arctanh(r / (1 + 2 * _SAT) if saturating else r)
+                elif variant == "dense":
+                    bias = bias.at[n_householder * d_state :].set(jnp.log(u / (1 - u)))
+                else:
+                    bias = bias.at[:d_state].set(jnp.log(u / (1 - u)))
             self.gate_b = bias
         self.in_w = scale * jax.random.normal(kb, (s, d_model))
         self.in_b = jnp.zeros((s,))
@@ -208,20 +247,33 @@ class SSMLayer(eqx.Module):
         bin_ = u @ self.in_w.T + self.in_b
         v = self.variant
         if v in COMPLEX_VARIANTS:
-            a = jax.nn.sigmoid(z[:, :n]) * jnp.exp(1j * jnp.pi * jnp.tanh(z[:, n:]))
-            return a, jax.lax.complex(bin_[:, :n], bin_[:, n:])
+            r = self._unit(z[:, :n])
+            a = r * jnp.exp(1j * jnp.pi * jnp.tanh(z[:, n:]))
+            return a, self._couple(jax.lax.complex(bin_[:, :n], bin_[:, n:]), 1 - r)
         if v == "selective_nonneg":
-            return jax.nn.sigmoid(z), bin_
+            a = self._unit(z)
+            return a, self._couple(bin_, 1 - a)
         if v == "selective_signed":
-            return jnp.tanh(z), bin_
+            t = jnp.tanh(z)
+            a = jnp.clip((1 + 2 * _SAT) * t, -1.0, 1.0) if self.saturating else t
+            return a, self._couple(bin_, 1 - jnp.abs(a))
         k, beta = self._reflections(z)
-        return jax.vmap(householder_product)(k, beta), bin_
+        return jax.vmap(householder_product)(k, beta), self._couple(bin_, beta.mean(-1, keepdims=True) / 2)
+
+    def _couple(self, b: jax.Array, scale: jax.Array) -> jax.Array:
+        """``coupled_input``: the write ``b`` scaled by how much the gate forgets (``1 - |a|``; dense: mean β/2)."""
+        return b * scale if self.coupled_input else b
 
     def _reflections(self, z: jax.Array) -> tuple[jax.Array, jax.Array]:
         n, m = self.d_state, self.n_householder
         k = z[:, : m * n].reshape(-1, m, n)
         k = k / jnp.sqrt(jnp.sum(k**2, axis=-1, keepdims=True) + 1e-12)
-        return k, 2.0 * jax.nn.sigmoid(z[:, m * n :])
+        return k, 2.0 * self._unit(z[:, m * n :])
+
+    def _unit(self, z: jax.Array) -> jax.Array:
+        """``σ(z)``, or with ``saturating`` the stretched ``clip((1 + 2ε) σ(z) - ε, 0, 1)`` (``ε = 0.05``)."""
+        s = jax.nn.sigmoid(z)
+        return jnp.clip((1 + 2 * _SAT) * s - _SAT, 0.0, 1.0) if self.saturating else s
 
     def states(self, u: jax.Array, *, mode: str = "parallel", precision: Any = None) -> jax.Array:
         """All hidden states ``(T, N)`` (complex for the complex variants).
@@ -232,7 +284,9 @@ class SSMLayer(eqx.Module):
         if self.variant == "dense" and mode == "recurrent" and precision is None:
             z = self.gate_b + u @ self.gate_w.T
             k, beta = self._reflections(z)
-            return reflection_scan(k, beta, u @ self.in_w.T + self.in_b)
+            return reflection_scan(
+                k, beta, self._couple(u @ self.in_w.T + self.in_b, beta.mean(-1, keepdims=True) / 2)
+            )
         a, b = self.transitions(u)
         if self.variant == "dense":
             return dense_scan(a, b, mode=mode, precision=precision)
@@ -241,6 +295,8 @@ class SSMLayer(eqx.Module):
     def __call__(self, u: jax.Array, *, mode: str = "parallel", precision: Any = None) -> jax.Array:
         h = self.states(u, mode=mode, precision=precision)
         feats = jnp.concatenate([h.real, h.imag], -1) if jnp.iscomplexobj(h) else h
+        if self.state_norm:  # RMS norm of the state features: the readout sees directions, not magnitudes
+            feats = quantize(feats * jax.lax.rsqrt(jnp.mean(feats**2, -1, keepdims=True) + 1e-6), precision)
         z = jnp.concatenate([feats, u], -1)
         hid = quantize(jax.nn.relu(z @ self.w1.T + self.b1), precision)
         return quantize(u + hid @ self.w2.T + self.b2, precision)
@@ -259,8 +315,21 @@ def check_tokens(name: str, tokens: Any, vocab: int) -> None:
         )
 
 
+def _checked_ids(tokens: jax.Array, vocab: int) -> jax.Array:
+    """``tokens`` unchanged, with a check that holds under ``jit`` too (the eager one is :func:`check_tokens`)."""
+    tokens = jnp.asarray(tokens)
+    if not is_tracer(tokens):
+        return tokens
+    bad = jnp.any((tokens < 0) | (tokens >= vocab))
+    return eqx.error_if(tokens, bad, f"tokens: expected token ids in [0, {vocab - 1}]")
+
+
 class SSMModel(eqx.Module):
-    """Token embedding, a residual stack of :class:`SSMLayer`, and a linear head: ``(T,)`` ints -> ``(T, C)``."""
+    """Token embedding, a residual stack of :class:`SSMLayer`, and a linear head: ``(T,)`` ints -> ``(T, C)``.
+
+    Token ids outside ``[0, vocab)`` raise, eagerly (``ValueError``) and under ``jax.jit`` (an
+    ``equinox.EquinoxRuntimeError`` through ``eqx.error_if``), instead of being clamped by the embedding lookup.
+    """
 
     embed: jax.Array
     layers: tuple
@@ -279,6 +348,10 @@ class SSMModel(eqx.Module):
         n_layers: int = 2,
         d_hidden: int | None = None,
         n_householder: int = 1,
+        state_norm: bool = False,
+        ring_init: bool = False,
+        saturating: bool = False,
+        coupled_input: bool = False,
     ):
         check_choice("variant", variant, VARIANTS)
         check_int("vocab", vocab, minimum=1)
@@ -287,7 +360,18 @@ class SSMModel(eqx.Module):
         ke, kh, *kl = jax.random.split(key, n_layers + 2)
         self.embed = jax.random.normal(ke, (vocab, d_model))
         self.layers = tuple(
-            SSMLayer(variant, d_model, d_state, key=k, d_hidden=d_hidden, n_householder=n_householder)
+            SSMLayer(
+                variant,
+                d_model,
+                d_state,
+                key=k,
+                d_hidden=d_hidden,
+                n_householder=n_householder,
+                state_norm=state_norm,
+                ring_init=ring_init,
+                saturating=saturating,
+                coupled_input=coupled_input,
+            )
             for k in kl
         )
         self.head_w = jax.random.normal(kh, (n_classes, d_model)) / np.sqrt(d_model)
@@ -301,7 +385,7 @@ class SSMModel(eqx.Module):
         check_ndim("tokens", tokens, 1, what="one sequence (T,); vmap for batches")
         check_choice("mode", mode, MODES)
         check_tokens("tokens", tokens, self.embed.shape[0])
-        x = quantize(self.embed[tokens], precision)
+        x = quantize(self.embed[_checked_ids(tokens, self.embed.shape[0])], precision)
         for layer in self.layers:
             x = layer(x, mode=mode, precision=precision)
         return x @ self.head_w.T + self.head_b

@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from jaxkit._validate import check_int
+
 UNARY = ("!", "X", "N", "F", "G", "Y", "O", "H")
 BINARY = ("&", "|", "->", "U", "R", "S")
 FUTURE = frozenset({"X", "N", "F", "G", "U", "R"})
@@ -361,14 +363,29 @@ def prefix_labels(
     return _sat(f, P, index, np.arange(1, T + 1))[:, :, 0]
 
 
-def formula_task(f: Formula | str, n_props: int = 2, *, name: str | None = None) -> Any:
+MAX_FORMULA_PROPS = 12
+
+
+def formula_task(
+    f: Formula | str, n_props: int = 2, *, name: str | None = None, max_props: int = MAX_FORMULA_PROPS
+) -> Any:
     """A recognition :class:`~jaxkit.ssm._languages.Task` for ``L(f)`` over ``2^n_props`` letters.
 
     Targets are per-prefix memberships; positives are found by rejection among random traces whose proposition rates are
-    drawn per trace (when none is found, the batch is all negatives).
+    drawn per trace (when none is found, the batch is all negatives). The alphabet (one letter per subset of the
+    propositions) is built in full, so ``n_props`` above ``max_props`` (default ``MAX_FORMULA_PROPS = 12``, 4096
+    letters) is refused up front; raise ``max_props`` to go further.
     """
     from ._languages import Task
 
+    check_int("max_props", max_props, minimum=0)
+    check_int("n_props", n_props, minimum=0)
+    if n_props > max_props:
+        raise ValueError(
+            f"n_props: {n_props} propositions give an alphabet of 2^{n_props} = {2**n_props:.3g} letters "
+            f"(about {2**n_props * (8 + 5 * n_props) / 2**30:.3g} GiB of letter names); the cap is "
+            f"max_props={max_props}, pass a larger max_props to build it anyway"
+        )
     f = parse(f) if isinstance(f, str) else f
     names = [f"p{k}" for k in range(n_props)]
     _index(f, names, n_props)
@@ -406,6 +423,7 @@ def formula_task(f: Formula | str, n_props: int = 2, *, name: str | None = None)
 
 __all__ = [
     "BINARY",
+    "MAX_FORMULA_PROPS",
     "FRAGMENTS",
     "FUTURE",
     "PAST",

@@ -3,9 +3,13 @@
 Protocol in the spirit of Deletang et al. (2023) and Grazzi et al. (2025): every (task, seed, learning rate) run is
 trained on strings of length 1..``train_max_len`` (the longest allowed length grows linearly from
 ``curriculum_start`` to ``train_max_len`` over the first ``curriculum_frac`` of the steps), then scored on fresh
-samples at in-distribution lengths (``train_eval_lengths``) and at each test length. A task is **solved** when the
-best run reaches a mean test accuracy of at least ``threshold``; a run whose in-distribution accuracy stays below
-``learned_threshold`` was **not learned** at this budget (a training failure says nothing about expressivity).
+samples at in-distribution lengths (``train_eval_lengths``), at validation lengths (``val_lengths``, beyond the
+training lengths and disjoint from the test lengths) and at each test length. Selection reads validation only: for
+every seed the learning rate with the best validation accuracy is chosen (:func:`select_runs`), and a task is
+**solved** (learned with length generalization) when the chosen runs' test accuracy, averaged over seeds, is at
+least ``threshold``; a t-interval over seeds is reported beside it. A task whose in-distribution accuracy stays
+below ``learned_threshold`` was **not learned** at this budget (a training failure says nothing about
+expressivity).
 
 All runs of one model class are members of one stacked ensemble trained by :func:`jaxkit.train.fit_ensemble`
 (one compiled step for all of them; Adam with per-member learning rates through ``optax.inject_hyperparams``,
@@ -16,10 +20,11 @@ per-member global-norm clipping, a warmup-cosine learning-rate factor), so a pro
 from __future__ import annotations
 
 import functools
+import json
 import resource
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +33,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+import scipy.stats
 
 from jaxkit._validate import check_choice, check_int, check_range
-from jaxkit.train import fit_ensemble, init_ensemble
+from jaxkit.train import fit_ensemble, init_ensemble, load_checkpoint, read_metadata, save_checkpoint
 
-from ._languages import get_task
+from ._languages import Task, get_task
 from ._layers import MODES, VARIANTS, SSMModel
 from ._transformer import POSITIONAL, CausalTransformer
 
@@ -41,14 +47,25 @@ MODELS = VARIANTS + ("transformer",)
 
 @dataclass(frozen=True)
 class ProbeConfig:
-    """What to train and how to score it (defaults: a small model, a short run)."""
+    """What to train and how to score it (defaults: a small model, a short run).
 
-    tasks: tuple[str, ...] = ("parity",)
+    ``tasks`` holds task names (see ``TASKS``) or :class:`Task` objects; ``state_norm`` RMS-normalizes each layer's
+    state before its readout, ``ring_init`` starts the gates near 1 and ``saturating`` lets them reach 1 exactly, ``coupled_input``
+    scales each write by ``1 - |a|`` (see :class:`SSMLayer`); ``bos`` prepends a
+    start token to every string (not trained on, not scored). ``val_lengths`` must be disjoint from ``test_lengths``.
+    """
+
+    tasks: tuple[str | Task, ...] = ("parity",)
     model: str = "selective_signed"
     d_model: int = 32
     d_state: int = 16
     n_layers: int = 2
     n_householder: int = 2
+    state_norm: bool = True
+    ring_init: bool = True
+    saturating: bool = True
+    coupled_input: bool = True
+    bos: bool = True
     n_heads: int = 4
     positional: str = "rope"
     mode: str = "parallel"
@@ -63,7 +80,8 @@ class ProbeConfig:
     final_lr_fraction: float = 0.1
     n_train_per_length: int = 128
     train_eval_lengths: tuple[int, ...] = (24, 27, 30, 33, 36, 39)
-    test_lengths: tuple[int, ...] = (41, 60, 100, 200, 500)
+    val_lengths: tuple[int, ...] = (57, 60)
+    test_lengths: tuple[int, ...] = (99, 102, 249, 252)
     n_test: int = 64
     threshold: float = 0.9
     learned_threshold: float = 0.98
@@ -75,10 +93,16 @@ class ProbeConfig:
         check_choice("model", self.model, MODELS)
         check_choice("positional", self.positional, POSITIONAL)
         check_choice("mode", self.mode, MODES)
-        if not self.tasks:
-            raise ValueError("tasks: expected at least one task name, received an empty list")
+        if isinstance(self.tasks, str | Task) or not self.tasks:
+            raise ValueError(
+                f"tasks: expected a non-empty tuple of task names or Task objects, received {self.tasks!r}"
+            )
+        object.__setattr__(self, "tasks", tuple(self.tasks))
         for t in self.tasks:
             get_task(t)
+        names = self.task_names
+        if len(set(names)) != len(names):
+            raise ValueError(f"tasks: expected distinct task names, received {names}")
         for name in ("n_steps", "batch_size", "n_seeds", "train_max_len", "n_train_per_length", "n_test"):
             check_int(name, getattr(self, name), minimum=1)
         check_int("log_every", self.log_every, minimum=0)
@@ -86,10 +110,30 @@ class ProbeConfig:
             check_range(name, getattr(self, name), 0.0, 1.0)
         if not self.lrs or any(lr <= 0 for lr in self.lrs):
             raise ValueError(f"lrs: expected positive learning rates, received {self.lrs}")
-        for name in ("test_lengths", "train_eval_lengths"):
+        for name in ("test_lengths", "train_eval_lengths", "val_lengths"):
             lengths = getattr(self, name)
             if not lengths or min(lengths) < 1:
                 raise ValueError(f"{name}: expected positive lengths, received {lengths}")
+        if set(self.val_lengths) & set(self.test_lengths):
+            raise ValueError(
+                f"val_lengths: expected lengths disjoint from test_lengths {self.test_lengths}, received "
+                f"{self.val_lengths}"
+            )
+
+    @property
+    def task_names(self) -> tuple[str, ...]:
+        """The task names, in order (a :class:`Task` object contributes its ``name``)."""
+        return tuple(t.name if isinstance(t, Task) else t for t in self.tasks)
+
+    def resolved_tasks(self) -> list[Task]:
+        """The :class:`Task` objects (names looked up in ``TASKS``)."""
+        return [get_task(t) for t in self.tasks]
+
+    def to_dict(self) -> dict:
+        """The configuration as JSON-able data (tasks by name)."""
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d["tasks"] = list(self.task_names)
+        return json.loads(json.dumps(d))
 
 
 def make_model(cfg: ProbeConfig, vocab: int, n_classes: int, key: Any) -> Any:
@@ -114,13 +158,24 @@ def make_model(cfg: ProbeConfig, vocab: int, n_classes: int, key: Any) -> Any:
         d_state=cfg.d_state,
         n_layers=cfg.n_layers,
         n_householder=cfg.n_householder,
+        state_norm=cfg.state_norm,
+        ring_init=cfg.ring_init,
+        saturating=cfg.saturating,
+        coupled_input=cfg.coupled_input,
     )
 
 
 def _stack_data(
-    tasks: Sequence[Any], lengths: Sequence[int], n: int, rng: np.random.Generator, pad: int, T: int
+    tasks: Sequence[Any],
+    lengths: Sequence[int],
+    n: int,
+    rng: np.random.Generator,
+    pad: int,
+    T: int,
+    bos: int | None = None,
 ) -> dict[str, np.ndarray]:
-    """Samples of every task at every length, padded to ``T``: arrays ``(tasks, len(lengths) * n, T)``."""
+    """Samples of every task at every length, padded to ``T`` (after a leading ``bos`` token when given, which is
+    neither trained nor scored): arrays ``(tasks, len(lengths) * n, T + (bos is not None))``."""
     out = {k: [] for k in ("tokens", "targets", "mask", "final")}
     for task in tasks:
         per = {k: [] for k in out}
@@ -133,7 +188,13 @@ def _stack_data(
             per["final"].append(np.pad(b.final, padw))
         for k in out:
             out[k].append(np.concatenate(per[k]))
-    return {k: np.stack(v) for k, v in out.items()}
+    out = {k: np.stack(v) for k, v in out.items()}
+    if bos is not None:
+        out = {
+            k: np.concatenate([np.full(v.shape[:2] + (1,), bos if k == "tokens" else 0, v.dtype), v], -1)
+            for k, v in out.items()
+        }
+    return out
 
 
 def _apply(model: Any, tokens: jax.Array, mode: str) -> jax.Array:
@@ -211,19 +272,48 @@ def _accuracy(
     return out
 
 
+def select_runs(runs: Sequence[dict]) -> dict[int, int]:
+    """For each seed, the index (into ``runs``) of the run chosen on validation.
+
+    Every run is a dict with ``"seed"``, ``"val_acc"`` (mean validation accuracy) and ``"train_acc"``
+    (in-distribution); the chosen run of a seed maximizes ``(val_acc, train_acc)``, the first such run on a tie.
+    No other key is read, so a test accuracy cannot leak into the choice.
+    """
+    chosen: dict[int, int] = {}
+    for i, r in enumerate(runs):
+        s, key = int(r["seed"]), (float(r["val_acc"]), float(r["train_acc"]))
+        j = chosen.get(s)
+        if j is None or key > (float(runs[j]["val_acc"]), float(runs[j]["train_acc"])):
+            chosen[s] = i
+    return dict(sorted(chosen.items()))
+
+
+def seed_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
+    """Student-t interval for the mean of per-seed values (``scipy.stats.t``), clipped to [0, 1]; one value: itself."""
+    v = np.asarray(values, float)
+    m = float(v.mean())
+    if v.size < 2 or float(v.std(ddof=1)) == 0.0:
+        return m, m
+    lo, hi = scipy.stats.t.interval(confidence, v.size - 1, loc=m, scale=scipy.stats.sem(v))
+    return float(max(lo, 0.0)), float(min(hi, 1.0))
+
+
 def _summarize(
-    cfg: ProbeConfig, runs: list, test_acc: list, train_acc: list, history: list
+    cfg: ProbeConfig, runs: list, test_acc: list, val_acc: list, train_acc: list, history: list
 ) -> tuple[list, dict]:
     results = []
+    names = cfg.task_names
     for r, (ti, s, lr) in enumerate(runs):
         curve = [{"step": h["step"], "loss": h["member_loss"][r], "acc": h["acc"][r]} for h in history]
         results.append(
             {
-                "task": cfg.tasks[ti],
+                "task": names[ti],
                 "seed": s,
                 "lr": lr,
                 "acc_by_length": test_acc[r],
                 "mean_acc": float(np.mean(list(test_acc[r].values()))),
+                "val_acc_by_length": val_acc[r],
+                "val_acc": float(np.mean(list(val_acc[r].values()))),
                 "train_acc_by_length": train_acc[r],
                 "train_acc": float(np.mean(list(train_acc[r].values()))),
                 "final_loss": float(np.mean([c["loss"] for c in curve[-3:]])) if curve else float("nan"),
@@ -231,23 +321,110 @@ def _summarize(
             }
         )
     per_task = {}
-    for name in cfg.tasks:
-        rs = [x for x in results if x["task"] == name]
-        best = max(rs, key=lambda x: (x["mean_acc"], x["train_acc"]))
-        learned = max(x["train_acc"] for x in rs)
+    for name in names:
+        idx = [i for i, x in enumerate(results) if x["task"] == name]
+        sub = [{k: results[i][k] for k in ("seed", "val_acc", "train_acc")} for i in idx]
+        chosen = [idx[j] for j in select_runs(sub).values()]
+        test = [results[i]["mean_acc"] for i in chosen]
+        train = [results[i]["train_acc"] for i in chosen]
+        best = max(chosen, key=lambda i: (results[i]["val_acc"], results[i]["train_acc"]))
+        lengths = list(results[chosen[0]]["acc_by_length"])
         per_task[name] = {
-            "acc_by_length": best["acc_by_length"],
-            "solved": bool(best["mean_acc"] >= cfg.threshold),
-            "learned": bool(learned >= cfg.learned_threshold),
-            "best_train_acc": float(learned),
+            "chosen_runs": chosen,
+            "best_run": best,
+            "chosen_lrs": [results[i]["lr"] for i in chosen],
+            "test_acc": float(np.mean(test)),
+            "test_ci": list(seed_interval(test)),
+            "test_acc_per_seed": test,
+            "val_acc": float(np.mean([results[i]["val_acc"] for i in chosen])),
+            "train_acc": float(np.mean(train)),
+            "acc_by_length": {
+                L: float(np.mean([results[i]["acc_by_length"][L] for i in chosen])) for L in lengths
+            },
+            "solved": bool(np.mean(test) >= cfg.threshold),
+            "learned": bool(np.mean(train) >= cfg.learned_threshold),
             "n_seeds": cfg.n_seeds,
-            "best_lr": best["lr"],
-            "best_seed": best["seed"],
-            "n_runs_solved": int(sum(x["mean_acc"] >= cfg.threshold for x in rs)),
-            "n_runs": len(rs),
-            "mean_over_runs": float(np.mean([x["mean_acc"] for x in rs])),
+            "n_seeds_solved": int(sum(t >= cfg.threshold for t in test)),
+            "n_runs": len(idx),
         }
     return results, per_task
+
+
+class TrainedProbe:
+    """One trained probe model with its task and configuration: predicts on new strings, saves and loads.
+
+    ``model`` maps ``(T,)`` token ids (the task's alphabet, then a start id when ``config.bos``, then a padding id)
+    to ``(T, n_classes)`` logits; :meth:`logits` and :meth:`predict` add the start token themselves.
+    """
+
+    def __init__(self, model: Any, task: Task, config: ProbeConfig, vocab: int, n_classes: int):
+        self.model, self.task, self.config = model, task, config
+        self.vocab, self.n_classes = int(vocab), int(n_classes)
+
+    def logits(self, tokens: Any) -> jax.Array:
+        """Logits ``(T, C)`` for one token sequence ``(T,)`` or ``(B, T, C)`` for a batch ``(B, T)`` of the task's
+        token ids (the start token, when the probe uses one, is prepended here and its output dropped)."""
+        tokens = jnp.asarray(tokens)
+        single = tokens.ndim == 1
+        tokens = tokens[None] if single else tokens
+        if self.config.bos:
+            tokens = jnp.concatenate(
+                [jnp.full((tokens.shape[0], 1), self.vocab - 2, tokens.dtype), tokens], 1
+            )
+        out = _apply(self.model, tokens, self.config.mode)[:, int(self.config.bos) :]
+        return out[0] if single else out
+
+    def predict(self, strings: Sequence[Any]) -> np.ndarray:
+        """The predicted class at the last position of each string (for a recognition task: 1 = member).
+
+        ``strings`` are strings over the task alphabet (or symbol lists); they may differ in length.
+        """
+        if isinstance(strings, str):
+            raise TypeError("strings: expected a sequence of strings, received one str; wrap it in a list")
+        out = []
+        for s in strings:
+            toks = self.task.encode(s)
+            if toks.size == 0:
+                raise ValueError("strings: expected non-empty strings, received an empty one")
+            out.append(int(np.argmax(np.asarray(self.logits(toks))[-1])))
+        return np.array(out, np.int64)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the model and its configuration to the checkpoint folder ``path`` (``jaxkit.train`` format)."""
+        meta = {
+            "format": "jaxkit.ssm.TrainedProbe/1",
+            "config": self.config.to_dict(),
+            "task": self.task.name,
+            "vocab": self.vocab,
+            "n_classes": self.n_classes,
+        }
+        return save_checkpoint(path, eqx.filter(self.model, eqx.is_array), meta)
+
+    @classmethod
+    def load(cls, path: str | Path, task: Task | None = None) -> TrainedProbe:
+        """Read a probe written by :meth:`save`; ``task``: the :class:`Task` when its name is not registered."""
+        meta = read_metadata(path)
+        if meta.get("format") != "jaxkit.ssm.TrainedProbe/1":
+            raise ValueError(
+                f"path: {path} is not a saved TrainedProbe (metadata format {meta.get('format')!r})"
+            )
+        c = dict(meta["config"])
+        for k, v in c.items():
+            if isinstance(v, list):
+                c[k] = tuple(v)
+        if task is not None:
+            if task.name != meta["task"]:
+                raise ValueError(
+                    f"task: the probe was trained on {meta['task']!r}, received task {task.name!r}"
+                )
+            c["tasks"] = tuple(task if n == task.name else n for n in c["tasks"])
+        cfg = ProbeConfig(**c)
+        like = make_model(cfg, meta["vocab"], meta["n_classes"], jax.random.key(0))
+        params, static = eqx.partition(like, eqx.is_array)
+        params, _ = load_checkpoint(path, params)
+        return cls(
+            eqx.combine(params, static), get_task(task or meta["task"]), cfg, meta["vocab"], meta["n_classes"]
+        )
 
 
 def _cpu_seconds() -> float:
@@ -262,22 +439,29 @@ def train_runs(
     *,
     checkpoint_dir: str | Path | None = None,
     resume: bool = False,
+    return_models: bool = False,
 ) -> dict[str, Any]:
     """Train every (task, seed, lr) run of ``cfg`` as one stacked ensemble and score it per length.
 
     ``checkpoint_dir``/``resume``: checkpoints of the ensemble (parameters, optimizer state, history) written by
     :func:`jaxkit.train.fit_ensemble` about ten times per run; a resumed run ends bit-identical to an uninterrupted
-    one. Returns ``{"config", "runs": [{"task", "seed", "lr", "acc_by_length", "mean_acc", "train_acc",
-    "train_acc_by_length", "final_loss", "curve"}...], "per_task": {task: {"acc_by_length", "solved", "learned",
-    "best_train_acc", ...}}, "timing"}``; ``curve`` is the run's training loss and batch accuracy per logged step.
+    one. Returns ``{"config", "runs": [{"task", "seed", "lr", "acc_by_length", "mean_acc", "val_acc_by_length",
+    "val_acc", "train_acc", "train_acc_by_length", "final_loss", "curve"}...], "per_task": {task: {"chosen_runs",
+    "best_run", "test_acc", "test_ci", "test_acc_per_seed", "val_acc", "train_acc", "acc_by_length", "solved",
+    "learned", ...}}, "timing"}``: ``acc_by_length``/``mean_acc`` are test accuracies, ``curve`` the run's training
+    loss and batch accuracy per logged step; per task the runs are chosen on validation only (:func:`select_runs`).
+    With ``return_models=True`` the result also holds ``"models"``: one :class:`TrainedProbe` per run (same order
+    as ``"runs"``; ``per_task[name]["best_run"]`` indexes the validation-best one).
     """
     t0, c0 = time.perf_counter(), _cpu_seconds()
-    tasks = [get_task(t) for t in cfg.tasks]
-    V, C = max(t.vocab for t in tasks) + 1, max(t.n_classes for t in tasks)  # + a padding token
+    tasks = cfg.resolved_tasks()
+    # + a padding token (the last id) and, with cfg.bos, a start token before it
+    V, C = max(t.vocab for t in tasks) + 1 + int(cfg.bos), max(t.n_classes for t in tasks)
     pad = V - 1
+    bos = V - 2 if cfg.bos else None
     rng = np.random.default_rng(seed)
     Ttr = max(t.seq_len(cfg.train_max_len) for t in tasks)
-    train = _stack_data(tasks, range(1, cfg.train_max_len + 1), cfg.n_train_per_length, rng, pad, Ttr)
+    train = _stack_data(tasks, range(1, cfg.train_max_len + 1), cfg.n_train_per_length, rng, pad, Ttr, bos)
     runs = [(ti, s, lr) for ti in range(len(tasks)) for s in range(cfg.n_seeds) for lr in cfg.lrs]
     init_keys = jnp.stack([jax.random.fold_in(jax.random.key(seed), 1000 * ti + s) for ti, s, _ in runs])
     models = init_ensemble(lambda k: make_model(cfg, V, C, k), init_keys)
@@ -304,14 +488,38 @@ def train_runs(
         "resumed_from": res.resumed_from,
     }
     Tte = max(t.seq_len(max(cfg.test_lengths)) for t in tasks)
-    test = _stack_data(tasks, cfg.test_lengths, cfg.n_test, rng, pad, Tte)
+    test = _stack_data(tasks, cfg.test_lengths, cfg.n_test, rng, pad, Tte, bos)
     Tin = max(t.seq_len(max(cfg.train_eval_lengths)) for t in tasks)
-    indist = _stack_data(tasks, cfg.train_eval_lengths, cfg.n_test, rng, pad, Tin)
+    indist = _stack_data(tasks, cfg.train_eval_lengths, cfg.n_test, rng, pad, Tin, bos)
+    Tval = max(t.seq_len(max(cfg.val_lengths)) for t in tasks)
+    val = _stack_data(tasks, cfg.val_lengths, cfg.n_test, rng, pad, Tval, bos)
     test_acc = _accuracy(cfg, res.model, runs, test, cfg.test_lengths, cfg.n_test, pad)
     train_acc = _accuracy(cfg, res.model, runs, indist, cfg.train_eval_lengths, cfg.n_test, pad)
-    results, per_task = _summarize(cfg, runs, test_acc, train_acc, res.history)
+    val_acc = _accuracy(cfg, res.model, runs, val, cfg.val_lengths, cfg.n_test, pad)
+    results, per_task = _summarize(cfg, runs, test_acc, val_acc, train_acc, res.history)
     timing.update(wall=time.perf_counter() - t0, cpu=_cpu_seconds() - c0)
-    return {"config": asdict(cfg), "runs": results, "per_task": per_task, "timing": timing}
+    out = {"config": cfg.to_dict(), "runs": results, "per_task": per_task, "timing": timing}
+    if return_models:
+        params, static = eqx.partition(res.model, eqx.is_array)
+        out["models"] = [
+            TrainedProbe(
+                eqx.combine(jax.tree_util.tree_map(lambda a, r=r: a[r], params), static),
+                tasks[ti],
+                cfg,
+                V,
+                C,
+            )
+            for r, (ti, _, _) in enumerate(runs)
+        ]
+    return out
 
 
-__all__ = ["MODELS", "ProbeConfig", "make_model", "train_runs"]
+__all__ = [
+    "MODELS",
+    "ProbeConfig",
+    "TrainedProbe",
+    "make_model",
+    "seed_interval",
+    "select_runs",
+    "train_runs",
+]

@@ -2,6 +2,9 @@
 (letters outside the alphabet read as other letters, token ids past the vocabulary clamped by the embedding
 lookup, an automaton pointing at states it does not have)."""
 
+import time
+
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -60,3 +63,33 @@ def test_reflection_shapes_are_named():
     # a single reflection with beta = 2 along e1 flips the first coordinate
     H = ssm.householder_product(jnp.array([[1.0, 0.0, 0.0]]), jnp.array([2.0]))
     np.testing.assert_allclose(np.asarray(H), np.diag([-1.0, 1.0, 1.0]), atol=1e-6)
+
+
+def test_token_ids_past_the_vocabulary_raise_under_jit():
+    m = ssm.SSMModel("selective_signed", 4, 2, key=jax.random.key(0), d_model=8, d_state=4, n_layers=1)
+    f = jax.jit(lambda t: m(t))
+    assert f(jnp.array([0, 3, 1])).shape == (3, 2)
+    # jax.jit surfaces the check as a runtime error carrying the message (eqx.filter_jit as EquinoxRuntimeError)
+    with pytest.raises(Exception, match=r"tokens: expected token ids in \[0, 3\]"):
+        f(jnp.array([0, 9, 1])).block_until_ready()  # was clamped to token 3 under jit
+    with pytest.raises(eqx.EquinoxRuntimeError, match="tokens: expected token ids"):
+        eqx.filter_jit(lambda t: m(t))(jnp.array([4, 0]))
+    with pytest.raises(Exception, match="tokens: expected token ids"):
+        jax.jit(jax.vmap(lambda t: m(t)))(jnp.array([[0, 1], [-1, 2]])).block_until_ready()
+
+
+def test_formula_task_refuses_a_huge_alphabet_quickly():
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=r"n_props: 40 propositions give an alphabet of 2\^40.*max_props=12"):
+        ssm.formula_task("p0", n_props=40)
+    assert time.perf_counter() - t0 < 1.0
+    assert ssm.formula_task("p0", n_props=13, max_props=13).vocab == 2**13  # the cap is overridable
+    assert ssm.formula_task("p0 S p1", n_props=2).vocab == 4
+
+
+def test_task_registry_documents_itself():
+    assert "register_task" in type(ssm.TASKS).__doc__ and "parity" in type(ssm.TASKS).__doc__
+    with pytest.raises(TypeError):
+        ssm.TASKS["x"] = lambda: None  # read-only: register_task is the way in
+    with pytest.raises(TypeError, match="task"):  # the runtime type check or our own message
+        ssm.register_task("x", 3)
