@@ -7,6 +7,8 @@ from typing import Any, TypeAlias
 
 import jax
 import numpy as np
+import numpy.typing as npt
+from jax.typing import DTypeLike
 from jaxtyping import Array, ArrayLike, Bool, Complex, Float, Int, PRNGKeyArray, PyTree
 
 PRNGKey: TypeAlias = PRNGKeyArray
@@ -20,9 +22,10 @@ BatchedField: TypeAlias = Float[Array, "batch channels *grid"]
 Rotation: TypeAlias = Float[Array, "*batch 3 3"]
 Vector3: TypeAlias = Float[Array, "*batch 3"]
 ArrayOrNumpy: TypeAlias = jax.Array | np.ndarray
-ArrayInput: TypeAlias = ArrayLike | Sequence[Any]
-"""What array arguments of public entry points accept: JAX/NumPy arrays, scalars and (nested) lists or tuples
-(converted with ``jaxkit._validate.as_float_array``, which rejects strings, ragged lists and complex values)."""
+ArrayInput: TypeAlias = ArrayLike | npt.ArrayLike | Sequence[Any]
+"""What array arguments of public entry points accept: JAX/NumPy arrays, scalars, (nested) lists or tuples and
+objects with ``__array__`` such as pandas Series/DataFrames/DatetimeIndexes (converted with
+``jaxkit._validate.as_float_array``, which rejects strings, ragged lists and complex values)."""
 
 __all__ = [
     "Array",
@@ -33,6 +36,7 @@ __all__ = [
     "BatchedField",
     "Bool",
     "Complex",
+    "DTypeLike",
     "Field1D",
     "Field2D",
     "Float",
