@@ -26,6 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
+from jaxkit._typing import ArrayInput
 from jaxkit._validate import (
     check_covariance,
     check_finite,
@@ -53,10 +54,10 @@ def _max_step(v, dv):
 
 
 def solve_qp_nonneg(
-    H: Any,
-    c: Any,
-    A: Any,
-    b: Any,
+    H: ArrayInput,
+    c: ArrayInput,
+    A: ArrayInput,
+    b: ArrayInput,
     *,
     max_iter: int = 60,
 ) -> Float[Array, " n"]:
@@ -179,7 +180,7 @@ def _dtype(*xs):
     return float_dtype(*xs)
 
 
-def min_variance(cov: Any, *, max_iter: int = 60) -> Float[Array, " n"]:
+def min_variance(cov: ArrayInput, *, max_iter: int = 60) -> Float[Array, " n"]:
     r"""Long-only minimum variance: $\min w^\top\Sigma w$ s.t. $\mathbf 1^\top w = 1,\ w\ge 0$."""
     check_covariance("cov", cov)
     check_int("max_iter", max_iter, minimum=1)
@@ -192,7 +193,7 @@ def min_variance(cov: Any, *, max_iter: int = 60) -> Float[Array, " n"]:
 
 
 def mean_variance(
-    mean: Any, cov: Any, risk_aversion: float = 1.0, *, max_iter: int = 60
+    mean: ArrayInput, cov: ArrayInput, risk_aversion: float = 1.0, *, max_iter: int = 60
 ) -> Float[Array, " n"]:
     r"""Long-only quadratic utility $\max w^\top\mu - \tfrac\delta2 w^\top\Sigma w$ s.t.
     $\mathbf 1^\top w = 1,\ w\ge0$ (PyPortfolioOpt's ``max_quadratic_utility``)."""
@@ -208,7 +209,9 @@ def mean_variance(
     return _normalize(x)
 
 
-def max_sharpe(mean: Any, cov: Any, risk_free_rate: float = 0.0, *, max_iter: int = 60) -> Float[Array, " n"]:
+def max_sharpe(
+    mean: ArrayInput, cov: ArrayInput, risk_free_rate: float = 0.0, *, max_iter: int = 60
+) -> Float[Array, " n"]:
     r"""Long-only maximum Sharpe ratio $\max (w^\top\mu - r_f)/\sqrt{w^\top\Sigma w}$, $w\ge0$,
     $\mathbf 1^\top w=1$.
 
@@ -232,7 +235,7 @@ def max_sharpe(mean: Any, cov: Any, risk_free_rate: float = 0.0, *, max_iter: in
     return _normalize(y)
 
 
-def tangency(mean: Any, cov: Any, risk_free_rate: float = 0.0) -> Float[Array, " n"]:
+def tangency(mean: ArrayInput, cov: ArrayInput, risk_free_rate: float = 0.0) -> Float[Array, " n"]:
     r"""Unconstrained tangency portfolio $w \propto \Sigma^{-1}(\mu - r_f)$, normalized to sum to one."""
     _check_mean_cov(mean, cov)
     if not np.isfinite(float(risk_free_rate)):
@@ -248,7 +251,7 @@ def equal_weight(n: int) -> Float[Array, " n"]:
     return jnp.full((n,), 1.0 / n)
 
 
-def inverse_volatility(cov: Any) -> Float[Array, " n"]:
+def inverse_volatility(cov: ArrayInput) -> Float[Array, " n"]:
     r"""Weights $w_i \propto 1/\sigma_i$."""
     check_covariance("cov", cov)
     var = np.diag(np.asarray(cov, np.float64))

@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
+from jaxkit._typing import ArrayInput
 from jaxkit._validate import check_finite, check_ndim
 
 __all__ = ["ledoit_wolf", "ledoit_wolf_core", "sample_covariance"]
@@ -29,7 +30,7 @@ def _check_returns(name: str, x: Any) -> None:
     check_finite(name, x)
 
 
-def sample_covariance(returns: Any, *, ddof: int = 1) -> Float[Array, "n n"]:
+def sample_covariance(returns: ArrayInput, *, ddof: int = 1) -> Float[Array, "n n"]:
     """Sample covariance of a (time, assets) return matrix."""
     _check_returns("returns", returns)
     if (
@@ -64,7 +65,7 @@ def ledoit_wolf_core(returns: Float[Array, "t n"]) -> tuple[Float[Array, "n n"],
     return 0.5 * (cov + cov.T), shrink
 
 
-def ledoit_wolf(returns: Any) -> tuple[Float[Array, "n n"], Float[Array, ""]]:
+def ledoit_wolf(returns: ArrayInput) -> tuple[Float[Array, "n n"], Float[Array, ""]]:
     """Ledoit–Wolf shrunk covariance of a (time, assets) return matrix; returns ``(covariance, shrinkage)``."""
     _check_returns("returns", returns)
     x = jnp.asarray(returns)

@@ -29,13 +29,12 @@ $(\mu_{BL}, \Sigma_0 + \Sigma_{BL})$ (the predictive covariance of returns).
 
 from __future__ import annotations
 
-from typing import Any
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
+from jaxkit._typing import ArrayInput
 from jaxkit._validate import (
     as_float64_numpy,
     check_covariance,
@@ -57,7 +56,7 @@ __all__ = [
 ]
 
 
-def stable_views(paths: Any) -> tuple[Float[Array, " N"], Float[Array, "N N"]]:
+def stable_views(paths: ArrayInput) -> tuple[Float[Array, " N"], Float[Array, "N N"]]:
     """``(mu_view, Sigma_view)`` from sampled paths (k, H, N) or horizon means (k, N); needs ``k > N``."""
     x = as_float64_numpy("paths", paths)
     if x.ndim not in (2, 3):
@@ -97,10 +96,10 @@ def stable_weights_core(
 
 
 def stable_weights(
-    prior_mean: Any,
-    prior_cov: Any,
-    view_mean: Any,
-    view_cov: Any,
+    prior_mean: ArrayInput,
+    prior_cov: ArrayInput,
+    view_mean: ArrayInput,
+    view_cov: ArrayInput,
     *,
     min_net_exposure: float = 0.05,
     leverage_cap: float = 3.0,
@@ -130,7 +129,7 @@ def stable_weights(
 
 
 def stable_long_only_weights(
-    prior_mean: Any, prior_cov: Any, view_mean: Any, view_cov: Any
+    prior_mean: ArrayInput, prior_cov: ArrayInput, view_mean: ArrayInput, view_cov: ArrayInput
 ) -> Float[Array, " N"]:
     r"""The long-only variant: long-only maximum Sharpe of $(\mu_{BL}, \Sigma_0 + \Sigma_{BL})$ (falls back to
     long-only minimum variance when no posterior mean is positive, as :func:`max_sharpe` under tracing)."""
@@ -163,8 +162,8 @@ STRATEGIES = (
 
 
 def strategy_weights(
-    window_returns: Any,
-    paths: Any = None,
+    window_returns: ArrayInput,
+    paths: ArrayInput | None = None,
     *,
     horizon: int,
     risk_aversion: float = 2.5,
