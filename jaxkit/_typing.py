@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 import jax
 import numpy as np
@@ -22,6 +22,8 @@ BatchedField: TypeAlias = Float[Array, "batch channels *grid"]
 Rotation: TypeAlias = Float[Array, "*batch 3 3"]
 Vector3: TypeAlias = Float[Array, "*batch 3"]
 ArrayOrNumpy: TypeAlias = jax.Array | np.ndarray
+TreeT = TypeVar("TreeT")
+"""A pytree handed back with the structure (and leaf types) it came in with: ``replicate(tree: TreeT) -> TreeT``."""
 ArrayInput: TypeAlias = ArrayLike | npt.ArrayLike | Sequence[Any]
 """What array arguments of public entry points accept: JAX/NumPy arrays, scalars, (nested) lists or tuples and
 objects with ``__array__`` such as pandas Series/DataFrames/DatetimeIndexes (converted with
@@ -47,5 +49,6 @@ __all__ = [
     "RealArray",
     "Rotation",
     "Scalar",
+    "TreeT",
     "Vector3",
 ]
