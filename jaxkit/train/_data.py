@@ -12,6 +12,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxkit._typing import Batch
 from jaxkit._validate import check_finite, check_int, check_key
 
 
@@ -34,7 +35,7 @@ class ArrayLoader:
     """
 
     def __init__(
-        self, arrays: Any, batch_size: int, *, key: jax.Array, shuffle: bool = True, drop_last: bool = True
+        self, arrays: Batch, batch_size: int, *, key: jax.Array, shuffle: bool = True, drop_last: bool = True
     ):
         check_key("key", key)
         arrays = _numeric_leaves(arrays)
@@ -76,12 +77,12 @@ class ArrayLoader:
         perm = self._perm(epoch)
         return perm[pos * self.batch_size : (pos + 1) * self.batch_size]
 
-    def __call__(self, step: int) -> Any:
+    def __call__(self, step: int) -> Batch:
         idx = self.indices(step)
         return jax.tree_util.tree_map(lambda a: a[idx], self.arrays)
 
 
-def full_batch(arrays: Any):
+def full_batch(arrays: Batch) -> ArrayLoader:
     """A loader that serves the whole data set at every step (full-batch gradient descent)."""
     arrays = _numeric_leaves(arrays)
     if not jax.tree_util.tree_leaves(arrays):

@@ -24,6 +24,7 @@ import numpy as np
 import optax
 from tqdm.auto import tqdm
 
+from jaxkit._typing import Batch, PyTree
 from jaxkit._validate import check_key
 
 from ._checkpoint import CheckpointManager, CheckpointWarning
@@ -225,15 +226,15 @@ def _record(done: int, n_steps: int, loss, aux: dict, eval_fn, eval_every: int, 
 
 
 def fit(
-    model: Any,
+    model: PyTree,
     optimizer: optax.GradientTransformation,
     loss_fn: Callable,
-    data: Callable[[int], Any],
+    data: Callable[[int], Batch],
     *,
     n_steps: int,
     key: jax.Array,
     has_aux: bool = False,
-    eval_fn: Callable[[Any], dict] | None = None,
+    eval_fn: Callable[[PyTree], dict] | None = None,
     eval_every: int = 0,
     log_every: int = 1,
     checkpoint_dir: str | Path | None = None,
@@ -246,7 +247,7 @@ def fit(
     mesh: jax.sharding.Mesh | None = None,
     progress: bool | str = True,
     callback: Callable[[int, dict], None] | None = None,
-    opt_state: Any = None,
+    opt_state: optax.OptState | None = None,
     nonfinite: Literal["raise", "ignore"] = "raise",
 ) -> FitResult:
     """Train ``model`` for ``n_steps`` optimizer steps.
@@ -342,7 +343,7 @@ def fit(
     )
 
 
-def global_norm(tree: Any) -> jax.Array:
+def global_norm(tree: PyTree) -> jax.Array:
     """Euclidean norm of all inexact leaves of a pytree."""
     leaves = [x for x in jax.tree_util.tree_leaves(tree) if eqx.is_inexact_array(x)]
     return jnp.sqrt(sum(jnp.sum(jnp.abs(x) ** 2) for x in leaves))
