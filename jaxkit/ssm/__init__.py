@@ -36,7 +36,7 @@ from ._ltlf import (
     random_formula,
     to_string,
 )
-from ._precision import FixedPoint, LowFloat, Native, parse_precision, quantize
+from ._precision import FixedPoint, LowFloat, Native, Precision, parse_precision, quantize
 from ._probe import MODELS, ProbeConfig, make_model, train_runs
 from ._transformer import POSITIONAL, CausalTransformer
 
@@ -56,6 +56,7 @@ __all__ = [
     "LTLfSyntaxError",
     "LowFloat",
     "Native",
+    "Precision",
     "ProbeConfig",
     "SSMLayer",
     "SSMModel",

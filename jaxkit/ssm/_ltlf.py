@@ -27,6 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from jaxkit._typing import ArrayInput
+
+from ._languages import Task
+
 UNARY = ("!", "X", "N", "F", "G", "Y", "O", "H")
 BINARY = ("&", "|", "->", "U", "R", "S")
 FUTURE = frozenset({"X", "N", "F", "G", "U", "R"})
@@ -330,7 +334,7 @@ def _index(f: Formula, props: Sequence[str] | None, n_props: int) -> dict[str, i
 
 
 def evaluate(
-    f: Formula | str, traces: Any, *, n_props: int | None = None, props: Sequence[str] | None = None
+    f: Formula | str, traces: ArrayInput, *, n_props: int | None = None, props: Sequence[str] | None = None
 ) -> np.ndarray:
     """Truth of ``f`` at every position of every trace: ``(B, T)`` bool."""
     f = parse(f) if isinstance(f, str) else f
@@ -340,7 +344,7 @@ def evaluate(
 
 
 def accepts(
-    f: Formula | str, traces: Any, *, n_props: int | None = None, props: Sequence[str] | None = None
+    f: Formula | str, traces: ArrayInput, *, n_props: int | None = None, props: Sequence[str] | None = None
 ) -> np.ndarray:
     """Language membership of each (whole) trace: last position for pure-past formulas, first otherwise."""
     f = parse(f) if isinstance(f, str) else f
@@ -349,7 +353,7 @@ def accepts(
 
 
 def prefix_labels(
-    f: Formula | str, traces: Any, *, n_props: int | None = None, props: Sequence[str] | None = None
+    f: Formula | str, traces: ArrayInput, *, n_props: int | None = None, props: Sequence[str] | None = None
 ) -> np.ndarray:
     """Membership of every prefix ``w[:t+1]``: ``(B, T)`` bool (one sweep per operator, all prefixes at once)."""
     f = parse(f) if isinstance(f, str) else f
@@ -361,14 +365,12 @@ def prefix_labels(
     return _sat(f, P, index, np.arange(1, T + 1))[:, :, 0]
 
 
-def formula_task(f: Formula | str, n_props: int = 2, *, name: str | None = None) -> Any:
+def formula_task(f: Formula | str, n_props: int = 2, *, name: str | None = None) -> Task:
     """A recognition :class:`~jaxkit.ssm._languages.Task` for ``L(f)`` over ``2^n_props`` letters.
 
     Targets are per-prefix memberships; positives are found by rejection among random traces whose proposition rates are
     drawn per trace (when none is found, the batch is all negatives).
     """
-    from ._languages import Task
-
     f = parse(f) if isinstance(f, str) else f
     names = [f"p{k}" for k in range(n_props)]
     _index(f, names, n_props)

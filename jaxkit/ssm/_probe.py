@@ -29,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from jaxkit._typing import PRNGKey
 from jaxkit._validate import check_choice, check_int, check_range
 from jaxkit.train import fit_ensemble, init_ensemble
 
@@ -92,7 +93,7 @@ class ProbeConfig:
                 raise ValueError(f"{name}: expected positive lengths, received {lengths}")
 
 
-def make_model(cfg: ProbeConfig, vocab: int, n_classes: int, key: Any) -> Any:
+def make_model(cfg: ProbeConfig, vocab: int, n_classes: int, key: PRNGKey) -> SSMModel | CausalTransformer:
     """One model of class ``cfg.model`` (an SSM gate class or the transformer baseline)."""
     if cfg.model == "transformer":
         return CausalTransformer(

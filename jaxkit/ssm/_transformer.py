@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxkit._typing import PRNGKey
 from jaxkit._validate import check_choice, check_int, check_ndim
 
 from ._layers import check_tokens
@@ -109,7 +110,7 @@ class CausalTransformer(eqx.Module):
         vocab: int,
         n_classes: int,
         *,
-        key: Any,
+        key: PRNGKey,
         d_model: int = 32,
         n_heads: int = 4,
         n_layers: int = 2,
