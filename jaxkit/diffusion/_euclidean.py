@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 
-def check_time(schedule: object, t: Any, name: str = "t") -> Any:
+def check_time(schedule: Schedule, t: ArrayLike, name: str = "t") -> ArrayLike:
     """Validate a diffusion time against its schedule; returns ``t`` (checked inside ``jit`` where needed).
 
     A :class:`DiscreteSchedule` takes an integer step index in ``[0, T-1]``: a float raises ``TypeError`` and an

@@ -49,6 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, PRNGKeyArray
 
+from jaxkit._typing import ArrayInput, DTypeLike
 from jaxkit._validate import check_trailing_shape
 from jaxkit.geometry import so3 as _so3
 
@@ -85,7 +86,7 @@ OMEGA_SPAN = 9.0  # row range: omega in [0, min(pi, OMEGA_SPAN * sigma)]
 _TABLE_VERSION = 2
 
 
-def check_sigma(name: str, sigma: Any) -> None:
+def check_sigma(name: str, sigma: ArrayInput) -> None:
     """Raise ``ValueError`` unless concrete ``sigma`` lies in ``[SIGMA_MIN, SIGMA_MAX]`` (no-op under tracing)."""
     if isinstance(sigma, jax.core.Tracer):
         return
@@ -515,7 +516,7 @@ def _score_norm_impl(sigma: Array) -> Array:
 
 
 def sample_angle(
-    key: PRNGKeyArray, sigma: ArrayLike, shape: tuple[int, ...] = (), dtype: Any = None
+    key: PRNGKeyArray, sigma: ArrayLike, shape: tuple[int, ...] = (), dtype: DTypeLike | None = None
 ) -> Array:
     """Rotation angles ``omega ~ p(. ; sigma)`` of shape ``shape`` (``sigma`` broadcasts to ``shape``)."""
     check_sigma("sigma", sigma)
@@ -541,7 +542,7 @@ def _uniforms(key: PRNGKeyArray, shape: tuple[int, ...], dtype: Any) -> Array:
 
 
 def sample_vector(
-    key: PRNGKeyArray, sigma: ArrayLike, shape: tuple[int, ...] = (), dtype: Any = None
+    key: PRNGKeyArray, sigma: ArrayLike, shape: tuple[int, ...] = (), dtype: DTypeLike | None = None
 ) -> Array:
     """IGSO(3)(sigma) rotation vectors ``(*shape, 3)``: inverse-CDF angle times a uniform axis."""
     check_sigma("sigma", sigma)
@@ -557,7 +558,7 @@ def sample(
     sigma: ArrayLike,
     shape: tuple[int, ...] = (),
     mean: ArrayLike | None = None,
-    dtype: Any = None,
+    dtype: DTypeLike | None = None,
 ) -> Array:
     """IGSO(3)(sigma) rotation matrices ``(*shape, 3, 3)`` around ``mean`` (default identity): ``mean exp(hat v)``.
 
