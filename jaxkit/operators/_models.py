@@ -359,7 +359,7 @@ def build_operator(config: OperatorConfig | dict, *, key: PRNGKey) -> NeuralOper
     raise ValueError(f"config.kind: expected 'fno' or 'rno', received {cfg.kind!r}")
 
 
-def count_params(model: Any, *, complex_as_one: bool = False) -> int:
+def count_params(model: eqx.Module, *, complex_as_one: bool = False) -> int:
     """Number of real trainable parameters (complex weights are stored as two real planes, so count twice).
 
     ``complex_as_one=True`` counts each complex weight once (PyTorch's ``numel`` on ``cfloat`` tensors, the

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from .._typing import Array, ArrayLike, Float, PRNGKey, Scalar
+from .._typing import Array, ArrayLike, Float, PRNGKey, Scalar, TreeT
 from .._validate import check_finite, check_int, check_positive
 from ..train import ArrayLoader, data_mesh, ensemble_member, fit, fit_ensemble, init_ensemble
 
@@ -124,7 +124,7 @@ def _predict_batch(model: Any, xn: Any, yn: Any, x: Array) -> Array:
 
 
 def predict(
-    model: Any,
+    model: eqx.Module,
     x: ArrayLike,
     x_normalizer: GaussianNormalizer,
     y_normalizer: GaussianNormalizer,
@@ -148,7 +148,7 @@ def predict(
 
 
 def evaluate(
-    model: Any,
+    model: eqx.Module,
     x: ArrayLike,
     y: ArrayLike,
     x_normalizer: GaussianNormalizer,
@@ -172,7 +172,7 @@ def evaluate(
 class TrainedOperator:
     """What :func:`train_operator` returns."""
 
-    model: Any
+    model: eqx.Module
     x_normalizer: GaussianNormalizer
     y_normalizer: GaussianNormalizer
     history: list[dict] = field(default_factory=list)
@@ -197,7 +197,7 @@ def _loss_fn(xn: GaussianNormalizer, yn: GaussianNormalizer) -> Callable:
 
 
 def train_operator(
-    model: Any,
+    model: eqx.Module,
     x_train: ArrayLike,
     y_train: ArrayLike,
     *,
@@ -211,7 +211,7 @@ def train_operator(
     x_test: ArrayLike | None = None,
     y_test: ArrayLike | None = None,
     eval_every_epochs: int = 0,
-    mesh: Any = "auto",
+    mesh: jax.sharding.Mesh | str | None = "auto",
     checkpoint_dir: str | Path | None = None,
     resume: bool = False,
     progress: bool | str = True,
@@ -274,14 +274,14 @@ def train_operator(
     return TrainedOperator(result.model, xn, yn, result.history, epoch_time, result.wall_time, result.step)
 
 
-def member(ensemble: Any, i: int) -> Any:
+def member(ensemble: TreeT, i: int) -> TreeT:
     """The ``i``-th model of an ensemble built with ``eqx.filter_vmap`` (:func:`jaxkit.train.ensemble_member`)."""
     return ensemble_member(ensemble, i, name="ensemble")
 
 
 def train_ensemble(
-    make_model: Callable[[PRNGKey], Any],
-    keys: Any,
+    make_model: Callable[[PRNGKey], eqx.Module],
+    keys: PRNGKey,
     x_train: ArrayLike,
     y_train: ArrayLike,
     *,
