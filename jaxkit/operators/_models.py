@@ -85,7 +85,7 @@ class OperatorConfig:
     def lift_in(self) -> int:
         return self.in_channels + (self.n_dims if self.grid_features else 0)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:  # Any: JSON values of the fields (numbers, strings, lists)
         return asdict(self)
 
 

@@ -263,7 +263,7 @@ def train_runs(
     *,
     checkpoint_dir: str | Path | None = None,
     resume: bool = False,
-) -> dict[str, Any]:
+) -> dict[str, Any]:  # Any: the JSON summary (config, runs, per_task, timing)
     """Train every (task, seed, lr) run of ``cfg`` as one stacked ensemble and score it per length.
 
     ``checkpoint_dir``/``resume``: checkpoints of the ensemble (parameters, optimizer state, history) written by

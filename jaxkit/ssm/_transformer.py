@@ -133,7 +133,7 @@ class CausalTransformer(eqx.Module):
         self.head_w = jax.random.normal(kh, (n_classes, d_model)) / np.sqrt(d_model)
         self.head_b = jnp.zeros((n_classes,))
 
-    def __call__(self, tokens: jax.Array, **_: Any) -> jax.Array:
+    def __call__(self, tokens: jax.Array, **_: Any) -> jax.Array:  # Any: SSM-only keywords, ignored
         check_ndim("tokens", tokens, 1, what="one sequence (T,); vmap for batches")
         check_tokens("tokens", tokens, self.embed.shape[0])
         T = tokens.shape[0]

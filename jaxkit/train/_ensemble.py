@@ -164,7 +164,7 @@ def fit_ensemble(
     hyperparams: Mapping[str, ArrayInput] | None = None,
     member_data: bool = False,
     has_aux: bool = False,
-    **fit_kwargs: Any,
+    **fit_kwargs: Any,  # Any: forwarded to fit, whose signature types each
 ) -> FitResult:
     """Train the members of the stacked model ``models`` independently, all in one compiled step per step.
 
