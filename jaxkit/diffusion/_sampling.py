@@ -15,7 +15,8 @@ function and the integer options are static: close over them with ``functools.pa
 
 Model functions: ``eps_fn(x_t, t_index)`` (int32 scalar index; or the float ``(t_index + 1)/T`` with
 ``time_input="fraction"``) for the discrete samplers; ``score_fn(x_t, t)`` with a float time for the continuous.
-The Lie-group samplers (SO(3), SE(3)^N) live in :mod:`jaxkit.diffusion._so3` and :mod:`jaxkit.diffusion._se3`.
+The Lie-group samplers (SO(3), SE(3)^N) are :mod:`jaxkit.diffusion.so3_diffusion` and
+:class:`jaxkit.diffusion.SE3Diffusion`.
 """
 
 from __future__ import annotations

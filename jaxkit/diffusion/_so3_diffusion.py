@@ -24,7 +24,7 @@ from jaxkit._validate import check_int, check_positive
 from jaxkit.diffusion import igso3
 from jaxkit.diffusion._sampling import check_time_grid
 from jaxkit.diffusion._schedules import VESchedule
-from jaxkit.diffusion._se3 import rot_step
+from jaxkit.diffusion._se3 import AbstractSE3Sampler, EulerMaruyama, ProbabilityFlowODE, rot_step
 from jaxkit.geometry import so3 as g
 
 __all__ = [
@@ -103,7 +103,12 @@ def brownian_motion(key: PRNGKeyArray, R0: ArrayLike, total_time: float, n_steps
 
 
 def _run(
-    score_fn: RotScoreFn, schedule: VESchedule, R_T: ArrayLike, key: PRNGKeyArray, ts: ArrayLike, method: str
+    score_fn: RotScoreFn,
+    schedule: VESchedule,
+    R_T: ArrayLike,
+    key: PRNGKeyArray,
+    ts: ArrayLike,
+    sampler: AbstractSE3Sampler,
 ):
     _check_schedule(schedule)
     g.check_rotation("R_T", R_T)
@@ -113,7 +118,7 @@ def _run(
     def step(R: Array, inp: tuple[Array, Array, Array]) -> tuple[Array, None]:
         t, t_next, k = inp
         z = jax.random.normal(k, R.shape[:-1], R.dtype)
-        return rot_step(R, score_fn(R, t), z, schedule, t, t_next, method, 1.0, jnp.ones((), R.dtype)), None
+        return rot_step(R, score_fn(R, t), z, schedule, t, t_next, sampler, jnp.ones((), R.dtype)), None
 
     keys = jax.random.split(key, ts.shape[0] - 1)
     R, _ = jax.lax.scan(step, R_T, (ts[:-1], ts[1:], keys))
@@ -124,11 +129,11 @@ def reverse_sde_sample(
     score_fn: RotScoreFn, schedule: VESchedule, R_T: ArrayLike, key: PRNGKeyArray, ts: ArrayLike
 ) -> Array:
     """Geodesic random walk on the reverse-time SDE from ``ts[0]`` down to ``ts[-1]``."""
-    return _run(score_fn, schedule, R_T, key, ts, "em")
+    return _run(score_fn, schedule, R_T, key, ts, EulerMaruyama())
 
 
 def probability_flow_sample(
     score_fn: RotScoreFn, schedule: VESchedule, R_T: ArrayLike, ts: ArrayLike
 ) -> Array:
     """Exponential-map Euler steps on the probability-flow ODE ``dR = -R o (g^2 s / 2) dt``, ``ts[0] -> ts[-1]``."""
-    return _run(score_fn, schedule, R_T, jax.random.key(0), ts, "ode")
+    return _run(score_fn, schedule, R_T, jax.random.key(0), ts, ProbabilityFlowODE())

@@ -20,6 +20,7 @@ import numpy as np
 from jaxtyping import PRNGKeyArray
 from rdkit import Chem
 
+from .. import diffusion as dm
 from .._validate import check_choice
 from ._assemble import match_conformer
 from ._complex import (
@@ -123,12 +124,12 @@ def _sizes_for(config: ModelConfig, lig: PreparedLigand, pocket: Pocket) -> Comp
 _SAMPLERS: dict = {}
 
 
-def _sampler(n_samples: int, n_steps: int, method: str) -> Callable:
-    key = (n_samples, n_steps, method)
+def _sampler(n_samples: int, n_steps: int, sampler: dm.AbstractSE3Sampler) -> Callable:
+    key = (n_samples, n_steps, sampler)
     if key not in _SAMPLERS:
         _SAMPLERS[key] = eqx.filter_jit(
             lambda m, c, k: dock_samples(
-                m, m.process, c, k, n_samples=n_samples, n_steps=n_steps, method=method
+                m, m.process, c, k, n_samples=n_samples, n_steps=n_steps, sampler=sampler
             )
         )
     return _SAMPLERS[key]
@@ -146,9 +147,11 @@ def _check_ranking(name: str, ranking: AbstractRanking) -> None:
         )
 
 
-def _sample_raw(model, c, key, n_samples: int, n_steps: int, method: str) -> tuple[np.ndarray, np.ndarray]:
+def _sample_raw(
+    model, c, key, n_samples: int, n_steps: int, sampler: dm.AbstractSE3Sampler
+) -> tuple[np.ndarray, np.ndarray]:
     cj = jax.tree_util.tree_map(jax.numpy.asarray, c)
-    R, T = _sampler(n_samples, n_steps, method)(model, cj, key)
+    R, T = _sampler(n_samples, n_steps, sampler)(model, cj, key)
     x = np.asarray(jax.vmap(lambda r, t: to_angstrom(cj, ligand_positions(cj, r, t)))(R, T), np.float64)
     gaps = np.asarray(jax.vmap(lambda r, t: bond_gap(cj, r, t))(R, T), np.float64)
     return x, gaps
@@ -198,14 +201,14 @@ def sample_complex(
     *,
     n_samples: int,
     n_steps: int = 30,
-    method: Literal["ddim", "em", "ode"] = "ddim",
+    sampler: dm.AbstractSE3Sampler = dm.DDIM(eta=1.0),
     relax: bool = True,
     assemble: Assemble = "none",
 ) -> tuple[list[Chem.Mol], np.ndarray]:
     """``n_samples`` poses as RDKit molecules (Å; see :func:`assemble_poses`) and their bond gaps (Å; before
     relaxation; 0 for matched conformers)."""
     check_choice("assemble", assemble, ASSEMBLIES)
-    x, gaps = _sample_raw(model, c, key, n_samples, n_steps, method)
+    x, gaps = _sample_raw(model, c, key, n_samples, n_steps, sampler)
     return assemble_poses(lig, x, gaps, assemble=assemble, relax=relax)
 
 
@@ -219,7 +222,7 @@ def dock(
     key: PRNGKeyArray,
     pocket_size: float = 22.0,
     n_steps: int = 30,
-    method: Literal["ddim", "em", "ode"] = "ddim",
+    sampler: dm.AbstractSE3Sampler = dm.DDIM(eta=1.0),
     rank: bool = True,
     pb_budget: int | None = 8,
     conformer_seed: int = 0,
@@ -258,7 +261,7 @@ def dock(
     lig = ligand_fragments(mol, conformer="rdkit", seed=conformer_seed)
     c = build_complex(lig, poc, sizes=_sizes_for(config, lig, poc), name=str(protein))
     mols, gaps = sample_complex(
-        model, c, lig, key, n_samples=n_samples, n_steps=n_steps, method=method, assemble=assemble
+        model, c, lig, key, n_samples=n_samples, n_steps=n_steps, sampler=sampler, assemble=assemble
     )
     ranking = ranking if rank else SamplingOrder()
     scorer = make_scorer(poc, protein, workdir=workdir) if ranking.needs_scorer else None
@@ -324,7 +327,7 @@ def evaluate_variants(
     t0, c0 = time.perf_counter(), time.process_time()
     lig = ligand_fragments(example.mol, conformer=conformer, seed=conformer_seed)
     c = build_complex(lig, example.pocket, sizes=_sizes_for(config, lig, example.pocket), name=example.id)
-    x, raw_gaps = _sample_raw(model, c, key, n_samples, n_steps, "ddim")
+    x, raw_gaps = _sample_raw(model, c, key, n_samples, n_steps, dm.DDIM(eta=1.0))
     t_sample, c_sample = time.perf_counter() - t0, time.process_time() - c0
     assembled, scorer, note, out = {}, None, "", {}
     for a, r in variants:
