@@ -7,15 +7,15 @@ Both share one architecture and differ only in the spectral layer:
                                                    (no activation after the last block, as in the FNO paper)
     u = Q₂ σ(Q₁ v_L)                              projection (pointwise MLP), after cropping the padding
 
-``K_l`` is :class:`~jaxkit.operators._layers.SpectralConv` (FNO) or
-:class:`~jaxkit.operators._layers.RieszSpectralConv` (RNO). A model acts on one sample ``(c_in, *grid)``; batch with
+``K_l`` is :class:`~jaxkit.operators.SpectralConv` (FNO) or
+:class:`~jaxkit.operators.RieszSpectralConv` (RNO). A model acts on one sample ``(c_in, *grid)``; batch with
 ``jax.vmap``. Nothing depends on the grid size, so the same weights evaluate at any resolution ``>= 2·modes``
 (zero-shot super-resolution). Grid coordinates are ``j/n`` (periodic grids, ``endpoint=False``) or
 ``linspace(0, 1, n)`` (node grids with boundary, ``endpoint=True``). ``padding`` is a *fraction* of each axis
 (e.g. 0.1 for non-periodic problems), so the padded physical domain is the same at every resolution.
 
 The forward pass is the pure function :func:`operator_apply` on a nested dict of arrays; the Equinox models here and
-the Flax NNX models in :mod:`jaxkit.operators._flax` both call it.
+the Flax NNX models (:class:`jaxkit.operators.FlaxFNO`, ...) both call it.
 """
 
 from __future__ import annotations

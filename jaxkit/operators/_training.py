@@ -46,13 +46,17 @@ def _same_shape(pred: Any, target: Any) -> None:
         raise ValueError(f"target: expected the shape of pred {np.shape(pred)}, received {np.shape(target)}")
 
 
-def relative_l2(pred: Float[Array, "batch ..."], target: Float[Array, "batch ..."]) -> Scalar:
-    """Mean over the batch of ``‖pred - target‖₂ / ‖target‖₂`` (norms over all non-batch axes)."""
+def relative_l2(
+    pred: Float[Array, "batch ..."], target: Float[Array, "batch ..."], *, per_sample: bool = False
+) -> Scalar | Float[Array, " batch"]:
+    """Mean over the batch of ``‖pred - target‖₂ / ‖target‖₂`` (norms over all non-batch axes); with
+    ``per_sample=True`` the ``(batch,)`` ratios themselves. Computed in the inputs' dtype (float64 inputs under
+    ``jax.enable_x64`` give float64 ratios)."""
     _same_shape(pred, target)
     b = pred.shape[0]
     diff = jnp.sqrt(jnp.sum((pred - target).reshape(b, -1) ** 2, axis=1))
     norm = jnp.sqrt(jnp.sum(target.reshape(b, -1) ** 2, axis=1))
-    return jnp.mean(diff / norm)
+    return diff / norm if per_sample else jnp.mean(diff / norm)
 
 
 def mse(pred: Float[Array, "batch ..."], target: Float[Array, "batch ..."]) -> Scalar:
