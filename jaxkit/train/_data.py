@@ -7,6 +7,7 @@ batches an uninterrupted one would.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -82,7 +83,7 @@ class ArrayLoader:
         return jax.tree_util.tree_map(lambda a: a[idx], self.arrays)
 
 
-def full_batch(arrays: Batch) -> ArrayLoader:
+def full_batch(arrays: Batch) -> Callable[[int], Batch]:
     """A loader that serves the whole data set at every step (full-batch gradient descent)."""
     arrays = _numeric_leaves(arrays)
     if not jax.tree_util.tree_leaves(arrays):
