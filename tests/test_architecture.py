@@ -7,7 +7,7 @@
   ``from jaxkit.other._mod import f``, ``from ..other._mod import f``, ``from jaxkit.other import _f``,
   ``import jaxkit.other._mod``, and ``mod._f`` / ``mod._sub.f`` where ``mod`` is bound to a module of another
   subpackage (``from jaxkit.geometry import so3 as g; g._exp(v)``). Shared private helpers live in the top-level
-  ``jaxkit/_validate.py`` and ``jaxkit/_typing.py``, which every subpackage may use.
+  ``jaxkit/_validate.py``, ``jaxkit/_typing.py`` and ``jaxkit/_nn.py``, which every subpackage may use.
 
 Imports inside functions count as well (``ast.walk`` sees the whole module).
 """
