@@ -15,6 +15,7 @@ Imports inside functions count as well (``ast.walk`` sees the whole module).
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -396,3 +397,66 @@ def test_the_any_counter_sees_every_slot(tmp_path):
         "jaxkit.p.f:e",
         "jaxkit.p.f:return",
     ]
+
+
+# ------------------------------------------------------------------------------------------------- docstrings
+_PRIVATE_REF = re.compile(r"~?jaxkit(?:\.[A-Za-z_]\w*)*\._[a-z]\w*|`~?\._[a-z]\w*")
+
+
+def _docstrings(root: Path = ROOT) -> list[tuple[str, ast.Constant]]:
+    """``(place, string node)`` of every module docstring under ``jaxkit/`` and of every public (not ``_x``)
+    function, class and method: what the API pages and ``help()`` show."""
+    out = []
+    for p in _modules(root / "jaxkit"):
+        tree = ast.parse(p.read_text())
+        nodes = [tree] + [
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and (not _private(n.name) or n.name in ("__init__", "__call__"))
+        ]
+        for n in nodes:
+            first = n.body[0] if n.body else None
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                out.append((f"{p.relative_to(root)}:{first.lineno}", first.value))
+    return out
+
+
+def test_no_docstring_names_a_private_module():
+    """Docstrings point readers to public names only (``jaxkit.diffusion.DiscreteSchedule``, not
+    ``jaxkit.diffusion._schedules.DiscreteSchedule``): private modules move and may not exist."""
+    bad = [f"{where}: {m}" for where, s in _docstrings() for m in _PRIVATE_REF.findall(s.value)]
+    assert bad == []
+
+
+def test_docstrings_with_backslash_escapes_are_raw():
+    """A docstring with LaTeX is a raw string: in a plain one ``\\tau`` is a TAB and ``\\nu`` a newline. Only ``\\\\``
+    (one backslash) and line continuations may appear in a plain docstring."""
+    bad = []
+    for where, node in _docstrings():
+        path, line = where.rsplit(":", 1)
+        src = ast.get_source_segment((ROOT / path).read_text(), node)
+        if src is None or src[:1] in "rR":
+            continue
+        escapes = [e for e in re.findall(r"\\(.)", src.replace("\\\\", ""), re.S) if e != "\n"]
+        if escapes:
+            bad.append(f"{where}: escapes {sorted(set(escapes))}")
+    assert bad == []
+
+
+def test_the_docstring_checks_see_what_they_should(tmp_path):
+    (tmp_path / "jaxkit" / "p").mkdir(parents=True)
+    (tmp_path / "jaxkit" / "p" / "m.py").write_text(
+        '"""See :mod:`jaxkit.p._impl` and :class:`~jaxkit.p.Public`."""\n'
+        'def f():\n    """Covariance $(\\tau^2 I)$."""\n'
+        'def g():\n    r"""Raw $\\tau$, fine."""\n'
+        'def _h():\n    """private: :mod:`jaxkit.p._impl` is not checked."""\n'
+    )
+    found = {where: s.value for where, s in _docstrings(tmp_path)}
+    assert set(found) == {"jaxkit/p/m.py:1", "jaxkit/p/m.py:3", "jaxkit/p/m.py:5"}
+    assert _PRIVATE_REF.findall(found["jaxkit/p/m.py:1"]) == ["jaxkit.p._impl"]
+    assert "\t" in found["jaxkit/p/m.py:3"] and "\t" not in found["jaxkit/p/m.py:5"]

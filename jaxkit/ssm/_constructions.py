@@ -1,6 +1,6 @@
 """Hand-set SSM weights that recognize given languages exactly (expressivity by construction, not by training).
 
-Every construction is an ordinary :class:`~jaxkit.ssm._layers.SSMModel` (same code path as the trained models):
+Every construction is an ordinary :class:`~jaxkit.ssm.SSMModel` (same code path as the trained models):
 one-hot embeddings in the first ``|Σ|`` channels of the residual stream, gates saturated to their exact extreme
 values (``σ(±50)``, ``tanh(±30)`` round to 0/1/±1 in float32 and float64), ReLU readouts that write binary flags
 into spare channels, and a linear head whose class-1 logit is positive exactly on members.

@@ -17,7 +17,7 @@ variant               transition ``A(x)``                                       
 ``B(x) = W_b x + c_b`` (complex for the complex variants) depends on the input in every variant. Diagonal variants
 evaluate in parallel with the linear-scan kernel (``jaxkit.kernels.linear_scan``, its XLA reference, ``lax.scan``, on CPU); the
 ``dense`` variant uses its own associative scan over ``(A, b)`` pairs. ``mode="recurrent"`` is the step-by-step
-``lax.scan``; with a :mod:`~jaxkit.ssm._precision` format every gate, input, state update and activation is rounded.
+``lax.scan``; with a :data:`~jaxkit.ssm.Precision` format every gate, input, state update and activation is rounded.
 A layer acts on one sequence ``(T, d)``; batch with ``jax.vmap``.
 """
 

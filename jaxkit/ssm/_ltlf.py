@@ -366,7 +366,7 @@ def prefix_labels(
 
 
 def formula_task(f: Formula | str, n_props: int = 2, *, name: str | None = None) -> Task:
-    """A recognition :class:`~jaxkit.ssm._languages.Task` for ``L(f)`` over ``2^n_props`` letters.
+    """A recognition :class:`~jaxkit.ssm.Task` for ``L(f)`` over ``2^n_props`` letters.
 
     Targets are per-prefix memberships; positives are found by rejection among random traces whose proposition rates are
     drawn per trace (when none is found, the batch is all negatives).

@@ -122,4 +122,11 @@ def test_ranking_objects_order_poses_as_their_rank_poses_options(complex_and_sco
     kept = RANKINGS["none"].rank(poses, gaps, None, None)
     assert [p.index for p in kept] == [0, 1, 2, 3] and all(p.pb_valid is None for p in kept)
     with pytest.raises(TypeError, match="ranking"):
-        dock("missing.pdb", ex.mol, pocket=[0.0, 0.0, 0.0], model="missing.jkc", key=jax.random.key(0), ranking="vinardo")
+        dock(
+            "missing.pdb",
+            ex.mol,
+            pocket=[0.0, 0.0, 0.0],
+            model="missing.jkc",
+            key=jax.random.key(0),
+            ranking="vinardo",
+        )
