@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from jaxkit._typing import PyTree, TreeT
@@ -172,7 +173,7 @@ def _list_files(root: Path) -> list[str]:
 
 # ------------------------------------------------------------------------------------------------------- leaves
 def _is_key(leaf: Any) -> bool:
-    return isinstance(leaf, jax.Array) and jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key)
+    return isinstance(leaf, jax.Array) and jnp.issubdtype(leaf.dtype, jax.dtypes.prng_key)
 
 
 def _describe(tree: Any) -> tuple[list[dict], dict[str, Any], list[Any]]:

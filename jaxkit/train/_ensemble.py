@@ -79,7 +79,7 @@ def ensemble_member(stacked: TreeT, i: int, *, name: str = "stacked") -> TreeT:
 
 def _n_keys(keys: Any) -> int:
     keys = jnp.asarray(keys) if not isinstance(keys, jax.Array) else keys
-    if jax.dtypes.issubdtype(keys.dtype, jax.dtypes.prng_key):
+    if jnp.issubdtype(keys.dtype, jax.dtypes.prng_key):
         if keys.ndim != 1:
             raise ValueError(f"keys: expected a 1-D array of typed PRNG keys, received shape {keys.shape}")
         return int(keys.shape[0])
