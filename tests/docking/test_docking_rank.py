@@ -103,7 +103,8 @@ def test_ranking_objects_order_poses_as_their_rank_poses_options(complex_and_sco
 
     def summary(ranked):
         return [
-            (p.index, p.rank, round(p.vinardo, 6) if np.isfinite(p.vinardo) else p.vinardo) for p in ranked
+            (p.index, p.rank, round(p.vinardo, 6) if np.isfinite(p.vinardo) else str(p.vinardo))
+            for p in ranked
         ]
 
     expected = {
