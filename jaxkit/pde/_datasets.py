@@ -312,7 +312,7 @@ def make_dataset(
     n_test: int,
     resolution: int | None = None,
     seed: int = 0,
-    cache_dir: str | os.PathLike | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
     chunk_size: int | None = None,
     progress: bool = True,
     **options: GeneratorOption,
