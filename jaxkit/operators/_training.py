@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from jaxtyping import Key
 
 from .._typing import Array, ArrayLike, Float, PRNGKey, Scalar, TreeT
 from .._validate import check_finite, check_int, check_positive
@@ -285,7 +286,7 @@ def member(ensemble: TreeT, i: int) -> TreeT:
 
 def train_ensemble(
     make_model: Callable[[PRNGKey], eqx.Module],
-    keys: PRNGKey,
+    keys: Key[Array, " members"],
     x_train: ArrayLike,
     y_train: ArrayLike,
     *,
