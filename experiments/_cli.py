@@ -356,9 +356,16 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """Command-line errors are one line on stderr and exit status 2."""
+
+    def error(self, message: str) -> None:
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments", description=__doc__)
-    sub = parser.add_subparsers(dest="cmd", required=True)
+    parser = _Parser(prog="python -m experiments", description=__doc__)
+    sub = parser.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     sub.add_parser("list", help="list experiments and benchmarks")
     p_run = sub.add_parser("run", help="run an experiment (or all)")
     p_run.add_argument("name")

@@ -3,18 +3,23 @@ stages) and the run-folder guard (a record of which run owns the folder, and a l
 
 A run folder holds ``run.json`` (experiment, preset, seed and config of the run that owns it), ``.lock`` (an
 exclusive ``flock`` held while a run is writing; the kernel releases it when the process dies, so a killed run
-leaves no stale lock), ``stages/*.stage`` (stage results: pickles in :func:`jaxkit.train.write_checked_bytes`
-files, a SHA-256 over every byte), ``checkpoints/`` (:func:`jaxkit.train.fit` checkpoints) and the outputs
-(``metrics.json``, ``summary.md``, figures).
+leaves no stale lock), ``stages/*.stage`` (stage results in :func:`jaxkit.train.write_checked_bytes` files, a
+SHA-256 over every byte; the payload is JSON plus arrays, never a pickle, so reading a stage file cannot run code;
+the header records the run identity, checked on load), ``checkpoints/`` (:func:`jaxkit.train.fit` checkpoints)
+and the outputs (``metrics.json``, ``summary.md``, figures).
+
+A run without ``--resume`` in a folder that holds an earlier run clears the folder whole (a folder with other
+files and no run record is refused, not cleared); ``--resume`` continues only the same run (experiment, preset,
+seed, config), recorded in ``run.json`` and in every stage file.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
-import pickle
 import shutil
 import socket
 import sys
@@ -38,6 +43,7 @@ from jaxkit.train import (
 RUN_RECORD = "run.json"
 LOCK_FILE = ".lock"
 _PROGRESS_DIRS = ("stages", "checkpoints")
+_RUN_MARKERS = (RUN_RECORD, LOCK_FILE, "metrics.json", *_PROGRESS_DIRS)
 
 
 def to_jsonable(x: Any) -> Any:
@@ -69,7 +75,7 @@ class RunContext:
     """What an experiment's ``run(ctx)`` receives.
 
     ``config`` is the preset's dict (a copy); ``out_dir`` is ``results/<name>/<preset>`` (or ``--out``);
-    ``stage(key, fn)`` runs ``fn()`` once and stores its (picklable) result under ``out_dir/stages``, checksummed,
+    ``stage(key, fn)`` runs ``fn()`` once and stores its result under ``out_dir/stages``, checksummed,
     so that a ``--resume`` run skips completed stages (a damaged stage file is recomputed, with a warning);
     ``checkpoint_dir(key)`` gives a folder for ``jaxkit.train.fit`` checkpoints of a stage in progress.
     """
@@ -95,19 +101,34 @@ class RunContext:
     def stage_path(self, key: str) -> Path:
         return self.stages_dir / f"{_safe(key)}.stage"
 
+    @property
+    def identity(self) -> dict[str, Any]:
+        """What every stage file of this run records: experiment, preset, seed and the config's SHA-256."""
+        return stage_identity(self.name, self.preset, self.seed, self.config)
+
     def stage(self, key: str, fn: Callable[[], Any]) -> Any:
         """Run ``fn`` unless a completed, intact result for ``key`` exists and ``--resume`` was given.
 
-        The result is pickled into a checked file (SHA-256 over every byte, the stage key in its header); on
-        resume a file that fails the check, belongs to another key or does not unpickle is recomputed with a
-        :class:`jaxkit.train.CheckpointWarning` naming it."""
+        The result is stored in a checked file (SHA-256 over every byte; the stage key, the run identity and the
+        payload format in its header; the payload JSON plus arrays, never a pickle). On resume a
+        file that fails the check, belongs to another key or is not in the current format is recomputed with a
+        :class:`jaxkit.train.CheckpointWarning` naming it; a file of another run (experiment, preset, seed or
+        config) raises :class:`RunFolderError`. A result the format cannot hold is returned but not stored (a
+        warning says so)."""
+        from . import _stagefile
+
         path = self.stage_path(key)
         if self.resume and path.exists():
             try:
                 payload, info = read_checked_bytes(path, kind="stage")
                 if info.get("key") != key:
                     raise CheckpointError(f"stage file {path} holds stage {info.get('key')!r}, not {key!r}")
-                return pickle.loads(payload)
+                if info.get("format") != _stagefile.FORMAT:
+                    raise CheckpointError(f"stage file {path} is not in the {_stagefile.FORMAT} format")
+                _check_stage_identity(path, info, self.identity)
+                return _stagefile.loads(payload)
+            except RunFolderError:
+                raise
             except Exception as e:  # damaged stage file: recompute, say so
                 warnings.warn(
                     f"[{self.name}] stage file {path} is damaged ({e}); recomputing stage {key!r}",
@@ -122,9 +143,17 @@ class RunContext:
                 stacklevel=2,
             )
         result = fn()
-        write_checked_bytes(
-            path, pickle.dumps(result), kind="stage", info={"key": key, "experiment": self.name}
-        )
+        try:
+            payload = _stagefile.dumps(result)
+        except _stagefile.StageEncodeError as e:
+            warnings.warn(
+                f"[{self.name}] stage {key!r} is not stored (a --resume recomputes it): {e}",
+                CheckpointWarning,
+                stacklevel=2,
+            )
+            return result
+        info = {"key": key, "format": _stagefile.FORMAT, **self.identity}
+        write_checked_bytes(path, payload, kind="stage", info=info)
         return result
 
     def save_figure(self, fig: Any, filename: str) -> Path:
@@ -153,6 +182,51 @@ class RunFolderError(RuntimeError):
 def run_identity(name: str, preset: str, seed: int, config: dict[str, Any]) -> dict[str, Any]:
     """What makes two runs the same run: experiment, preset, seed and the (JSON form of the) config."""
     return {"experiment": name, "preset": preset, "seed": int(seed), "config": to_jsonable(config)}
+
+
+def config_hash(config: dict[str, Any]) -> str:
+    """SHA-256 of the config's canonical JSON form."""
+    text = json.dumps(to_jsonable(config), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def stage_identity(name: str, preset: str, seed: int, config: dict[str, Any]) -> dict[str, Any]:
+    """The run identity recorded in every stage file's header."""
+    return {"experiment": name, "preset": preset, "seed": int(seed), "config_sha256": config_hash(config)}
+
+
+def _stage_differences(info: dict[str, Any], identity: dict[str, Any]) -> list[str]:
+    return [
+        f"{k} {info.get(k)!r} (this run: {identity[k]!r})"
+        for k in ("experiment", "preset", "seed", "config_sha256")
+        if info.get(k) != identity[k]
+    ]
+
+
+def _check_stage_identity(path: Path, info: dict[str, Any], identity: dict[str, Any]) -> None:
+    diffs = _stage_differences(info, identity)
+    if diffs:
+        raise RunFolderError(
+            f"--resume: stage file {path} belongs to another run ({'; '.join(diffs)}). Resume with the same "
+            "experiment, preset, seed and config, choose another --out, or run without --resume to start over"
+        )
+
+
+def _stage_owners(out_dir: Path, identity: dict[str, Any]) -> list[str]:
+    """Differences between ``identity`` and the runs recorded in the folder's intact current-format stage files."""
+    from . import _stagefile
+
+    found = []
+    for f in sorted((out_dir / "stages").glob("*.stage")):
+        try:
+            _, info = read_checked_bytes(f, kind="stage")
+        except Exception:  # noqa: BLE001 (damaged: recomputed on load, with a warning)
+            continue
+        if info.get("format") == _stagefile.FORMAT:
+            diffs = _stage_differences(info, identity)
+            if diffs:
+                found.append(f"{f.name}: {'; '.join(diffs)}")
+    return found
 
 
 def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
@@ -203,24 +277,47 @@ def _check_owner(out_dir: Path, identity: dict[str, Any], resume: bool) -> None:
                 f"--resume: run folder {out_dir} belongs to another run ({fname} records "
                 + "; ".join(diffs)
                 + "). Resume with the same experiment, preset, seed and config, choose another "
-                "--out, or run without --resume to start over (that deletes the folder's stages and checkpoints)"
+                "--out, or run without --resume to start over (that clears the folder)"
             )
-    if not resume:
-        removed = [d for d in _PROGRESS_DIRS if (out_dir / d).exists()]
-        for d in removed:
-            shutil.rmtree(out_dir / d)
-        if (
-            out_dir / "metrics.json"
-        ).exists():  # the earlier run's; a crash of this one must not leave it behind
-            (out_dir / "metrics.json").unlink()
-            removed.append("metrics.json")
-        if removed:
-            print(
-                f"[{identity['experiment']}] starting over in {out_dir}: removed the earlier run's "
-                f"{' and '.join(removed)} (use --resume to continue a run)",
-                file=sys.stderr,
+    if resume:  # the stage files record their run too: a deleted or replaced run.json cannot mix runs
+        ident = identity
+        others = _stage_owners(
+            out_dir, stage_identity(ident["experiment"], ident["preset"], ident["seed"], ident["config"])
+        )
+        if others:
+            shown = "; ".join(others[:3]) + ("; ..." if len(others) > 3 else "")
+            raise RunFolderError(
+                f"--resume: run folder {out_dir} holds stage files of another run ({shown}). Resume with the "
+                "same experiment, preset, seed and config, choose another --out, or run without --resume to "
+                "start over (that clears the folder)"
             )
+    else:
+        _clear_run_folder(out_dir, identity["experiment"])
     atomic_write_bytes(out_dir / RUN_RECORD, (json.dumps(identity, indent=2) + "\n").encode())
+
+
+def _clear_run_folder(out_dir: Path, experiment: str) -> None:
+    """Start over: remove everything an earlier run left (outputs included), keeping the held lock file. A
+    folder that holds files but no run record (``run.json``, ``metrics.json``, ``stages/``, ...) is refused."""
+    entries = [p for p in out_dir.iterdir() if p.name != LOCK_FILE]
+    if not entries:
+        return
+    if not any((out_dir / m).exists() for m in _RUN_MARKERS if m != LOCK_FILE):
+        shown = ", ".join(sorted(p.name for p in entries)[:5]) + (", ..." if len(entries) > 5 else "")
+        raise RunFolderError(
+            f"--out {out_dir} is not an empty folder nor a run folder (it holds {shown}); choose a new or "
+            "empty folder"
+        )
+    for p in entries:
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)
+        else:
+            p.unlink()
+    print(
+        f"[{experiment}] starting over in {out_dir}: removed the earlier run's {len(entries)} files and "
+        "folders (use --resume to continue a run)",
+        file=sys.stderr,
+    )
 
 
 def _lock_holder(path: Path) -> str:

@@ -208,18 +208,24 @@ QUICK = dict(
 )
 
 ANCHORS = (
-    Anchor("duffing/RNO/test_rel_l2", 0.1663, "RNO paper, Duffing (second best LSM 0.1699)"),
-    Anchor("beam/RNO/test_rel_l2", 0.0219, "RNO paper, Euler-Bernoulli beam"),
+    Anchor("duffing/RNO_selected/test_rel_l2", 0.1663, "RNO paper, Duffing (second best LSM 0.1699)"),
+    Anchor("beam/RNO_selected/test_rel_l2", 0.0219, "RNO paper, Euler-Bernoulli beam"),
     Anchor("beam/LNO/test_rel_l2", 0.0452, "RNO paper, beam, LNO (second best)"),
-    Anchor("diffusion/RNO/test_rel_l2", 0.0079, "RNO paper, diffusion"),
+    Anchor("diffusion/RNO_selected/test_rel_l2", 0.0079, "RNO paper, diffusion"),
     Anchor("diffusion/LNO/test_rel_l2", 0.0081, "RNO paper, diffusion, LNO (second best)"),
     Anchor(
-        "reaction_diffusion/RNO/test_rel_l2", 0.0899, "RNO paper, reaction-diffusion (second best ONO 0.0989)"
+        "reaction_diffusion/RNO_selected/test_rel_l2",
+        0.0899,
+        "RNO paper, reaction-diffusion (second best ONO 0.0989)",
     ),
-    Anchor("brusselator/RNO/test_rel_l2", 0.1317, "RNO paper, Brusselator (second best ONO 0.1545)"),
-    Anchor("navier_stokes_re40/RNO/test_mse", 0.0049, "RNO paper, 2D Navier-Stokes Re=40 (MSE; their data)"),
+    Anchor("brusselator/RNO_selected/test_rel_l2", 0.1317, "RNO paper, Brusselator (second best ONO 0.1545)"),
+    Anchor(
+        "navier_stokes_re40/RNO_selected/test_mse",
+        0.0049,
+        "RNO paper, 2D Navier-Stokes Re=40 (MSE; their data)",
+    ),
 )
-ANCHOR = {a.path.rsplit("/", 2)[0]: a for a in ANCHORS if "/RNO/" in a.path}
+ANCHOR = {a.path.rsplit("/", 2)[0]: a for a in ANCHORS if "/RNO_selected/" in a.path}
 SECOND = {
     "duffing": ("LSM", 0.1699),
     "beam": ("LNO", 0.0452),
@@ -260,9 +266,10 @@ _MODEL_NOTES = [
     "reference trains LNO on raw (1-D/2-D) or range-normalized (Brusselator) data; here it shares the pipeline.",
     "FNO / RNO: 4 spectral blocks, GELU, 10% zero padding on non-periodic grids, MLP head 128 (64 for the "
     "Brusselator, as LNO). RNO: `RieszSpectralConv`, mixed global + local branch, first-order Riesz multipliers, "
-    "no normalization (the paper mentions one; after the block a per-sample instance norm would remove the "
-    "amplitude these one-parameter sets are made of). RNO width 35 on reaction-diffusion (176,937 parameters, "
-    "the paper's ~172k; width 34 gives 167,129).",
+    "no normalization by default (the paper mentions one; a per-sample instance norm after the block could remove "
+    "the amplitude these one-parameter sets are made of). The variants tried (width 48, instance norm) compete "
+    "with it on validation; the winner is the RNO headline. RNO width 35 on reaction-diffusion (176,937 "
+    "parameters, the paper's ~172k; width 34 gives 167,129).",
 ]
 
 
@@ -464,12 +471,70 @@ def run(ctx) -> dict[str, Any]:
                     ctx, n, k, dat, d, lab
                 ),
             )
+    select_and_compare(metrics, ctx.config)
     if ctx.config.get("rd_operator_check") and "reaction_diffusion" in metrics:
         metrics["reaction_diffusion"]["training_operator_check"] = ctx.stage(
             f"{ctx.preset}-reaction_diffusion-operator-check", rd_training_operator_check
         )
     _figure(ctx, metrics)
     ctx.write_summary(summary(ctx, metrics))
+    return metrics
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# selection on validation, paired comparisons
+# ---------------------------------------------------------------------------------------------------------------
+ALPHA = 0.05
+
+
+def _select_rno(m: dict, met: str) -> dict[str, Any]:
+    """The RNO configuration with the lowest mean validation error among the base RNO and its variants."""
+    cands = {"RNO": m["RNO"]} | {lab: r for lab, r in m.get("variants", {}).items() if lab.startswith("RNO")}
+    label = min(cands, key=lambda k: cands[k][f"val_{met}"])
+    out = dict(cands[label])
+    out["variant"] = label
+    out["candidates_val"] = {k: float(v[f"val_{met}"]) for k, v in cands.items()}
+    return out
+
+
+def paired_comparison(a: list[float], b: list[float]) -> dict[str, Any]:
+    """Paired per-seed comparison of errors ``a`` (method) and ``b`` (baseline), seed i against seed i.
+
+    Verdict ``"lower"`` / ``"higher"`` (the method's error vs the baseline's) only when the per-seed ranges do not
+    overlap *and* the paired t-test (``scipy.stats.ttest_rel``) gives p < 0.05; otherwise ``"tie"``. The exact
+    Wilcoxon signed-rank p is shown too: with n seeds its smallest two-sided value is 2/2^n (0.25 for 3 seeds), so
+    at 3 seeds it cannot decide alone.
+    """
+    from scipy import stats
+
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    d = a - b
+    overlap = bool(max(a.min(), b.min()) <= min(a.max(), b.max()))
+    p_t = float(stats.ttest_rel(a, b).pvalue) if np.any(d != d[0]) else (0.0 if d[0] != 0 else 1.0)
+    p_w = float(stats.wilcoxon(a, b, method="exact").pvalue) if np.any(d != 0) else 1.0
+    verdict = "tie" if overlap or p_t >= ALPHA else ("lower" if d.mean() < 0 else "higher")
+    return {
+        "diff_seeds": d.tolist(),
+        "mean_diff": float(d.mean()),
+        "median_diff": float(np.median(d)),
+        "ranges_overlap": overlap,
+        "p_ttest_rel": p_t,
+        "p_wilcoxon_exact": p_w,
+        "verdict": verdict,
+    }
+
+
+def select_and_compare(metrics: dict, cfg: dict) -> dict:
+    """Add ``RNO_selected`` (chosen on validation) and paired test comparisons vs FNO and LNO to every dataset
+    (in place; a pure function of the stored per-seed errors, so published runs can be reprocessed)."""
+    for name, m in metrics.items():
+        met = _metric(name, cfg["datasets"][name])
+        sel = _select_rno(m, met)
+        m["RNO_selected"] = sel
+        key = f"test_{met}_seeds"
+        m["comparisons"] = {
+            f"RNO_selected vs {k}": paired_comparison(sel[key], m[k][key]) for k in ("FNO", "LNO") if k in m
+        }
     return metrics
 
 
@@ -487,10 +552,12 @@ def _figure(ctx, metrics: dict) -> None:
     fig, ax = plt.subplots(figsize=(10, 4))
     x = np.arange(len(names))
     for i, kind in enumerate(ctx.config["models"]):
+        shown = "RNO_selected" if kind == "RNO" and "RNO_selected" in metrics[names[0]] else kind
         key = [f"test_{_metric(n, ctx.config['datasets'][n])}" for n in names]
-        vals = [metrics[n][kind][k] for n, k in zip(names, key)]
-        errs = [metrics[n][kind][k + "_std"] for n, k in zip(names, key)]
-        ax.bar(x + (i - 1) * 0.27, vals, 0.27, yerr=errs, label=kind)
+        vals = [metrics[n][shown][k] for n, k in zip(names, key)]
+        errs = [metrics[n][shown][k + "_std"] for n, k in zip(names, key)]
+        label = "RNO (chosen on validation)" if shown == "RNO_selected" else kind
+        ax.bar(x + (i - 1) * 0.27, vals, 0.27, yerr=errs, label=label)
     paper = [ANCHOR[n].value if n in ANCHOR else np.nan for n in names]
     ax.scatter(x + 0.27, paper, marker="*", s=120, color="k", zorder=3, label="RNO, paper")
     ax.set_xticks(x, names, rotation=30, ha="right")
@@ -506,18 +573,22 @@ def _pm(r: dict, key: str) -> str:
     return f"{r[key]:.4g} ± {r[key + '_std']:.2g}"
 
 
+_VERDICT = {"lower": "RNO lower", "higher": "RNO higher", "tie": "tie"}
+
+
 def _row(name: str, m: dict, d: dict) -> str:
     met = _metric(name, d)
-    f, lno, r = m["FNO"], m["LNO"], m["RNO"]
+    f, lno, r = m["FNO"], m["LNO"], m["RNO_selected"]
     key = f"test_{met}"
     a = ANCHOR.get(name)
     paper = f"{a.value}" if a else "-"
     gap = f"{r[key] / a.value:.2f}×" if a else "-"
     within = ("yes" if r[key] <= 1.5 * a.value else "no") if a else "-"
-    order = f"{'yes' if r[key] <= f[key] else 'no'} / {'yes' if r[key] <= lno[key] else 'no'}"
+    cmp = m["comparisons"]
+    order = " / ".join(_VERDICT[cmp[f"RNO_selected vs {k}"]["verdict"]] for k in ("FNO", "LNO"))
     return (
         f"| {name} | {met} | {r['epochs']}/{d['published_epochs']} | {_pm(f, key)} | {_pm(lno, key)} | "
-        f"{_pm(r, key)} | {paper} | {gap} | {within} | {order} | "
+        f"{_pm(r, key)} ({r['variant']}) | {paper} | {gap} | {within} | {order} | "
         f"{f['params_complex_as_one']} / {lno['params_complex_as_one']} / {r['params_complex_as_one']} |"
     )
 
@@ -529,14 +600,40 @@ def summary(ctx, metrics: dict) -> str:
         "# lno_suite: FNO, LNO and RNO on the LNO suite and Navier-Stokes Re=40",
         "",
         f"Preset `{ctx.preset}`, seed {ctx.seed}, {cfg['seeds']} seeds per model (one vmapped ensemble). "
-        "Test error of the final model, mean ± sd over seeds. *gap* = ours / paper. *RNO ≤ FNO / LNO*: mean test "
-        "errors. Params counted as in the papers (a complex weight counts once).",
+        "Test error of the final model, mean ± sd over seeds. **RNO** is the configuration chosen on validation "
+        "among the base RNO and the variants tried (lowest mean validation error; named in brackets); its test "
+        "error is the headline. *gap* = ours / paper. *RNO vs FNO / LNO*: paired per seed (seed i against seed i); "
+        "a difference is called only when the per-seed ranges do not overlap and a paired t-test "
+        "(`scipy.stats.ttest_rel`) gives p < 0.05, otherwise **tie**. Params counted as in the papers (a complex "
+        "weight counts once).",
         "",
-        "| dataset | metric | epochs run/published | FNO | LNO | RNO | RNO, paper | gap | within 1.5× | "
-        "RNO ≤ FNO / LNO | params FNO / LNO / RNO |",
+        "| dataset | metric | epochs run/published | FNO | LNO | RNO (chosen) | RNO, paper | gap | within 1.5× | "
+        "RNO vs FNO / LNO | params FNO / LNO / RNO |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     lines += [_row(n, metrics[n], ds[n]) for n in metrics]
+    lines += [
+        "",
+        "Paired comparisons on test (RNO chosen minus baseline, per seed; Wilcoxon's exact two-sided p cannot go "
+        f"below {2 / 2 ** cfg['seeds']:.2f} with {cfg['seeds']} seeds, so it is shown but cannot decide):",
+        "",
+        "| dataset | comparison | per-seed differences | ranges overlap | paired t-test p | Wilcoxon p | verdict |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for n in metrics:
+        for lab, c in metrics[n]["comparisons"].items():
+            lines.append(
+                f"| {n} | {lab.replace('RNO_selected', 'RNO')} | "
+                f"{', '.join(f'{x:+.4f}' for x in c['diff_seeds'])} | {'yes' if c['ranges_overlap'] else 'no'} | "
+                f"{c['p_ttest_rel']:.3g} | {c['p_wilcoxon_exact']:.2f} | {_VERDICT[c['verdict']]} |"
+            )
+    treated = sorted({n for n in metrics if metrics[n].get("variants")})
+    if treated:
+        lines += [
+            "",
+            f"The variants were tried for RNO only ({', '.join(treated)}): FNO and LNO were not given the same "
+            "choices, so where an RNO variant wins, the RNO-vs-baseline comparison favors RNO by that choice.",
+        ]
     for n in [n for n in metrics if _metric(n, ds[n]) == "mse"]:
         lines += [
             "",
@@ -546,19 +643,24 @@ def summary(ctx, metrics: dict) -> str:
         ]
     lines += [
         "",
-        "Validation errors (the split used for any choice):",
+        "Validation errors (the split used for any choice; RNO = the base configuration):",
         "",
-        "| dataset | FNO | LNO | RNO |",
-        "|---|---|---|---|",
+        "| dataset | FNO | LNO | RNO | RNO chosen |",
+        "|---|---|---|---|---|",
     ]
     for n in metrics:
         key = f"val_{_metric(n, ds[n])}"
-        lines.append(f"| {n} | " + " | ".join(_pm(metrics[n][k], key) for k in cfg["models"]) + " |")
+        sel = metrics[n]["RNO_selected"]
+        lines.append(
+            f"| {n} | "
+            + " | ".join(_pm(metrics[n][k], key) for k in cfg["models"])
+            + f" | {sel['variant']}: {_pm(sel, key)} |"
+        )
     var = [(n, lab, r) for n in metrics for lab, r in metrics[n].get("variants", {}).items()]
     if var:
         lines += [
             "",
-            "## What else was tried (reaction-diffusion; validation decides, test shown)",
+            "## What else was tried (validation decides, test shown; the winner is the headline above)",
             "",
             "| dataset | variant | epochs | params | val rel-L2 | test rel-L2 |",
             "|---|---|---|---|---|---|",
@@ -640,3 +742,38 @@ register(
         description="FNO vs LNO vs RNO, 3 seeds each, LNO-repository settings with epochs fitted to 60 min/dataset.",
     )
 )
+
+
+def reprocess(folder: str) -> None:
+    """Recompute selection, comparisons, summary and figure of a published run folder from its stored
+    per-seed metrics (no training): ``python -m experiments.lno_suite reprocess docs/results/lno_suite/standard``."""
+    import json
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    path = Path(folder)
+    rec = json.loads((path / "metrics.json").read_text())
+    select_and_compare(rec["metrics"], rec["config"])
+    rec["anchors"] = [{"path": a.path, "value": a.value, "source": a.source} for a in ANCHORS]
+    rec["reprocessed"] = f"python -m experiments.lno_suite reprocess {folder}"
+
+    def save_figure(fig, filename):
+        fig.savefig(path / filename, dpi=120, bbox_inches="tight")
+
+    ctx = SimpleNamespace(
+        config=rec["config"], preset=rec["preset"], seed=rec["seed"], save_figure=save_figure
+    )
+    _figure(ctx, rec["metrics"])
+    (path / "summary.md").write_text(summary(ctx, rec["metrics"]))
+    (path / "metrics.json").write_text(json.dumps(rec, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) != 3 or sys.argv[1] != "reprocess":
+        sys.exit("usage: python -m experiments.lno_suite reprocess RUN_FOLDER")
+    reprocess(sys.argv[2])

@@ -72,6 +72,79 @@ PAPER = {
 }
 
 
+def solver_accuracy() -> dict[str, Any]:
+    """Each solver against an exact solution, at the published grids and steps, with its time per solve.
+
+    Burgers (ETDRK4, ν = 0.1, t = 1, the FNO setting) vs the Cole–Hopf solution at n = 1024 and 8192; the FNO
+    Navier–Stokes scheme (Crank–Nicolson + explicit advection, dt = 1e-4 as published, 64²) and IF-RK4 vs the
+    Taylor–Green vortex (ν = 1e-3, t = 1); Darcy (PCG, 141² and 421² nodes, a GRF-thresholded coefficient as in
+    the dataset) vs SciPy ``spsolve`` of the same finite-difference system.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    from jaxkit.pde import burgers, darcy, grf_neumann, navier_stokes
+
+    def timed(fn):
+        jax.block_until_ready(fn())  # compile
+        t0 = time.perf_counter()
+        out = jax.block_until_ready(fn())
+        return np.asarray(out, np.float64), time.perf_counter() - t0
+
+    def rel(a, b):
+        return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+    out: dict[str, Any] = {}
+    for n in (1024, 8192):
+        x = np.arange(n) / n
+        u0 = np.asarray(burgers.cole_hopf_solution(x, 0.0, nu=0.1), np.float32)
+        u1, wall = timed(lambda u0=u0: burgers.solve(u0, nu=0.1, t_final=1.0))
+        exact = np.asarray(burgers.cole_hopf_solution(x, 1.0, nu=0.1), np.float64)
+        out[f"burgers_n{n}"] = {"rel_err_vs_cole_hopf": rel(u1, exact), "solve_s": wall}
+    n, nu = 64, 1e-3
+    w0 = np.asarray(navier_stokes.taylor_green(n, 0.0, nu=nu), np.float32)
+    exact = np.asarray(navier_stokes.taylor_green(n, 1.0, nu=nu), np.float64)
+    for scheme, dt in (("cn", 1e-4), ("ifrk4", 1e-3)):
+        w1, wall = timed(
+            lambda s=scheme, d=dt: navier_stokes.solve(w0, nu=nu, t_final=1.0, dt=d, scheme=s)[-1]
+        )
+        out[f"navier_stokes_{scheme}_dt{dt:g}"] = {"rel_err_vs_taylor_green": rel(w1, exact), "solve_s": wall}
+    for n in (141, 421):
+        g = np.asarray(grf_neumann(jax.random.key(0), (n, n), alpha=2.0, tau=3.0))
+        a = np.where(g >= 0, 12.0, 3.0).astype(np.float32)
+        u, wall = timed(lambda a=a: darcy.solve(jnp.asarray(a)))
+        t0 = time.perf_counter()
+        ref = darcy.reference_solve(a.astype(np.float64))
+        out[f"darcy_n{n}"] = {
+            "rel_err_vs_spsolve": rel(u, ref),
+            "solve_s": wall,
+            "spsolve_s": time.perf_counter() - t0,
+        }
+    return out
+
+
+# A cheap published run: every solver against an exact solution, and every dataset at a few samples on its
+# published grid (throughput; the paper sizes follow from samples/s).
+STANDARD = {
+    "cache": False,
+    "solver_accuracy": True,
+    "datasets": {
+        name: dict(spec, n_train=min(spec["n_train"], 8), n_test=min(spec["n_test"], 2))
+        for name, spec in PAPER["datasets"].items()
+        if name in ("burgers", "darcy", "duffing", "beam", "diffusion", "reaction_diffusion", "brusselator")
+    },
+}
+
+
+def _paper_minutes(name: str, rec: dict) -> str:
+    """Generation time of the published size at the measured rate (includes one compilation: an upper bound)."""
+    spec = PAPER["datasets"].get(name)
+    if spec is None:
+        return "-"
+    n = spec["n_train"] + spec["n_test"]
+    return f"{n} samples: {n / rec['samples_per_s'] / 60:.3g}"
+
+
 def _checks(name: str, ds: Any) -> dict[str, float]:
     """Independent checks on generated samples (float64 host references)."""
     from jaxkit.pde import darcy, lno
@@ -146,6 +219,7 @@ def run(ctx: Any) -> dict[str, Any]:
     from jaxkit.pde import make_dataset
 
     cfg = ctx.config
+    accuracy = ctx.stage("solver_accuracy", solver_accuracy) if cfg.get("solver_accuracy") else None
     cache_dir = ctx.out_dir / "cache" if cfg.get("cache") else None
     metrics: dict[str, Any] = {}
     samples: dict[str, Any] = {}
@@ -188,18 +262,52 @@ def run(ctx: Any) -> dict[str, Any]:
     lines = [
         "# pde_datasets",
         "",
-        f"Preset `{ctx.preset}`, seed {ctx.seed}.",
+        f"Preset `{ctx.preset}`, seed {ctx.seed}. Times are wall seconds on the machine of the run (2 CPU cores, "
+        "shared with other jobs); a dataset's wall time includes one compilation, so the estimate for the "
+        "published size is an upper bound.",
         "",
-        "| dataset | x shape | y shape | wall s | samples/s | check |",
-        "|---|---|---|---|---|---|",
+    ]
+    if accuracy is not None:
+        metrics["solver_accuracy"] = accuracy
+        lines += [
+            "## Solvers against exact solutions (published grids and steps)",
+            "",
+            "| solver | reference | relative L2 error | s per solve |",
+            "|---|---|---|---|",
+        ]
+        for key, rec in accuracy.items():
+            ref = next(k for k in rec if k.startswith("rel_err"))
+            lines.append(
+                f"| {key} | {ref.removeprefix('rel_err_vs_').replace('_', ' ')} | {rec[ref]:.2e} | "
+                f"{rec['solve_s']:.3g}"
+                + (f" (spsolve {rec['spsolve_s']:.3g})" if "spsolve_s" in rec else "")
+                + " |"
+            )
+        lines += ["", "## Dataset generation", ""]
+        skipped = [n for n in PAPER["datasets"] if n not in cfg["datasets"]]
+        cn = accuracy.get("navier_stokes_cn_dt0.0001")
+        if skipped and cn:
+            per_unit = cn["solve_s"]  # one 64² sample, FNO scheme at dt = 1e-4, one time unit
+            lines += [
+                "Not generated in this preset: " + ", ".join(skipped) + ". At the measured "
+                f"{per_unit:.3g} s per sample and time unit (64², dt = 1e-4, one sample per solve), the FNO "
+                f"ν = 1e-3 set alone (1200 samples to t = 50) would take ≈ {1200 * 50 * per_unit / 3600:.3g} h "
+                "unbatched here; `--preset paper` generates them in batches.",
+                "",
+            ]
+    lines += [
+        "| dataset | x shape | y shape | wall s | samples/s | published size: est. min | check |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, rec in metrics.items():
+        if name == "solver_accuracy":
+            continue
         check = ", ".join(
             f"{k}={v:.3g}" for k, v in rec.items() if k.startswith(("rel_err", "enstrophy", "high_k"))
         )
         lines.append(
             f"| {name} | {rec['x_shape']} | {rec['y_shape']} | {rec['wall_s']:.1f} | "
-            f"{rec['samples_per_s']:.2f} | {check} |"
+            f"{rec['samples_per_s']:.2f} | {_paper_minutes(name, rec)} | {check} |"
         )
     lines += ["", "![samples](samples.png)", ""]
     ctx.write_summary("\n".join(lines))
@@ -210,7 +318,7 @@ register(
     Experiment(
         name="pde_datasets",
         reproduces="FNO (Li et al. 2021) Burgers/Darcy/Navier-Stokes and LNO (Cao et al. 2023) datasets, regenerated",
-        presets={"quick": QUICK, "paper": PAPER},
+        presets={"quick": QUICK, "standard": STANDARD, "paper": PAPER},
         run=run,
         description=__doc__ or "",
     )

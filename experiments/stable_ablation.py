@@ -1,4 +1,4 @@
-"""Forecaster ablation for issue 16: which per-date scale, noise schedule, training budget and sampler make the
+"""Forecaster ablation: which per-date scale, noise schedule, training budget and sampler make the
 diffusion forecaster's held-out daily return paths competitive with simple baselines.
 
 Setup (``standard``): the 20 skfolio S&P 500 stocks on the daily grid 1990–2018-10
@@ -100,30 +100,26 @@ def _split(data, cfg):
 
 
 def _scores(paths, truth):
-    from jaxkit.forecast import coverage, crps, crps_sum, mse, recenter_paths
+    """The library scorer on raw paths and on recentered paths (``_mean0``: each date's sample mean set to 0)."""
+    from jaxkit.forecast import PostProcess, score_paths
 
+    recenter = PostProcess(recenter=True, factor=np.ones(np.shape(paths)[-1]))
     out = {}
-    for suffix, p in (("", paths), ("_mean0", recenter_paths(paths))):
-        out["crps" + suffix] = crps(p, truth, sample_axis=1)
-        out["crps_sum" + suffix] = crps_sum(p, truth, sample_axis=1)
-        out["cov90" + suffix] = coverage(p, truth, level=0.9, sample_axis=1)
-        out["mse" + suffix] = mse(p, truth, sample_axis=1)
+    for suffix, p in (("", paths), ("_mean0", recenter(paths))):
+        out.update({k + suffix: v for k, v in score_paths(p, truth).items()})
     return out
 
 
 def _baselines(ctx, data, cfg, test):
-    from jaxkit.forecast import ewma_gaussian, garch_paths, historical_bootstrap, rolling_gaussian
+    from jaxkit.forecast import BASELINES, baseline_paths
 
-    fns = {"bootstrap": historical_bootstrap, "gaussian": rolling_gaussian, "garch": garch_paths,
-           "ewma_gaussian": lambda w, h, k, seed: ewma_gaussian(w, h, k, decay=cfg["ewma_decay"], seed=seed)}  # fmt: skip
-    out = {name: [] for name in fns}
     t0, c0 = time.time(), time.process_time()
-    for j, t in enumerate(ctx.progress(test, desc="baselines")):
-        w = data.log_returns[t - cfg["lookback"] + 1 : t + 1]
-        for name, f in fns.items():
-            out[name].append(f(w, cfg["horizon"], cfg["n_samples"], seed=j))
+    out = baseline_paths(
+        data.log_returns, test, lookback=cfg["lookback"], horizon=cfg["horizon"], n_samples=cfg["n_samples"],
+        methods=BASELINES, ewma_decay=cfg["ewma_decay"], progress=lambda it: ctx.progress(it, desc="baselines"),
+    )  # fmt: skip
     cost = {"wall_s": time.time() - t0, "cpu_s": time.process_time() - c0}
-    return {name: np.stack(v) for name, v in out.items()}, cost
+    return out, cost
 
 
 MC_SEEDS = 8  # Monte-Carlo yardstick: the EWMA Gaussian's paths re-drawn with this many seeds
@@ -132,26 +128,28 @@ MC_SEEDS = 8  # Monte-Carlo yardstick: the EWMA Gaussian's paths re-drawn with t
 def _mc_noise(data, cfg, test, truth):
     """Spread (sd) of the scores of one fixed forecaster, the EWMA Gaussian, over ``MC_SEEDS`` re-draws of its
     paths: the Monte-Carlo noise of a score computed from ``n_samples`` paths on these test dates."""
-    from jaxkit.forecast import ewma_gaussian
+    from jaxkit.forecast import baseline_paths
 
-    H, k, lb = cfg["horizon"], cfg["n_samples"], cfg["lookback"]
     scores = []
     for s in range(1, MC_SEEDS + 1):
-        p = [ewma_gaussian(data.log_returns[t - lb + 1 : t + 1], H, k, decay=cfg["ewma_decay"], seed=j + 1000 * s)
-             for j, t in enumerate(test)]  # fmt: skip
-        scores.append(_scores(np.stack(p), truth))
+        p = baseline_paths(
+            data.log_returns, test, lookback=cfg["lookback"], horizon=cfg["horizon"], n_samples=cfg["n_samples"],
+            methods=("ewma_gaussian",), ewma_decay=cfg["ewma_decay"], seed=1000 * s,
+        )["ewma_gaussian"]  # fmt: skip
+        scores.append(_scores(p, truth))
     return {key: float(np.std([x[key] for x in scores], ddof=1)) for key in scores[0]}
 
 
 def _fit_and_sample(ctx, data, cfg, v, seed, train, tw):
     """Train one variant (checkpointed) and score every sampler listed for it on the held-out windows."""
+    from experiments.stable import denoiser
     from jaxkit.forecast import forecast_windows, make_forecaster, sample_paths, train_forecaster
 
     L, H = cfg["history"], cfg["horizon"]
     model = make_forecaster(
         n_assets=data.n_assets, history=L, horizon=H, n_macro=data.macro.shape[1], n_signals=data.signals.shape[2],
-        scale=np.std(data.log_returns[train], axis=0), denoiser=cfg["denoiser"], hidden=cfg["hidden"],
-        depth=cfg["depth"], channels=cfg["channels"], schedule=v["schedule"], diffusion_steps=v["diffusion_steps"],
+        scale=np.std(data.log_returns[train], axis=0), denoiser=denoiser(cfg), schedule=v["schedule"],
+        diffusion_steps=v["diffusion_steps"],
         per_date_scale=v["per_date_scale"], key=jax.random.key(seed),
     )  # fmt: skip
     t0, c0 = time.time(), time.process_time()
@@ -189,7 +187,7 @@ def _plot(ctx, m):
     colors = ["0.6" if r["baseline"] else "C0" for r in rows]
     ax[0].barh(y, [r["crps"] for r in rows], color=colors, label="CRPS")
     ax[0].plot([r["crps_sum"] for r in rows], y, "k|", ms=12, mew=2, label="CRPS-sum")
-    ax[0].plot([r["crps_mean0"] for r in rows], y, "o", color="C1", ms=4, label="CRPS, sample mean set to 0")
+    ax[0].plot([r["crps_mean0"] for r in rows], y, "o", color="C1", ms=4, label="CRPS, recentered (mean 0)")
     best = min(r["crps"] for r in rows if r["baseline"] and r["key"] != "ewma_gaussian")
     ax[0].axvline(best, color="C3", lw=1, ls="--", label="best of bootstrap / Gaussian / GARCH")
     ax[0].set_xlim(0.7, max(1.0, max(r["crps"] for r in rows) * 1.02))
@@ -198,7 +196,7 @@ def _plot(ctx, m):
     ax[0].legend(fontsize=7, loc="upper right")
     ax[1].axvspan(0.85, 0.95, color="C2", alpha=0.15)
     ax[1].axvline(0.9, color="C2", lw=1)
-    ax[1].plot([r["cov90"] for r in rows], y, "o", color="C0")
+    ax[1].plot([r.get("coverage90", r.get("cov90")) for r in rows], y, "o", color="C0")
     ax[1].set_xlabel("90%-interval coverage (target 0.90; band 0.85–0.95)")
     fig.suptitle(f"stable_ablation ({ctx.preset}): held-out daily 5-day paths")
     ctx.save_figure(fig, "ablation_crps_coverage.png")
@@ -253,7 +251,7 @@ def run(ctx) -> dict:
 register(
     Experiment(
         name="stable_ablation",
-        reproduces="Issue 16 line 1: the forecaster ablation (scale, schedule, budget, sampler) on held-out windows",
+        reproduces="The forecaster ablation (scale, schedule, budget, sampler) on held-out windows",
         presets=PRESETS,
         run=run,
         description="Held-out CRPS / CRPS-sum / coverage / MSE of MLP diffusion variants vs four baselines",

@@ -331,3 +331,137 @@ def check_positive_definite(
         raise ValueError(
             f"{name}: expected a positive definite matrix{extra}, eigenvalues range {ev[0]:.3g} .. {ev[-1]:.3g}"
         )
+
+
+# ==============================================================================================================
+# Checks that hold under jax.jit, NaN from user callables, and a size cap (shared; additive)
+# ==============================================================================================================
+
+
+def finite_checked(name: str, x: Any) -> Any:
+    """``x`` after :func:`check_finite` on a concrete value; on a tracer, ``x`` with an ``eqx.error_if`` that
+    raises at run time (also under ``jax.jit``/``vmap``) when ``x`` holds NaN or inf."""
+    if not is_tracer(x):
+        check_finite(name, x)
+        return x
+    return error_if_invalid(x, ~jnp.isfinite(x), f"{name}: expected finite values, received NaN/inf entries")
+
+
+def rotation_checked(name: str, R: Any, atol: float = ROTATION_ATOL) -> Any:
+    """``R`` after :func:`check_rotation`; on a tracer, ``R`` with an ``eqx.error_if`` that raises at run time
+    unless every matrix is a finite rotation (``max |R^T R - I| <= atol``, ``|det R - 1| <= atol``)."""
+    check_rotation(name, R, atol)
+    if not is_tracer(R):
+        return R
+    orth = jnp.max(jnp.abs(jnp.swapaxes(R, -1, -2) @ R - jnp.eye(3, dtype=R.dtype)), axis=(-1, -2))
+    det = jnp.linalg.det(R)
+    bad = ~((orth <= atol) & (jnp.abs(det - 1.0) <= atol))  # NaN compares False, so NaN/inf is bad
+    return error_if_invalid(
+        R,
+        bad,
+        f"{name}: expected rotation matrices (R^T R = I, det R = +1 within {atol}), received a non-rotation",
+    )
+
+
+def range_checked(
+    name: str, x: Any, lo: float, hi: float, *, what: str = "values", rtol: float = 0.0, interval: str = ""
+) -> Any:
+    """``x`` whose entries must be finite and lie in ``[lo, hi]`` (widened by ``rtol``): ``ValueError`` on a
+    concrete value, ``eqx.error_if`` at run time on a tracer. ``interval`` is how messages write the range."""
+    lo_, hi_ = lo - rtol * abs(lo), hi + rtol * abs(hi)
+    interval = interval or f"[{lo}, {hi}]"
+    if is_tracer(x):
+        return error_if_invalid(
+            x,
+            ~((x >= lo_) & (x <= hi_)),
+            f"{name}: expected {what} in {interval}, received a value outside",
+        )
+    a = np.asarray(x, dtype=np.float64)
+    if a.size and (not np.all(np.isfinite(a)) or a.min() < lo_ or a.max() > hi_):
+        raise ValueError(
+            f"{name}: expected {what} in {interval}, received range [{np.nanmin(a)}, {np.nanmax(a)}]"
+            + (" (with NaN/inf)" if not np.all(np.isfinite(a)) else "")
+        )
+    return x
+
+
+# NaN policy for user callables. A function a user passes in (a denoiser ``eps_fn``, a score model, a docking
+# score network) may return NaN/inf; a sampler that integrates it would pass the NaN silently into its result.
+# Every jaxkit function that calls a user callable therefore checks the callable's output where it enters
+# (``check_output=True`` by default): a ``ValueError`` where the output is concrete, else (inside ``jax.jit`` or a
+# sampler's ``lax.scan`` loop) an ``eqx.error_if`` run-time error, both naming the callable. ``check_output=False`` skips the check (one reduction per call) for speed.
+
+
+def output_checked(name: str, y: Any, *, check: bool = True) -> Any:
+    """The output ``y`` (an array or a pytree of arrays) of the user callable ``name``, checked finite when
+    ``check`` (see the NaN policy above): ``ValueError``/run-time error "``name`` returned NaN/inf"."""
+    if not check:
+        return y
+    leaves = [leaf for leaf in jax.tree_util.tree_leaves(y) if hasattr(leaf, "dtype")]
+    floats = [leaf for leaf in leaves if jnp.issubdtype(jnp.result_type(leaf), jnp.inexact)]
+    if not floats:
+        return y
+    msg = (
+        f"{name}: the callable returned NaN/inf values (a diverging or untrained model?); jaxkit checks the "
+        "outputs of user callables, pass check_output=False to skip the check"
+    )
+    if not any(is_tracer(leaf) for leaf in floats):
+        n_bad = sum(int(np.size(a) - np.count_nonzero(np.isfinite(np.asarray(a)))) for a in floats)
+        if n_bad:
+            raise ValueError(f"{msg} ({n_bad} entries)")
+        return y
+    bad = jnp.stack([~jnp.all(jnp.isfinite(leaf)) for leaf in floats]).any()
+    return jax.tree_util.tree_map(
+        lambda leaf: error_if_invalid(leaf, bad, msg) if leaf is floats[0] else leaf, y
+    )
+
+
+# Size cap. A request whose result alone would exceed the cap is refused before anything is allocated, with the
+# memory it would need; samplers that can stream work in chunks below it instead. The cap is ``MAX_BYTES``
+# (4 GiB), overridden by the environment variable ``JAXKIT_MAX_BYTES`` (bytes; suffixes K, M, G, T accepted) or
+# per call by ``max_bytes=``.
+
+MAX_BYTES = 4 * 2**30
+"""Default size cap in bytes (4 GiB) of :func:`check_size`; see also ``JAXKIT_MAX_BYTES``."""
+
+_SUFFIX = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def size_cap(max_bytes: int | float | None = None) -> int:
+    """The size cap in bytes: ``max_bytes`` if given, else ``JAXKIT_MAX_BYTES`` if set, else :data:`MAX_BYTES`."""
+    import os
+
+    if max_bytes is not None:
+        return int(max_bytes)
+    env = os.environ.get("JAXKIT_MAX_BYTES", "").strip().upper().removesuffix("B").removesuffix("I")
+    if env:
+        try:
+            return int(float(env[:-1] if env[-1] in "KMGT" else env) * _SUFFIX.get(env[-1], 1))
+        except (ValueError, IndexError):
+            raise ValueError(
+                f"JAXKIT_MAX_BYTES: expected a number of bytes (e.g. 8G), received {env!r}"
+            ) from None
+    return MAX_BYTES
+
+
+def format_bytes(n: float | int) -> str:
+    """``n`` bytes as a short human-readable string (binary units)."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.3g} {unit}"
+        n /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def check_size(
+    name: str, n_bytes: int | float, *, max_bytes: int | float | None = None, hint: str = ""
+) -> None:
+    """Raise ``ValueError`` naming ``name`` and the memory needed when ``n_bytes`` exceeds the size cap
+    (:func:`size_cap`: ``max_bytes``, else ``JAXKIT_MAX_BYTES``, else 4 GiB)."""
+    cap = size_cap(max_bytes)
+    if n_bytes > cap:
+        extra = f"; {hint}" if hint else ""
+        raise ValueError(
+            f"{name}: the request needs about {format_bytes(n_bytes)}, above the size cap of {format_bytes(cap)} "
+            f"(raise it with max_bytes= or the JAXKIT_MAX_BYTES environment variable){extra}"
+        )

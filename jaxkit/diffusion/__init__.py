@@ -47,6 +47,13 @@ discrete-time functions take a :class:`DiscreteSchedule` and an integer step ind
 (:func:`check_time` rejects anything else instead of wrapping or clamping it).
 
 Geometry (rotations, quaternions, Kabsch) lives in ``jaxkit.geometry``. Time grids are descending (``t_max -> t_min``).
+
+Checks. Value checks (times in ``[0, 1]``, step indices, IGSO(3) ``sigma`` in ``[1e-3, 5]``, rotations, finite
+inputs) raise ``ValueError`` on concrete values and a run-time error (``equinox.error_if``) under ``jax.jit``.
+NaN policy: every sampler checks what the user's model function returns; NaN/inf from ``eps_fn``, ``score_fn``
+or an SE(3) model raises an error naming it instead of flowing into the sample, and ``check_output=False`` skips
+that check. Requests above the size cap (4 GiB; ``JAXKIT_MAX_BYTES``) are refused up front with the memory they
+would need, and IGSO(3) density evaluations run in chunks below it.
 """
 
 from jaxkit.diffusion._euclidean import (

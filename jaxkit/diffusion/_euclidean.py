@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, PRNGKeyArray
 
-from jaxkit._validate import check_finite, is_tracer
+from jaxkit._validate import finite_checked, is_tracer
 from jaxkit.diffusion._schedules import AbstractSchedule, DiscreteSchedule
 
 Schedule: TypeAlias = DiscreteSchedule | AbstractSchedule
@@ -47,8 +47,8 @@ def check_time(schedule: Schedule, t: ArrayLike, name: str = "t") -> ArrayLike:
 
     A :class:`DiscreteSchedule` takes an integer step index in ``[0, T-1]``: a float raises ``TypeError`` and an
     index outside the range ``ValueError`` (a traced index is checked at run time with ``eqx.error_if``, never
-    wrapped or clamped). A continuous :class:`AbstractSchedule` takes a time in ``[0, 1]`` (checked when
-    concrete). Anything else as ``schedule`` raises ``TypeError``.
+    wrapped or clamped). A continuous :class:`AbstractSchedule` takes a time in ``[0, 1]`` (a traced time is
+    checked at run time the same way). Anything else as ``schedule`` raises ``TypeError``.
     """
     if isinstance(schedule, DiscreteSchedule):
         T = schedule.n_steps
@@ -67,12 +67,15 @@ def check_time(schedule: Schedule, t: ArrayLike, name: str = "t") -> ArrayLike:
             )
         return t
     if isinstance(schedule, AbstractSchedule):
-        if not is_tracer(t):
-            a = np.asarray(t, dtype=np.float64)
-            if a.size and (not np.all(np.isfinite(a)) or a.min() < 0.0 or a.max() > 1.0):
-                raise ValueError(
-                    f"{name}: expected diffusion times in [0, 1], received range [{a.min()}, {a.max()}]"
-                )
+        if is_tracer(t):
+            return eqx.error_if(
+                t, ~((t >= 0.0) & (t <= 1.0)), f"{name}: diffusion time outside [0, 1] (or NaN)"
+            )
+        a = np.asarray(t, dtype=np.float64)
+        if a.size and (not np.all(np.isfinite(a)) or a.min() < 0.0 or a.max() > 1.0):
+            raise ValueError(
+                f"{name}: expected diffusion times in [0, 1], received range [{a.min()}, {a.max()}]"
+            )
         return t
     raise TypeError(
         f"schedule: expected a DiscreteSchedule or an AbstractSchedule (VPSchedule, CosineVPSchedule, "
@@ -80,13 +83,18 @@ def check_time(schedule: Schedule, t: ArrayLike, name: str = "t") -> ArrayLike:
     )
 
 
-def _check_sigma_nonzero(sigma: Array, t: Any) -> None:
-    """The score divides by ``sigma_t``; at ``t = 0`` of a VP schedule ``sigma_t = 0`` (checked when concrete)."""
-    if not is_tracer(sigma) and np.any(np.asarray(sigma) <= 0):
+def _check_sigma_nonzero(sigma: Array, t: Any) -> Array:
+    """The score divides by ``sigma_t``; at ``t = 0`` of a VP schedule ``sigma_t = 0`` (at run time on a tracer)."""
+    if is_tracer(sigma):
+        return eqx.error_if(
+            sigma, sigma <= 0, "t: the score divides by sigma_t, which is 0 at this t; use t > 0"
+        )
+    if np.any(np.asarray(sigma) <= 0):
         raise ValueError(
             f"t: the score divides by sigma_t, which is 0 at t = {np.asarray(t).min()}; expected "
             "times with sigma_t > 0 (e.g. t >= t_min > 0)"
         )
+    return sigma
 
 
 def marginal_coefs(schedule: Schedule, t: ArrayLike) -> tuple[Array, Array]:
@@ -103,8 +111,7 @@ def q_sample(schedule: Schedule, x0: ArrayLike, t: ArrayLike, noise: ArrayLike) 
     x0, noise = jnp.asarray(x0), jnp.asarray(noise)
     if x0.shape != noise.shape:
         raise ValueError(f"noise: expected the shape of x0 {x0.shape}, received {noise.shape}")
-    check_finite("x0", x0)
-    check_finite("noise", noise)
+    x0, noise = finite_checked("x0", x0), finite_checked("noise", noise)
     a, s = marginal_coefs(schedule, t)
     return a * x0 + s * noise
 
@@ -115,7 +122,7 @@ def conditional_score(schedule: Schedule, x_t: ArrayLike, x0: ArrayLike, t: Arra
     if x0.shape != x_t.shape:
         raise ValueError(f"x0: expected the shape of x_t {x_t.shape}, received {x0.shape}")
     a, s = marginal_coefs(schedule, t)
-    _check_sigma_nonzero(s, t)
+    s = _check_sigma_nonzero(s, t)
     return -(x_t - a * x0) / s**2
 
 
@@ -133,7 +140,7 @@ def gaussian_marginal_score(
 def eps_to_score(schedule: Schedule, eps: ArrayLike, t: ArrayLike) -> Array:
     """``score = -eps / sigma_t`` (``sigma_t > 0``: not at ``t = 0`` of a VP schedule)."""
     s = marginal_coefs(schedule, t)[1]
-    _check_sigma_nonzero(s, t)
+    s = _check_sigma_nonzero(s, t)
     return -jnp.asarray(eps) / s
 
 

@@ -40,7 +40,7 @@ import hashlib
 import math
 import os
 import zipfile
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +50,14 @@ import numpy as np
 from jaxtyping import Array, ArrayLike, PRNGKeyArray
 
 from jaxkit._typing import ArrayInput, DTypeLike
-from jaxkit._validate import check_trailing_shape
+from jaxkit._validate import (
+    check_key,
+    check_shape_tuple,
+    check_size,
+    check_trailing_shape,
+    range_checked,
+    size_cap,
+)
 from jaxkit.geometry import so3 as _so3
 
 __all__ = [
@@ -86,18 +93,13 @@ OMEGA_SPAN = 9.0  # row range: omega in [0, min(pi, OMEGA_SPAN * sigma)]
 _TABLE_VERSION = 2
 
 
-def check_sigma(name: str, sigma: ArrayInput) -> None:
-    """Raise ``ValueError`` unless concrete ``sigma`` lies in ``[SIGMA_MIN, SIGMA_MAX]`` (no-op under tracing)."""
+def check_sigma(name: str, sigma: ArrayInput) -> ArrayInput:
+    """Raise ``ValueError`` unless ``sigma`` lies in ``[SIGMA_MIN, SIGMA_MAX]``; returns ``sigma`` (on a tracer
+    with the check at run time, ``eqx.error_if``, so it also holds under ``jax.jit``)."""
     if isinstance(sigma, jax.core.Tracer):
-        return
-    e = np.asarray(sigma, dtype=np.float64)
-    if e.size and (
-        not np.all(np.isfinite(e)) or e.min() < SIGMA_MIN * (1 - 1e-6) or e.max() > SIGMA_MAX * (1 + 1e-6)
-    ):
-        raise ValueError(
-            f"{name}: expected values in [{SIGMA_MIN}, {SIGMA_MAX}], received range [{e.min()}, {e.max()}]"
-            + (" (with NaN/inf)" if not np.all(np.isfinite(e)) else "")
-        )
+        return range_checked(name, sigma, SIGMA_MIN, SIGMA_MAX, rtol=1e-6)
+    range_checked(name, np.asarray(sigma, dtype=np.float64), SIGMA_MIN, SIGMA_MAX, rtol=1e-6)
+    return sigma
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -200,9 +202,31 @@ def _eval(xp: Any, omega: Any, sigma: Any) -> tuple[Any, Any, Any]:
     return tuple(xp.where(use_series, x, y) for x, y in zip(a, b))
 
 
-@jax.jit
+_EVAL_WORDS = 8 * (L_SERIES + 1) + 40  # temporaries per element of the jnp evaluation (series + images)
+
+
 def _eval_jnp(omega: Array, sigma: Array) -> tuple[Array, Array, Array]:
+    """``_eval`` in jax.numpy; chunked (``lax.map``) when its temporaries would exceed the size cap."""
+    omega, sigma = jnp.broadcast_arrays(omega, sigma)
+    n, itemsize = int(np.prod(omega.shape, dtype=np.int64)), jnp.dtype(omega.dtype).itemsize
+    chunk = max(1, size_cap() // (_EVAL_WORDS * itemsize))
+    if n <= chunk:
+        return _eval_jit(omega, sigma)
+    return _eval_chunked(omega, sigma, chunk)
+
+
+@jax.jit
+def _eval_jit(omega: Array, sigma: Array) -> tuple[Array, Array, Array]:
     return _eval(jnp, omega, sigma)
+
+
+@partial(jax.jit, static_argnums=2)
+def _eval_chunked(omega: Array, sigma: Array, chunk: int) -> tuple[Array, Array, Array]:
+    shape = omega.shape
+    out = jax.lax.map(
+        lambda a: _eval(jnp, a[0], a[1]), (omega.reshape(-1), sigma.reshape(-1)), batch_size=chunk
+    )
+    return tuple(o.reshape(shape) for o in out)
 
 
 def _as_float(x: ArrayLike) -> Array:
@@ -210,19 +234,27 @@ def _as_float(x: ArrayLike) -> Array:
     return x if jnp.issubdtype(x.dtype, jnp.floating) else x.astype(jnp.result_type(float))
 
 
-def _check_omega(omega: Any) -> None:
-    """Rotation angles lie in ``[0, pi]`` (checked when concrete; the series are not periodic in omega)."""
+def _check_omega(omega: Any) -> Any:
+    """Rotation angles lie in ``[0, pi]`` (the series are not periodic in omega); at run time on a tracer."""
     if isinstance(omega, jax.core.Tracer):
-        return
-    e = np.asarray(omega, dtype=np.float64)
-    if e.size and (not np.all(np.isfinite(e)) or e.min() < 0.0 or e.max() > np.pi * (1 + 1e-6)):
-        raise ValueError(f"omega: expected rotation angles in [0, pi], received range [{e.min()}, {e.max()}]")
+        return range_checked(
+            "omega", omega, 0.0, float(np.pi), what="rotation angles", rtol=1e-6, interval="[0, pi]"
+        )
+    range_checked(
+        "omega",
+        np.asarray(omega, dtype=np.float64),
+        0.0,
+        float(np.pi),
+        what="rotation angles",
+        rtol=1e-6,
+        interval="[0, pi]",
+    )
+    return omega
 
 
 def log_density(omega: ArrayLike, sigma: ArrayLike) -> Array:
     """``log f(omega, sigma)``: log-density of IGSO(3) w.r.t. the normalized Haar measure, at rotation angle omega."""
-    check_sigma("sigma", sigma)
-    _check_omega(omega)
+    sigma, omega = check_sigma("sigma", sigma), _check_omega(omega)
     omega, sigma = _as_float(omega), _as_float(sigma)
     return _eval_jnp(omega, sigma)[0]
 
@@ -240,15 +272,13 @@ def angle_density(omega: ArrayLike, sigma: ArrayLike) -> Array:
 
 def dlog_density(omega: ArrayLike, sigma: ArrayLike) -> Array:
     """``d log f / d omega`` (analytic)."""
-    check_sigma("sigma", sigma)
-    _check_omega(omega)
+    sigma, omega = check_sigma("sigma", sigma), _check_omega(omega)
     return _eval_jnp(_as_float(omega), _as_float(sigma))[1]
 
 
 def score_coef(omega: ArrayLike, sigma: ArrayLike) -> Array:
     """``(d log f / d omega) / omega``, finite at ``omega = 0`` (the score is ``v * score_coef(|v|)``)."""
-    check_sigma("sigma", sigma)
-    _check_omega(omega)
+    sigma, omega = check_sigma("sigma", sigma), _check_omega(omega)
     return _eval_jnp(_as_float(omega), _as_float(sigma))[2]
 
 
@@ -265,11 +295,10 @@ def score_vector(v: ArrayLike, sigma: ArrayLike) -> Array:
 
 def score(R: ArrayLike, sigma: ArrayLike, mean: ArrayLike | None = None) -> Array:
     """Body-frame score ``s`` (``grad_R log p = R hat(s)``) of IGSO(3)(sigma) around ``mean`` (default I) at ``R``."""
-    _so3.check_rotation("R", R)
-    R = _as_float(R)
+    R = _as_float(_so3.check_rotation("R", R))
     if mean is not None:
-        _so3.check_rotation("mean", mean)
-        R = _so3.compose(_so3.inverse(jnp.asarray(mean, R.dtype)), R)
+        mean = _so3.check_rotation("mean", mean)
+        R = jnp.matmul(jnp.swapaxes(jnp.asarray(mean, R.dtype), -1, -2), R)
     return score_vector(_so3.log(R), sigma)
 
 
@@ -282,7 +311,7 @@ def cdf_reference(omega: ArrayLike, sigma: ArrayLike) -> np.ndarray:
     """Exact CDF of the angle in NumPy float64 (series for ``sigma >= 1``, complex-erf images below)."""
     from scipy.special import erf
 
-    check_sigma("sigma", sigma)
+    sigma = check_sigma("sigma", sigma)
     w, e = np.broadcast_arrays(
         np.clip(np.asarray(omega, np.float64), 0, np.pi), np.asarray(sigma, np.float64)
     )
@@ -476,8 +505,7 @@ def _quantile(u: Array, sigma: Array) -> Array:
 
 def cdf(omega: ArrayLike, sigma: ArrayLike) -> Array:
     """CDF of the rotation angle from the tables (jit-able; linear in omega, geometric-in-sigma blend)."""
-    check_sigma("sigma", sigma)
-    _check_omega(omega)
+    sigma, omega = check_sigma("sigma", sigma), _check_omega(omega)
     omega, sigma = jnp.broadcast_arrays(_as_float(omega), _as_float(sigma))
     return _cdf_impl(omega, sigma.astype(omega.dtype))
 
@@ -498,7 +526,7 @@ def _cdf_impl(omega: Array, sigma: Array) -> Array:
 
 def score_norm(sigma: ArrayLike) -> Array:
     """``sqrt(E[(d log f/d omega)^2])`` under IGSO(3)(sigma) (interpolated in log-log from the table)."""
-    check_sigma("sigma", sigma)
+    sigma = check_sigma("sigma", sigma)
     return _score_norm_impl(_as_float(sigma))
 
 
@@ -519,8 +547,8 @@ def sample_angle(
     key: PRNGKeyArray, sigma: ArrayLike, shape: tuple[int, ...] = (), dtype: DTypeLike | None = None
 ) -> Array:
     """Rotation angles ``omega ~ p(. ; sigma)`` of shape ``shape`` (``sigma`` broadcasts to ``shape``)."""
-    check_sigma("sigma", sigma)
-    dtype = dtype or jnp.result_type(float)
+    sigma = check_sigma("sigma", sigma)
+    dtype = _check_draw(key, shape, dtype, 4)
     u = jax.random.uniform(key, tuple(shape), dtype)
     return _angle_from_uniform(u, sigma)
 
@@ -536,6 +564,16 @@ def _is_concrete_scalar(sigma: Any) -> bool:
     return not isinstance(sigma, jax.core.Tracer) and np.size(sigma) == 1
 
 
+def _check_draw(key: Any, shape: Any, dtype: Any, words: int) -> Any:
+    """Check the key and the batch shape of a draw (refused above the size cap: ``words`` per draw); the dtype."""
+    check_key("key", key)
+    shape = check_shape_tuple("shape", shape)
+    dtype = jnp.dtype(dtype or jnp.result_type(float))
+    n = int(np.prod(shape, dtype=object))
+    check_size("shape", words * n * dtype.itemsize, hint=f"{n} draws; draw them in batches")
+    return dtype
+
+
 def _uniforms(key: PRNGKeyArray, shape: tuple[int, ...], dtype: Any) -> Array:
     """``(3, *shape)`` U(0, 1) variates: the angle's, then the axis' two (see ``so3.uniform_axis``)."""
     return jax.random.uniform(key, (3,) + tuple(shape), dtype)
@@ -545,8 +583,8 @@ def sample_vector(
     key: PRNGKeyArray, sigma: ArrayLike, shape: tuple[int, ...] = (), dtype: DTypeLike | None = None
 ) -> Array:
     """IGSO(3)(sigma) rotation vectors ``(*shape, 3)``: inverse-CDF angle times a uniform axis."""
-    check_sigma("sigma", sigma)
-    dtype = dtype or jnp.result_type(float)
+    sigma = check_sigma("sigma", sigma)
+    dtype = _check_draw(key, shape, dtype, 12)
     u = _uniforms(key, shape, dtype)
     om = _angle_from_uniform(u[0], sigma)
     x, y, z = _so3.uniform_axis(u[1], u[2])
@@ -564,11 +602,11 @@ def sample(
 
     One fused pass: three uniforms per rotation (angle by inverse CDF, axis by Archimedes' projection), then
     Rodrigues with ``sin omega`` and ``cos omega`` directly (no rotation vector, no norm)."""
-    check_sigma("sigma", sigma)
-    dtype = dtype or jnp.result_type(float)
+    sigma = check_sigma("sigma", sigma)
+    dtype = _check_draw(key, shape, dtype, 20)
     u = _uniforms(key, shape, dtype)
     R = _so3.rotation_from_uniforms(u[1], u[2], _angle_from_uniform(u[0], sigma))
     if mean is not None:
-        _so3.check_rotation("mean", mean)
-        R = _so3.compose(jnp.asarray(mean, R.dtype), R)
+        mean = _so3.check_rotation("mean", mean)
+        R = jnp.matmul(jnp.asarray(mean, R.dtype), R)
     return R

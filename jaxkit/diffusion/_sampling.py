@@ -15,8 +15,12 @@ function and the integer options are static: close over them with ``functools.pa
 
 Model functions: ``eps_fn(x_t, t_index)`` (int32 scalar index; or the float ``(t_index + 1)/T`` with
 ``time_input="fraction"``) for the discrete samplers; ``score_fn(x_t, t)`` with a float time for the continuous.
-The Lie-group samplers (SO(3), SE(3)^N) are :mod:`jaxkit.diffusion.so3_diffusion` and
+The Lie-group samplers (SO(3), SE(3)^N) live in :mod:`jaxkit.diffusion.so3_diffusion` and
 :class:`jaxkit.diffusion.SE3Diffusion`.
+
+NaN policy: every sampler checks what the model function returns (``check_output=True``, the default): NaN or
+inf from ``eps_fn``/``score_fn`` raises ``ValueError`` naming the function (a run-time error under ``jax.jit``)
+instead of flowing silently into the sample; ``check_output=False`` skips the check (one reduction per step).
 """
 
 from __future__ import annotations
@@ -31,7 +35,16 @@ import lineax
 import numpy as np
 from jaxtyping import Array, ArrayLike, PRNGKeyArray
 
-from jaxkit._validate import check_choice, check_finite, check_int, is_tracer
+from jaxkit._validate import (
+    check_choice,
+    check_int,
+    check_key,
+    check_size,
+    error_if_invalid,
+    finite_checked,
+    is_tracer,
+    output_checked,
+)
 from jaxkit.diffusion._schedules import AbstractSchedule, DiscreteSchedule
 
 __all__ = [
@@ -82,20 +95,22 @@ def ddpm_sample(
     variance: Literal["posterior", "beta"] = "posterior",
     time_input: Literal["index", "fraction"] = "index",
     clip_x0: float | None = None,
+    check_output: bool = True,
 ) -> Array:
-    """Ancestral DDPM sampling from ``x_T ~ N(0, I)`` through all ``T`` steps; returns ``x_0``."""
+    """Ancestral DDPM sampling from ``x_T ~ N(0, I)`` through all ``T`` steps; returns ``x_0``.
+    ``check_output``: NaN/inf from ``eps_fn`` is an error (the module's NaN policy)."""
     _check_discrete(schedule)
     check_choice("variance", variance, ("posterior", "beta"))
     check_choice("time_input", time_input, ("index", "fraction"))
-    x_T = jnp.asarray(x_T)
-    check_finite("x_T", x_T)
+    check_key("key", key)
+    x_T = finite_checked("x_T", jnp.asarray(x_T))
     T = schedule.n_steps
     ts = jnp.arange(T - 1, -1, -1, dtype=jnp.int32)
     keys = jax.random.split(key, T)
 
     def step(x: Array, inp: tuple[Array, Array]) -> tuple[Array, None]:
         t, k = inp
-        eps = eps_fn(x, _time_arg(t, T, time_input))
+        eps = output_checked("eps_fn", eps_fn(x, _time_arg(t, T, time_input)), check=check_output)
         ab, beta, alpha = schedule.alpha_bars[t], schedule.betas[t], schedule.alphas[t]
         if clip_x0 is not None:
             x0 = jnp.clip((x - jnp.sqrt(1 - ab) * eps) / jnp.sqrt(ab), -clip_x0, clip_x0)
@@ -122,22 +137,24 @@ def ddim_sample(
     eta: float = 0.0,
     time_input: Literal["index", "fraction"] = "index",
     clip_x0: float | None = None,
+    check_output: bool = True,
 ) -> Array:
-    """DDIM sampling with ``n_steps`` (default: all ``T``) evenly spaced steps and stochasticity ``eta``."""
+    """DDIM sampling with ``n_steps`` (default: all ``T``) evenly spaced steps and stochasticity ``eta``.
+    ``check_output``: NaN/inf from ``eps_fn`` is an error (the module's NaN policy)."""
     _check_discrete(schedule)
     check_choice("time_input", time_input, ("index", "fraction"))
+    check_key("key", key)
     if float(eta) < 0:
         raise ValueError(f"eta: expected a value >= 0, received {eta}")
     T = schedule.n_steps
     ts = ddim_timesteps(T, T if n_steps is None else n_steps)
     t_prev = np.concatenate([ts[1:], [-1]]).astype(np.int32)
-    x_T = jnp.asarray(x_T)
-    check_finite("x_T", x_T)
+    x_T = finite_checked("x_T", jnp.asarray(x_T))
     keys = jax.random.split(key, len(ts))
 
     def step(x: Array, inp: tuple[Array, Array, Array]) -> tuple[Array, None]:
         t, tp, k = inp
-        eps = eps_fn(x, _time_arg(t, T, time_input))
+        eps = output_checked("eps_fn", eps_fn(x, _time_arg(t, T, time_input)), check=check_output)
         ab = schedule.alpha_bars[t]
         ab_prev = jnp.where(tp >= 0, schedule.alpha_bars[jnp.maximum(tp, 0)], 1.0)
         x0 = (x - jnp.sqrt(1.0 - ab) * eps) / jnp.sqrt(ab)
@@ -164,6 +181,7 @@ def time_grid(
     from jaxkit.diffusion._schedules import edm_grid
 
     check_int("n_steps", n_steps, minimum=1)
+    check_size("n_steps", 32 * (int(n_steps) + 1), hint=f"a grid of {n_steps + 1} times")
     check_choice("kind", kind, ("uniform", "edm"))
     if not 0 <= t_min < t_max:
         raise ValueError(f"t_min: expected 0 <= t_min < t_max={t_max}, received {t_min}")
@@ -173,7 +191,7 @@ def time_grid(
 
 
 def check_time_grid(ts: ArrayLike, name: str = "ts") -> Array:
-    """A descending 1-D grid of at least 2 diffusion times in ``[0, 1]`` (checked when concrete)."""
+    """A descending 1-D grid of at least 2 diffusion times in ``[0, 1]`` (a traced grid at run time)."""
     if not is_tracer(ts):
         a = np.asarray(ts, dtype=np.float64)
         if a.ndim != 1 or a.shape[0] < 2:
@@ -190,6 +208,9 @@ def check_time_grid(ts: ArrayLike, name: str = "ts") -> Array:
         raise ValueError(
             f"{name}: expected a 1-D descending time grid with >= 2 entries, received shape {jnp.shape(ts)}"
         )
+    else:
+        bad = ~((ts >= 0.0) & (ts <= 1.0)).all() | jnp.any(jnp.diff(ts) >= 0)
+        return error_if_invalid(ts, bad, f"{name}: expected a strictly descending grid of times in [0, 1]")
     return jnp.asarray(ts)
 
 
@@ -199,20 +220,25 @@ def reverse_sde_sample(
     x_T: ArrayLike,
     key: PRNGKeyArray,
     ts: ArrayLike,
+    *,
+    check_output: bool = True,
 ) -> Array:
     """Euler–Maruyama (diffrax) on the reverse-time SDE ``dx = [f(t) x - g(t)^2 score(x, t)] dt + g(t) dW``.
 
     ``ts`` is a descending time grid (e.g. :func:`time_grid`); integration runs in ``s = -t`` so that diffrax
     steps forward, with the steps placed exactly on ``ts``. Returns the sample at ``ts[-1]``.
+    ``check_output``: NaN/inf from ``score_fn`` is an error (the module's NaN policy).
     """
     _check_continuous(schedule)
-    x_T = jnp.asarray(x_T)
+    check_key("key", key)
+    x_T = finite_checked("x_T", jnp.asarray(x_T))
     ts = check_time_grid(ts)
     ss = -ts
 
     def drift(s: Array, x: Array, args: Any) -> Array:
         t = -s
-        return -(schedule.drift_coef(t) * x - schedule.diffusion(t) ** 2 * score_fn(x, t))
+        score = output_checked("score_fn", score_fn(x, t), check=check_output)
+        return -(schedule.drift_coef(t) * x - schedule.diffusion(t) ** 2 * score)
 
     def diffusion(s: Array, x: Array, args: Any) -> Any:
         return lineax.DiagonalLinearOperator(
@@ -242,17 +268,21 @@ def probability_flow_sample(
     x_T: ArrayLike,
     ts: ArrayLike,
     solver: diffrax.AbstractSolver | None = None,
+    *,
+    check_output: bool = True,
 ) -> Array:
     """Probability-flow ODE ``dx/dt = f(t) x - g(t)^2 score(x, t) / 2`` from ``ts[0]`` to ``ts[-1]`` (diffrax).
 
-    ``solver`` defaults to Heun (2nd order) with steps exactly on ``ts``.
+    ``solver`` defaults to Heun (2nd order) with steps exactly on ``ts``; ``check_output``: NaN/inf from
+    ``score_fn`` is an error (the module's NaN policy).
     """
     _check_continuous(schedule)
-    x_T = jnp.asarray(x_T)
+    x_T = finite_checked("x_T", jnp.asarray(x_T))
     ts = check_time_grid(ts)
 
     def vf(t: Array, x: Array, args: Any) -> Array:
-        return schedule.drift_coef(t) * x - 0.5 * schedule.diffusion(t) ** 2 * score_fn(x, t)
+        score = output_checked("score_fn", score_fn(x, t), check=check_output)
+        return schedule.drift_coef(t) * x - 0.5 * schedule.diffusion(t) ** 2 * score
 
     sol = diffrax.diffeqsolve(
         diffrax.ODETerm(vf),

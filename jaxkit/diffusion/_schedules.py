@@ -33,7 +33,7 @@ import numpy as np
 from jaxtyping import Array, ArrayLike, Float
 
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import check_choice, check_int, check_positive, check_range
+from jaxkit._validate import check_choice, check_int, check_positive, check_range, check_size
 
 __all__ = [
     "AbstractSchedule",
@@ -56,6 +56,12 @@ __all__ = [
 # --------------------------------------------------------------------------------------------------------------
 
 
+def _check_steps(n_steps: int, words: int = 12) -> None:
+    """An integer ``n_steps >= 1`` whose float64 tables (about ``words`` arrays of that length) fit the size cap."""
+    check_int("n_steps", n_steps, minimum=1)
+    check_size("n_steps", 8 * words * int(n_steps), hint=f"{n_steps} steps")
+
+
 def _check_betas(betas: np.ndarray) -> None:
     if betas.ndim != 1 or betas.size == 0:
         raise ValueError(f"betas: expected a non-empty 1-D array, received shape {betas.shape}")
@@ -65,7 +71,7 @@ def _check_betas(betas: np.ndarray) -> None:
 
 def linear_beta_schedule(n_steps: int, beta_start: float = 1e-4, beta_end: float = 0.02) -> np.ndarray:
     """DDPM linear betas (float64 NumPy), ``linspace(beta_start, beta_end, n_steps)``."""
-    check_int("n_steps", n_steps, minimum=1)
+    _check_steps(n_steps)
     check_range("beta_start", beta_start, 0.0, 1.0, closed=False)
     check_range("beta_end", beta_end, 0.0, 1.0, closed=False)
     return np.linspace(beta_start, beta_end, n_steps, dtype=np.float64)
@@ -73,7 +79,7 @@ def linear_beta_schedule(n_steps: int, beta_start: float = 1e-4, beta_end: float
 
 def quadratic_beta_schedule(n_steps: int = 50, beta_start: float = 1e-4, beta_end: float = 0.5) -> np.ndarray:
     """CSDI "quad" betas (float64 NumPy): ``linspace(sqrt(beta_start), sqrt(beta_end), n_steps)**2``."""
-    check_int("n_steps", n_steps, minimum=1)
+    _check_steps(n_steps)
     check_range("beta_start", beta_start, 0.0, 1.0, closed=False)
     check_range("beta_end", beta_end, 0.0, 1.0, closed=False)
     return np.linspace(beta_start**0.5, beta_end**0.5, n_steps, dtype=np.float64) ** 2
@@ -81,7 +87,7 @@ def quadratic_beta_schedule(n_steps: int = 50, beta_start: float = 1e-4, beta_en
 
 def cosine_beta_schedule(n_steps: int, s: float = 0.008, max_beta: float = 0.999) -> np.ndarray:
     """Nichol & Dhariwal (2021) cosine schedule as betas (float64 NumPy), clipped at ``max_beta``."""
-    check_int("n_steps", n_steps, minimum=1)
+    _check_steps(n_steps)
     check_positive("s", s)
     check_range("max_beta", max_beta, 0.0, 1.0, closed=False)
     t = np.arange(n_steps + 1, dtype=np.float64) / n_steps
@@ -299,6 +305,7 @@ def edm_grid(n_steps: int, lo: float, hi: float, rho: float = 7.0) -> jax.Array:
     and for diffusion times (SigmaDock: 30 points of ``t`` in ``[t_min, 1]`` with ``rho = 3``).
     """
     check_int("n_steps", n_steps, minimum=2)
+    _check_steps(n_steps, words=4)
     check_positive("lo", lo, strict=False)
     check_positive("hi", hi)
     check_positive("rho", rho)

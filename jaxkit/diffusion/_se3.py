@@ -41,7 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float, PRNGKeyArray
 
-from jaxkit._validate import check_choice, check_positive
+from jaxkit._validate import check_choice, check_key, check_positive, finite_checked, output_checked
 from jaxkit.diffusion import igso3
 from jaxkit.diffusion._euclidean import check_time
 from jaxkit.diffusion._sampling import check_time_grid
@@ -93,11 +93,12 @@ def denormalize(x: ArrayLike, center: ArrayLike, scale: float = 2.7) -> Array:
     return jnp.asarray(x) * scale + jnp.asarray(center)
 
 
-def _check_state(R: object, x: object, rname: str = "R", xname: str = "x") -> None:
-    g.check_rotation(rname, R)
+def _check_state(R: object, x: object, rname: str = "R", xname: str = "x") -> tuple[Array, Array]:
+    R = g.check_rotation(rname, R)
     xs, rs = tuple(jnp.shape(x)), tuple(jnp.shape(R))
     if xs[-1:] != (3,) or xs[:-1] != rs[:-2]:
         raise ValueError(f"{xname}: expected shape {rs[:-2] + (3,)} to match {rname} {rs}, received {xs}")
+    return jnp.asarray(R), finite_checked(xname, jnp.asarray(x))
 
 
 class SE3Marginal(NamedTuple):
@@ -208,7 +209,9 @@ def rot_step(
     noise: Array,
 ) -> Array:
     """One reverse step of the VE rotation process, body frame: ``R exp(hat(u))``; ``noise`` gates ``z``."""
-    return g.compose(R, g.exp(sampler.rot_tangent(s, z, sched, t, t_next, noise)))
+    return jnp.matmul(
+        R, g.exp(sampler.rot_tangent(s, z, sched, t, t_next, noise))
+    )  # R is kept a rotation by the loop: no re-check
 
 
 class SE3Diffusion(eqx.Module):
@@ -240,16 +243,16 @@ class SE3Diffusion(eqx.Module):
     # ---- forward process ---------------------------------------------------------------------------------
     def forward_marginal(self, key: PRNGKeyArray, R0: ArrayLike, x0: ArrayLike, t: ArrayLike) -> SE3Marginal:
         """Sample ``(R_t, x_t)`` given clean ``(R0 (N,3,3), x0 (N,3))`` with the exact conditional scores."""
-        _check_state(R0, x0, "R0", "x0")
+        check_key("key", key)
+        R0, x0 = _check_state(R0, x0, "R0", "x0")
         t = check_time(self.trans, t)
-        R0, x0 = jnp.asarray(R0), jnp.asarray(x0)
         k_r, k_x = jax.random.split(key)
         sr = self.rot.sigma(t)
         v = igso3.sample_vector(k_r, jnp.broadcast_to(sr, R0.shape[:-2]), R0.shape[:-2], R0.dtype)
         a, st = self.trans.alpha(t), self.trans.sigma(t)
         z = jax.random.normal(k_x, x0.shape, x0.dtype)
         return SE3Marginal(
-            R_t=g.compose(R0, g.exp(v)),
+            R_t=jnp.matmul(R0, g.exp(v)),
             x_t=a * x0 + st * z,
             rot_score=igso3.score_vector(v, sr),
             trans_score=-z / st,
@@ -357,6 +360,7 @@ class SE3Diffusion(eqx.Module):
         sampler: AbstractSE3Sampler = EulerMaruyama(),
         noise_final: bool = True,
         denoise_final: bool = False,
+        check_output: bool = True,
     ) -> tuple[Array, Array]:
         """Integrate the reverse process from ``ts[0]`` down to ``ts[-1]`` with ``sampler`` (:class:`EulerMaruyama`,
         :class:`ProbabilityFlowODE` or :class:`DDIM`; see the module docstring).
@@ -365,8 +369,15 @@ class SE3Diffusion(eqx.Module):
         ``denoise_final=True`` returns the Tweedie estimate at ``ts[-1]`` instead of the sample there,
         $\\hat x_0 = (x + \\sigma_x^2 s_x)/\\alpha$ and $\\hat R_0 = R \\exp(\\sigma_R^2 s_R)$ (exact for
         Gaussians, first order on SO(3)): the last noise level is removed rather than left in the sample.
+        ``check_output`` (default) checks every model output for NaN/inf (a ``ValueError``, or a run-time error
+        under ``jax.jit``, naming ``model``); ``False`` skips that check.
         """
-        _check_state(R_T, x_T, "R_T", "x_T")
+        R_T, x_T = _check_state(R_T, x_T, "R_T", "x_T")
+        check_key("key", key)
+
+        def call(R: Array, x: Array, t: Array) -> tuple[Array, Array]:
+            return output_checked("model", model(R, x, t), check=check_output)
+
         if not isinstance(sampler, AbstractSE3Sampler):
             raise TypeError(
                 f"sampler: expected an AbstractSE3Sampler (EulerMaruyama(), ProbabilityFlowODE(), DDIM(eta=...)), "
@@ -382,7 +393,7 @@ class SE3Diffusion(eqx.Module):
             R, x = c
             t, t_next, k, noise = inp
             kr, kx = jax.random.split(k)
-            s_rot, s_tr = self.to_scores(*model(R, x, t), t)
+            s_rot, s_tr = self.to_scores(*call(R, x, t), t)
             zr = jax.random.normal(kr, R.shape[:-1], R.dtype)
             zx = jax.random.normal(kx, x.shape, x.dtype)
             R = rot_step(R, s_rot, zr, self.rot, t, t_next, sampler, noise)
@@ -393,8 +404,8 @@ class SE3Diffusion(eqx.Module):
         (R, x), _ = jax.lax.scan(step, (jnp.asarray(R_T), jnp.asarray(x_T)), (ts[:-1], ts[1:], keys, gate))
         if denoise_final:
             t = ts[-1]
-            s_rot, s_tr = self.to_scores(*model(R, x, t), t)
-            R = g.compose(R, g.exp(self.rot.sigma(t) ** 2 * s_rot))
+            s_rot, s_tr = self.to_scores(*call(R, x, t), t)
+            R = jnp.matmul(R, g.exp(self.rot.sigma(t) ** 2 * s_rot))
             x = (x + self.trans.sigma(t) ** 2 * s_tr) / self.trans.alpha(t)
         return R, x
 

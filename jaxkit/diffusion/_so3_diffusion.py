@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, PRNGKeyArray
 
-from jaxkit._validate import check_int, check_positive
+from jaxkit._validate import check_int, check_key, check_positive, output_checked
 from jaxkit.diffusion import igso3
 from jaxkit.diffusion._sampling import check_time_grid
 from jaxkit.diffusion._schedules import VESchedule
@@ -49,10 +49,10 @@ def perturb(key: PRNGKeyArray, R0: ArrayLike, sigma: ArrayLike) -> tuple[Array, 
 
     ``R0 (..., 3, 3)``; ``sigma`` broadcasts against ``R0.shape[:-2]``.
     """
-    g.check_rotation("R0", R0)
+    R0 = g.check_rotation("R0", R0)
     R0 = jnp.asarray(R0)
     v = igso3.sample_vector(key, jnp.broadcast_to(sigma, R0.shape[:-2]), R0.shape[:-2], R0.dtype)
-    return g.compose(R0, g.exp(v)), v
+    return jnp.matmul(R0, g.exp(v)), v
 
 
 def conditional_score(R_t: ArrayLike, R0: ArrayLike, sigma: ArrayLike) -> Array:
@@ -72,7 +72,7 @@ def dsm_loss(
     """Denoising score matching on SO(3) for one sample ``R0 (..., 3, 3)`` (e.g. N bodies), normalized as in
     DiffDock: ``mean |(score_fn(R_t, t) - s_target) / score_norm(sigma_t)|^2`` with ``t ~ U(t_min, 1)``."""
     _check_schedule(schedule)
-    g.check_rotation("R0", R0)
+    R0 = g.check_rotation("R0", R0)
     R0 = jnp.asarray(R0)
     k_t, k_n = jax.random.split(key)
     if t is None:
@@ -88,7 +88,7 @@ def brownian_motion(key: PRNGKeyArray, R0: ArrayLike, total_time: float, n_steps
 
     The law at the end approaches IGSO(3)(``sqrt(total_time)``) around ``R0`` as ``dt -> 0``.
     """
-    g.check_rotation("R0", R0)
+    R0 = g.check_rotation("R0", R0)
     check_positive("total_time", total_time)
     check_int("n_steps", n_steps, minimum=1)
     R0 = jnp.asarray(R0)
@@ -96,7 +96,7 @@ def brownian_motion(key: PRNGKeyArray, R0: ArrayLike, total_time: float, n_steps
 
     def step(R: Array, k: Array) -> tuple[Array, None]:
         z = jax.random.normal(k, R.shape[:-1], R.dtype)
-        return g.compose(R, g.exp(jnp.sqrt(dt) * z)), None
+        return jnp.matmul(R, g.exp(jnp.sqrt(dt) * z)), None  # no re-check of R in the loop
 
     R, _ = jax.lax.scan(step, R0, jax.random.split(key, int(n_steps)))
     return R
@@ -109,16 +109,19 @@ def _run(
     key: PRNGKeyArray,
     ts: ArrayLike,
     sampler: AbstractSE3Sampler,
+    check_output: bool = True,
 ):
     _check_schedule(schedule)
-    g.check_rotation("R_T", R_T)
+    check_key("key", key)
+    R_T = g.check_rotation("R_T", R_T)
     ts = check_time_grid(ts)
     R_T = jnp.asarray(R_T)
 
     def step(R: Array, inp: tuple[Array, Array, Array]) -> tuple[Array, None]:
         t, t_next, k = inp
         z = jax.random.normal(k, R.shape[:-1], R.dtype)
-        return rot_step(R, score_fn(R, t), z, schedule, t, t_next, sampler, jnp.ones((), R.dtype)), None
+        s = output_checked("score_fn", score_fn(R, t), check=check_output)
+        return rot_step(R, s, z, schedule, t, t_next, sampler, jnp.ones((), R.dtype)), None
 
     keys = jax.random.split(key, ts.shape[0] - 1)
     R, _ = jax.lax.scan(step, R_T, (ts[:-1], ts[1:], keys))
@@ -126,14 +129,22 @@ def _run(
 
 
 def reverse_sde_sample(
-    score_fn: RotScoreFn, schedule: VESchedule, R_T: ArrayLike, key: PRNGKeyArray, ts: ArrayLike
+    score_fn: RotScoreFn,
+    schedule: VESchedule,
+    R_T: ArrayLike,
+    key: PRNGKeyArray,
+    ts: ArrayLike,
+    *,
+    check_output: bool = True,
 ) -> Array:
-    """Geodesic random walk on the reverse-time SDE from ``ts[0]`` down to ``ts[-1]``."""
-    return _run(score_fn, schedule, R_T, key, ts, EulerMaruyama())
+    """Geodesic random walk on the reverse-time SDE from ``ts[0]`` down to ``ts[-1]``. ``check_output``: NaN/inf
+    from ``score_fn`` is an error (``False`` skips the check)."""
+    return _run(score_fn, schedule, R_T, key, ts, EulerMaruyama(), check_output)
 
 
 def probability_flow_sample(
-    score_fn: RotScoreFn, schedule: VESchedule, R_T: ArrayLike, ts: ArrayLike
+    score_fn: RotScoreFn, schedule: VESchedule, R_T: ArrayLike, ts: ArrayLike, *, check_output: bool = True
 ) -> Array:
-    """Exponential-map Euler steps on the probability-flow ODE ``dR = -R o (g^2 s / 2) dt``, ``ts[0] -> ts[-1]``."""
-    return _run(score_fn, schedule, R_T, jax.random.key(0), ts, ProbabilityFlowODE())
+    """Exponential-map Euler steps on the probability-flow ODE ``dR = -R o (g^2 s / 2) dt``, ``ts[0] -> ts[-1]``.
+    ``check_output``: NaN/inf from ``score_fn`` is an error (``False`` skips the check)."""
+    return _run(score_fn, schedule, R_T, jax.random.key(0), ts, ProbabilityFlowODE(), check_output)

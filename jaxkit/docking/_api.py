@@ -21,7 +21,7 @@ from jaxtyping import PRNGKeyArray
 from rdkit import Chem
 
 from .. import diffusion as dm
-from .._validate import check_choice
+from .._validate import check_choice, check_key
 from ._assemble import match_conformer
 from ._complex import (
     ComplexSizes,
@@ -150,10 +150,18 @@ def _check_ranking(name: str, ranking: AbstractRanking) -> None:
 def _sample_raw(
     model, c, key, n_samples: int, n_steps: int, sampler: dm.AbstractSE3Sampler
 ) -> tuple[np.ndarray, np.ndarray]:
+    check_key("key", key)
     cj = jax.tree_util.tree_map(jax.numpy.asarray, c)
-    R, T = _sampler(n_samples, n_steps, sampler)(model, cj, key)
-    x = np.asarray(jax.vmap(lambda r, t: to_angstrom(cj, ligand_positions(cj, r, t)))(R, T), np.float64)
-    gaps = np.asarray(jax.vmap(lambda r, t: bond_gap(cj, r, t))(R, T), np.float64)
+    try:
+        R, T = _sampler(n_samples, n_steps, sampler)(model, cj, key)
+        x = np.asarray(jax.vmap(lambda r, t: to_angstrom(cj, ligand_positions(cj, r, t)))(R, T), np.float64)
+        gaps = np.asarray(jax.vmap(lambda r, t: bond_gap(cj, r, t))(R, T), np.float64)
+    except RuntimeError as e:  # the sampler's check of the model's outputs (NaN policy), raised at run time
+        if "returned NaN/inf" not in str(e):
+            raise
+        raise ValueError(
+            "model: the score model returned NaN/inf values while sampling (a diverging or damaged model?)"
+        ) from None
     return x, gaps
 
 
@@ -244,6 +252,7 @@ def dock(
     complexes (the ``sigmadock`` reproduction page reports them)."""
     if isinstance(n_samples, bool) or not isinstance(n_samples, int) or n_samples < 1:
         raise ValueError(f"n_samples: expected an integer >= 1, received {n_samples!r}")
+    check_key("key", key)
     check_choice("assemble", assemble, ASSEMBLIES)
     _check_ranking("ranking", ranking)
     config = ModelConfig()

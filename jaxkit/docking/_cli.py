@@ -2,10 +2,11 @@
 
 dock:  ``--protein P.pdb --ligand L.sdf|SMILES (--ref-ligand R.sdf | --center x y z [--size s]) [--model M]
        --out poses.sdf [--n-samples 40] [--steps 30] [--seed 0] [--no-rank] [--assemble none|conformer_matching]
-       [--ranking vinardo|vinardo_minimized|vinardo_converged|consensus]``. Writes one SDF record per pose,
-       best first, with the fields ``rank``, ``sample``, ``vinardo_kcal_mol`` (after minimization with the default
-       ranking), ``pb_valid``, ``bond_gap_A``,
-       ``failed_checks``. Without ``--model`` the model shipped with the package is used.
+       [--ranking vinardo|vinardo_minimized|vinardo_converged|consensus] [--hydrogens]``. Writes one SDF record
+       per pose, best first, with the data fields listed in :data:`SDF_FIELDS` (also printed by
+       ``dock --help``). ``--hydrogens`` writes the poses with explicit hydrogens (placed by RDKit on the heavy
+       atoms' coordinates); by default only heavy atoms are written, as they were docked. Without ``--model``
+       the model shipped with the package is used.
 train: ``--data DIR`` (folders ``<id>/<id>_protein.pdb`` + ``<id>/<id>_ligand.sdf``) and/or ``--ccd N`` (CCD
        pseudo-pockets), ``--out M``; ``--steps``, ``--batch``, ``--devices`` (data-parallel mesh), ``--resume``.
 Bad input exits with status 2 and a message naming the file or the option.
@@ -23,13 +24,36 @@ from ._api import ASSEMBLIES
 from ._rank import RANKINGS
 from ._train import SHIPPED_MODEL
 
+SDF_FIELDS = {
+    "rank": "1 for the top pose, then 2, 3, ... (records are written best first)",
+    "sample": "index (0-based) of the diffusion sample the pose came from",
+    "vinardo_kcal_mol": "Vinardo energy (kcal/mol) of the written pose (after Vina's local minimization with "
+    "--ranking vinardo_minimized/vinardo_converged; as sampled with vinardo; nan with --no-rank or consensus)",
+    "pb_valid": "PoseBusters verdict: yes (all checks pass), no (a check fails, see failed_checks), or unchecked "
+    "(not tested: PoseBusters runs in ranking order until the first valid pose, at most --pb-budget poses; "
+    "none with --no-rank)",
+    "failed_checks": "comma-separated names of the failed checks (PoseBusters', or bond_gap); empty when none",
+    "bond_gap_A": "RMS distance (Å) between each fragment-junction dummy atom and the atom it stands for, as "
+    "sampled (0 for conformer-matched poses); above 0.6 Å the pose is marked pb_valid no, failed check bond_gap",
+    "conformer_match_rmsd": "with --assemble conformer_matching: RMSD (Å) between the sampled fragment atoms and "
+    "the RDKit conformer fitted to them (before any Vina minimization); absent with --assemble none",
+}
+"""The data fields of every SDF record written by ``python -m jaxkit.docking dock`` and their meaning."""
+
+
+def _fields_epilog() -> str:
+    return "SDF data fields of each written pose:\n" + "\n".join(f"  {k}: {v}" for k, v in SDF_FIELDS.items())
+
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m jaxkit.docking", description="Fragment-diffusion docking (SigmaDock-style)."
+    p = _Parser(prog="python -m jaxkit.docking", description="Fragment-diffusion docking (SigmaDock-style).")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    d = sub.add_parser(
+        "dock",
+        help="dock a ligand into a protein pocket",
+        formatter_class=_Formatter,
+        epilog=_fields_epilog(),
     )
-    sub = p.add_subparsers(dest="command", required=True)
-    d = sub.add_parser("dock", help="dock a ligand into a protein pocket")
     d.add_argument("--protein", required=True, help="protein PDB file")
     d.add_argument(
         "--ligand", required=True, help="ligand SDF/MOL file (chemistry only is used) or a SMILES string"
@@ -37,19 +61,24 @@ def _parser() -> argparse.ArgumentParser:
     g = d.add_mutually_exclusive_group(required=True)
     g.add_argument("--ref-ligand", help="reference ligand SDF defining the pocket (redocking)")
     g.add_argument("--center", nargs=3, type=float, metavar=("X", "Y", "Z"), help="pocket center (Å)")
-    d.add_argument("--size", type=float, default=22.0, help="pocket box size (Å) with --center (default 22)")
+    d.add_argument("--size", type=float, default=22.0, help="pocket box size (Å) with --center")
     d.add_argument("--model", default=None, help=f"model file (default: the shipped {SHIPPED_MODEL.name})")
     d.add_argument("--out", required=True, help="output SDF (one record per pose, best first)")
-    d.add_argument("--n-samples", type=int, default=40)
+    d.add_argument("--n-samples", type=int, default=40, help="diffusion samples (poses) to draw")
     d.add_argument("--steps", type=int, default=30, help="sampler steps")
-    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--seed", type=int, default=0, help="random seed (sampling and the RDKit conformer)")
+    d.add_argument(
+        "--hydrogens",
+        action="store_true",
+        help="write the poses with explicit hydrogens (RDKit places them on the docked heavy atoms)",
+    )
     d.add_argument("--no-rank", action="store_true", help="skip Vinardo + PoseBusters ranking")
     d.add_argument("--pb-budget", type=int, default=8, help="PoseBusters checks per complex (ranking)")
     d.add_argument(
         "--assemble",
         choices=ASSEMBLIES,
         default="conformer_matching",
-        help="turn each sample into the RDKit conformer fitted to it (conformer_matching, default: "
+        help="turn each sample into the RDKit conformer fitted to it (conformer_matching, "
         "chosen on CCD validation complexes) or keep the sampled fragments (none)",
     )
     d.add_argument(
@@ -57,32 +86,41 @@ def _parser() -> argparse.ArgumentParser:
         choices=[n for n in RANKINGS if n != "none"],
         default="vinardo_converged",
         help="order of PoseBusters-valid poses: Vinardo energy after Vina's local minimization of each "
-        "pose run to convergence (vinardo_converged, default: chosen on CCD validation complexes) or "
+        "pose run to convergence (vinardo_converged, chosen on CCD validation complexes) or "
         "for Vina's default step budget (vinardo_minimized), as sampled (vinardo, SigmaDock's), or "
         "sample consensus",
     )
-    t = sub.add_parser("train", help="train a docking model")
+    t = sub.add_parser("train", help="train a docking model", formatter_class=_Formatter)
     t.add_argument(
         "--data", default=None, help="folder of complexes <id>/<id>_protein.pdb + <id>/<id>_ligand.sdf"
     )
     t.add_argument("--ccd", type=int, default=0, help="number of CCD pseudo-pocket training ligands")
     t.add_argument("--out", required=True, help="model file to write")
-    t.add_argument("--steps", type=int, default=2000)
-    t.add_argument("--batch", type=int, default=16)
-    t.add_argument("--lr", type=float, default=2e-3)
-    t.add_argument("--width", type=int, default=48)
-    t.add_argument("--depth", type=int, default=3)
+    t.add_argument("--steps", type=int, default=2000, help="optimizer steps")
+    t.add_argument("--batch", type=int, default=16, help="complexes per step")
+    t.add_argument("--lr", type=float, default=2e-3, help="peak learning rate")
+    t.add_argument("--width", type=int, default=48, help="model width")
+    t.add_argument("--depth", type=int, default=3, help="message-passing layers")
     t.add_argument("--augment", type=int, default=1, help="featurizations per complex (conformer / cut set)")
     t.add_argument(
         "--devices", type=int, default=None, help="devices of the data-parallel mesh (default: all)"
     )
-    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--seed", type=int, default=0, help="random seed")
     t.add_argument("--resume", action="store_true", help="continue from the checkpoints next to --out")
     return p
 
 
+class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """``--help`` shows every option's default and keeps the epilog's line breaks."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2 (argparse prints the usage first)
+        self.exit(2, f"error: {message} (see --help)\n")
+
+
 def _fail(msg: str) -> int:
-    print(f"error: {msg}", file=sys.stderr)
+    print(f"error: {' '.join(str(msg).split())}", file=sys.stderr)
     return 2
 
 
@@ -93,6 +131,7 @@ def _dock(a: argparse.Namespace) -> int:
     from ._api import dock, read_ligand, resolve_pocket
     from ._evaluate import write_poses_sdf
     from ._structures import load_protein
+    from ._train import load_model
 
     for name, path in (("--protein", a.protein), ("--ref-ligand", a.ref_ligand)):
         if path is not None and not Path(path).exists():
@@ -104,15 +143,19 @@ def _dock(a: argparse.Namespace) -> int:
         return _fail(f"--n-samples: expected an integer >= 1, received {a.n_samples}")
     if a.steps < 1:
         return _fail(f"--steps: expected an integer >= 1, received {a.steps}")
-    mol = read_ligand(lig)
-    pocket = resolve_pocket(
-        load_protein(a.protein), a.ref_ligand if a.ref_ligand is not None else tuple(a.center), size=a.size
-    )
     model = Path(a.model) if a.model else SHIPPED_MODEL
     if not model.exists():
         return _fail(
             f"--model: file {model} does not exist" + ("" if a.model else " (the shipped model is missing)")
         )
+    try:
+        load_model(model)  # fail before the slow steps if it is not a model file
+    except (ValueError, OSError) as e:
+        return _fail(f"--model: {e}")
+    mol = read_ligand(lig)
+    pocket = resolve_pocket(
+        load_protein(a.protein), a.ref_ligand if a.ref_ligand is not None else tuple(a.center), size=a.size
+    )
     print(
         f"docking {lig} into {a.protein}: pocket of {pocket.n_atoms} atoms, {a.n_samples} samples x {a.steps} "
         f"steps ...",
@@ -147,9 +190,10 @@ def _dock(a: argparse.Namespace) -> int:
             }
         )
     name = Chem.MolToSmiles(res.ligand.frag.mol)
-    write_poses_sdf(
-        a.out, [p.mol for p in res.poses], [f"{name} pose {i + 1}" for i in range(len(res.poses))], props
-    )
+    mols = [p.mol for p in res.poses]
+    if a.hydrogens:
+        mols = [Chem.AddHs(m, addCoords=True) for m in mols]
+    write_poses_sdf(a.out, mols, [f"{name} pose {i + 1}" for i in range(len(res.poses))], props)
     top = res.top
     print(
         f"wrote {len(res.poses)} poses to {a.out} in {time.perf_counter() - t0:.1f} s; top pose: Vinardo "
@@ -224,10 +268,12 @@ def _train(a: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from jaxkit.train import CheckpointError
+
     from ._structures import StructureError
 
     a = _parser().parse_args(argv)
     try:
         return _dock(a) if a.command == "dock" else _train(a)
-    except (StructureError, ValueError) as e:
+    except (StructureError, ValueError, TypeError, OSError, CheckpointError) as e:
         return _fail(str(e))

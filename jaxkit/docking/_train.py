@@ -24,6 +24,7 @@ from jaxtyping import PRNGKeyArray
 
 from jaxkit.train import (
     ArrayLoader,
+    CheckpointError,
     fit,
     load_checkpoint,
     read_ema,
@@ -32,7 +33,7 @@ from jaxkit.train import (
     track_ema,
 )
 
-from .._validate import check_choice, check_int, check_positive, check_range
+from .._validate import check_choice, check_int, check_key, check_positive, check_range
 from ._complex import ComplexSizes, DockingComplex, example_complex, stack_complexes
 from ._datasets import DockingExample
 from ._dock import batch_loss, docking_process
@@ -117,6 +118,7 @@ class TrainConfig:
 
 
 def build_model(config: ModelConfig, key: PRNGKeyArray) -> FragmentScoreModel:
+    check_key("key", key)
     return FragmentScoreModel(
         docking_process(config.translation, config.trans_sigma_max),
         width=config.width,
@@ -189,6 +191,7 @@ def train_model(
     init: FragmentScoreModel | None = None,
 ) -> tuple[FragmentScoreModel, list[dict]]:
     """Train on a stacked batch of complexes; returns ``(EMA model, history)``. Resumable from ``checkpoint_dir``."""
+    check_key("key", key)
     k_init, k_data, k_fit = jax.random.split(key, 3)
     model = build_model(config, k_init) if init is None else init
     process = model.process
@@ -238,7 +241,10 @@ def load_model(path: str | Path) -> tuple[FragmentScoreModel, ModelConfig, dict]
     path = Path(path)
     if not path.exists():
         raise ValueError(f"model file {path} does not exist")
-    meta = read_metadata(path)
+    try:
+        meta = read_metadata(path)
+    except CheckpointError as e:
+        raise ValueError(f"model file {path} is not a docking model file ({e})") from None
     if meta.get("format") != MODEL_FORMAT:
         raise ValueError(
             f"model file {path}: expected format {MODEL_FORMAT!r}, received {meta.get('format')!r}"

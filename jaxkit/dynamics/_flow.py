@@ -13,10 +13,22 @@ an outer ``jax.jit`` through ``equinox.error_if``); with ``on_failure="flag"`` t
 and NaN at every save time after the failure. Default tolerances follow the dtype of ``params0``: ``rtol=1e-7,
 atol=1e-9`` in float64, ``rtol=1e-4, atol=1e-6`` in float32 (the implicit solver cannot meet float64 tolerances
 in single precision: with them it stalled and, before, returned the stalled state as if it were the answer).
+
+Precision is chosen per call: ``dtype="float64"`` (or ``jnp.float64``) solves in double precision without the
+global ``jax_enable_x64`` flag: the call runs inside ``jax.enable_x64(True)``, casts the floating-point leaves of
+the initial params (and the save times) to float64, and returns the :class:`FlowResult` as NumPy float64 arrays so
+the precision survives outside the call (JAX would round float64 arrays back to float32 with the flag off).
+Arrays the loss closes over keep their own precision: keep data as NumPy float64 arrays (``np.asarray``), which
+the solve then reads in float64. ``dtype="float32"`` forces single precision; ``dtype=None`` (default) follows the
+params as given. One caveat: JAX and Equinox cache the conversion of closed-over NumPy arrays by object, so the
+same array objects cannot serve a float32 and then a float64 call in one process (a ``TypeError`` says so): give
+each precision its own arrays (``X.copy()``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from collections.abc import Callable
 from typing import Any, Literal, NamedTuple
 
@@ -26,7 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from jaxkit._typing import Array, ArrayInput, Batch, Float, Params, PRNGKey, Scalar
+from jaxkit._typing import Array, ArrayInput, Batch, DTypeLike, Float, Params, PRNGKey, Scalar
 from jaxkit._validate import check_choice, check_int, check_key, check_positive, error_if_invalid
 
 __all__ = [
@@ -174,6 +186,73 @@ def _check_params(name: str, params: Any) -> Any:
     return jnp.result_type(*dtypes)
 
 
+def _precision(dtype: Any) -> Any:
+    """``None`` or the requested float dtype (float32 / float64), validated."""
+    if dtype is None:
+        return None
+    try:
+        dt = np.dtype(dtype) if isinstance(dtype, str | type | np.dtype) else None
+    except TypeError:
+        dt = None
+    if dt is None or dt.name not in ("float32", "float64"):
+        raise ValueError(f"dtype: expected None, 'float32' or 'float64', received {dtype!r}")
+    return dt
+
+
+def _is_f64(dt: Any) -> bool:
+    return dt is not None and dt == np.dtype(np.float64)  # (np.dtype(...) == None is True: test None first)
+
+
+_MIXED = (
+    "a float32 and a float64 call closed over the same NumPy arrays (JAX and Equinox cache their conversion "
+    "by object): give each precision its own arrays, e.g. X.copy()"
+)
+
+
+@contextlib.contextmanager
+def _x64_scope(dt: Any) -> Any:
+    """``jax.enable_x64(True)`` for a float64 call (else nothing); turns the dtype clash of data reused across
+    precisions into an error that says what to change."""
+    with jax.enable_x64(True) if _is_f64(dt) else contextlib.nullcontext():
+        try:
+            yield
+        except TypeError as e:
+            if "requires arguments to have the same dtypes" in str(e):
+                raise TypeError(f"dtype={None if dt is None else dt.name}: {_MIXED} ({e})") from e
+            raise
+
+
+def _cast_tree(tree: Any, dt: Any) -> Any:
+    """Floating-point leaves of ``tree`` cast to ``dt`` (other leaves untouched)."""
+    if dt is None:
+        return tree
+
+    def cast(x):
+        if isinstance(x, jax.ShapeDtypeStruct) or not jnp.issubdtype(jnp.result_type(x), jnp.floating):
+            return x
+        return jnp.asarray(x, dt)
+
+    return jax.tree.map(cast, tree)
+
+
+@functools.lru_cache(maxsize=64)
+def _cast_init(init_fn: Callable, dt: Any) -> Callable:
+    """``init_fn`` with its floating-point leaves cast to ``dt`` (cached: the same wrapper for the same
+    ``init_fn``, so the compiled batch is reused across calls)."""
+
+    def init(key, scale):
+        return _cast_tree(init_fn(key, scale), dt)
+
+    return init
+
+
+def _to_numpy(out: FlowResult, dt: Any) -> FlowResult:
+    """A float64 result as NumPy arrays (keeps float64 outside the x64 scope); otherwise unchanged."""
+    if not _is_f64(dt):
+        return out
+    return jax.tree.map(np.asarray, out)
+
+
 def gradient_flow(
     loss_fn: Callable[[Params], Scalar],
     params0: Params,
@@ -186,12 +265,15 @@ def gradient_flow(
     grad_tol: float = 0.0,
     max_steps: int = 100_000,
     on_failure: Literal["raise", "flag"] = "raise",
+    dtype: DTypeLike | None = None,
 ) -> FlowResult:
     """Exact gradient flow ``τ dθ/dt = −∇L(θ)`` from ``params0`` saved at ``ts`` (e.g. :func:`log_times`).
 
     ``grad_tol > 0`` adds a diffrax ``Event`` that stops the solve once ``||∇L||₂ < grad_tol``. The call is
     jit-compiled; ``loss_fn`` must be a pure function of the params (close over the data). ``rtol``/``atol``
-    default to ``1e-7``/``1e-9`` in float64 and ``1e-4``/``1e-6`` in float32. ``solver`` is any
+    default to ``1e-7``/``1e-9`` in float64 and ``1e-4``/``1e-6`` in float32. ``dtype="float64"`` solves in
+    double precision for this call only (no global ``jax_enable_x64``; the result comes back as NumPy float64
+    arrays; see the module docstring), ``"float32"`` in single precision, ``None`` follows ``params0``. ``solver`` is any
     ``diffrax.AbstractSolver`` (adaptive: the step size is PID-controlled to ``rtol``/``atol``).
 
     Raises:
@@ -199,12 +281,17 @@ def gradient_flow(
             reached, step size collapsed, NaN/inf). With ``on_failure="flag"`` the result carries
             ``solved=False`` and NaN after ``t_stop`` instead.
     """
-    ts = _check_flow_args(ts, tau, grad_tol, max_steps, on_failure)
-    dtype = _check_params("params0", params0)
-    ts = ts.astype(jnp.promote_types(ts.dtype, dtype))  # float32 save times, float64 params: solve in float64
-    rtol, atol = _tolerances(ts.dtype, rtol, atol)
-    out = _jit_flow(loss_fn, params0, ts, tau, _solver(solver), rtol, atol, grad_tol, max_steps)
-    return _check_solved(out, on_failure, max_steps, ts)
+    dt = _precision(dtype)
+    with _x64_scope(dt):
+        if dt is not None:
+            ts = np.asarray(ts, dt) if not isinstance(ts, jax.core.Tracer) else ts.astype(dt)
+        ts = _check_flow_args(ts, tau, grad_tol, max_steps, on_failure)
+        params0 = _cast_tree(params0, dt)
+        p_dtype = _check_params("params0", params0)
+        ts = ts.astype(jnp.promote_types(ts.dtype, p_dtype))  # float32 save times, float64 params: float64
+        rtol, atol = _tolerances(ts.dtype, rtol, atol)
+        out = _jit_flow(loss_fn, params0, ts, tau, _solver(solver), rtol, atol, grad_tol, max_steps)
+        return _to_numpy(_check_solved(out, on_failure, max_steps, ts), dt)
 
 
 def _check_solved(out: FlowResult, on_failure: str, max_steps: int, ts: Array) -> FlowResult:
@@ -246,15 +333,30 @@ def gradient_flow_batch(
     grad_tol: float = 0.0,
     max_steps: int = 100_000,
     on_failure: Literal["raise", "flag"] = "raise",
+    dtype: DTypeLike | None = None,
 ) -> FlowResult:
     """Gradient flows for every (seed, init scale) pair in one compiled, vmapped call.
 
     ``init_fn(key, scale) -> params``. Returns a :class:`FlowResult` whose arrays carry leading axes
     ``(n_seeds, n_scales)``. Tolerances and ``on_failure`` as in :func:`gradient_flow` (one failed run raises
-    :class:`SolveError`, naming how many failed).
+    :class:`SolveError`, naming how many failed). ``dtype="float64"`` runs ``init_fn`` and the solves in double
+    precision for this call only (as in :func:`gradient_flow`).
     """
+    dt = _precision(dtype)
+    with _x64_scope(dt):
+        return _gradient_flow_batch(
+            loss_fn, init_fn, keys, scales, ts, tau, solver, rtol, atol, grad_tol, max_steps, on_failure, dt
+        )
+
+
+def _gradient_flow_batch(
+    loss_fn, init_fn, keys, scales, ts, tau, solver, rtol, atol, grad_tol, max_steps, on_failure, dt
+) -> FlowResult:
+    if dt is not None:
+        ts = np.asarray(ts, dt) if not isinstance(ts, jax.core.Tracer) else ts.astype(dt)
+        init_fn = _cast_init(init_fn, dt)
     ts = _check_flow_args(ts, tau, grad_tol, max_steps, on_failure)
-    scales = jnp.asarray(scales)
+    scales = jnp.asarray(scales, dt) if dt is not None else jnp.asarray(scales)
     if scales.ndim != 1 or scales.shape[0] < 1:
         raise ValueError(
             f"scales: expected a non-empty 1D array of init scales, received shape {scales.shape}"
@@ -269,7 +371,7 @@ def gradient_flow_batch(
     rtol, atol = _tolerances(ts.dtype, rtol, atol)
     solver = _solver(solver)
     out = _jit_batch(loss_fn, init_fn, keys, scales, ts, tau, solver, rtol, atol, grad_tol, max_steps)
-    return _check_solved(out, on_failure, max_steps, ts)
+    return _to_numpy(_check_solved(out, on_failure, max_steps, ts), dt)
 
 
 def _batch_core(loss_fn, init_fn, keys, scales, ts, tau, solver, rtol, atol, grad_tol, max_steps):
@@ -292,12 +394,14 @@ def gradient_descent(
     batch_fn: Callable[[PRNGKey], Batch] | None = None,
     key: PRNGKey | None = None,
     on_failure: Literal["raise", "flag"] = "raise",
+    dtype: DTypeLike | None = None,
 ) -> FlowResult:
     """Discrete (S)GD ``θ ← θ − η ∇L(θ)`` (optax.sgd) for ``n_steps`` steps, saving every ``save_every`` steps.
 
     Full batch: ``loss_fn(params)``. SGD: pass ``batch_fn(key) -> batch`` and ``key``; each step then uses
     ``loss_fn(params, batch_fn(fresh key))`` and the saved loss is evaluated on the fixed batch ``batch_fn(key)``.
-    ``ts`` in the result are step counts (compare with a flow of ``tau = 1/lr``).
+    ``ts`` in the result are step counts (compare with a flow of ``tau = 1/lr``). ``dtype="float64"`` iterates
+    in double precision for this call only (as in :func:`gradient_flow`; NumPy float64 result).
 
     Raises:
         SolveError: (``on_failure="raise"``) the iterates diverged (a saved loss or parameter is NaN/inf), naming
@@ -317,8 +421,12 @@ def gradient_descent(
         raise ValueError("key: SGD (batch_fn given) needs a PRNG key, received None")
     if key is not None:
         check_key("key", key)
-    _check_params("params0", params0)
-    out = _jit_gd(loss_fn, params0, lr, n_steps, save_every, batch_fn, key)
+    dt = _precision(dtype)
+    with _x64_scope(dt):
+        params0 = _cast_tree(params0, dt)
+        _check_params("params0", params0)
+        out = _jit_gd(loss_fn, params0, lr, n_steps, save_every, batch_fn, key)
+        out = _to_numpy(out, dt)
     if on_failure == "flag":
         return out
     if isinstance(out.solved, jax.core.Tracer):

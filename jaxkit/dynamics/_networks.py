@@ -403,15 +403,33 @@ def mse_loss(
     return 0.5 * jnp.mean(jnp.sum(err**2, axis=1))
 
 
-NETWORKS: dict[str, Network] = {
-    "linear": Network(linear_apply, {"W1": (0, "in"), "W2": (1, "out")}),
-    "relu_scalar": Network(relu_scalar_apply, {"w": (0, "in"), "b": (0, "in"), "a": (0, "out")}),
-    "relu": Network(relu_apply, {"W": (0, "in"), "b": (0, "in"), "A": (1, "out")}),
-    "cnn_linear": Network(cnn_apply, {"w": (0, "in"), "a": (1, "out")}),
-    "cnn_relu": Network(lambda p, x: cnn_apply(p, x, "relu"), {"w": (0, "in"), "a": (1, "out")}),
-    "attention_separate": Network(
-        attention_separate_apply, {"v": (0, "out"), "k": (0, "in"), "q": (0, "in")}
-    ),
-    "attention_merged": Network(attention_merged_apply, {"v": (0, "out"), "W": (0, "in")}),
-    "quadratic": Network(quadratic_apply, {"W": (0, "in"), "a": (0, "out")}),
-}
+class NetworkTable(dict):
+    """The network families of :mod:`jaxkit.dynamics`: ``{name: Network(apply, unit_spec)}``.
+
+    ``apply(params, x)`` is the per-sample forward pass (batch with ``jax.vmap``) and ``unit_spec`` maps each
+    parameter name to ``(axis, role)`` of one hidden unit, as :func:`embed_unit` needs it to build width-H saddles
+    from width-(H−1) fixed points. Names: ``linear`` (two-layer linear), ``relu_scalar`` (scalar-input ReLU,
+    kinks), ``relu`` (vector-input ReLU), ``cnn_linear`` / ``cnn_relu`` (one-layer CNN, kernels),
+    ``attention_separate`` (linear attention with separate key/query per head, heads) and
+    ``attention_merged`` (merged key-query matrix), ``quadratic`` (quadratic activations). Parameters come from
+    the matching ``init_*`` function. Read it like a dict (``NETWORKS["linear"].apply``).
+    """
+
+
+NetworkTable.__module__ = "jaxkit.dynamics"  # help() names the public package
+
+
+NETWORKS: NetworkTable = NetworkTable(
+    {
+        "linear": Network(linear_apply, {"W1": (0, "in"), "W2": (1, "out")}),
+        "relu_scalar": Network(relu_scalar_apply, {"w": (0, "in"), "b": (0, "in"), "a": (0, "out")}),
+        "relu": Network(relu_apply, {"W": (0, "in"), "b": (0, "in"), "A": (1, "out")}),
+        "cnn_linear": Network(cnn_apply, {"w": (0, "in"), "a": (1, "out")}),
+        "cnn_relu": Network(lambda p, x: cnn_apply(p, x, "relu"), {"w": (0, "in"), "a": (1, "out")}),
+        "attention_separate": Network(
+            attention_separate_apply, {"v": (0, "out"), "k": (0, "in"), "q": (0, "in")}
+        ),
+        "attention_merged": Network(attention_merged_apply, {"v": (0, "out"), "W": (0, "in")}),
+        "quadratic": Network(quadratic_apply, {"W": (0, "in"), "a": (0, "out")}),
+    }
+)

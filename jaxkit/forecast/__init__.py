@@ -1,5 +1,10 @@
 """Diffusion forecasters of multi-asset return paths (STABLE-style): offline market data with publication lags,
-a conditional CSDI-like denoiser with multi-level guidance, DDIM/ancestral sampling, baselines and metrics."""
+a conditional CSDI-like denoiser with multi-level guidance, DDIM/ancestral sampling, baselines and metrics, and
+one evaluation protocol (post-processing fitted on calibration windows only, trailing-window baselines, per-date
+scores and paired bootstrap differences).
+
+Units: returns are log returns per period of the data grid (daily for :func:`market_data_from_frames`); every
+forecast, baseline and score is in those units (per period, never annualised)."""
 
 from jaxkit.forecast._baselines import ewma_gaussian, garch_paths, historical_bootstrap, rolling_gaussian
 from jaxkit.forecast._data import (
@@ -19,7 +24,22 @@ from jaxkit.forecast._data import (
     stock_signals,
     walk_forward_splits,
 )
-from jaxkit.forecast._denoiser import ConditionalDenoiser, MLPDenoiser, ResidualLayer, step_embedding
+from jaxkit.forecast._denoiser import (
+    AttentionNet,
+    ConditionalDenoiser,
+    MLPDenoiser,
+    MLPNet,
+    ResidualLayer,
+    step_embedding,
+)
+from jaxkit.forecast._evaluate import (
+    BASELINES,
+    PostProcess,
+    baseline_paths,
+    fit_postprocess,
+    paired_difference,
+    score_paths,
+)
 from jaxkit.forecast._metrics import (
     coverage,
     crps,
@@ -33,15 +53,27 @@ from jaxkit.forecast._model import (
     DiffusionForecaster,
     calibrate_spread,
     forecaster_loss,
+    load_forecaster,
     make_forecaster,
     recenter_paths,
     sample_paths,
+    save_forecaster,
     train_forecaster,
 )
 from jaxkit.forecast._synthetic import ar1_conditional_law, ar1_windows
 
 __all__ = [
+    "BASELINES",
     "SP500_TICKERS",
+    "AttentionNet",
+    "MLPNet",
+    "PostProcess",
+    "baseline_paths",
+    "fit_postprocess",
+    "load_forecaster",
+    "paired_difference",
+    "save_forecaster",
+    "score_paths",
     "ConditionalDenoiser",
     "DiffusionForecaster",
     "calibrate_spread",

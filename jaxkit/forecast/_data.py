@@ -22,6 +22,7 @@ Rolling normalization uses trailing windows only, ``(x_t - mean_{t-w+1..t}) / st
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -354,6 +355,7 @@ class MarketData:
     macro_names: tuple[str, ...]
     signal_names: tuple[str, ...]
     scale: np.ndarray | None = None  # (T, N) EWMA volatility of the grid returns known at t (per_date_scale)
+    warmup_rows: int = 0  # leading input rows dropped as feature warm-up (market_data_from_frames)
 
     @property
     def n_assets(self) -> int:
@@ -465,6 +467,8 @@ def walk_forward_splits(
     For test year ``y`` the training positions ``t`` have their whole target window ``t+1..t+horizon`` strictly
     before the first test date (purged), and start after ``history`` rows; test positions are the dates in ``y``.
     """
+    check_int("horizon", horizon, minimum=1)
+    check_int("history", history, minimum=1)
     d = pd.DatetimeIndex(dates)
     _check_dates(d)
     out = []
@@ -492,6 +496,14 @@ def _frame_index(df: Any, name: str) -> pd.DatetimeIndex:
     if not isinstance(df, pd.DataFrame):
         raise TypeError(
             f"{name}: expected a pandas DataFrame (dates x columns), received {type(df).__name__}"
+        )
+    if not isinstance(df.index, pd.DatetimeIndex) and (
+        pd.api.types.is_numeric_dtype(df.index.dtype) or pd.api.types.is_bool_dtype(df.index.dtype)
+    ):
+        raise ValueError(
+            f"{name}: expected a DatetimeIndex of dates, received a {type(df.index).__name__} of "
+            f"{df.index.dtype} (row numbers would be read as nanoseconds after 1970); set the dates first, e.g. "
+            f"df.set_index(pd.to_datetime(df['Date']))"
         )
     try:
         idx = pd.DatetimeIndex(df.index)
@@ -590,7 +602,9 @@ def market_data_from_frames(
     Features at date $t$ use rows up to $t$ only: macro z-scores; per asset 21/63-day momentum and 21-day
     volatility (z-scored), and Kalman time-varying betas (:func:`kalman_betas`) of the asset's standardized log
     return on the standardized macro log-differences (STABLE's stock embedding); ``scale`` = RiskMetrics EWMA
-    volatility (:func:`ewma_volatility`). The first ``norm_window // 2 + 63`` rows are warm-up and dropped.
+    volatility (:func:`ewma_volatility`). The first ``norm_window // 2 + 63`` rows (or more, while a feature is
+    undefined) are warm-up and dropped: a ``UserWarning`` says how many and from which date the data starts, and
+    ``warmup_rows`` of the result holds the count.
 
     Raises ``TypeError`` for a non-DataFrame, ``ValueError`` for unsorted or duplicated dates, NaN gaps,
     non-positive prices, a macro frame missing some dates, or too few rows for the warm-up plus the window.
@@ -635,7 +649,7 @@ def market_data_from_frames(
     zmac = stable_macro_features(mac, norm_window=norm_window)
     diffs = zmac[[c for c in zmac.columns if not c.endswith(":level")]].fillna(0.0).to_numpy()
     X = np.concatenate([np.ones((len(idx), 1)), diffs], axis=1)
-    scale = lr.rolling(norm_window, min_periods=21).std().bfill()
+    scale = lr.rolling(norm_window, min_periods=min(21, norm_window)).std().bfill()
     y = (lr / scale).fillna(0.0).clip(-10, 10)
     betas = np.asarray(kalman_betas(y.to_numpy(), X, q=kalman_q))[:, :, 1:]  # (T, N, K) without the intercept
     feats = {
@@ -655,6 +669,13 @@ def market_data_from_frames(
         if not good[first:].all() or len(idx) - first < history + horizon + 1:
             raise ValueError("prices, macro: features stay undefined after the warm-up (constant series?)")
     sl = slice(first, None)
+    warnings.warn(
+        f"market_data_from_frames: the first {first} rows ({idx[0].date()} .. {idx[first - 1].date()}) are feature "
+        f"warm-up (norm_window={norm_window}) and are dropped; the data starts on {idx[first].date()} "
+        f"(MarketData.warmup_rows = {first})",
+        UserWarning,
+        stacklevel=2,
+    )
     return MarketData(
         dates=np.asarray(idx[sl]),
         tickers=tuple(lr.columns),
@@ -665,4 +686,5 @@ def market_data_from_frames(
         macro_names=tuple(zmac.columns),
         signal_names=names,
         scale=ewma_volatility(lrv[1:], decay=vol_decay)[first - 1 :] if first >= 1 else None,
+        warmup_rows=int(first),
     )

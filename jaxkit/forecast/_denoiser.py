@@ -18,6 +18,7 @@ history, dominated early training in the AR(1) sanity run and pulled the conditi
 from __future__ import annotations
 
 import math
+from dataclasses import asdict, dataclass
 
 import equinox as eqx
 import jax
@@ -27,7 +28,7 @@ from jaxtyping import Array, Float, Int, PRNGKeyArray
 
 from jaxkit._nn import layer_norm
 
-__all__ = ["ConditionalDenoiser", "MLPDenoiser", "ResidualLayer", "step_embedding"]
+__all__ = ["AttentionNet", "ConditionalDenoiser", "MLPDenoiser", "MLPNet", "ResidualLayer", "step_embedding"]
 
 
 def step_embedding(t: Int[Array, ""] | Float[Array, ""], dim: int) -> Float[Array, " d"]:
@@ -325,3 +326,79 @@ class MLPDenoiser(eqx.Module):
         if return_branches:
             return eps, eps_full, eps_macro, g
         return eps
+
+
+def _positive_int(name: str, v: object) -> None:
+    if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
+        raise ValueError(f"{name}: expected an integer >= 1, received {v!r}")
+
+
+@dataclass(frozen=True)
+class AttentionNet:
+    """Choice of denoiser for :func:`make_forecaster`: the CSDI-like :class:`ConditionalDenoiser` (attention over
+    time and over assets) with ``channels`` per token, ``layers`` residual layers and ``heads`` attention heads
+    (``heads`` must divide ``channels``)."""
+
+    channels: int = 32
+    layers: int = 2
+    heads: int = 2
+
+    def __post_init__(self):
+        for name in ("channels", "layers", "heads"):
+            _positive_int(name, getattr(self, name))
+        if self.channels % self.heads:
+            raise ValueError(f"heads: expected a divisor of channels={self.channels}, received {self.heads}")
+
+    def build(
+        self, *, n_assets: int, history: int, horizon: int, n_macro: int, n_signals: int, guided: bool,
+        key: PRNGKeyArray,
+    ) -> ConditionalDenoiser:  # fmt: skip
+        """The initialized network for these sizes."""
+        return ConditionalDenoiser(
+            n_assets=n_assets, history=history, horizon=horizon, n_macro=n_macro, n_signals=n_signals,
+            channels=self.channels, layers=self.layers, heads=self.heads, guided=guided, key=key,
+        )  # fmt: skip
+
+    def to_dict(self) -> dict:
+        return {"kind": "attention", **asdict(self)}
+
+
+@dataclass(frozen=True)
+class MLPNet:
+    """Choice of denoiser for :func:`make_forecaster`: the residual-MLP :class:`MLPDenoiser` of width
+    ``hidden`` and ``depth`` blocks; ``channels`` sizes its step and macro embeddings."""
+
+    hidden: int = 256
+    depth: int = 3
+    channels: int = 32
+
+    def __post_init__(self):
+        for name in ("hidden", "depth", "channels"):
+            _positive_int(name, getattr(self, name))
+        if self.channels % 2:
+            raise ValueError(
+                f"channels: expected an even integer (sin/cos step embedding), received {self.channels}"
+            )
+
+    def build(
+        self, *, n_assets: int, history: int, horizon: int, n_macro: int, n_signals: int, guided: bool,
+        key: PRNGKeyArray,
+    ) -> MLPDenoiser:  # fmt: skip
+        """The initialized network for these sizes."""
+        return MLPDenoiser(
+            n_assets=n_assets, history=history, horizon=horizon, n_macro=n_macro, n_signals=n_signals,
+            hidden=self.hidden, depth=self.depth, channels=self.channels, guided=guided, key=key,
+        )  # fmt: skip
+
+    def to_dict(self) -> dict:
+        return {"kind": "mlp", **asdict(self)}
+
+
+def denoiser_from_dict(d: dict) -> AttentionNet | MLPNet:
+    """Inverse of ``AttentionNet.to_dict`` / ``MLPNet.to_dict``."""
+    kinds = {"attention": AttentionNet, "mlp": MLPNet}
+    d = dict(d)
+    kind = d.pop("kind", None)
+    if kind not in kinds:
+        raise ValueError(f"denoiser: expected kind 'attention' or 'mlp', received {kind!r}")
+    return kinds[kind](**d)

@@ -68,6 +68,10 @@ def crps(
 ) -> float:
     s, y = _pair(samples, truth, sample_axis)
     denom = np.sum(np.abs(y))
+    if not denom > 0:
+        raise ValueError(
+            "truth: every value is 0, so CRPS's normalizer sum(|truth|) is 0 (the score is undefined)"
+        )
     total = 0.0
     for a in levels:
         q = np.quantile(s, a, axis=0)

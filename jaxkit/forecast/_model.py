@@ -13,6 +13,7 @@ Schedules and samplers come from :mod:`jaxkit.diffusion`.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Literal
 
@@ -25,33 +26,51 @@ from jaxtyping import Array, Float, PRNGKeyArray
 
 from jaxkit import diffusion as dm
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import check_int
-from jaxkit.forecast._denoiser import ConditionalDenoiser, MLPDenoiser
-from jaxkit.train import ArrayLoader, fit, read_ema, track_ema
+from jaxkit._validate import check_int, check_key
+from jaxkit.forecast._denoiser import (
+    AttentionNet,
+    ConditionalDenoiser,
+    MLPDenoiser,
+    MLPNet,
+    denoiser_from_dict,
+)
+from jaxkit.train import (
+    ArrayLoader,
+    fit,
+    load_checkpoint,
+    read_ema,
+    read_metadata,
+    save_checkpoint,
+    track_ema,
+)
 
 __all__ = [
     "DiffusionForecaster",
     "calibrate_spread",
     "forecaster_loss",
+    "load_forecaster",
     "make_forecaster",
     "recenter_paths",
     "sample_paths",
+    "save_forecaster",
     "train_forecaster",
 ]
 
 
 class DiffusionForecaster(eqx.Module):
-    """Denoiser + discrete VP schedule + per-asset return scale.
+    """Denoiser + discrete VP schedule + per-asset return scale (log returns per period of the data grid).
 
     ``per_date_scale=True``: targets and history are divided by a scale given with every window (the ``"scale"``
     entry of :func:`forecast_windows`, e.g. an EWMA volatility known at the decision date) instead of the fixed
-    training-period ``scale``; sampling then needs that scale too."""
+    training-period ``scale``; sampling then needs that scale too. ``config`` records the arguments of
+    :func:`make_forecaster` (JSON-able) so :func:`save_forecaster` / :func:`load_forecaster` can rebuild it."""
 
     denoiser: ConditionalDenoiser | MLPDenoiser
     schedule: dm.DiscreteSchedule
     scale: Float[Array, " N"]
     aux_weight: float = eqx.field(static=True, default=1.0)
     per_date_scale: bool = eqx.field(static=True, default=False)
+    config: tuple = eqx.field(static=True, default=())
 
     def eps(self, x_t, t, history, macro, signals, scale=None):
         s = self.scale if scale is None else scale
@@ -66,33 +85,40 @@ def make_forecaster(
     n_macro: int,
     n_signals: int,
     scale: ArrayInput,
-    channels: int = 32,
-    layers: int = 2,
-    heads: int = 2,
+    denoiser: AttentionNet | MLPNet = AttentionNet(),
     guided: bool = True,
     diffusion_steps: int = 50,
+    schedule: Literal["quadratic", "linear", "cosine"] = "quadratic",
     beta_start: float = 1e-4,
     beta_end: float = 0.5,
-    schedule: Literal["quadratic", "linear", "cosine"] = "quadratic",
     aux_weight: float = 1.0,
-    denoiser: Literal["attention", "mlp"] = "attention",
-    hidden: int = 256,
-    depth: int = 3,
     per_date_scale: bool = False,
     key: PRNGKeyArray,
 ) -> DiffusionForecaster:
     """Build a forecaster; the default schedule is CSDI's (quadratic β from 1e-4 to 0.5, 50 steps).
 
-    ``denoiser="attention"``: :class:`ConditionalDenoiser` (``channels``, ``layers``, ``heads``);
-    ``"mlp"``: :class:`MLPDenoiser` (``hidden``, ``depth``; ``channels`` sizes its step/macro embeddings).
-    ``per_date_scale``: see :class:`DiffusionForecaster`."""
-    if denoiser not in ("attention", "mlp"):
-        raise ValueError(f"denoiser: expected 'attention' or 'mlp', received {denoiser!r}")
+    ``denoiser``: the network, as an object that carries its own settings: :class:`AttentionNet` (CSDI-like
+    attention over time and assets) or :class:`MLPNet` (residual MLP). ``guided``: STABLE's two-level guidance
+    (full and macro-only condition blended by a learned gate). ``scale``: (N,) per-asset scale of the log returns
+    (per period of the data grid, e.g. daily). ``per_date_scale``: see :class:`DiffusionForecaster`."""
+    if isinstance(denoiser, str):
+        raise TypeError(
+            f"denoiser: expected a denoiser object, forecast.AttentionNet(channels=, layers=, heads=) or "
+            f"forecast.MLPNet(hidden=, depth=, channels=), received the string {denoiser!r}"
+        )
+    if not isinstance(denoiser, AttentionNet | MLPNet):
+        raise TypeError(
+            f"denoiser: expected forecast.AttentionNet(...) or forecast.MLPNet(...), received {type(denoiser).__name__}"
+        )
+    check_key("key", key)
     if schedule not in ("quadratic", "linear", "cosine"):
         raise ValueError(f"schedule: expected 'quadratic', 'linear' or 'cosine', received {schedule!r}")
     for name, v in (("n_assets", n_assets), ("history", history), ("horizon", horizon)):
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
             raise ValueError(f"{name}: expected an integer >= 1, received {v!r}")
+    for name, v in (("n_macro", n_macro), ("n_signals", n_signals)):
+        if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 0:
+            raise ValueError(f"{name}: expected an integer >= 0, received {v!r}")
     scale = np.asarray(scale, dtype=np.float32)
     if scale.shape != (n_assets,) or not np.all(np.isfinite(scale)) or np.any(scale <= 0):
         raise ValueError(f"scale: expected {n_assets} positive finite values, received shape {scale.shape}")
@@ -100,19 +126,82 @@ def make_forecaster(
         sched = dm.discrete_schedule("cosine", diffusion_steps)
     else:
         sched = dm.discrete_schedule(schedule, diffusion_steps, beta_start=beta_start, beta_end=beta_end)
-    common = dict(n_assets=n_assets, history=history, horizon=horizon, n_macro=n_macro, n_signals=n_signals)
-    if denoiser == "mlp":
-        den = MLPDenoiser(**common, hidden=hidden, depth=depth, channels=channels, guided=guided, key=key)
-    else:
-        den = ConditionalDenoiser(
-            **common, channels=channels, layers=layers, heads=heads, guided=guided, key=key
-        )
-    return DiffusionForecaster(den, sched, jnp.asarray(scale), aux_weight, bool(per_date_scale))
+    den = denoiser.build(
+        n_assets=int(n_assets), history=int(history), horizon=int(horizon), n_macro=int(n_macro),
+        n_signals=int(n_signals), guided=bool(guided), key=key,
+    )  # fmt: skip
+    config = dict(
+        n_assets=int(n_assets), history=int(history), horizon=int(horizon), n_macro=int(n_macro),
+        n_signals=int(n_signals), denoiser=denoiser.to_dict(), guided=bool(guided),
+        diffusion_steps=int(diffusion_steps), schedule=schedule, beta_start=float(beta_start),
+        beta_end=float(beta_end), aux_weight=float(aux_weight), per_date_scale=bool(per_date_scale),
+    )  # fmt: skip
+    return DiffusionForecaster(
+        den, sched, jnp.asarray(scale), float(aux_weight), bool(per_date_scale), _freeze(config)
+    )
+
+
+def _freeze(d: dict) -> tuple:
+    """A hashable form of a JSON-like dict (static field of an Equinox module)."""
+    return tuple((k, _freeze(v) if isinstance(v, dict) else v) for k, v in d.items())
+
+
+def _thaw(t: tuple) -> dict:
+    return {k: _thaw(v) if isinstance(v, tuple) else v for k, v in t}
+
+
+FORECASTER_FORMAT = "jaxkit.forecast.DiffusionForecaster/1"
+
+
+def save_forecaster(path: str | Path, model: DiffusionForecaster, metadata: dict | None = None) -> Path:
+    """Save a forecaster (weights, schedule, scale and its :func:`make_forecaster` config) to the checkpoint
+    folder ``path`` in one call (:func:`jaxkit.train.save_checkpoint`: orbax arrays + a checksummed manifest).
+    ``metadata``: optional JSON-able extras stored beside it. :func:`load_forecaster` restores it exactly."""
+    if not isinstance(model, DiffusionForecaster):
+        raise TypeError(f"model: expected a DiffusionForecaster, received {type(model).__name__}")
+    if not model.config:
+        raise ValueError("model: has no config (build it with make_forecaster to be able to save it)")
+    meta = {"format": FORECASTER_FORMAT, "config": _thaw(model.config), "user": dict(metadata or {})}
+    return save_checkpoint(path, model, meta)
+
+
+def load_forecaster(path: str | Path) -> tuple[DiffusionForecaster, dict]:
+    """Load a forecaster saved by :func:`save_forecaster`; returns ``(model, metadata)``. Every byte is verified
+    (``jaxkit.train.CheckpointError`` on a damaged or foreign checkpoint); predictions are bit-for-bit those of
+    the saved model."""
+    meta = read_metadata(path)
+    if meta.get("format") != FORECASTER_FORMAT:
+        raise ValueError(f"path: {path} is not a saved forecaster (format {meta.get('format')!r})")
+    cfg = dict(meta["config"])
+    cfg["denoiser"] = denoiser_from_dict(cfg["denoiser"])
+    like = make_forecaster(**cfg, scale=np.ones(cfg["n_assets"], np.float32), key=jax.random.key(0))
+    model, _ = load_checkpoint(path, like)
+    return model, meta.get("user", {})
 
 
 def forecaster_loss(model: DiffusionForecaster, batch: dict, key: PRNGKeyArray) -> tuple[Array, dict]:
     """Mean ε-prediction loss over a batch dict with ``history``, ``target``, ``macro``, ``signals``."""
     return _denoiser_loss(model.denoiser, model.schedule, model.scale, model.aux_weight, batch, key)
+
+
+def _check_condition(model, history, macro, signals, name):
+    """The conditioning arrays match the model's sizes (B dates each)."""
+    cfg = _thaw(model.config) if model.config else {}
+    d, N = model.denoiser, model.scale.shape[0]
+    B = np.shape(history)[0]
+    want = {
+        "history": (B, d.history, N),
+        "macro": (B, cfg["n_macro"]) if cfg else None,
+        "signals": (B, N, cfg["n_signals"]) if cfg else None,
+    }
+    for key, x in (("history", history), ("macro", macro), ("signals", signals)):
+        w = want[key]
+        if w is not None and tuple(np.shape(x)) != w:
+            raise ValueError(
+                f"{name}['{key}']: expected shape {w} for this model, received {tuple(np.shape(x))}"
+            )
+        if not np.all(np.isfinite(np.asarray(x, dtype=np.float64))):
+            raise ValueError(f"{name}['{key}']: expected finite conditioning values")
 
 
 def _denoiser_loss(den, schedule, scale, aux_weight, batch, key):
@@ -161,6 +250,7 @@ def train_forecaster(
     """AdamW with cosine decay from ``lr`` to ``final_lr_fraction * lr`` through :func:`jaxkit.train.fit`;
     returns ``(model, history)``. ``ema_decay``: return the exponential moving average of the weights
     (:func:`jaxkit.train.track_ema`) instead of the last iterate."""
+    check_key("key", key)
     if not 0.0 <= final_lr_fraction <= 1.0:
         raise ValueError(f"final_lr_fraction: expected a value in [0, 1], received {final_lr_fraction}")
     if weight_decay < 0:
@@ -174,8 +264,22 @@ def train_forecaster(
         raise ValueError("windows['scale']: expected positive finite per-date scales")
     if not np.all(np.isfinite(arrays["target"])):
         raise ValueError("windows: training targets contain NaN (a window runs past the data end)")
+    _check_condition(model, arrays["history"], arrays["macro"], arrays["signals"], "windows")
+    if arrays["target"].shape[1:] != (model.denoiser.horizon, model.scale.shape[0]):
+        raise ValueError(
+            f"windows['target']: expected shape (B, {model.denoiser.horizon}, {model.scale.shape[0]}), received "
+            f"{arrays['target'].shape}"
+        )
+    check_int("batch_size", batch_size, minimum=1)
+    n = arrays["target"].shape[0]
+    if batch_size > n:
+        warnings.warn(
+            f"batch_size: {batch_size} is more than the {n} training windows; every batch holds all {n}",
+            UserWarning,
+            stacklevel=2,
+        )
     k_data, k_fit = jax.random.split(key)
-    loader = ArrayLoader(arrays, min(batch_size, arrays["target"].shape[0]), key=k_data)
+    loader = ArrayLoader(arrays, min(batch_size, n), key=k_data)
     sched = optax.cosine_decay_schedule(lr, max(n_steps, 1), alpha=final_lr_fraction)
     opt = optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(sched, weight_decay=weight_decay))
     if ema_decay is not None:
@@ -198,31 +302,15 @@ def train_forecaster(
 
 
 def _ddim_signed(eps_fn, schedule, x_T, key, sign, n_steps, eta, clip):
-    """DDIM(η) on ``n_steps`` evenly spaced steps (η = 1 with all steps is the ancestral DDPM chain) with every
-    Gaussian draw multiplied by ``sign`` (±1): a path and its antithetic twin share all draws up to sign. The
-    update is that of :func:`jaxkit.diffusion.ddim_sample`; written here because that sampler draws its noise
-    internally."""
-    T = schedule.n_steps
-    ts = dm.ddim_timesteps(T, n_steps)
-    t_prev = np.concatenate([ts[1:], [-1]]).astype(np.int32)
-    keys = jax.random.split(key, len(ts))
-
-    def step(x, inp):
-        t, tp, k = inp
-        eps = eps_fn(x, t)
-        ab = schedule.alpha_bars[t]
-        ab_prev = jnp.where(tp >= 0, schedule.alpha_bars[jnp.maximum(tp, 0)], 1.0)
-        x0 = (x - jnp.sqrt(1.0 - ab) * eps) / jnp.sqrt(ab)
-        if clip is not None:
-            x0 = jnp.clip(x0, -clip, clip)
-            eps = (x - jnp.sqrt(ab) * x0) / jnp.sqrt(1.0 - ab)
-        s = eta * jnp.sqrt((1.0 - ab_prev) / (1.0 - ab)) * jnp.sqrt(jnp.clip(1.0 - ab / ab_prev, 0.0))
-        dir_coef = jnp.sqrt(jnp.clip(1.0 - ab_prev - s**2, 0.0))
-        z = sign * jax.random.normal(k, x.shape, x.dtype)
-        return jnp.sqrt(ab_prev) * x0 + dir_coef * eps + s * z, None
-
-    x0, _ = jax.lax.scan(step, sign * x_T, (jnp.asarray(ts), jnp.asarray(t_prev), keys))
-    return x0
+    r"""DDIM(η) on ``n_steps`` evenly spaced steps with every Gaussian draw (the start $x_T$ included) multiplied by
+    ``sign`` (±1): a path and its antithetic twin share all draws up to sign. Uses
+    :func:`jaxkit.diffusion.ddim_sample` on the mirrored problem: with $\tilde\varepsilon(y, t) =
+    s\,\varepsilon(s y, t)$ and $y = s x$, every DDIM update of $y$ with draws $z$ is $s$ times the update of
+    $x$ with draws $s z$ (the update is linear in $(x, \varepsilon, z)$ and the clip is odd)."""
+    y0 = dm.ddim_sample(
+        lambda y, t: sign * eps_fn(sign * y, t), schedule, x_T, key, n_steps=n_steps, eta=eta, clip_x0=clip
+    )
+    return sign * y0
 
 
 @eqx.filter_jit
@@ -298,6 +386,9 @@ def sample_paths(
     path keeps the sampler's law; the pair mean has much lower variance when the learned map is nearly odd around
     the conditional mean, so the sample mean (the point forecast) is far less noisy than with independent paths.
     """
+    if not isinstance(model, DiffusionForecaster):
+        raise TypeError(f"model: expected a DiffusionForecaster, received {type(model).__name__}")
+    check_key("key", key)
     if sampler not in ("ddim", "ddpm"):
         raise ValueError(f"sampler: expected 'ddim' or 'ddpm', received {sampler!r}")
     check_int("n_samples", n_samples, minimum=1)
@@ -315,6 +406,7 @@ def sample_paths(
         )
     if not (np.all(np.isfinite(np.asarray(history))) and np.all(np.isfinite(np.asarray(macro)))):
         raise ValueError("history, macro: expected finite conditioning values")
+    _check_condition(model, history, macro, signals, "condition")
     if model.per_date_scale:
         if scale is None:
             raise ValueError(

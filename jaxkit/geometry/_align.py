@@ -15,7 +15,7 @@ import numpy as np
 from jaxtyping import Array
 
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import as_float_array, check_finite
+from jaxkit._validate import as_float_array, error_if_invalid, finite_checked
 
 __all__ = ["kabsch", "kabsch_rmsd", "rmsd"]
 
@@ -29,15 +29,20 @@ def _check_points(P: ArrayInput, Q: ArrayInput, weights: ArrayInput | None, min_
         raise ValueError(f"Q: expected the shape of P {ps}, received {qs}")
     if ps[0] < min_points:
         raise ValueError(f"P: expected at least {min_points} points, received {ps[0]}")
-    check_finite("P", P)
-    check_finite("Q", Q)
+    P, Q = finite_checked("P", P), finite_checked("Q", Q)
     if weights is None:
         return P, Q, None
     w = as_float_array("weights", weights)
     if w.shape != ps[:1]:
         raise ValueError(f"weights: expected shape ({ps[0]},), received {w.shape}")
-    check_finite("weights", w)
-    if not isinstance(w, jax.core.Tracer) and (bool(jnp.any(w < 0)) or not float(jnp.sum(w)) > 0):
+    w = finite_checked("weights", w)
+    if isinstance(w, jax.core.Tracer):
+        w = error_if_invalid(
+            w,
+            jnp.any(w < 0) | ~(jnp.sum(w) > 0),
+            "weights: expected non-negative weights with a positive sum",
+        )
+    elif bool(jnp.any(w < 0)) or not float(jnp.sum(w)) > 0:
         raise ValueError(
             f"weights: expected non-negative weights with a positive sum, received min "
             f"{float(jnp.min(w)):.4g}, sum {float(jnp.sum(w)):.4g}"
@@ -54,7 +59,16 @@ def kabsch(P: ArrayInput, Q: ArrayInput, weights: ArrayInput | None = None) -> t
     mp, mq = w @ P, w @ Q
     H = (P - mp).T @ ((Q - mq) * w[:, None])
     U, S, Vt = jnp.linalg.svd(H)
-    if not isinstance(S, jax.core.Tracer):
+    if isinstance(S, jax.core.Tracer):  # the same test at run time (eqx.error_if), also under jax.jit
+        scale = jnp.sqrt(jnp.sum(w[:, None] * (P - mp) ** 2)) * jnp.sqrt(jnp.sum(w[:, None] * (Q - mq) ** 2))
+        tol = 1e3 * jnp.finfo(P.dtype).eps * jnp.maximum(scale, 1e-300)
+        U = error_if_invalid(
+            U,
+            ~(S[1] > tol),
+            "P, Q: the centered points are (nearly) collinear or coincident; the rotation about their line is "
+            "not determined",
+        )
+    else:
         s = np.asarray(S, np.float64)
         scale = float(
             np.sqrt(np.sum(np.asarray(w)[:, None] * np.asarray(P - mp) ** 2))

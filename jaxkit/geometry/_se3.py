@@ -5,8 +5,8 @@ The exponential of a twist ``xi = (omega, rho)`` (rotation part first) is ``(exp
 ``V = I + (1 - cos w)/w^2 hat(omega) + (w - sin w)/w^3 hat(omega)^2`` (Barfoot, "State Estimation for Robotics",
 7.1.5); :func:`log` inverts it with ``V^{-1} = I - hat/2 + (1/w^2)(1 - w sin w / (2 (1 - cos w))) hat^2``.
 
-Inputs are checked as in :mod:`jaxkit.geometry.so3`: shapes, dtypes, and on concrete inputs finite values and
-valid rotations (``R^T R = I``, ``det R = +1`` within ``1e-4``); homogeneous matrices must end in the row
+Inputs are checked as in :mod:`jaxkit.geometry.so3`: shapes, dtypes, finite values and valid rotations (values at
+run time under ``jax.jit``) (``R^T R = I``, ``det R = +1`` within ``1e-4``); homogeneous matrices must end in the row
 ``(0, 0, 0, 1)``.
 """
 
@@ -21,9 +21,11 @@ from jaxkit._typing import ArrayInput
 from jaxkit._validate import (
     ROTATION_ATOL,
     as_float_array,
-    check_finite,
     check_shape_tuple,
     check_trailing_shape,
+    error_if_invalid,
+    finite_checked,
+    rotation_checked,
 )
 
 from . import _so3 as so3
@@ -118,13 +120,18 @@ def from_matrix(T: ArrayInput) -> tuple[Array, Array]:
     ``(0, 0, 0, 1)`` (within ``1e-4``)."""
     T = as_float_array("T", T)
     check_trailing_shape("T", T, (4, 4))
-    check_finite("T", T)
-    so3._check_rotation("T[..., :3, :3]", T[..., :3, :3])
-    if not isinstance(T, jax.core.Tracer):
+    T = finite_checked("T", T)
+    R = rotation_checked("T[..., :3, :3]", T[..., :3, :3])
+    if isinstance(T, jax.core.Tracer):
+        err = jnp.abs(T[..., 3, :] - jnp.array([0.0, 0.0, 0.0, 1.0], T.dtype))
+        R = error_if_invalid(
+            R, jnp.any(err > ROTATION_ATOL), "T: expected homogeneous matrices with last row (0, 0, 0, 1)"
+        )
+    else:
         err = np.abs(np.asarray(T[..., 3, :], np.float64) - np.array([0.0, 0.0, 0.0, 1.0]))
         if err.size and err.max() > ROTATION_ATOL:
             raise ValueError(
                 f"T: expected homogeneous matrices with last row (0, 0, 0, 1), received a last row "
                 f"off by up to {err.max():.3g}"
             )
-    return T[..., :3, :3], T[..., :3, 3]
+    return R, T[..., :3, 3]

@@ -15,9 +15,9 @@ Input checks. Every public function accepts lists, NumPy and JAX arrays, checks 
 promoted to floats, complex is refused) and, on concrete inputs, that values are finite and that matrices passed
 as rotations are rotations (``R^T R = I`` and ``det R = +1`` within ``atol = 1e-4``;
 :func:`jaxkit.geometry.so3.check_rotation`), raising ``ValueError``/``TypeError`` that names the argument. Inside
-``jax.jit`` values are unknown, so only shapes and dtypes are checked there: check concrete inputs before the jit
-boundary (``check_rotation``), or wrap them with ``jaxkit``'s ``eqx.error_if`` based check where a traced check
-is needed.
+``jax.jit`` the same value checks run at run time (``equinox.error_if``): a traced non-rotation, NaN or
+out-of-range input raises a run-time error naming the argument instead of returning a silent result.
+:func:`random_uniform` refuses a request above the size cap (4 GiB, ``JAXKIT_MAX_BYTES``) up front.
 """
 
 from __future__ import annotations
@@ -34,14 +34,17 @@ from jaxkit._typing import ArrayInput, DTypeLike
 from jaxkit._validate import (
     ROTATION_ATOL,
     as_float_array,
-    check_finite,
     check_key,
     check_norm,
     check_shape_tuple,
+    check_size,
     check_trailing_shape,
+    error_if_invalid,
+    finite_checked,
+    range_checked,
+    rotation_checked,
     rotation_errors,
 )
-from jaxkit._validate import check_rotation as _check_rotation
 
 __all__ = [
     "rotation_from_uniforms",
@@ -73,30 +76,27 @@ def is_rotation(R: ArrayInput, atol: float = ROTATION_ATOL) -> np.ndarray:
         return np.asarray((orth <= atol) & (np.abs(det - 1.0) <= atol))
 
 
-def check_rotation(name: str, R: ArrayInput, atol: float = ROTATION_ATOL) -> None:
-    """Raise ``ValueError`` unless ``R`` has shape ``(..., 3, 3)`` and (when concrete) holds finite rotations
-    (``R^T R = I``, ``det R = +1`` within ``atol``). Shapes only on tracers."""
-    _check_rotation(name, R, atol)
+def check_rotation(name: str, R: ArrayInput, atol: float = ROTATION_ATOL) -> ArrayInput:
+    """Raise ``ValueError`` unless ``R`` has shape ``(..., 3, 3)`` and holds finite rotations (``R^T R = I``,
+    ``det R = +1`` within ``atol``); returns ``R``. On a tracer the value check runs at run time: use the
+    returned array (``R = check_rotation("R", R)``) so that ``jax.jit`` keeps it."""
+    return rotation_checked(name, R, atol)
 
 
 def _vectors(name: str, v: Any, n: int) -> Array:
     v = as_float_array(name, v)
     check_trailing_shape(name, v, (n,))
-    check_finite(name, v)
-    return v
+    return finite_checked(name, v)
 
 
 def _rotations(name: str, R: Any) -> Array:
-    R = as_float_array(name, R)
-    _check_rotation(name, R)
-    return R
+    return rotation_checked(name, as_float_array(name, R))
 
 
 def _matrices(name: str, M: Any) -> Array:
     M = as_float_array(name, M)
     check_trailing_shape(name, M, (3, 3))
-    check_finite(name, M)
-    return M
+    return finite_checked(name, M)
 
 
 def hat(v: ArrayInput) -> Array:
@@ -176,14 +176,7 @@ def _rodrigues(x: Array, y: Array, z: Array, a: Array, b: Array, th2: Array) -> 
 def _uniforms(**named: Any) -> list[Array]:
     out = []
     for name, u in named.items():
-        u = as_float_array(name, u)
-        check_finite(name, u)
-        if not isinstance(u, jax.core.Tracer) and (bool(jnp.any(u < 0)) or bool(jnp.any(u > 1))):
-            raise ValueError(
-                f"{name}: expected U(0, 1) variates in [0, 1], received values in "
-                f"[{float(jnp.min(u)):.4g}, {float(jnp.max(u)):.4g}]"
-            )
-        out.append(u)
+        out.append(range_checked(name, as_float_array(name, u), 0.0, 1.0, what="U(0, 1) variates"))
     return out
 
 
@@ -202,8 +195,7 @@ def _uniform_axis(u1: Array, u2: Array) -> tuple[Array, Array, Array]:
 def rotation_from_uniforms(u1: ArrayInput, u2: ArrayInput, omega: ArrayInput) -> Array:
     """Rotation by ``omega`` about the uniform axis drawn from ``(u1, u2)`` (see :func:`uniform_axis`)."""
     u1, u2 = _uniforms(u1=u1, u2=u2)
-    omega = as_float_array("omega", omega)
-    check_finite("omega", omega)
+    omega = finite_checked("omega", as_float_array("omega", omega))
     return _rotation_from_uniforms(u1, u2, omega)
 
 
@@ -217,8 +209,12 @@ def from_axis_angle(axis: ArrayInput, angle_: ArrayInput) -> Array:
     ``angle``)."""
     axis = _vectors("axis", axis, 3)
     check_norm("axis", axis, unit=True)
-    angle_ = as_float_array("angle", angle_)
-    check_finite("angle", angle_)
+    if isinstance(axis, jax.core.Tracer):
+        n = jnp.sqrt(jnp.sum(axis * axis, -1))
+        axis = error_if_invalid(
+            axis, jnp.abs(n - 1.0) > 1e-4, "axis: expected unit vectors (|norm - 1| <= 0.0001)"
+        )
+    angle_ = finite_checked("angle", as_float_array("angle", angle_))
     try:
         v = axis * angle_[..., None]
     except (TypeError, ValueError):
@@ -323,6 +319,8 @@ def from_quaternion(q: ArrayInput) -> Array:
     a zero quaternion is an error)."""
     q = _vectors("q", q, 4)
     check_norm("q", q, min_norm=1e-12)
+    if isinstance(q, jax.core.Tracer):
+        q = error_if_invalid(q, jnp.sum(q * q, -1) < 1e-24, "q: expected vectors of non-zero norm")
     return _from_quaternion(q)
 
 
@@ -410,6 +408,9 @@ def random_uniform(key: PRNGKeyArray, shape: tuple[int, ...] = (), dtype: DTypeL
     shape = check_shape_tuple("shape", shape)
     dtype = dtype or jnp.result_type(float)
     _check_dtype("dtype", dtype)
+    n = int(np.prod(shape, dtype=object))
+    # the result (9 words per rotation) plus the uniforms and quaternion temporaries (about 7 more)
+    check_size("shape", 16 * n * jnp.dtype(dtype).itemsize, hint=f"{n} rotations; draw them in batches")
     return _random_uniform(key, shape, jnp.dtype(dtype))
 
 

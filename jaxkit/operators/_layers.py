@@ -38,7 +38,7 @@ from jaxkit.kernels.spectral_mix import (
 )
 
 from .._typing import Array, ArrayLike, Float, PRNGKey
-from .._validate import check_choice, check_int
+from .._validate import check_choice, check_finite, check_int, check_key, error_if_invalid, is_tracer
 from ._spectral import _irdft_kept, _rdft_kept, riesz_multipliers, riesz_pairs
 
 __all__ = [
@@ -392,6 +392,20 @@ def _check_input(name: str, u: Any, channels: int, n_dims: int, modes: Sequence[
     return jnp.asarray(u)
 
 
+def finite_input(name: str, x: Array) -> Array:
+    """The boundary NaN/inf policy of the operator models: a concrete ``x`` with NaN/inf raises ``ValueError``;
+    a traced one (under ``jax.jit``/``vmap``/``grad``) raises through ``equinox.error_if`` when the compiled call
+    runs. Models skip it with ``check_finite=False``."""
+    if not is_tracer(x):
+        check_finite(name, x)
+        return x
+    return error_if_invalid(
+        x,
+        ~jnp.isfinite(x),
+        f"{name}: expected finite values, received NaN/inf (pass check_finite=False to skip)",
+    )
+
+
 def _init_spectral(key: PRNGKey, c_in: int, c_out: int, modes: tuple[int, ...]) -> tuple[Array, Array]:
     """FNO initialization: ``scale · U[0, 1)`` on real and imaginary parts, ``scale = 1/(c_in c_out)``."""
     kept = tuple(2 * m for m in modes[:-1]) + (modes[-1],)
@@ -414,6 +428,7 @@ class SpectralConv(eqx.Module):
     modes: tuple[int, ...] = eqx.field(static=True)
 
     def __init__(self, in_channels: int, out_channels: int, modes: int | Sequence[int], *, key: PRNGKey):
+        check_key("key", key)
         check_int("in_channels", in_channels, minimum=1)
         check_int("out_channels", out_channels, minimum=1)
         self.modes = _as_modes(modes)
@@ -473,6 +488,7 @@ class RieszSpectralConv(eqx.Module):
             if len(self.lengths) != d:
                 raise ValueError(f"lengths: expected {d} entries, received {self.lengths}")
         n_dirs = d if order == 1 else d * (d + 1) // 2
+        check_key("key", key)
         k_spec, k_loc = jax.random.split(key)
         kept = tuple(2 * m for m in self.modes[:-1]) + (self.modes[-1],)
         if branch in ("mix", "global"):
@@ -511,6 +527,7 @@ class Pointwise(eqx.Module):
     bias: Array
 
     def __init__(self, in_channels: int, out_channels: int, *, key: PRNGKey):
+        check_key("key", key)
         check_int("in_channels", in_channels, minimum=1)
         check_int("out_channels", out_channels, minimum=1)
         k1, k2 = jax.random.split(key)

@@ -43,8 +43,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._typing import Array, ArrayLike, Complex, Float, PRNGKey
-from .._validate import check_choice, check_finite, check_int, check_positive
-from ._layers import Pointwise, _as_modes, gelu, instance_norm, pointwise
+from .._validate import check_choice, check_int, check_key, check_positive
+from ._layers import Pointwise, _as_modes, finite_input, gelu, instance_norm, pointwise
 
 __all__ = ["LNO", "LNOConfig", "LaplaceLayer", "grid_spacing", "laplace_layer", "lno_apply"]
 
@@ -136,6 +136,7 @@ class LaplaceLayer(eqx.Module):
     modes: tuple[int, ...] = eqx.field(static=True)
 
     def __init__(self, in_channels: int, out_channels: int, modes: int | Sequence[int], *, key: PRNGKey):
+        check_key("key", key)
         check_int("in_channels", in_channels, minimum=1)
         check_int("out_channels", out_channels, minimum=1)
         self.modes = _as_modes(modes)
@@ -161,8 +162,7 @@ class LaplaceLayer(eqx.Module):
 
     def __call__(self, u: ArrayLike, *, spacing: Sequence[float]) -> Float[Array, "cout *grid"]:
         """``u`` ``(in_channels, *grid)`` with ``len(modes)`` axes; ``spacing`` the physical step per axis."""
-        u = _check_lno_input("u", u, self.in_channels, len(self.modes))
-        check_finite("u", u)
+        u = finite_input("u", _check_lno_input("u", u, self.in_channels, len(self.modes)))
         if len(spacing) != len(self.modes):
             raise ValueError(f"spacing: expected {len(self.modes)} entries, received {tuple(spacing)}")
         for s in spacing:
@@ -315,6 +315,7 @@ class LNO(eqx.Module):
                 endpoint,
             )
         )  # type: ignore[union-attr]
+        check_key("key", key)
         self.config = cfg
         k = jax.random.split(key, 5)
         lift_in = cfg.in_channels + (cfg.n_dims if cfg.grid_features else 0)
@@ -341,10 +342,12 @@ class LNO(eqx.Module):
             },
         }
 
-    def __call__(self, x: ArrayLike | list) -> Float[Array, "cout *grid"]:
-        """Evaluate on one sample ``x`` of shape ``(in_channels, *grid)``."""
+    def __call__(self, x: ArrayLike | list, *, check_finite: bool = True) -> Float[Array, "cout *grid"]:
+        """Evaluate on one sample ``x`` of shape ``(in_channels, *grid)``; NaN/inf in ``x`` raise, also under
+        ``jax.jit``/``vmap`` (``check_finite=False`` skips the check), as for :class:`FNO`."""
         cfg = self.config
         x = np.asarray(x, np.float32) if isinstance(x, list | tuple) else x
         x = _check_lno_input("x", x, cfg.in_channels, cfg.n_dims)
-        check_finite("x", x)  # concrete inputs only (a no-op under jit/vmap tracing)
+        if check_finite:
+            x = finite_input("x", x)
         return lno_apply(self.params(), x, cfg)

@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._typing import Array, ArrayLike, Float, PRNGKey
-from .._validate import check_choice, check_finite, check_int, check_range
+from .._validate import check_choice, check_int, check_key, check_range
 from ._layers import (
     InstanceNorm,
     Pointwise,
@@ -38,6 +38,7 @@ from ._layers import (
     SpectralConv,
     _as_modes,
     _check_input,
+    finite_input,
     gelu,
     instance_norm,
     pointwise,
@@ -196,6 +197,7 @@ class NeuralOperator(eqx.Module):
     config: OperatorConfig = eqx.field(static=True)
 
     def _build(self, cfg: OperatorConfig, key: PRNGKey) -> None:
+        check_key("key", key)
         cfg = _validate_config(cfg)
         self.config = cfg
         keys = jax.random.split(key, 3 + 2 * cfg.n_layers)
@@ -238,12 +240,17 @@ class NeuralOperator(eqx.Module):
             "proj_out": _layer_params(self.proj_out),
         }
 
-    def __call__(self, x: ArrayLike | list) -> Float[Array, "cout *grid"]:
-        """Evaluate on one sample ``x`` of shape ``(in_channels, *grid)`` at any resolution ``>= 2·modes``."""
+    def __call__(self, x: ArrayLike | list, *, check_finite: bool = True) -> Float[Array, "cout *grid"]:
+        """Evaluate on one sample ``x`` of shape ``(in_channels, *grid)`` at any resolution ``>= 2·modes``.
+
+        NaN/inf in ``x`` raise (``ValueError`` eagerly; under ``jax.jit``/``vmap`` an ``equinox`` runtime error
+        when the call runs) instead of flowing into the output; ``check_finite=False`` skips the check.
+        """
         cfg = self.config
         x = np.asarray(x, np.float32) if isinstance(x, list | tuple) else x
         x = _check_input("x", x, cfg.in_channels, cfg.n_dims, cfg.modes)
-        check_finite("x", x)  # concrete inputs only (a no-op under jit/vmap tracing)
+        if check_finite:
+            x = finite_input("x", x)
         return operator_apply(self.params(), x, cfg)
 
 

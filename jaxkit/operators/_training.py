@@ -170,12 +170,53 @@ def evaluate(
     b = y.shape[0]
     diff = np.linalg.norm((pred - y).reshape(b, -1), axis=1)
     norm = np.linalg.norm(y.reshape(b, -1), axis=1)
+    if np.any(norm == 0):
+        raise ValueError(
+            f"y: expected targets with a nonzero norm (the relative L2 error divides by it), received "
+            f"{int(np.sum(norm == 0))} all-zero sample(s), e.g. index {int(np.flatnonzero(norm == 0)[0])}"
+        )
     return {"rel_l2": float(np.mean(diff / norm)), "mse": float(np.mean((pred - y) ** 2))}
+
+
+_SAVE_FORMAT = "jaxkit.operators.TrainedOperator/1"
+
+
+def _model_record(model: Any) -> dict[str, Any]:
+    """``{"class", "config"}`` that rebuilds ``model``'s skeleton (FNO, RNO or LNO)."""
+    from ._lno import LNO
+    from ._models import NeuralOperator
+
+    if isinstance(model, LNO):
+        return {"class": "LNO", "config": model.config.to_dict()}
+    if isinstance(model, NeuralOperator):
+        return {"class": model.config.kind.upper(), "config": model.config.to_dict()}
+    raise TypeError(
+        f"model: TrainedOperator.save stores FNO, RNO and LNO models (rebuilt from their config), received "
+        f"{type(model).__name__}; save another Equinox model with jaxkit.train.save_checkpoint("
+        "path, eqx.filter(model, eqx.is_array)) or eqx.tree_serialise_leaves"
+    )
+
+
+def _skeleton(record: dict[str, Any]) -> Any:
+    """A model of the recorded class and config (weights to be overwritten by the checkpoint)."""
+    from ._lno import LNO
+    from ._models import build_operator
+
+    key = jax.random.key(0)
+    cfg = {k: tuple(v) if isinstance(v, list) else v for k, v in record["config"].items()}  # JSON lists
+    if record["class"] == "LNO":
+        return LNO(**cfg, key=key)
+    if record["class"] in ("FNO", "RNO"):
+        return build_operator(cfg, key=key)
+    raise ValueError(
+        f"model class: expected 'FNO', 'RNO' or 'LNO' in the checkpoint, found {record['class']!r}"
+    )
 
 
 @dataclass
 class TrainedOperator:
-    """What :func:`train_operator` returns."""
+    """What :func:`train_operator` returns: the trained ``model`` with its input/output normalizers, the training
+    ``history`` and timings. :meth:`save` / :meth:`load` store and restore all of it in one call."""
 
     model: eqx.Module
     x_normalizer: GaussianNormalizer
@@ -190,6 +231,86 @@ class TrainedOperator:
 
     def evaluate(self, x: ArrayLike, y: ArrayLike, batch_size: int = 32) -> dict[str, float]:
         return evaluate(self.model, x, y, self.x_normalizer, self.y_normalizer, batch_size=batch_size)
+
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write the model weights, its config (class and :class:`OperatorConfig`/:class:`LNOConfig`), both
+        normalizers, the history and timings to the checkpoint folder ``path`` (a verified orbax checkpoint of
+        :func:`jaxkit.train.save_checkpoint`: written atomically, every byte checksummed). Returns the path.
+
+        An existing ``path`` is replaced only with ``overwrite=True`` and only if it is a saved
+        ``TrainedOperator`` (never an unrelated folder). Works for FNO, RNO and LNO models (ensemble members
+        included); other models raise ``TypeError`` naming the alternative.
+        """
+        from ..train import CheckpointError, read_metadata, save_checkpoint
+
+        path = Path(path)
+        record = _model_record(self.model)
+        if path.exists():
+            try:
+                is_ours = read_metadata(path).get("format") == _SAVE_FORMAT
+            except CheckpointError:
+                is_ours = False
+            if not is_ours:
+                raise FileExistsError(
+                    f"path: {path} exists and is not a saved TrainedOperator; choose a new folder"
+                )
+            if not overwrite:
+                raise FileExistsError(
+                    f"path: {path} already holds a saved TrainedOperator; pass overwrite=True"
+                )
+        tree = {
+            "model": eqx.filter(self.model, eqx.is_array),
+            "x_normalizer": {"mean": self.x_normalizer.mean, "std": self.x_normalizer.std},
+            "y_normalizer": {"mean": self.y_normalizer.mean, "std": self.y_normalizer.std},
+        }
+        metadata = {
+            "format": _SAVE_FORMAT,
+            "model": record,
+            "normalizer_eps": [float(self.x_normalizer.eps), float(self.y_normalizer.eps)],
+            "normalizer_shapes": [
+                list(np.shape(self.x_normalizer.mean)),
+                list(np.shape(self.y_normalizer.mean)),
+            ],
+            "history": self.history,
+            "epoch_time": float(self.epoch_time),
+            "wall_time": float(self.wall_time),
+            "n_steps": int(self.n_steps),
+        }
+        return save_checkpoint(path, tree, metadata)
+
+    @classmethod
+    def load(cls, path: str | Path) -> TrainedOperator:
+        """The :class:`TrainedOperator` saved by :meth:`save` at ``path``: same weights, config, normalizers,
+        history and timings, so it predicts bit-for-bit as the saved one. Every byte is verified first
+        (``jaxkit.train.CheckpointError`` on a missing, corrupted or foreign checkpoint)."""
+        from ..train import CheckpointError, load_checkpoint, read_metadata
+
+        path = Path(path)
+        meta = read_metadata(path)
+        if meta.get("format") != _SAVE_FORMAT:
+            raise CheckpointError(
+                f"checkpoint {path} is not a saved TrainedOperator (format {meta.get('format')!r}, expected "
+                f"{_SAVE_FORMAT!r})"
+            )
+        model = _skeleton(meta["model"])
+        params, static = eqx.partition(model, eqx.is_array)
+        (xs, ys) = (tuple(s) for s in meta["normalizer_shapes"])
+        like = {
+            "model": params,
+            "x_normalizer": {"mean": jnp.zeros(xs, jnp.float32), "std": jnp.zeros(xs, jnp.float32)},
+            "y_normalizer": {"mean": jnp.zeros(ys, jnp.float32), "std": jnp.zeros(ys, jnp.float32)},
+        }
+        tree, _ = load_checkpoint(path, like)
+        x_eps, y_eps = meta["normalizer_eps"]
+        return cls(
+            eqx.combine(tree["model"], static),
+            GaussianNormalizer(tree["x_normalizer"]["mean"], tree["x_normalizer"]["std"], x_eps),
+            GaussianNormalizer(tree["y_normalizer"]["mean"], tree["y_normalizer"]["std"], y_eps),
+            list(meta["history"]),
+            float(meta["epoch_time"]),
+            float(meta["wall_time"]),
+            int(meta["n_steps"]),
+        )
 
 
 def _loss_fn(xn: GaussianNormalizer, yn: GaussianNormalizer) -> Callable:

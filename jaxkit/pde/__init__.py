@@ -12,6 +12,8 @@ Modules: :mod:`~jaxkit.pde.grf` (Gaussian random fields), :mod:`~jaxkit.pde.burg
 from . import burgers, darcy, grf, lno, navier_stokes
 from ._datasets import (
     DATASETS,
+    MAX_BYTES,
+    MAX_FINE_RESOLUTION,
     DatasetSpec,
     PDEDataset,
     allowed_resolutions,
@@ -25,6 +27,8 @@ from ._grf import grf_neumann, grf_periodic, neumann_spectrum, periodic_spectrum
 
 __all__ = [
     "DATASETS",
+    "MAX_BYTES",
+    "MAX_FINE_RESOLUTION",
     "DatasetSpec",
     "PDEDataset",
     "allowed_resolutions",

@@ -21,8 +21,8 @@ which for each name, :func:`allowed_resolutions` lists them.
 Generation runs in chunks (progress bar) into preallocated arrays; with ``cache_dir`` the arrays are written
 chunk by chunk to ``.npy`` memory maps (bounded memory: 10,000 Navier–Stokes trajectories never sit in RAM) and
 returned memory-mapped read-only. A cache entry is a folder named by a hash of every generator parameter; a
-``meta.json`` with CRC32 checksums is written last, so an interrupted or damaged entry is detected, reported with
-a warning and regenerated.
+``meta.json`` with CRC32 checksums of the arrays (and a SHA-256 of itself) is written last, so an interrupted or
+damaged entry is detected, reported with a warning and regenerated.
 """
 
 from __future__ import annotations
@@ -46,7 +46,24 @@ from jaxkit._typing import ArrayInput
 
 from .._validate import check_choice, check_int
 
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2  # 2: meta.json carries a SHA-256 of its own body
+
+MAX_BYTES = 8 * 2**30
+"""Default memory cap of :func:`make_dataset` (8 GiB; override per call with ``max_bytes=``): the arrays it would
+hold in memory (all four splits without ``cache_dir``; one chunk of fine-grid solves in every case) must fit, or
+the call is refused up front with the size it would need."""
+
+
+def _gib(nbytes: int | float) -> str:
+    return f"{nbytes / 2**30:.3g} GiB"
+
+
+def _check_bytes(what: str, nbytes: int | float, cap: int | float, hint: str) -> None:
+    if nbytes > cap:
+        raise ValueError(
+            f"{what} would need {_gib(nbytes)}, above the cap max_bytes = {_gib(cap)}; {hint}, or pass a "
+            "larger max_bytes"
+        )
 
 
 @dataclass(frozen=True)
@@ -106,8 +123,22 @@ class DatasetSpec:
         return arr[tuple(idx)]
 
 
+class DatasetTable(dict):
+    """The PDE benchmark datasets :func:`make_dataset` can generate: ``{name: description}``.
+
+    Keys are the names accepted by :func:`make_dataset`, :func:`allowed_resolutions` and :func:`dataset_spec`
+    (Burgers, Darcy, Navier–Stokes and the Laplace-neural-operator problems); each value is a one-line
+    description: the equation, its fine grid and the resolutions it subsamples to. The full recipe of a name is
+    ``dataset_spec(name)``; :func:`register_dataset` adds an entry. Read it like a dict
+    (``list(DATASETS)``, ``DATASETS["burgers"]``).
+    """
+
+
+DatasetTable.__module__ = "jaxkit.pde"  # help() names the public package
+
+
 SPECS: dict[str, DatasetSpec] = {}
-DATASETS: dict[str, str] = {}
+DATASETS: DatasetTable = DatasetTable()
 
 
 def register_dataset(spec: DatasetSpec) -> DatasetSpec:
@@ -227,13 +258,34 @@ def _crc32(path: Path) -> int:
 _ARRAYS = ("x_train", "y_train", "x_test", "y_test")
 
 
+def _write_meta(path: Path, stored: dict[str, Any]) -> None:
+    """``meta.json`` = ``{"body": <JSON text>, "sha256": <digest of that text>}``: any change is detected."""
+    body = json.dumps(stored, default=str, sort_keys=True)
+    digest = hashlib.sha256(body.encode()).hexdigest()
+    path.write_text(json.dumps({"body": body, "sha256": digest}))
+
+
+def _read_meta(path: Path) -> dict[str, Any]:
+    """The stored metadata of ``meta.json``, verified against its SHA-256 (``ValueError`` if damaged)."""
+    wrapper = json.loads(path.read_text())
+    if not isinstance(wrapper, dict) or set(wrapper) != {"body", "sha256"}:
+        raise ValueError("meta.json is not a checksummed metadata record")
+    body, digest = wrapper["body"], wrapper["sha256"]
+    if not isinstance(body, str) or hashlib.sha256(body.encode()).hexdigest() != digest:
+        raise ValueError("meta.json does not match its SHA-256")
+    stored = json.loads(body)
+    if not isinstance(stored, dict):
+        raise ValueError("meta.json body is not a dict")
+    return stored
+
+
 def _load_cache(folder: Path, meta: dict[str, Any]) -> PDEDataset | None:
     """Return the cached dataset, ``None`` if absent; warn and return ``None`` if damaged."""
     meta_path = folder / "meta.json"
     if not folder.exists():
         return None
     try:
-        stored = json.loads(meta_path.read_text())
+        stored = _read_meta(meta_path)
         arrays = {}
         for k in _ARRAYS:
             path = folder / f"{k}.npy"
@@ -315,6 +367,7 @@ def make_dataset(
     cache_dir: str | os.PathLike[str] | None = None,
     chunk_size: int | None = None,
     progress: bool = True,
+    max_bytes: int | None = None,
     **options: GeneratorOption,
 ) -> PDEDataset:
     """Generate (or load from ``cache_dir``) the dataset ``name``.
@@ -327,6 +380,10 @@ def make_dataset(
         cache_dir: folder for cached files (``None``: keep in memory only).
         chunk_size: samples solved per jit call (memory bound); default per dataset.
         progress: show a progress bar.
+        max_bytes: memory cap in bytes (default :data:`MAX_BYTES`, 8 GiB). Without ``cache_dir`` the four arrays
+            must fit in it; in every case one chunk of fine-grid samples must. With ``cache_dir`` the arrays go to
+            disk instead and must fit in the free space there. Checked before any solve (``ValueError`` giving
+            the size needed).
         **options: generator parameters overriding the published defaults, e.g. ``fine_resolution`` for a cheaper
             fine solve (documented per dataset in :data:`DATASETS`).
 
@@ -348,6 +405,24 @@ def make_dataset(
     else:
         check_int("chunk_size", chunk_size, minimum=1)
         chunk = chunk_size
+    cap = MAX_BYTES if max_bytes is None else max_bytes
+    check_int("max_bytes", cap, minimum=1)
+    # lower bound before anything is traced: one fine-grid float32 field per sample of the chunk
+    fine_points = float(params["fine_resolution"]) ** len(spec.sub_axes)
+    _check_bytes(
+        f"{name}: a chunk of {chunk} fine-grid samples",
+        4.0 * chunk * fine_points,
+        cap,
+        "lower chunk_size or fine_resolution",
+    )
+    out_points = float(n_train + n_test) * float(resolution) ** len(spec.sub_axes)
+    if cache_dir is None:
+        _check_bytes(
+            f"{name}: {n_train} + {n_test} samples",
+            4.0 * out_points,
+            cap,
+            "lower n_train/n_test/resolution or pass cache_dir",
+        )
     meta: dict[str, Any] = {
         "name": name,
         "params": params,
@@ -385,6 +460,17 @@ def make_dataset(
         "x_test": (n_test, *xs.shape[1:]),
         "y_test": (n_test, *ys.shape[1:]),
     }
+    total = 4.0 * sum(float(np.prod(s, dtype=np.float64)) for s in shapes.values())
+    if cache_dir is None:
+        _check_bytes(f"{name}: the dataset", total, cap, "lower n_train/n_test/resolution or pass cache_dir")
+    else:
+        Path(cache_dir).mkdir(parents=True, exist_ok=True)
+        free = shutil.disk_usage(cache_dir).free
+        if total > free:
+            raise ValueError(
+                f"{name}: the dataset would need {_gib(total)} on disk, {cache_dir} has {_gib(free)} free; lower "
+                "n_train/n_test/resolution or choose another cache_dir"
+            )
     tmp = None
     if folder is not None:
         tmp = folder.with_name(folder.name + f".tmp{os.getpid()}")
@@ -424,7 +510,7 @@ def make_dataset(
         "checksums": {k: _crc32(tmp / f"{k}.npy") for k in _ARRAYS},
         "grid": [g.tolist() for g in grid],
     }
-    (tmp / "meta.json").write_text(json.dumps(stored, default=str))
+    _write_meta(tmp / "meta.json", stored)
     os.replace(tmp, folder)
     loaded = _load_cache(folder, meta)
     if loaded is None:  # pragma: no cover - just written
@@ -438,12 +524,31 @@ def make_dataset(
 
 
 def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
+    """Divisors of ``n`` in increasing order (pairs ``d, n/d`` up to ``√n``)."""
+    small, large = [], []
+    d = 1
+    while d * d <= n:
+        if n % d == 0:
+            small.append(d)
+            if d * d != n:
+                large.append(n // d)
+        d += 1
+    return small + large[::-1]
+
+
+MAX_FINE_RESOLUTION = 2**24
+"""Largest ``fine_resolution`` (points per axis) a dataset accepts: 2^24 (a 1-D float32 sample of 64 MiB, a 2-D
+one of 1 PiB); listing the allowed resolutions of a grid stays instant below it."""
 
 
 def _check_fine(name: str, minimum: int = 4, even: bool = False):
     def validate(p: dict[str, Any]) -> None:
         check_int("fine_resolution", p["fine_resolution"], minimum=minimum)
+        if p["fine_resolution"] > MAX_FINE_RESOLUTION:
+            raise ValueError(
+                f"fine_resolution: expected at most {MAX_FINE_RESOLUTION} (2**24) points per axis, received "
+                f"{p['fine_resolution']}"
+            )
         if even and p["fine_resolution"] % 2:
             raise ValueError(f"fine_resolution: {name} needs an even grid, received {p['fine_resolution']}")
 
@@ -958,6 +1063,8 @@ register_dataset(
 
 __all__ = [
     "DATASETS",
+    "MAX_BYTES",
+    "MAX_FINE_RESOLUTION",
     "SPECS",
     "DatasetSpec",
     "PDEDataset",

@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._typing import Array, Float, PRNGKey
-from .._validate import check_int, check_positive
+from .._validate import check_int, check_key, check_positive
 
 FNO_BURGERS = {"alpha": 2.0, "tau": 5.0, "sigma": 25.0}
 FNO_DARCY = {"alpha": 2.0, "tau": 3.0, "sigma": 3.0}
@@ -124,6 +124,7 @@ def grf_periodic(
     ``u = Re ifftn(n^d √λ_k (a_k + i b_k))`` with ``a, b ~ N(0, 1)``: covariance
     $\sum_k \lambda_k\cos(2\pi k\cdot(x-y)/L)$, i.e. exactly ``σ²(-Δ+τ²)^-α`` truncated to the grid.
     """
+    check_key("key", key)
     lam = periodic_spectrum(shape, alpha=alpha, tau=tau, sigma=sigma, length=length, zero_mean=zero_mean)
     n_total = int(np.prod(lam.shape))
     ka, kb = jax.random.split(key)
@@ -145,6 +146,7 @@ def grf_neumann(
     dtype=jnp.float32,
 ) -> Float[Array, "*grid"]:
     """One zero-Neumann GRF sample at the cell centers ``x_j = (j+½)L/n`` (DCT synthesis, as FNO's ``GRF.m``)."""
+    check_key("key", key)
     lam = neumann_spectrum(shape, alpha=alpha, tau=tau, sigma=sigma, length=length, zero_mean=zero_mean)
     xi = jax.random.normal(key, lam.shape, dtype)
     scale = float(np.prod(lam.shape)) ** 0.5

@@ -12,8 +12,24 @@ in ``jax.lax`` so it jits and vmaps over rebalance dates. Max-Sharpe uses the Co
 variables $y = \kappa w$: $\min y^\top\Sigma y$ s.t. $(\mu - r_f)^\top y = 1,\ y\ge 0$, then
 $w = y/\mathbf 1^\top y$ (the same problem PyPortfolioOpt hands to cvxpy).
 
+Units. Every function takes per-period quantities (a mean and a covariance of returns over the same period:
+daily, monthly or annualised, as long as ``mean``, ``cov`` and ``risk_free_rate`` agree). No weight depends on
+that period: scaling the mean and the covariance by the same factor leaves every rule's solution unchanged
+(:func:`mean_variance`'s ``risk_aversion`` is unit-free). Mixing periods (daily mean, annual covariance) does change
+the weights.
+
+Precision. The interior-point solves are rescaled internally (each asset by its volatility, the mean and the
+budget row to unit size), so float32 inputs at daily scale (variances ~1e-4, means ~1e-4) solve to float32
+accuracy. ``dtype=`` chooses the precision per call (``jnp.float64`` computes in float64 without the global
+``jax_enable_x64`` flag); the default is the inputs' float dtype. If a solve cannot reach the tolerance the error
+says whether more iterations would help (still improving at ``max_iter``) or the precision is the limit (stalled:
+pass ``dtype=jnp.float64``).
+
+pandas. A ``mean`` Series or ``cov`` DataFrame (labels = tickers, as PyPortfolioOpt and skfolio take them) gives
+a Series of weights with the same labels; arrays give arrays.
+
 All public functions check concrete inputs and are also traceable (checks that need values are skipped under
-``jit``/``vmap``).
+``jit``/``vmap``; ``dtype`` and labels then follow the traced inputs).
 """
 
 from __future__ import annotations
@@ -36,6 +52,7 @@ from jaxkit._validate import (
     float_dtype,
     is_tracer,
 )
+from jaxkit.portfolio._labels import LabeledVector, check_labels, labeled, precision
 
 __all__ = [
     "equal_weight",
@@ -53,6 +70,21 @@ def _max_step(v, dv):
     return jnp.minimum(1.0, jnp.min(ratio))
 
 
+STALL_ITERATIONS = 8  # iterations without a 1% drop of the residual after which a solve counts as stalled
+
+
+def _resolve_dtype(dtype: Any, *xs: Any) -> Any:
+    """``dtype`` (float32 or float64) or the inputs' float dtype."""
+    if dtype is None:
+        return _dtype(*xs)
+    d = np.dtype(dtype)
+    if d not in (np.float32, np.float64):
+        raise ValueError(
+            f"dtype: expected float32 or float64 (or None: the inputs' dtype), received {dtype!r}"
+        )
+    return d
+
+
 def solve_qp_nonneg(
     H: ArrayInput,
     c: ArrayInput,
@@ -60,14 +92,16 @@ def solve_qp_nonneg(
     b: ArrayInput,
     *,
     max_iter: int = 60,
+    dtype: ArrayInput | None = None,
 ) -> Float[Array, " n"]:
     r"""Solve $\min \tfrac12 x^\top H x + c^\top x$ s.t. $Ax=b,\ x\ge0$ (H PSD) by a primal–dual
     interior-point method with Mehrotra's predictor–corrector; stops when the duality measure and residuals fall
     below $10^{-2}\sqrt{\epsilon}$ (scaled problem) or after ``max_iter`` iterations.
 
     Concrete inputs are checked (finite, shapes, ``H`` symmetric PSD) and a solve that stops before the tolerance
-    (``max_iter`` reached, or a non-finite step) raises ``ValueError`` instead of returning the last iterate.
-    Traced inputs (inside ``jit``/``vmap``) are not checked: use it there as an unchecked core."""
+    raises ``ValueError`` instead of returning the last iterate, saying whether more iterations would help or the
+    precision is the limit (pass ``dtype=jnp.float64``). Traced inputs (inside ``jit``/``vmap``) are not
+    checked: use it there as an unchecked core. No units: ``H``, ``c``, ``A``, ``b`` as the problem states."""
     check_int("max_iter", max_iter, minimum=1)
     if any(is_tracer(a) for a in (H, c, A, b)):
         return _qp_core(H, c, A, b, max_iter=max_iter)[0]
@@ -78,26 +112,41 @@ def solve_qp_nonneg(
         raise ValueError(f"A: expected shape (m, {n}), received {np.shape(A)}")
     check_vector("b", b, np.shape(A)[0])
     check_finite("A", A)
-    dt = _dtype(H, c, A, b)
-    x, ok, err, it = _qp_core(*(jnp.asarray(a, dt) for a in (H, c, A, b)), max_iter=max_iter)
-    _raise_unless_converged(bool(ok), float(err), int(it), max_iter)
+    dt = _resolve_dtype(dtype, H, c, A, b)
+    with precision(dt):
+        x, ok, err, it, stalled = _qp_core(
+            *(jnp.asarray(np.asarray(a, np.float64), dt) for a in (H, c, A, b)), max_iter=max_iter
+        )
+        _raise_unless_converged(bool(ok), float(err), int(it), max_iter, "solve_qp_nonneg", bool(stalled), dt)
     return x
 
 
 def _raise_unless_converged(
-    ok: bool, err: float, it: int, max_iter: int, what: str = "solve_qp_nonneg"
-) -> None:
-    if not ok:
-        raise ValueError(
-            f"max_iter: {what} stopped after {it} of max_iter={max_iter} interior-point iterations "
-            f"with residual {err:.3g} above the tolerance; raise max_iter (or check the problem is "
-            "convex and feasible)"
+    ok: bool, err: float, it: int, max_iter: int, what: str = "solve_qp_nonneg", stalled: bool = False,
+    dtype: Any = None,
+) -> None:  # fmt: skip
+    if ok:
+        return
+    if stalled:
+        cause = (
+            "the problem is infeasible or unbounded, or float32 precision is the limit: pass dtype=jnp.float64 "
+            "to tell them apart"
+            if np.dtype(dtype) != np.float64
+            else "check that the problem is convex and feasible"
         )
+        raise ValueError(
+            f"{what}: the interior-point iteration stalled after {it} iterations at residual {err:.3g} (no progress "
+            f"for {STALL_ITERATIONS} iterations, or iterates running away: a larger max_iter does not help); {cause}"
+        )
+    raise ValueError(
+        f"max_iter: {what} stopped after {it} of max_iter={max_iter} interior-point iterations with residual "
+        f"{err:.3g} above the tolerance while still improving; raise max_iter"
+    )
 
 
 @functools.partial(jax.jit, static_argnames=("max_iter",))
 def _qp_core(H, c, A, b, *, max_iter: int = 60):
-    """The interior-point solve: ``(x, converged, error, iterations)``."""
+    """The interior-point solve: ``(x, converged, error, iterations, stalled)``."""
     n, m = H.shape[0], A.shape[0]
     dtype = H.dtype
     eps = jnp.finfo(dtype).eps
@@ -126,14 +175,17 @@ def _qp_core(H, c, A, b, *, max_iter: int = 60):
     def residuals(x, lam, s):
         return H @ x + c - A.T @ lam - s, A @ x - b
 
-    def cond(state):
-        it, x, lam, s = state
+    def error(x, lam, s):
         rd, rp = residuals(x, lam, s)
-        err = jnp.maximum(jnp.dot(x, s) / n, jnp.maximum(jnp.max(jnp.abs(rd)), jnp.max(jnp.abs(rp))))
-        return (it < max_iter) & (err > tol) & jnp.all(jnp.isfinite(x))
+        return jnp.maximum(jnp.dot(x, s) / n, jnp.maximum(jnp.max(jnp.abs(rd)), jnp.max(jnp.abs(rp))))
+
+    def cond(state):
+        it, x, lam, s, best, since = state
+        err = error(x, lam, s)
+        return (it < max_iter) & (err > tol) & jnp.all(jnp.isfinite(x)) & (since < STALL_ITERATIONS)
 
     def body(state):
-        it, x, lam, s = state
+        it, x, lam, s, best, since = state
         rd, rp = residuals(x, lam, s)
         mu = jnp.dot(x, s) / n
         fac = factor(x, s)
@@ -144,25 +196,28 @@ def _qp_core(H, c, A, b, *, max_iter: int = 60):
         dx, dl, ds = solve_newton(fac, x, s, rd, rp, x * s + dxa * dsa - sigma * mu)
         ap = 0.99 * _max_step(x, dx)
         ad = 0.99 * _max_step(s, ds)
-        new = (it + 1, x + ap * dx, lam + ad * dl, s + ad * ds)
-        ok = jnp.all(jnp.isfinite(new[1])) & jnp.all(jnp.isfinite(new[3]))
-        return jax.tree.map(lambda a, o: jnp.where(ok, a, o), new, (it + max_iter, x, lam, s))
+        new = (x + ap * dx, lam + ad * dl, s + ad * ds)
+        ok = jnp.all(jnp.isfinite(new[0])) & jnp.all(jnp.isfinite(new[2]))
+        x, lam, s = jax.tree.map(lambda a, o: jnp.where(ok, a, o), new, (x, lam, s))
+        err = error(x, lam, s)
+        better = err < 0.99 * best
+        it = jnp.where(ok, it + 1, it + max_iter)
+        return it, x, lam, s, jnp.where(better, err, best), jnp.where(better, 0, since + 1)
 
-    def error(x, lam, s):
-        rd, rp = residuals(x, lam, s)
-        return jnp.maximum(jnp.dot(x, s) / n, jnp.maximum(jnp.max(jnp.abs(rd)), jnp.max(jnp.abs(rp))))
-
-    init = (jnp.asarray(0), jnp.ones(n, dtype), jnp.zeros(m, dtype), jnp.ones(n, dtype))
-    it, x, lam, s = jax.lax.while_loop(cond, body, init)
+    init_x, init_s = jnp.ones(n, dtype), jnp.ones(n, dtype)
+    init = (jnp.asarray(0), init_x, jnp.zeros(m, dtype), init_s, jnp.asarray(jnp.inf, dtype), jnp.asarray(0))
+    it, x, lam, s, best, since = jax.lax.while_loop(cond, body, init)
     err = error(x, lam, s)
     ok = (err <= tol) & jnp.all(jnp.isfinite(x))
-    return jnp.maximum(x, 0.0), ok, err * scale, jnp.minimum(it, max_iter)
+    # no progress for STALL_ITERATIONS, or iterates that have run away from their best point (infeasible/unbounded)
+    stalled = (since >= STALL_ITERATIONS) | (err > 1e3 * best) | (jnp.max(jnp.abs(x)) > 1e12)
+    return jnp.maximum(x, 0.0), ok, err * scale, jnp.minimum(it, max_iter), stalled
 
 
 def _solve_checked(H, c, A, b, max_iter: int, what: str):
-    x, ok, err, it = _qp_core(H, c, A, b, max_iter=max_iter)
+    x, ok, err, it, stalled = _qp_core(H, c, A, b, max_iter=max_iter)
     if not is_tracer(ok):  # traced (a risk aversion under jit): unchecked, like the *_core functions
-        _raise_unless_converged(bool(ok), float(err), int(it), max_iter, what)
+        _raise_unless_converged(bool(ok), float(err), int(it), max_iter, what, bool(stalled), H.dtype)
     return x
 
 
@@ -171,78 +226,158 @@ def _normalize(w):
     return w / jnp.sum(w)
 
 
-def _check_mean_cov(mean: Any, cov: Any) -> None:
+def _check_mean_cov(mean: Any, cov: Any) -> list | None:
     check_covariance("cov", cov)
     check_vector("mean", mean, np.shape(cov)[0])
+    return check_labels(mean=mean, cov=cov)
 
 
 def _dtype(*xs):
     return float_dtype(*xs)
 
 
-def min_variance(cov: ArrayInput, *, max_iter: int = 60) -> Float[Array, " n"]:
-    r"""Long-only minimum variance: $\min w^\top\Sigma w$ s.t. $\mathbf 1^\top w = 1,\ w\ge 0$."""
+def _arr(x: Any, dt: Any) -> Array:
+    return x.astype(dt) if is_tracer(x) else jnp.asarray(np.asarray(x, np.float64), dt)
+
+
+def _vol_scaling(S: Array) -> Array:
+    r"""Per-asset rescaling $d_i = 1/\sigma_i$ (floored at $10^{-6}\max_i\sigma_i$ for zero-variance assets):
+    $D\Sigma D$ has a unit diagonal, so daily- and annual-scale inputs give the same well-scaled problem."""
+    sd = jnp.sqrt(jnp.maximum(jnp.diag(S), 0.0))
+    sd = jnp.maximum(sd, 1e-6 * jnp.max(sd) + jnp.finfo(S.dtype).tiny)
+    return 1.0 / sd
+
+
+def _budget_qp(S, c, row, max_iter, what):
+    r"""$\min \tfrac12 w^\top S w + c^\top w$ s.t. $\mathrm{row}^\top w = 1$, $w\ge0$, solved in the scaled
+    variables $w = D z$, $D = \mathrm{diag}(1/\sigma_i)/\rho$ with $\rho = \max_i |\mathrm{row}_i/\sigma_i|$: the
+    constraint row has unit size, so the solution $z$ has unit size whatever the period of the inputs (tiny daily
+    excess returns or variances) and the Hessian has a constant diagonal."""
+    d = _vol_scaling(S)
+    d = d / jnp.max(jnp.abs(row * d))
+    H = d[:, None] * S * d[None, :]
+    z = _solve_checked(H, c * d, (row * d)[None, :], jnp.ones(1, S.dtype), max_iter, what)
+    return d * z
+
+
+def min_variance(cov: ArrayInput, *, max_iter: int = 60, dtype: ArrayInput | None = None) -> LabeledVector:
+    r"""Long-only minimum variance: $\min w^\top\Sigma w$ s.t. $\mathbf 1^\top w = 1,\ w\ge 0$.
+
+    ``cov``: covariance of returns per period (any period; the weights do not depend on it)."""
     check_covariance("cov", cov)
+    labels = check_labels(cov=cov)
     check_int("max_iter", max_iter, minimum=1)
-    S = jnp.asarray(cov, _dtype(cov))
-    n = S.shape[0]
-    x = _solve_checked(
-        S, jnp.zeros(n, S.dtype), jnp.ones((1, n), S.dtype), jnp.ones(1, S.dtype), max_iter, "min_variance"
-    )
-    return _normalize(x)
+    dt = _resolve_dtype(dtype, cov)
+    with precision(dt):
+        S = _arr(cov, dt)
+        n = S.shape[0]
+        w = _normalize(_budget_qp(S, jnp.zeros(n, dt), jnp.ones(n, dt), max_iter, "min_variance"))
+    return labeled(w, labels, "weight")
 
 
 def mean_variance(
-    mean: ArrayInput, cov: ArrayInput, risk_aversion: float = 1.0, *, max_iter: int = 60
-) -> Float[Array, " n"]:
+    mean: ArrayInput,
+    cov: ArrayInput,
+    risk_aversion: float = 1.0,
+    *,
+    max_iter: int = 60,
+    dtype: ArrayInput | None = None,
+) -> LabeledVector:
     r"""Long-only quadratic utility $\max w^\top\mu - \tfrac\delta2 w^\top\Sigma w$ s.t.
-    $\mathbf 1^\top w = 1,\ w\ge0$ (PyPortfolioOpt's ``max_quadratic_utility``)."""
-    _check_mean_cov(mean, cov)
+    $\mathbf 1^\top w = 1,\ w\ge0$ (PyPortfolioOpt's ``max_quadratic_utility``).
+
+    ``mean`` and ``cov`` per period, in the same period; ``risk_aversion`` $\delta$ is unit-free (the utility of
+    daily inputs is that of the annualised ones divided by 252, so the weights are the same)."""
+    labels = _check_mean_cov(mean, cov)
     if not is_tracer(risk_aversion):
         check_positive("risk_aversion", risk_aversion)
-    dt = _dtype(mean, cov)
-    mu, S = jnp.asarray(mean, dt), jnp.asarray(cov, dt)
-    n = S.shape[0]
-    x = _solve_checked(
-        risk_aversion * S, -mu, jnp.ones((1, n), dt), jnp.ones(1, dt), max_iter, "mean_variance"
-    )
-    return _normalize(x)
+    dt = _resolve_dtype(dtype, mean, cov)
+    with precision(dt):
+        mu, S = _arr(mean, dt), _arr(cov, dt)
+        n = S.shape[0]
+        w = _normalize(_budget_qp(risk_aversion * S, -mu, jnp.ones(n, dt), max_iter, "mean_variance"))
+    return labeled(w, labels, "weight")
 
 
 def max_sharpe(
-    mean: ArrayInput, cov: ArrayInput, risk_free_rate: float = 0.0, *, max_iter: int = 60
-) -> Float[Array, " n"]:
+    mean: ArrayInput,
+    cov: ArrayInput,
+    risk_free_rate: float = 0.0,
+    *,
+    max_iter: int = 60,
+    dtype: ArrayInput | None = None,
+) -> LabeledVector:
     r"""Long-only maximum Sharpe ratio $\max (w^\top\mu - r_f)/\sqrt{w^\top\Sigma w}$, $w\ge0$,
     $\mathbf 1^\top w=1$.
 
-    Needs one asset with $\mu_i > r_f$ (``ValueError`` otherwise, on concrete input). Under tracing, a
-    date where no asset beats $r_f$ falls back to the long-only minimum variance portfolio.
+    ``mean``, ``cov`` and ``risk_free_rate`` per period, all in the same period (daily, annualised, ...; the
+    weights do not depend on which). Needs one asset with $\mu_i > r_f$ (``ValueError`` otherwise, on concrete
+    input). Under tracing, a date where no asset beats $r_f$ falls back to the long-only minimum variance
+    portfolio.
     """
-    _check_mean_cov(mean, cov)
-    dt = _dtype(mean, cov)
-    mu, S = jnp.asarray(mean, dt), jnp.asarray(cov, dt)
-    excess = mu - risk_free_rate
-    if not is_tracer(excess) and not bool(jnp.max(excess) > 0):
-        raise ValueError(
-            f"mean: at least one expected return must exceed risk_free_rate={risk_free_rate}, "
-            f"max is {float(jnp.max(mu)):.4g}"
-        )
-    n = S.shape[0]
-    row = jnp.where(
-        jnp.max(excess) > 0, excess, jnp.ones(n, dt)
-    )  # fallback: min variance (one QP either way)
-    y = _solve_checked(S, jnp.zeros(n, dt), row[None, :], jnp.ones(1, dt), max_iter, "max_sharpe")
-    return _normalize(y)
+    labels = _check_mean_cov(mean, cov)
+    dt = _resolve_dtype(dtype, mean, cov)
+    with precision(dt):
+        mu, S = _arr(mean, dt), _arr(cov, dt)
+        excess = mu - risk_free_rate
+        if not is_tracer(excess) and not bool(jnp.max(excess) > 0):
+            raise ValueError(
+                f"mean: at least one expected return must exceed risk_free_rate={risk_free_rate}, "
+                f"max is {float(jnp.max(mu)):.4g}"
+            )
+        n = S.shape[0]
+        row = jnp.where(
+            jnp.max(excess) > 0, excess, jnp.ones(n, dt)
+        )  # fallback: min variance (one QP either way)
+        w = _normalize(_budget_qp(S, jnp.zeros(n, dt), row, max_iter, "max_sharpe"))
+    return labeled(w, labels, "weight")
 
 
-def tangency(mean: ArrayInput, cov: ArrayInput, risk_free_rate: float = 0.0) -> Float[Array, " n"]:
-    r"""Unconstrained tangency portfolio $w \propto \Sigma^{-1}(\mu - r_f)$, normalized to sum to one."""
-    _check_mean_cov(mean, cov)
-    if not np.isfinite(float(risk_free_rate)):
+def tangency(
+    mean: ArrayInput, cov: ArrayInput, risk_free_rate: float = 0.0, *, dtype: ArrayInput | None = None
+) -> LabeledVector:
+    r"""Unconstrained (shorts allowed) maximum-Sharpe fully invested portfolio: $w = z/\mathbf 1^\top z$ with
+    $z = \Sigma^{-1}(\mu - r_f)$.
+
+    Contract: this portfolio exists only when the net exposure $\mathbf 1^\top z$ is positive. When it is
+    negative, $z/\mathbf 1^\top z$ would be the *minimum*-Sharpe portfolio and the maximum over fully invested
+    portfolios is not attained (it is approached by ever larger net-short positions); when it is zero the
+    normalization is undefined. Both raise ``ValueError``, as do a singular ``cov`` (use a shrunk covariance such
+    as :func:`ledoit_wolf`, or the long-only :func:`max_sharpe`) and $\mu = r_f$. ``mean``, ``cov`` and
+    ``risk_free_rate`` per period, all in the same period (the weights do not depend on which)."""
+    labels = _check_mean_cov(mean, cov)
+    if not is_tracer(risk_free_rate) and not np.isfinite(float(risk_free_rate)):
         raise ValueError(f"risk_free_rate: expected a finite value, received {risk_free_rate!r}")
-    dt = _dtype(mean, cov)
-    z = jnp.linalg.solve(jnp.asarray(cov, dt), jnp.asarray(mean, dt) - risk_free_rate)
-    return z / jnp.sum(z)
+    dt = _resolve_dtype(dtype, mean, cov)
+    if is_tracer(mean) or is_tracer(cov) or is_tracer(risk_free_rate):  # unchecked traceable path
+        z = jnp.linalg.solve(_arr(cov, dt), _arr(mean, dt) - risk_free_rate)
+        return z / jnp.sum(z)
+    S64 = np.asarray(cov, np.float64)
+    ex64 = np.asarray(mean, np.float64) - float(risk_free_rate)
+    ev = np.linalg.eigvalsh(0.5 * (S64 + S64.T))
+    if ev[0] <= 1e-12 * max(ev[-1], 1e-300) * S64.shape[0]:
+        raise ValueError(
+            f"cov: expected an invertible covariance (the tangency portfolio solves with it), received smallest "
+            f"eigenvalue {ev[0]:.3g} of largest {ev[-1]:.3g}; use a shrunk estimate (ledoit_wolf) or the long-only "
+            f"max_sharpe"
+        )
+    if not np.any(ex64 != 0):
+        raise ValueError(
+            f"mean: every expected return equals risk_free_rate={risk_free_rate}; no tangency portfolio"
+        )
+    z64 = np.linalg.solve(S64, ex64)
+    net, gross = float(z64.sum()), float(np.abs(z64).sum())
+    if net <= 1e-9 * gross:
+        what = "zero" if abs(net) <= 1e-9 * gross else "negative"
+        raise ValueError(
+            f"mean: the tangency direction Sigma^-1 (mean - risk_free_rate) has {what} net exposure "
+            f"1^T z = {net:.3g} (|z|_1 = {gross:.3g}), so no fully invested portfolio maximizes the Sharpe ratio "
+            f"(z / 1^T z would be {'undefined' if what == 'zero' else 'the minimum-Sharpe portfolio'}); hold "
+            f"z itself with cash, or use the long-only max_sharpe"
+        )
+    with precision(dt):
+        w = jnp.asarray(z64 / net, dt)
+    return labeled(w, labels, "weight")
 
 
 def equal_weight(n: int) -> Float[Array, " n"]:
@@ -251,14 +386,18 @@ def equal_weight(n: int) -> Float[Array, " n"]:
     return jnp.full((n,), 1.0 / n)
 
 
-def inverse_volatility(cov: ArrayInput) -> Float[Array, " n"]:
-    r"""Weights $w_i \propto 1/\sigma_i$."""
+def inverse_volatility(cov: ArrayInput, *, dtype: ArrayInput | None = None) -> LabeledVector:
+    r"""Weights $w_i \propto 1/\sigma_i$ (``cov`` per period; the weights do not depend on the period)."""
     check_covariance("cov", cov)
+    labels = check_labels(cov=cov)
     var = np.diag(np.asarray(cov, np.float64))
     if np.any(var <= 0):
         raise ValueError(
             f"cov: expected positive variances on the diagonal (weights are 1/sigma), received "
             f"{int(np.sum(var <= 0))} zero variances at assets {np.flatnonzero(var <= 0).tolist()}"
         )
-    inv = 1.0 / jnp.sqrt(jnp.diag(jnp.asarray(cov, _dtype(cov))))
-    return inv / jnp.sum(inv)
+    dt = _resolve_dtype(dtype, cov)
+    inv = 1.0 / np.sqrt(var)
+    with precision(dt):
+        w = jnp.asarray(inv / inv.sum(), dt)
+    return labeled(w, labels, "weight")

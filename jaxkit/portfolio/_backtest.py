@@ -102,6 +102,11 @@ def rebalance_indices(dates: ArrayInput, freq: str = "M", *, start: int = 0) -> 
     """Indices of the last trading day of each period (``"M"`` month, ``"Q"`` quarter, ``"W"`` week, ``"D"``
     day, or an integer-string step such as ``"21"``) at or after ``start``."""
     d = pd.DatetimeIndex(dates)
+    if d.has_duplicates or not d.is_monotonic_increasing:
+        bad = int(np.argmax(np.diff(d.asi8) <= 0)) + 1
+        raise ValueError(
+            f"dates: expected strictly increasing dates, out of order at position {bad} ({d[bad].date()})"
+        )
     if freq == "D":
         idx = np.arange(len(d))
     elif freq.isdigit():
@@ -130,7 +135,10 @@ def run_backtest(
     cost: float = 0.0,
     dates: ArrayInput | None = None,
 ) -> BacktestResult:
-    """Simulate given decisions: ``target_weights[j]`` is set at the close of day ``rebalance_index[j]``."""
+    """Simulate given decisions: ``target_weights[j]`` is set at the close of day ``rebalance_index[j]``.
+
+    ``prices`` (time, assets) on the backtest grid (daily closes); ``cost`` a fraction of traded value (0.001 =
+    10 bp) per rebalance; the returned ``returns`` are per-period (daily) simple returns, not annualised."""
     check_prices(prices, dates)
     p = np.asarray(prices, dtype=np.float64)
     idx = np.asarray(rebalance_index, dtype=int)

@@ -27,6 +27,10 @@ return the inputs' float dtype (float64 for lists and integers). A system that i
 zero-variance direction of a rank-deficient prior with zero view uncertainty; $\Sigma_0+\Sigma_v$ singular)
 raises ``ValueError`` instead of returning NaN. The ``*_core`` functions are the unchecked traceable versions in
 the caller's dtype.
+
+Units. Every mean and covariance is per period, all in the same period (daily, or annualised, ...): the posterior
+comes back in the units of the inputs. ``tau`` and the Idzorek confidences are unit-free. A ``pandas`` Series or
+DataFrame input labeled by ticker gives labeled outputs (a Series mean, a DataFrame covariance).
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from jaxkit._validate import (
     check_vector,
     float_dtype,
 )
+from jaxkit.portfolio._labels import LabeledMatrix, LabeledVector, check_labels, labeled
 
 __all__ = [
     "black_litterman",
@@ -65,21 +70,38 @@ __all__ = [
 
 def market_implied_prior_returns(
     market_weights: ArrayInput, cov: ArrayInput, risk_aversion: float, risk_free_rate: float = 0.0
-) -> Float[Array, " n"]:
-    r"""Equilibrium (reverse-optimized) prior $\Pi = \delta\Sigma w_{mkt} + r_f$; weights are normalized."""
+) -> LabeledVector:
+    r"""Equilibrium (reverse-optimized) prior $\Pi = \delta\Sigma w_{mkt} + r_f$; weights are normalized to sum
+    to one (their sum must be positive: a market portfolio is net long).
+
+    Units: $\Pi$ is per period in the units of ``cov`` (a daily covariance gives daily prior returns);
+    ``risk_free_rate`` must be in the same units and ``risk_aversion`` is unit-free (as
+    :func:`market_implied_risk_aversion` returns it)."""
     check_covariance("cov", cov)
     check_vector("market_weights", market_weights, np.shape(cov)[0])
     check_positive("risk_aversion", risk_aversion)
+    labels = check_labels(market_weights=market_weights, cov=cov)
+    w64 = np.asarray(market_weights, np.float64)
+    if not w64.sum() > 1e-9 * np.abs(w64).sum():
+        raise ValueError(
+            f"market_weights: expected weights with a positive sum (they are normalized by it), received sum "
+            f"{w64.sum():.3g}; pass market capitalizations or long weights"
+        )
     dt = float_dtype(market_weights, cov)
-    w = jnp.asarray(market_weights, dt)
-    w = w / jnp.sum(w)
-    return risk_aversion * (jnp.asarray(cov, dt) @ w) + risk_free_rate
+    w = jnp.asarray(w64 / w64.sum(), dt)
+    return labeled(
+        risk_aversion * (jnp.asarray(np.asarray(cov, np.float64), dt) @ w) + risk_free_rate, labels, "prior"
+    )
 
 
 def market_implied_risk_aversion(
     market_returns: ArrayInput, frequency: int = 252, risk_free_rate: float = 0.0
 ) -> Float[Array, ""]:
-    r"""Market price of risk $\delta = (E[r] f - r_f) / (\mathrm{Var}[r] f)$ from periodic market returns."""
+    r"""Market price of risk $\delta = (E[r] f - r_f) / (\mathrm{Var}[r] f)$ from periodic market returns.
+
+    ``market_returns`` per period with ``frequency`` periods per year (252: daily); ``risk_free_rate`` annualised.
+    $\delta$ is unit-free: the same value serves daily or annualised covariances in
+    :func:`market_implied_prior_returns`."""
     check_ndim("market_returns", market_returns, 1)
     if np.shape(market_returns)[0] < 2:
         raise ValueError(
@@ -147,7 +169,7 @@ def black_litterman(
     tau: float = 0.05,
     omega: str | ArrayInput = "he-litterman",
     confidences: ArrayInput | None = None,
-) -> tuple[Float[Array, " n"], Float[Array, "n n"]]:
+) -> tuple[LabeledVector, LabeledMatrix]:
     """Classic Black–Litterman posterior mean and predictive covariance.
 
     Args:
@@ -164,6 +186,7 @@ def black_litterman(
     check_covariance("prior_cov", prior_cov)
     n = np.shape(prior_cov)[0]
     check_vector("prior_mean", prior_mean, n)
+    labels = check_labels(prior_mean=prior_mean, prior_cov=prior_cov)
     as_float64_numpy("P", P)
     as_float64_numpy("Q", Q)
     check_ndim("P", P, 2, what="a (k, n) pick matrix")
@@ -207,7 +230,7 @@ def black_litterman(
         arr = [jnp.asarray(np.asarray(a, np.float64)) for a in (prior_mean, prior_cov, P, Q, om)]
         mean, cov = _bl_core(*arr, jnp.asarray(float(tau), jnp.float64))
         mean, cov = np.asarray(mean), np.asarray(cov)
-    return jnp.asarray(mean, dtype), jnp.asarray(cov, dtype)
+    return labeled(jnp.asarray(mean, dtype), labels, "mean"), labeled(jnp.asarray(cov, dtype), labels)
 
 
 @jax.jit
@@ -225,11 +248,12 @@ def precision_black_litterman(
     view_cov: ArrayInput,
     *,
     predictive: bool = False,
-) -> tuple[Float[Array, " n"], Float[Array, "n n"]]:
+) -> tuple[LabeledVector, LabeledMatrix]:
     r"""Precision-form Black–Litterman (STABLE): $\Sigma = (\Phi+\Omega)^{-1}$,
     $\mu = \Sigma(\Phi\mu_0 + \Omega\mu_v)$ with $\Phi=\Sigma_0^{-1}$, $\Omega=\Sigma_v^{-1}$.
 
     ``predictive=True`` returns $\Sigma_0 + \Sigma$ (the covariance of returns rather than of the mean).
+    Inputs per period, all in the same period; outputs in those units.
     Works on a batch of dates through :func:`jax.vmap` of :func:`precision_black_litterman_core`.
     """
     check_covariance("prior_cov", prior_cov)
@@ -237,6 +261,7 @@ def precision_black_litterman(
     check_vector("prior_mean", prior_mean, n)
     check_vector("view_mean", view_mean, n)
     check_covariance("view_cov", view_cov, n)
+    labels = check_labels(prior_mean=prior_mean, prior_cov=prior_cov, view_mean=view_mean, view_cov=view_cov)
     dtype = float_dtype(prior_mean, prior_cov, view_mean, view_cov)
     check_positive_definite(
         "prior_cov + view_cov", np.asarray(prior_cov, np.float64) + np.asarray(view_cov, np.float64),
@@ -249,7 +274,7 @@ def precision_black_litterman(
         if predictive:
             cov = cov + arr[1]
         mean, cov = np.asarray(mean), np.asarray(cov)
-    return jnp.asarray(mean, dtype), jnp.asarray(cov, dtype)
+    return labeled(jnp.asarray(mean, dtype), labels, "mean"), labeled(jnp.asarray(cov, dtype), labels)
 
 
 def precision_black_litterman_core(

@@ -6,6 +6,9 @@ $m = \mathrm{tr}(S)/p$: $\hat\Sigma = (1-\delta) S + \delta m I$ with
 $\delta = \min(\bar b^2, d^2)/d^2$, $d^2 = \|S - mI\|_F^2/p$,
 $\bar b^2 = \frac{1}{pT^2}\sum_t \|x_t x_t^\top - S\|_F^2$ (the same estimator as scikit-learn's
 ``ledoit_wolf``).
+
+Units: the covariance is per period of the returns given (daily returns give a daily covariance; multiply by 252
+to annualise). A pandas DataFrame of returns (dates × tickers) gives a DataFrame labeled by ticker.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from jaxtyping import Array, Float
 
 from jaxkit._typing import ArrayInput
 from jaxkit._validate import check_finite, check_ndim
+from jaxkit.portfolio._labels import LabeledMatrix, labeled
 
 __all__ = ["ledoit_wolf", "ledoit_wolf_core", "sample_covariance"]
 
@@ -30,7 +34,7 @@ def _check_returns(name: str, x: Any) -> None:
     check_finite(name, x)
 
 
-def sample_covariance(returns: ArrayInput, *, ddof: int = 1) -> Float[Array, "n n"]:
+def sample_covariance(returns: ArrayInput, *, ddof: int = 1) -> LabeledMatrix:
     """Sample covariance of a (time, assets) return matrix."""
     _check_returns("returns", returns)
     if (
@@ -42,9 +46,10 @@ def sample_covariance(returns: ArrayInput, *, ddof: int = 1) -> Float[Array, "n 
             f"ddof: expected an integer in [0, {np.shape(returns)[0]}) (the number of observations), "
             f"received {ddof!r}"
         )
-    x = jnp.asarray(returns)
+    labels = _columns(returns)
+    x = jnp.asarray(np.asarray(returns)) if labels is not None else jnp.asarray(returns)
     x = x - jnp.mean(x, axis=0)
-    return x.T @ x / (x.shape[0] - ddof)
+    return labeled(x.T @ x / (x.shape[0] - ddof), labels)
 
 
 @jax.jit
@@ -65,10 +70,18 @@ def ledoit_wolf_core(returns: Float[Array, "t n"]) -> tuple[Float[Array, "n n"],
     return 0.5 * (cov + cov.T), shrink
 
 
-def ledoit_wolf(returns: ArrayInput) -> tuple[Float[Array, "n n"], Float[Array, ""]]:
+def ledoit_wolf(returns: ArrayInput) -> tuple[LabeledMatrix, Float[Array, ""]]:
     """Ledoit–Wolf shrunk covariance of a (time, assets) return matrix; returns ``(covariance, shrinkage)``."""
     _check_returns("returns", returns)
-    x = jnp.asarray(returns)
+    labels = _columns(returns)
+    x = jnp.asarray(np.asarray(returns)) if labels is not None else jnp.asarray(returns)
     if not jnp.issubdtype(x.dtype, jnp.floating):
         x = x.astype(float)
-    return ledoit_wolf_core(x)
+    cov, shrink = ledoit_wolf_core(x)
+    return labeled(cov, labels), shrink
+
+
+def _columns(returns: Any) -> list | None:
+    import pandas as pd
+
+    return list(returns.columns) if isinstance(returns, pd.DataFrame) else None

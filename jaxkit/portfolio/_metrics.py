@@ -64,12 +64,15 @@ def _ppy(periods_per_year: Any) -> int:
 
 
 def annualized_return(returns: ArrayInput, periods_per_year: int = 252) -> float:
+    """Geometric annualised return (a fraction per year) of per-period simple ``returns``, ``periods_per_year``
+    periods a year (252: daily)."""
     periods_per_year = _ppy(periods_per_year)
     r = _simple(returns)
     return np.exp(np.sum(np.log1p(r)) * periods_per_year / r.shape[0]) - 1
 
 
 def annualized_volatility(returns: ArrayInput, periods_per_year: int = 252) -> float:
+    """Annualised volatility $\\sqrt f\\,\\mathrm{sd}(r)$ of per-period ``returns`` (``f = periods_per_year``)."""
     return np.std(_r(returns), ddof=1) * np.sqrt(_ppy(periods_per_year))
 
 
@@ -82,6 +85,8 @@ def _ratio(num: float, den: float, what: str) -> float:
 
 
 def sharpe_ratio(returns: ArrayInput, rf: float = 0.0, periods_per_year: int = 252) -> float:
+    """Annualised Sharpe ratio of per-period ``returns``; ``rf`` is the per-period risk-free rate (a daily rate
+    for daily returns: annual / 252)."""
     x = _r(returns) - rf
     return np.sqrt(_ppy(periods_per_year)) * _ratio(
         np.mean(x), np.std(x, ddof=1), "sharpe_ratio (constant returns)"
@@ -89,6 +94,7 @@ def sharpe_ratio(returns: ArrayInput, rf: float = 0.0, periods_per_year: int = 2
 
 
 def sortino_ratio(returns: ArrayInput, rf: float = 0.0, periods_per_year: int = 252) -> float:
+    """Annualised Sortino ratio of per-period ``returns``; ``rf`` per period."""
     x = _r(returns) - rf
     down = np.sqrt(np.mean(np.minimum(x, 0.0) ** 2))
     return np.sqrt(_ppy(periods_per_year)) * _ratio(np.mean(x), down, "sortino_ratio (no downside deviation)")
@@ -102,10 +108,12 @@ def drawdown(returns: ArrayInput) -> np.ndarray:
 
 
 def max_drawdown(returns: ArrayInput) -> float:
+    """Largest peak-to-trough loss of the wealth compounded from per-period simple ``returns`` (a fraction)."""
     return np.max(drawdown(returns))
 
 
 def calmar_ratio(returns: ArrayInput, periods_per_year: int = 252) -> float:
+    """Annualised return over maximum drawdown of per-period simple ``returns``."""
     return _ratio(
         annualized_return(returns, periods_per_year), max_drawdown(returns), "calmar_ratio (no drawdown)"
     )

@@ -45,6 +45,7 @@ from jaxkit._validate import (
 )
 from jaxkit.portfolio._allocation import max_sharpe
 from jaxkit.portfolio._black_litterman import precision_black_litterman_core
+from jaxkit.portfolio._labels import LabeledVector, check_labels, labeled
 
 __all__ = [
     "STRATEGIES",
@@ -57,7 +58,8 @@ __all__ = [
 
 
 def stable_views(paths: ArrayInput) -> tuple[Float[Array, " N"], Float[Array, "N N"]]:
-    """``(mu_view, Sigma_view)`` from sampled paths (k, H, N) or horizon means (k, N); needs ``k > N``."""
+    """``(mu_view, Sigma_view)`` from sampled paths (k, H, N) or horizon means (k, N); needs ``k > N``. Units:
+    the paths' per-period returns (a path's mean over its ``H`` steps is a per-period return)."""
     x = as_float64_numpy("paths", paths)
     if x.ndim not in (2, 3):
         raise ValueError(f"paths: expected (k, H, N) paths or (k, N) path means, received shape {x.shape}")
@@ -103,15 +105,17 @@ def stable_weights(
     *,
     min_net_exposure: float = 0.05,
     leverage_cap: float = 3.0,
-) -> Float[Array, " N"]:
+) -> LabeledVector:
     r"""STABLE's published allocation: precision fusion ($P=I$, no $\tau$) then tangency weights, with the
     net-exposure guard and leverage cap of the module docstring. Computed in float64; returned in the inputs'
-    float dtype. Weights sum to 1 unless the leverage cap moved part of the book to cash."""
+    float dtype. Weights sum to 1 unless the leverage cap moved part of the book to cash. Means and covariances
+    per period, all in the same period (the weights do not depend on which); pandas inputs give a Series."""
     check_covariance("prior_cov", prior_cov)
     n = np.shape(prior_cov)[0]
     check_vector("prior_mean", prior_mean, n)
     check_vector("view_mean", view_mean, n)
     check_covariance("view_cov", view_cov, n)
+    labels = check_labels(prior_mean=prior_mean, prior_cov=prior_cov, view_mean=view_mean, view_cov=view_cov)
     check_positive("min_net_exposure", min_net_exposure, strict=False)
     check_positive("leverage_cap", leverage_cap)
     if leverage_cap < 1:
@@ -125,24 +129,26 @@ def stable_weights(
         arr = [jnp.asarray(np.asarray(a, np.float64)) for a in (prior_mean, prior_cov, view_mean, view_cov)]
         w, _ = stable_weights_core(*arr, float(min_net_exposure), float(leverage_cap))
         w = np.asarray(w)
-    return jnp.asarray(w, dt)
+    return labeled(jnp.asarray(w, dt), labels, "weight")
 
 
 def stable_long_only_weights(
     prior_mean: ArrayInput, prior_cov: ArrayInput, view_mean: ArrayInput, view_cov: ArrayInput
-) -> Float[Array, " N"]:
+) -> LabeledVector:
     r"""The long-only variant: long-only maximum Sharpe of $(\mu_{BL}, \Sigma_0 + \Sigma_{BL})$ (falls back to
-    long-only minimum variance when no posterior mean is positive, as :func:`max_sharpe` under tracing)."""
+    long-only minimum variance when no posterior mean is positive, as :func:`max_sharpe` under tracing). Inputs per
+    period, all in the same period; pandas inputs give a Series."""
     check_covariance("prior_cov", prior_cov)
     n = np.shape(prior_cov)[0]
     check_vector("prior_mean", prior_mean, n)
     check_vector("view_mean", view_mean, n)
     check_covariance("view_cov", view_cov, n)
+    labels = check_labels(prior_mean=prior_mean, prior_cov=prior_cov, view_mean=view_mean, view_cov=view_cov)
     dt = float_dtype(prior_mean, prior_cov, view_mean, view_cov)
     with jax.enable_x64(True):
         arr = [jnp.asarray(np.asarray(a, np.float64)) for a in (prior_mean, prior_cov, view_mean, view_cov)]
         w = np.asarray(jax.jit(_long_only)(*arr))
-    return jnp.asarray(w, dt)
+    return labeled(jnp.asarray(w, dt), labels, "weight")
 
 
 def _long_only(prior_mean, prior_cov, view_mean, view_cov):
@@ -229,6 +235,6 @@ def min_variance_core(cov: Float[Array, "N N"]) -> Float[Array, " N"]:
     from jaxkit.portfolio._allocation import _qp_core
 
     n = cov.shape[0]
-    x, _, _, _ = _qp_core(cov, jnp.zeros(n, cov.dtype), jnp.ones((1, n), cov.dtype), jnp.ones(1, cov.dtype))
+    x, *_ = _qp_core(cov, jnp.zeros(n, cov.dtype), jnp.ones((1, n), cov.dtype), jnp.ones(1, cov.dtype))
     x = jnp.maximum(x, 0.0)
     return x / jnp.sum(x)

@@ -5,10 +5,16 @@
 key is ``fold_in(key, step)`` and batches come from ``data(step)``, so the whole run is a deterministic function
 of (model, key, data, step count): a run killed at any moment and resumed from its last checkpoint ends with
 bit-identical parameters and metric history.
+
+Resuming continues the *same* run: each checkpoint records the run's signature (a hash of the PRNG key, the
+optimizer state's structure, and the loss and update norm of the first step from the initial model), and
+``fit(resume=True)`` recomputes that first step and refuses (``ValueError``) a checkpoint written with another key,
+optimizer or learning rate, loss, data or initial model, unless ``resume_changes=True`` says to continue anyway.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 import warnings
@@ -137,6 +143,45 @@ class _State:
     history: list[dict] = field(default_factory=list)
     best: float = math.inf
     bad_evals: int = 0
+    signature: dict | None = None
+
+
+def _signature(key: jax.Array, opt_state: Any, model0: Any, model1: Any, loss: Any) -> dict:
+    """The run's signature from its first step ``model0 -> model1`` (see the module docstring)."""
+    kd = jax.random.key_data(key) if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key) else key
+    a = jax.tree_util.tree_leaves(eqx.filter(model0, eqx.is_inexact_array))
+    b = jax.tree_util.tree_leaves(eqx.filter(model1, eqx.is_inexact_array))
+    u = [np.asarray(y, np.float64) - np.asarray(x, np.float64) for x, y in zip(a, b)]
+    return {
+        "key_sha256": hashlib.sha256(np.asarray(kd).tobytes()).hexdigest(),
+        "optimizer_state": str(jax.tree_util.tree_structure(opt_state)),
+        "first_loss": float(loss),
+        "first_update": [float(sum(np.sum(v * v) for v in u)), float(sum(np.sum(v) for v in u))],
+    }
+
+
+def _close(x: Any, y: Any, rtol: float = 1e-4) -> bool:
+    x, y = np.atleast_1d(np.asarray(x, np.float64)), np.atleast_1d(np.asarray(y, np.float64))
+    return x.shape == y.shape and bool(np.all(np.isclose(x, y, rtol=rtol, atol=1e-12, equal_nan=True)))
+
+
+def _signature_changes(old: dict, new: dict) -> list[str]:
+    out = []
+    if old.get("key_sha256") != new["key_sha256"]:
+        out.append("another PRNG key")
+    if old.get("optimizer_state") != new["optimizer_state"]:
+        out.append("another optimizer (its state has another structure)")
+    elif not _close(old.get("first_update", []), new["first_update"]):
+        out.append(
+            f"another optimizer or learning rate (first update: squared norm {new['first_update'][0]:.6g}, "
+            f"checkpointed run {old.get('first_update', [math.nan])[0]:.6g})"
+        )
+    if not _close(old.get("first_loss", math.nan), new["first_loss"]):
+        out.append(
+            f"another loss_fn, data or initial model (first-step loss {new['first_loss']:.6g}, checkpointed run "
+            f"{old.get('first_loss', math.nan):.6g})"
+        )
+    return out
 
 
 def _save(manager: CheckpointManager | None, s: _State) -> None:
@@ -146,7 +191,13 @@ def _save(manager: CheckpointManager | None, s: _State) -> None:
     manager.save(
         s.step,
         {"params": params, "opt_state": s.opt_state, "key": s.key},
-        {"data_position": s.step, "history": s.history, "best": s.best, "bad_evals": s.bad_evals},
+        {
+            "data_position": s.step,
+            "history": s.history,
+            "best": s.best,
+            "bad_evals": s.bad_evals,
+            "signature": s.signature,
+        },
     )
 
 
@@ -166,6 +217,7 @@ def _resume(manager: CheckpointManager, s: _State, n_steps: int) -> int | None:
     s.model, s.opt_state, s.key = eqx.combine(tree["params"], static), tree["opt_state"], tree["key"]
     s.step, s.history = step, list(meta.get("history", []))
     s.best, s.bad_evals = float(meta.get("best", s.best)), int(meta.get("bad_evals", 0))
+    s.signature = meta.get("signature")
     return step
 
 
@@ -249,6 +301,7 @@ def fit(
     callback: Callable[[int, dict], None] | None = None,
     opt_state: optax.OptState | None = None,
     nonfinite: Literal["raise", "ignore"] = "raise",
+    resume_changes: bool = False,
 ) -> FitResult:
     """Train ``model`` for ``n_steps`` optimizer steps.
 
@@ -260,7 +313,10 @@ def fit(
             steps and at the end.
         resume: continue from the newest valid checkpoint in ``checkpoint_dir`` if there is one (a damaged newest
             checkpoint is skipped with a :class:`CheckpointWarning`). With ``resume=False`` the checkpoints of an
-            earlier run in ``checkpoint_dir`` are removed (with a warning): the run starts over.
+            earlier run in ``checkpoint_dir`` are removed (with a warning): the run starts over. A checkpoint of a
+            run with another key, optimizer (or learning rate), loss, data or initial model is refused
+            (``ValueError``; see the module docstring) unless ``resume_changes=True``, which continues from it
+            anyway (e.g. to fine-tune with a new learning rate; the first step is recomputed once to check).
         patience: stop when ``eval_fn``'s ``monitor`` metric has not improved (``mode`` "min" or "max") for
             ``patience`` consecutive evaluations.
         mesh: data-parallel mesh (:func:`jaxkit.train.data_mesh`); batches are split over it, params replicated.
@@ -300,6 +356,8 @@ def fit(
     s = _State(model, opt_state, key, best=math.inf if mode == "min" else -math.inf)
     manager, resumed_from = _prepare_checkpoints(checkpoint_dir, keep_checkpoints, resume, s, n_steps)
     step_fn = make_train_step(loss_fn, optimizer, has_aux=has_aux)
+    if resumed_from is not None and not resume_changes:
+        _check_resumed_run(s, step_fn, model, opt_state, data, key, mesh, manager)
     early = _Monitor(patience, monitor, mode)
 
     t0 = time.perf_counter()
@@ -310,9 +368,12 @@ def fit(
         batch = data(s.step)
         if mesh is not None:
             batch = shard_batch(batch, mesh)
+        first = s.model if s.step == 0 else None
         s.model, s.opt_state, loss, aux = step_fn(
             s.model, s.opt_state, batch, jax.random.fold_in(s.key, s.step)
         )
+        if first is not None:
+            s.signature = _signature(s.key, s.opt_state, first, s.model, loss)
         s.step += 1
         record, metrics = _record(s.step, n_steps, loss, aux, eval_fn, eval_every, log_every, s.model)
         if record is not None:
@@ -341,6 +402,29 @@ def fit(
         wall_time=time.perf_counter() - t0,
         resumed_from=resumed_from,
     )
+
+
+def _check_resumed_run(s: _State, step_fn, model0, opt0, data, key, mesh, manager) -> None:
+    """Refuse to resume a checkpoint whose run signature differs from this run's (recomputes the first step)."""
+    if s.signature is None:
+        warnings.warn(
+            f"resume: the checkpoint in {manager.directory} records no run signature (older jaxkit); cannot check "
+            "that it was written with the same key, optimizer and loss",
+            CheckpointWarning,
+            stacklevel=3,
+        )
+        return
+    batch = data(0)
+    if mesh is not None:
+        batch = shard_batch(batch, mesh)
+    m1, o1, loss, _ = step_fn(model0, opt0, batch, jax.random.fold_in(key, 0))
+    changes = _signature_changes(s.signature, _signature(key, o1, model0, m1, loss))
+    if changes:
+        raise ValueError(
+            f"resume: the checkpoint in {manager.directory} (step {s.step}) was written by a run with "
+            f"{'; '.join(changes)}. Pass resume_changes=True to continue from it anyway, or resume=False to "
+            "start over"
+        )
 
 
 def global_norm(tree: PyTree) -> jax.Array:

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import posebusters
+import pytest
 import rdkit
 from rdkit import Chem
 
 from jaxkit.docking import load_ligand, load_model
-from jaxkit.docking._cli import SHIPPED_MODEL, main
+from jaxkit.docking._cli import SDF_FIELDS, SHIPPED_MODEL, main
 
 PB = Path(posebusters.__file__).parent / "datasets" / "pdb"
 
@@ -110,6 +111,7 @@ def test_train_then_dock_a_shipped_complex(tmp_path, capsys):
                     "conformer_matching",
                     "--ranking",
                     "consensus",
+                    "--hydrogens",
                 ]
             )
             == 0
@@ -129,6 +131,19 @@ def test_train_then_dock_a_shipped_complex(tmp_path, capsys):
     assert len(matched) == 3 and np.allclose(lengths, lengths[0], atol=1e-3)  # SDF keeps 4 decimals
     assert all(float(m.GetProp("bond_gap_A")) == 0.0 for m in matched)
     assert all(Chem.MolToSmiles(m) == Chem.MolToSmiles(ref) for m in matched)
+    # --hydrogens: explicit hydrogens with coordinates; every field of SDF_FIELDS that applies is written
+    with_h = [m for m in Chem.SDMolSupplier(str(out2), removeHs=False)]
+    n_h = [sum(a.GetAtomicNum() == 1 for a in m.GetAtoms()) for m in with_h]
+    assert n_h == [Chem.AddHs(ref).GetNumAtoms() - ref.GetNumAtoms()] * 3 and n_h[0] > 0
+    for m in with_h:
+        pos = m.GetConformer().GetPositions()
+        for a in m.GetAtoms():
+            if a.GetAtomicNum() == 1:  # a hydrogen 0.9-1.2 Å from its heavy atom
+                heavy = a.GetNeighbors()[0].GetIdx()
+                assert 0.9 < np.linalg.norm(pos[a.GetIdx()] - pos[heavy]) < 1.2
+        assert set(SDF_FIELDS) <= set(m.GetPropNames())
+        assert float(m.GetProp("conformer_match_rmsd")) >= 0.0
+    assert set(SDF_FIELDS) <= set(poses[0].GetPropNames())  # the default assembly is conformer matching
 
 
 def test_bad_inputs_name_the_file_or_option(tmp_path, capsys):
@@ -149,6 +164,40 @@ def test_bad_inputs_name_the_file_or_option(tmp_path, capsys):
     assert main(["train", "--out", out]) == 2
     assert "give --data DIR and/or --ccd N" in capsys.readouterr().err
     assert SHIPPED_MODEL.name.endswith(".jkc")
+
+
+def test_a_non_model_file_and_argument_errors_exit_2_with_one_line(tmp_path, capsys):
+    """Before: `--model` naming a file that is not a model printed a traceback and exited 1."""
+    lig = str(PB / "1s3v" / "1s3v_ligand.sdf")
+    prot = str(PB / "1s3v" / "1s3v_protein_one_lig_removed.pdb")
+    bogus = tmp_path / "bogus.jkc"
+    bogus.write_text("not a model")
+    args = ["dock", "--protein", prot, "--ligand", lig, "--ref-ligand", lig, "--out", str(tmp_path / "o.sdf")]
+    assert main([*args, "--model", str(bogus)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.count("\n") == 1 and err.startswith("error: --model: model file") and "not a docking model" in err
+    )
+    for argv in (["dock", "--protein", prot], ["dock", *args[1:], "--n-samples", "x"], ["nope"]):
+        with pytest.raises(SystemExit) as e:
+            main(argv)
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and err.count("\n") == 1 and err.startswith("error: "), err
+
+
+def test_help_shows_defaults_and_documents_every_sdf_field(capsys):
+    with pytest.raises(SystemExit):
+        main(["dock", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for default in ("(default: 40)", "(default: 30)", "(default: 22.0)", "(default: conformer_matching)"):
+        assert default in text
+    assert "(default: vinardo_converged)" in text and "--hydrogens" in text
+    for name, meaning in SDF_FIELDS.items():
+        assert f"{name}: {' '.join(meaning.split())}" in text
+    assert "unchecked" in SDF_FIELDS["pb_valid"]
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    assert "(default: 2000)" in " ".join(capsys.readouterr().out.split())
 
 
 def test_the_shipped_model_loads_and_is_the_standard_preset_model():

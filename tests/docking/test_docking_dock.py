@@ -117,3 +117,20 @@ def test_exact_score_recovers_a_crystal_pose_from_rdkit_fragments():
         x = np.asarray(to_angstrom(c, ligand_positions(c, R[j], T[j])), np.float64)[: lig.frag.n_atoms]
         assert symmetric_rmsd(with_positions(lig.frag.mol, x), ex.mol) < floor + 0.5
     assert floor < 1.0
+
+
+def test_a_score_model_returning_nan_is_an_error_not_poses():
+    """Before: NaN from the docking score model flowed into the sampled poses (NaN coordinates, then RDKit
+    molecules with NaN positions)."""
+    from jaxkit.docking import ModelConfig, build_model, sample_complex
+
+    ex = ccd_examples(1, split="train", seed=0)[0]
+    lig = ligand_fragments(ex.mol, conformer="oracle")
+    c = build_complex(lig, ex.pocket, sizes=SIZES, name=ex.id)
+    model = build_model(ModelConfig(width=8, depth=1), jax.random.key(0))
+    nan_model = jax.tree_util.tree_map(lambda a: a * jnp.nan if eqx.is_inexact_array(a) else a, model)
+    with pytest.raises(ValueError, match="model: the score model returned NaN/inf values while sampling"):
+        sample_complex(nan_model, c, lig, jax.random.key(1), n_samples=2, n_steps=3)
+    mols, gaps = sample_complex(model, c, lig, jax.random.key(1), n_samples=2, n_steps=3)
+    assert len(mols) == 2 and np.all(np.isfinite(gaps))
+    assert all(np.isfinite(m.GetConformer().GetPositions()).all() for m in mols)

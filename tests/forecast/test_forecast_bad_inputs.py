@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from jaxkit.forecast import (
+    MLPNet,
     energy_distance,
     energy_test,
     forecast_windows,
@@ -48,7 +49,7 @@ def test_frames_give_causal_market_data_and_a_trainable_forecaster():
     T = len(d.dates)
     win = forecast_windows(d, np.arange(4, T - 3), history=5, horizon=3)
     m = make_forecaster(n_assets=3, history=5, horizon=3, n_macro=d.macro.shape[1], n_signals=d.signals.shape[2],
-                        scale=np.full(3, 0.01), denoiser="mlp", hidden=16, depth=1, channels=8, per_date_scale=True,
+                        scale=np.full(3, 0.01), denoiser=MLPNet(hidden=16, depth=1, channels=8), per_date_scale=True,
                         diffusion_steps=10, schedule="cosine", key=jax.random.key(0))  # fmt: skip
     m, hist = train_forecaster(m, win, n_steps=2, batch_size=8, key=jax.random.key(1), progress=False)
     last = forecast_windows(d, [T - 1], history=5, horizon=3)
@@ -97,7 +98,7 @@ def test_bad_macro_frame():
 
 def test_chunked_sampling_equals_unchunked():
     m = make_forecaster(n_assets=2, history=3, horizon=2, n_macro=1, n_signals=1, scale=np.full(2, 0.02),
-                        denoiser="mlp", hidden=16, depth=1, channels=8, diffusion_steps=8, schedule="cosine",
+                        denoiser=MLPNet(hidden=16, depth=1, channels=8), diffusion_steps=8, schedule="cosine",
                         key=jax.random.key(0))  # fmt: skip
     rng = np.random.default_rng(0)
     cond = (rng.normal(0, 0.02, (3, 3, 2)), rng.normal(size=(3, 1)), rng.normal(size=(3, 2, 1)))

@@ -117,7 +117,7 @@ def test_energy_distance_detects_shift():
 
 
 def test_energy_test_exact_permutation_distribution_and_calibration():
-    """T = nm/(n+m) E; the Monte-Carlo p-value matches the exact one from all C(12, 7) relabellings; under H0
+    """T = nm/(n+m) E; the Monte-Carlo p-value matches the exact one from all C(12, 7) relabelings; under H0
     the rejection rate at 5% is 5% (binomial bounds), and a shift is detected."""
     import itertools
 

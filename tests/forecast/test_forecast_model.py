@@ -13,6 +13,8 @@ import pytest
 
 from jaxkit import diffusion as dm
 from jaxkit.forecast import (
+    AttentionNet,
+    MLPNet,
     ar1_conditional_law,
     ar1_windows,
     energy_test,
@@ -28,8 +30,8 @@ N, L, H, M, F = 3, 2, 2, 2, 1
 @pytest.fixture(scope="module")
 def model():
     return make_forecaster(
-        n_assets=N, history=L, horizon=H, n_macro=M, n_signals=F, scale=np.full(N, 0.02), channels=8, layers=1,
-        heads=2, diffusion_steps=20, key=jax.random.key(0),
+        n_assets=N, history=L, horizon=H, n_macro=M, n_signals=F, scale=np.full(N, 0.02), denoiser=AttentionNet(channels=8, layers=1,
+        heads=2), diffusion_steps=20, key=jax.random.key(0),
     )  # fmt: skip
 
 
@@ -72,6 +74,7 @@ def test_ddim_many_steps_agrees_with_ancestral_sampler():
 
 def test_train_forecaster_rejects_bad_options(model):
     win = ar1_windows(8, 2, 2, 0.5, np.eye(3), seed=0)
+    win = dict(win, macro=np.zeros((8, M)), signals=np.zeros((8, N, F)))  # the fixture model's sizes
     for kw, msg in ((dict(final_lr_fraction=2.0), "final_lr_fraction"), (dict(weight_decay=-1.0), "weight_decay"),
                     (dict(ema_decay=1.0), "decay")):  # fmt: skip
         with pytest.raises(ValueError, match=msg):
@@ -104,8 +107,8 @@ def test_trained_on_ar1_samples_match_the_exact_conditional_law():
     phi, A = 0.7, np.array([[1.0, 0.0], [0.6, 0.8]])
     win = ar1_windows(4096, 1, 2, phi, A, seed=0)
     m = make_forecaster(
-        n_assets=2, history=1, horizon=2, n_macro=1, n_signals=1, scale=np.ones(2), denoiser="mlp", hidden=64,
-        depth=2, channels=32, diffusion_steps=50, schedule="quadratic", key=jax.random.key(0),
+        n_assets=2, history=1, horizon=2, n_macro=1, n_signals=1, scale=np.ones(2), denoiser=MLPNet(hidden=64,
+        depth=2, channels=32), diffusion_steps=50, schedule="quadratic", key=jax.random.key(0),
     )  # fmt: skip
     m, _ = train_forecaster(
         m, win, n_steps=1200, batch_size=128, key=jax.random.key(1), lr=3e-3, ema_decay=0.995, progress=False

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from jaxkit.forecast import (
+    MLPNet,
     coverage,
     crps,
     crps_sum,
@@ -50,7 +51,7 @@ def test_forecaster_beats_baselines_on_held_out_windows():
     )
     m = make_forecaster(
         n_assets=3, history=L, horizon=H, n_macro=d.macro.shape[1], n_signals=d.signals.shape[2],
-        scale=np.full(3, 0.01), denoiser="mlp", hidden=64, depth=2, channels=32, per_date_scale=True,
+        scale=np.full(3, 0.01), denoiser=MLPNet(hidden=64, depth=2, channels=32), per_date_scale=True,
         schedule="quadratic", diffusion_steps=50, key=jax.random.key(0),
     )  # fmt: skip
     m, _ = train_forecaster(m, win, n_steps=800, batch_size=128, lr=3e-3, ema_decay=0.99, key=jax.random.key(1),
