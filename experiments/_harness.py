@@ -1,6 +1,6 @@
 """One benchmark harness for every ``python -m experiments bench NAME``.
 
-Rules (issue 19; ``DESIGN.md`` "Benchmarks"):
+Rules (``DESIGN.md`` "Benchmarks"):
 
 * every implementation (ours and each peer) runs in its **own fresh process** (``experiments/_worker.py``), which
   imports only what that implementation imports — a peer's imports, threads or sleeps never share a process with

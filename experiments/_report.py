@@ -161,9 +161,14 @@ def anchor_table(run: Run) -> str:
     lines = ["| metric | ours | published | ours vs published | source |", "|---|---|---|---|---|"]
     for a in anchors:
         ours = flat.get(a.get("path"), "not measured")
+        shown, gap = fmt(ours), _relative_gap(ours, a.get("value"))
+        ci = flat.get(f"{a.get('path')}_ci95")  # an experiment may record a 95% interval beside a metric
+        if isinstance(ci, list | tuple) and len(ci) == 2 and all(isinstance(v, int | float) for v in ci):
+            shown += f" (95% CI {ci[0]:.3g}–{ci[1]:.3g})"
+            if gap and isinstance(a.get("value"), int | float):
+                gap += "; published inside our CI" if ci[0] <= a["value"] <= ci[1] else "; outside our CI"
         lines.append(
-            f"| `{a.get('path')}` | {fmt(ours)} | {fmt(a.get('value'))} | "
-            f"{_relative_gap(ours, a.get('value'))} | {fmt(a.get('source', ''))} |"
+            f"| `{a.get('path')}` | {shown} | {fmt(a.get('value'))} | {gap} | {fmt(a.get('source', ''))} |"
         )
     return "\n".join(lines) + "\n"
 

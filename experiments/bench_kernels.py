@@ -31,7 +31,7 @@ from experiments._harness import Case, Impl, Workload, run_bench
 from jaxkit.kernels.linear_scan import linear_scan, linear_scan_reference
 from jaxkit.kernels.spectral_mix import spectral_mix, spectral_mix_reference
 
-GOALS = "Goals (issue 5): scan >= 70% of copy bandwidth and >= 1.5x lax.associative_scan; spectral mix >= XLA einsum."
+GOALS = "Targets: scan >= 70% of copy bandwidth and >= 1.5x lax.associative_scan; spectral mix >= XLA einsum."
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -260,7 +260,7 @@ def cases() -> list[Case]:
 
 def run(ctx) -> list[dict]:
     note = (
-        "Goal (issue 19): jaxkit FNO >= 1.5x neuraloperator's per training step (green marks); RNO's overhead over "
+        "Target: jaxkit FNO >= 1.5x neuraloperator's per training step (green marks); RNO's overhead over "
         "our FNO <= 30%, i.e. ratio (FNO time / RNO time) >= 0.77. Configurations: "
         + "; ".join(f"{d}: {c}" for d, c in CONFIGS.items())
         + ". Where the time goes: see the profile section below."

@@ -231,7 +231,7 @@ def run(ctx) -> list[dict]:
         "dtype as ours, jit + vmap, same threads. Floor rows: 'ours' is a lower bound for any implementation of "
         "the same output on this machine (writing a fresh (n, 3, 3) array; drawing the 3n random words), so its "
         "ratio is the best reachable against that peer. 'rbg' rows pass a jax.random.key(..., impl='rbg') key "
-        "(XLA's RngBitGenerator), a documented JAX option. Goal (issue 9): >= 10x on 1e6 rotations (green). "
+        "(XLA's RngBitGenerator), a documented JAX option. Target: >= 10x on 1e6 rotations (green). "
         "Agreement (max |ours - float64 Rodrigues|) and IGSO(3) KS p-values are in results/bench_se3/bench.json."
     )
     return run_bench(ctx, cases(), "SO(3) / IGSO(3) on 1e6 rotations: peer time / jaxkit time per pair", note)

@@ -593,6 +593,43 @@ def _row(name: str, m: dict, d: dict) -> str:
     )
 
 
+def _cost_lines(cfg: dict, metrics: dict) -> list[str]:
+    ds = cfg["datasets"]
+    lines: list[str] = []
+    lines += [
+        "",
+        "Cost per dataset (this run; the machine was shared with other jobs, so wall > CPU/2):",
+        "",
+        "| dataset | grid | n train/val/test | CPU s (data) | CPU s FNO / LNO / RNO | wall s total | "
+        "CPU s total / 2 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for n, m in metrics.items():
+        cpus = [m[k]["train_cpu_s"] for k in cfg["models"]]
+        wall = m["data_wall_s"] + sum(m[k]["train_wall_s"] for k in cfg["models"])
+        lines.append(
+            f"| {n} | {'×'.join(map(str, m['grid']))} | {'/'.join(map(str, m['n']))} | "
+            f"{m['data_cpu_s']:.0f} | {' / '.join(f'{c:.0f}' for c in cpus)} | {wall:.0f} | "
+            f"{(m['data_cpu_s'] + sum(cpus)) / 2:.0f} |"
+        )
+    lines += [
+        "",
+        "Budget: the `paper` preset keeps the repository's sample counts, batch size, learning rate, weight "
+        "decay, schedule shape, modes and widths, and runs the number of epochs in the table (the LR step "
+        "scaled with it), sized from per-step CPU times measured before the run so that every dataset fits "
+        "well inside 60 min on an idle 2-core machine. Full published epochs would cost, at the CPU time per "
+        "epoch measured here:",
+        "",
+    ]
+    for n, m in metrics.items():
+        per_epoch = sum(m[k]["train_cpu_s"] / m[k]["epochs"] for k in cfg["models"])
+        lines.append(
+            f"- {n}: {ds[n]['published_epochs']} epochs ≈ {per_epoch * ds[n]['published_epochs'] / 7200:.1f} h "
+            "on an idle 2-core machine (CPU time / 2)"
+        )
+    return lines
+
+
 def summary(ctx, metrics: dict) -> str:
     cfg = ctx.config
     ds = cfg["datasets"]
@@ -670,37 +707,7 @@ def summary(ctx, metrics: dict) -> str:
                 f"| {n} | {lab} | {r['epochs']} | {r['params_complex_as_one']} | {_pm(r, 'val_rel_l2')} | "
                 f"{_pm(r, 'test_rel_l2')} |"
             )
-    lines += [
-        "",
-        "Cost per dataset (this run; the machine was shared with other jobs, so wall > CPU/2):",
-        "",
-        "| dataset | grid | n train/val/test | CPU s (data) | CPU s FNO / LNO / RNO | wall s total | "
-        "CPU s total / 2 |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for n, m in metrics.items():
-        cpus = [m[k]["train_cpu_s"] for k in cfg["models"]]
-        wall = m["data_wall_s"] + sum(m[k]["train_wall_s"] for k in cfg["models"])
-        lines.append(
-            f"| {n} | {'×'.join(map(str, m['grid']))} | {'/'.join(map(str, m['n']))} | "
-            f"{m['data_cpu_s']:.0f} | {' / '.join(f'{c:.0f}' for c in cpus)} | {wall:.0f} | "
-            f"{(m['data_cpu_s'] + sum(cpus)) / 2:.0f} |"
-        )
-    lines += [
-        "",
-        "Budget: the `paper` preset keeps the repository's sample counts, batch size, learning rate, weight "
-        "decay, schedule shape, modes and widths, and runs the number of epochs in the table (the LR step "
-        "scaled with it), sized from per-step CPU times measured before the run so that every dataset fits "
-        "well inside 60 min on an idle 2-core machine. Full published epochs would cost, at the CPU time per "
-        "epoch measured here:",
-        "",
-    ]
-    for n, m in metrics.items():
-        per_epoch = sum(m[k]["train_cpu_s"] / m[k]["epochs"] for k in cfg["models"])
-        lines.append(
-            f"- {n}: {ds[n]['published_epochs']} epochs ≈ {per_epoch * ds[n]['published_epochs'] / 7200:.1f} h "
-            "on an idle 2-core machine (CPU time / 2)"
-        )
+    lines += _cost_lines(cfg, metrics)
     lines += ["", "## Data definitions (ours vs the published sets)", ""]
     lines += [f"- **{n}**: {_DATA_NOTES[n]}" for n in metrics if n in _DATA_NOTES]
     chk = metrics.get("reaction_diffusion", {}).get("training_operator_check")

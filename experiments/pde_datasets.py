@@ -215,8 +215,66 @@ def _plot(ctx: Any, samples: dict[str, Any]) -> None:
     plt.close(fig)
 
 
-def run(ctx: Any) -> dict[str, Any]:
+def _build(ctx: Any, name: str, spec: dict[str, Any], cache_dir: Any) -> tuple[dict[str, Any], tuple]:
     from jaxkit.pde import make_dataset
+
+    t0 = time.perf_counter()
+    ds = make_dataset(
+        name,
+        n_train=spec["n_train"],
+        n_test=spec["n_test"],
+        resolution=spec["resolution"],
+        seed=ctx.seed,
+        cache_dir=cache_dir,
+        **spec["options"],
+    )
+    wall = time.perf_counter() - t0
+    n = spec["n_train"] + spec["n_test"]
+    rec = {
+        "x_shape": list(ds.x_train.shape),
+        "y_shape": list(ds.y_train.shape),
+        "wall_s": wall,
+        "samples_per_s": n / wall,
+        "y_rms": float(np.sqrt(np.mean(np.asarray(ds.y_train) ** 2))),
+        "finite": bool(np.all(np.isfinite(ds.y_train)) and np.all(np.isfinite(ds.y_test))),
+        **_checks(name, ds),
+    }
+    sample = (np.asarray(ds.x_train[0]), np.asarray(ds.y_train[0]), ds.grid)
+    return rec, sample
+
+
+def _accuracy_lines(accuracy: dict[str, Any], cfg: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    lines += [
+        "## Solvers against exact solutions (published grids and steps)",
+        "",
+        "| solver | reference | relative L2 error | s per solve |",
+        "|---|---|---|---|",
+    ]
+    for key, rec in accuracy.items():
+        ref = next(k for k in rec if k.startswith("rel_err"))
+        lines.append(
+            f"| {key} | {ref.removeprefix('rel_err_vs_').replace('_', ' ')} | {rec[ref]:.2e} | "
+            f"{rec['solve_s']:.3g}"
+            + (f" (spsolve {rec['spsolve_s']:.3g})" if "spsolve_s" in rec else "")
+            + " |"
+        )
+    lines += ["", "## Dataset generation", ""]
+    skipped = [n for n in PAPER["datasets"] if n not in cfg["datasets"]]
+    cn = accuracy.get("navier_stokes_cn_dt0.0001")
+    if skipped and cn:
+        per_unit = cn["solve_s"]  # one 64² sample, FNO scheme at dt = 1e-4, one time unit
+        lines += [
+            "Not generated in this preset: " + ", ".join(skipped) + ". At the measured "
+            f"{per_unit:.3g} s per sample and time unit (64², dt = 1e-4, one sample per solve), the FNO "
+            f"ν = 1e-3 set alone (1200 samples to t = 50) would take ≈ {1200 * 50 * per_unit / 3600:.3g} h "
+            "unbatched here; `--preset paper` generates them in batches.",
+            "",
+        ]
+    return lines
+
+
+def run(ctx: Any) -> dict[str, Any]:
 
     cfg = ctx.config
     accuracy = ctx.stage("solver_accuracy", solver_accuracy) if cfg.get("solver_accuracy") else None
@@ -226,32 +284,9 @@ def run(ctx: Any) -> dict[str, Any]:
     for name in ctx.progress(list(cfg["datasets"]), desc="datasets"):
         spec = cfg["datasets"][name]
 
-        def build(name=name, spec=spec):
-            t0 = time.perf_counter()
-            ds = make_dataset(
-                name,
-                n_train=spec["n_train"],
-                n_test=spec["n_test"],
-                resolution=spec["resolution"],
-                seed=ctx.seed,
-                cache_dir=cache_dir,
-                **spec["options"],
-            )
-            wall = time.perf_counter() - t0
-            n = spec["n_train"] + spec["n_test"]
-            rec = {
-                "x_shape": list(ds.x_train.shape),
-                "y_shape": list(ds.y_train.shape),
-                "wall_s": wall,
-                "samples_per_s": n / wall,
-                "y_rms": float(np.sqrt(np.mean(np.asarray(ds.y_train) ** 2))),
-                "finite": bool(np.all(np.isfinite(ds.y_train)) and np.all(np.isfinite(ds.y_test))),
-                **_checks(name, ds),
-            }
-            sample = (np.asarray(ds.x_train[0]), np.asarray(ds.y_train[0]), ds.grid)
-            return rec, sample
-
-        rec, sample = ctx.stage(f"dataset_{name}", build)
+        rec, sample = ctx.stage(
+            f"dataset_{name}", lambda name=name, spec=spec: _build(ctx, name, spec, cache_dir)
+        )
         metrics[name] = rec
         samples[name] = sample
         print(
@@ -269,32 +304,7 @@ def run(ctx: Any) -> dict[str, Any]:
     ]
     if accuracy is not None:
         metrics["solver_accuracy"] = accuracy
-        lines += [
-            "## Solvers against exact solutions (published grids and steps)",
-            "",
-            "| solver | reference | relative L2 error | s per solve |",
-            "|---|---|---|---|",
-        ]
-        for key, rec in accuracy.items():
-            ref = next(k for k in rec if k.startswith("rel_err"))
-            lines.append(
-                f"| {key} | {ref.removeprefix('rel_err_vs_').replace('_', ' ')} | {rec[ref]:.2e} | "
-                f"{rec['solve_s']:.3g}"
-                + (f" (spsolve {rec['spsolve_s']:.3g})" if "spsolve_s" in rec else "")
-                + " |"
-            )
-        lines += ["", "## Dataset generation", ""]
-        skipped = [n for n in PAPER["datasets"] if n not in cfg["datasets"]]
-        cn = accuracy.get("navier_stokes_cn_dt0.0001")
-        if skipped and cn:
-            per_unit = cn["solve_s"]  # one 64² sample, FNO scheme at dt = 1e-4, one time unit
-            lines += [
-                "Not generated in this preset: " + ", ".join(skipped) + ". At the measured "
-                f"{per_unit:.3g} s per sample and time unit (64², dt = 1e-4, one sample per solve), the FNO "
-                f"ν = 1e-3 set alone (1200 samples to t = 50) would take ≈ {1200 * 50 * per_unit / 3600:.3g} h "
-                "unbatched here; `--preset paper` generates them in batches.",
-                "",
-            ]
+        lines += _accuracy_lines(accuracy, cfg)
     lines += [
         "| dataset | x shape | y shape | wall s | samples/s | published size: est. min | check |",
         "|---|---|---|---|---|---|---|",

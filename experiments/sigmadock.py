@@ -279,7 +279,44 @@ def _summarize(rows, random_rows=None):
     if random_rows is not None:
         out["random_success_2A"] = success_rate([r["rmsd"] for r in random_rows])
         out["median_random_rmsd"] = float(np.median([r["rmsd"] for r in random_rows]))
-    return out
+    return add_intervals(out)
+
+
+# rates over the complexes of a set (per-sample success averages over samples: no binomial interval)
+RATE_KEYS = (
+    "top1_success_2A",
+    "top1_success_2A_pb_valid",
+    "unranked_success_2A",
+    "unranked_success_2A_pb_valid",
+    "bestN_success_2A",
+    "random_success_2A",
+    "success_2A",
+    "success_2A_pb_valid",
+)
+
+
+def wilson(rate, n):
+    """95% Wilson interval of a success rate over ``n`` complexes (``scipy.stats.binomtest``)."""
+    from scipy.stats import binomtest
+
+    ci = binomtest(int(round(rate * n)), n).proportion_ci(0.95, method="wilson")
+    return [float(ci.low), float(ci.high)]
+
+
+def add_intervals(summary):
+    """Add ``<rate>_ci95`` beside every rate of a summary with ``n`` complexes: 95% Wilson intervals for rates over
+    complexes, a bootstrap interval over complexes for the per-sample success (a mean of per-complex rates)."""
+    n = summary.get("n") or len(summary.get("rows") or [])
+    for k in RATE_KEYS:
+        if n and isinstance(summary.get(k), float) and np.isfinite(summary[k]):
+            summary[f"{k}_ci95"] = wilson(summary[k], n)
+    per = [r["sample_success_2A"] for r in summary.get("rows") or [] if "sample_success_2A" in r]
+    if len(per) > 1 and np.ptp(per) > 0:  # mean over complexes of per-complex rates: bootstrap over complexes
+        from scipy.stats import bootstrap
+
+        ci = bootstrap((np.asarray(per),), np.mean, random_state=0).confidence_interval
+        summary["sample_success_2A_ci95"] = [float(ci.low), float(ci.high)]
+    return summary
 
 
 def _inputs(cfg):
@@ -324,14 +361,21 @@ def run(ctx):
                 [{"rmsd_A": f"{r['top1_rmsd']:.3f}", "pb_valid": r["top1_pb_valid"]} for r in rows],
             )
     vina = ctx.stage("vina_pb", lambda: _vina_rows(pb, cfg, ctx.seed))
-    results["vina_posebusters"] = {
-        "success_2A": success_rate([r["rmsd"] for r in vina]),
-        "success_2A_pb_valid": success_rate([r["rmsd"] for r in vina], valid=[r["pb_valid"] for r in vina]),
-        "seconds_per_complex": float(np.mean([r.get("seconds", np.nan) for r in vina])),
-        "rows": vina,
-    }
+    results["vina_posebusters"] = add_intervals(
+        {
+            "n": len(vina),
+            "success_2A": success_rate([r["rmsd"] for r in vina]),
+            "success_2A_pb_valid": success_rate(
+                [r["rmsd"] for r in vina], valid=[r["pb_valid"] for r in vina]
+            ),
+            "seconds_per_complex": float(np.mean([r.get("seconds", np.nan) for r in vina])),
+            "rows": vina,
+        }
+    )
     results["runs"] = _log_run(ctx, time.perf_counter() - t0, time.process_time() - c0)
     _plots(ctx, trained["history"], results)
+    fig = headline_figure(results)
+    ctx.save_figure(fig, "sigmadock_headline.png")
     ctx.write_summary(_summary(ctx, results))
     return results
 
@@ -376,17 +420,91 @@ def _pct(x):
     return "–" if x is None or not np.isfinite(x) else f"{100 * x:.1f}%"
 
 
-def _rows_table(m, s, label, ccd, pb):
+def _rate(s, key):
+    """``55.0% (40–69)``: a rate of summary ``s`` with its 95% Wilson interval in percent."""
+    x, ci = s.get(key), s.get(f"{key}_ci95")
+    if x is None or not np.isfinite(x) or ci is None:
+        return _pct(x)
+    return (
+        f"{100 * x:.1f}% ({100 * ci[0]:.0f}–\u2060{100 * ci[1]:.0f})"  # word joiner: no break in the interval
+    )
+
+
+# the published SigmaDock numbers of the headline figure (no interval: the paper gives none)
+PUBLISHED = {
+    "posebusters_rdkit/top1_success_2A_pb_valid": 0.799,
+    "posebusters_rdkit/unranked_success_2A_pb_valid": 0.661,
+    "posebusters_oracle/top1_success_2A_pb_valid": 0.854,
+}
+
+
+def headline_figure(m):
+    """Ours (95% Wilson intervals as error bars) beside the published SigmaDock numbers and the baselines."""
+    import matplotlib.pyplot as plt
+
+    rows = [
+        ("PoseBusters, ranked", "posebusters_rdkit", "top1_success_2A_pb_valid"),
+        ("PoseBusters, unranked", "posebusters_rdkit", "unranked_success_2A_pb_valid"),
+        ("PoseBusters, oracle conformers", "posebusters_oracle", "top1_success_2A_pb_valid"),
+        ("CCD held-out, ranked", "ccd_rdkit", "top1_success_2A"),
+        ("CCD held-out, oracle conformers", "ccd_oracle", "top1_success_2A"),
+    ]
+    rows = [r for r in rows if r[1] in m]
+    fig, ax = plt.subplots(figsize=(7, 0.55 * len(rows) + 1.2))
+    for y, (_label, set_, key) in enumerate(rows):
+        s = m[set_]
+        x, (lo, hi) = s[key], s[f"{key}_ci95"]
+        ax.errorbar(
+            x,
+            y,
+            xerr=[[x - lo], [hi - x]],
+            fmt="o",
+            color="tab:blue",
+            capsize=3,
+            label="ours (95% Wilson CI)" if y == 0 else None,
+        )
+        pub = PUBLISHED.get(f"{set_}/{key}")
+        if pub is not None:
+            ax.plot(pub, y, "D", color="tab:red", label="SigmaDock, published" if y == 0 else None)
+        if s.get("random_success_2A") is not None and key.startswith("top1"):
+            ax.plot(
+                s["random_success_2A"],
+                y,
+                "|",
+                color="0.4",
+                ms=12,
+                label="random placement" if set_ == "ccd_rdkit" else None,
+            )
+        if set_ == "posebusters_rdkit" and key.startswith("top1"):
+            ax.plot(
+                m["vina_posebusters"]["success_2A_pb_valid"],
+                y,
+                "s",
+                color="tab:green",
+                mfc="none",
+                label="Vina (same complexes)",
+            )
+        ax.text(1.02, y, f"n = {s['n']}", va="center", fontsize=8, transform=ax.get_yaxis_transform())
+    ax.set_yticks(range(len(rows)), [r[0] for r in rows])
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("top-1 success (RMSD < 2 Å; PoseBusters rows also PB-valid)")
+    ax.legend(fontsize=7, loc="lower left", bbox_to_anchor=(0, 1.01), ncol=2, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def _rows_table(m, s, ccd, pb):
     v = m["vina_posebusters"]
     paper = "79.9% / 66.1%" if s == "rdkit" else "85.4%"
     return [
-        f"| CCD held-out ({ccd['n']}), RMSD < 2 Å | {s} | {label} | {_pct(ccd['top1_success_2A'])} | "
-        f"{_pct(ccd['unranked_success_2A'])} | {_pct(ccd['bestN_success_2A'])} | {_pct(ccd.get('random_success_2A'))} "
-        f"| – | – | {ccd['seconds_per_complex']:.1f} |",
-        f"| PoseBusters ({pb['n']}), RMSD < 2 Å & PB-valid | {s} | {label} | {_pct(pb['top1_success_2A_pb_valid'])} | "
-        f"{_pct(pb['unranked_success_2A_pb_valid'])} | {_pct(pb['bestN_success_2A'])} | "
-        f"{_pct(pb.get('random_success_2A'))} | {_pct(v['success_2A_pb_valid'])} | {paper} | "
-        f"{pb['seconds_per_complex']:.1f} |",
+        f"| CCD held-out ({ccd['n']}), RMSD < 2 Å | {s} | {_rate(ccd, 'top1_success_2A')} | "
+        f"{_rate(ccd, 'unranked_success_2A')} | {_rate(ccd, 'bestN_success_2A')} | "
+        f"{_rate(ccd, 'random_success_2A')} | – | – | {ccd['seconds_per_complex']:.1f} |",
+        f"| PoseBusters ({pb['n']}), RMSD < 2 Å & PB-valid | {s} | "
+        f"{_rate(pb, 'top1_success_2A_pb_valid')} | {_rate(pb, 'unranked_success_2A_pb_valid')} | "
+        f"{_rate(pb, 'bestN_success_2A')} | {_rate(pb, 'random_success_2A')} | "
+        f"{_rate(v, 'success_2A_pb_valid')} | {paper} | {pb['seconds_per_complex']:.1f} |",
     ]
 
 
@@ -417,9 +535,9 @@ def _validation_lines(m):
     for name, r in val.items():
         mark = " **(chosen)**" if name == chosen else ""
         lines.append(
-            f"| {name}{mark} | {_pct(r['top1_success_2A'])} | {_pct(r['top1_success_2A_pb_valid'])} | "
+            f"| {name}{mark} | {_rate(r, 'top1_success_2A')} | {_rate(r, 'top1_success_2A_pb_valid')} | "
             f"{_wins(r['rows'], val[_vname(VARIANTS[0])]['rows'])} | "
-            f"{_pct(r['unranked_success_2A'])} | {_pct(r['bestN_success_2A'])} | "
+            f"{_rate(r, 'unranked_success_2A')} | {_rate(r, 'bestN_success_2A')} | "
             f"{r['median_top1_rmsd']:.2f} | {r['seconds_per_complex']:.1f} |"
         )
     return lines
@@ -436,16 +554,23 @@ def _summary(ctx, m):
         f"({t['wall_s'] / 60:.0f} min wall, {t['cpu_s'] / 60:.0f} min CPU on a 2-core machine), so the "
         "PoseBusters rows are a generalization test from synthetic pockets to real proteins (4 complexes).",
         "",
-        "| set | setting | assembly + ranking | top-1 ranked | top-1 unranked | best of N | random placement | Vina | "
-        "SigmaDock | s / complex |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        f"Every row assembles and ranks with `{chosen}` (chosen on validation, below); conformers from RDKit "
+        "(`rdkit`) or, as SigmaDock's oracle ablation, from the reference pose (`oracle`). Rates with 95% Wilson "
+        "intervals in parentheses.",
+        "",
+        "| set | conformers | top-1 ranked | top-1 unranked | best of N | random placement | Vina | "
+        "SigmaDock | s per complex |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for s in ("rdkit", "oracle"):
         if f"ccd_{s}" in m:
-            lines += _rows_table(
-                m, s, f"{chosen} (chosen on validation)", m[f"ccd_{s}"], m[f"posebusters_{s}"]
-            )
-    lines += _goal_lines(m)
+            lines += _rows_table(m, s, m[f"ccd_{s}"], m[f"posebusters_{s}"])
+    lines += _headline_lines(m)
+    lines += [
+        "",
+        "![Top-1 success: ours with 95% Wilson intervals, SigmaDock's published numbers, Vina and random "
+        "placement](sigmadock_headline.png)",
+    ]
     lines += _validation_lines(m)
     lines += _pb_lines(m)
     runs = "; ".join(
@@ -462,15 +587,25 @@ def _summary(ctx, m):
     return "\n".join(lines) + "\n"
 
 
-def _goal_lines(m):
-    ccd, pb = m["ccd_rdkit"]["top1_success_2A"], m["posebusters_rdkit"]["top1_success_2A_pb_valid"]
-    vina = m["vina_posebusters"]
+def _headline_lines(m):
+    """The headline in words: ours with 95% Wilson intervals, and ours vs Vina paired per PoseBusters complex."""
+    from scipy.stats import binomtest
+
+    ccd, pb, vina = m["ccd_rdkit"], m["posebusters_rdkit"], m["vina_posebusters"]
+    ours = [r["top1_rmsd"] < 2.0 and bool(r["top1_pb_valid"]) for r in pb["rows"]]
+    theirs = [r["rmsd"] < 2.0 and bool(r["pb_valid"]) for r in vina["rows"]]
+    only_ours = sum(a and not b for a, b in zip(ours, theirs))
+    only_vina = sum(b and not a for a, b in zip(ours, theirs))
+    p = binomtest(only_ours, only_ours + only_vina).pvalue if only_ours + only_vina else 1.0
     return [
         "",
-        f"Goals (issue 17), with {m['chosen_variant']}: CCD held-out top-1 >= 50%: measured {_pct(ccd)} "
-        f"({'met' if ccd >= 0.5 else 'not met'}); PoseBusters top-1 >= Vina: {_pct(pb)} vs "
-        f"{_pct(vina['success_2A_pb_valid'])} ({'met' if pb >= vina['success_2A_pb_valid'] else 'not met'}; "
-        "4 complexes, one complex is 25 points).",
+        f"Headline (RDKit conformers, {m['chosen_variant']}): "
+        f"held-out CCD top-1 {_rate(ccd, 'top1_success_2A')} over {ccd['n']} complexes, against "
+        f"{_rate(ccd, 'random_success_2A')} for random placement in the same pockets. PoseBusters top-1 "
+        f"{_rate(pb, 'top1_success_2A_pb_valid')} against Vina's {_rate(vina, 'success_2A_pb_valid')} on the "
+        f"same {pb['n']} complexes: they differ on {only_ours + only_vina} of them ({only_ours} ours only, "
+        f"{only_vina} Vina only; exact sign test p = {p:.2f}). With {pb['n']} complexes the interval is too wide "
+        "to separate ours from Vina or from SigmaDock's published 79.9%.",
     ]
 
 
@@ -493,17 +628,17 @@ def _discussion(m):
         "Vinardo ranked broken poses. Conformer matching makes every sample one molecule with the conformer's "
         "bonds, angles, rings and stereochemistry, at the torsions that best fit the sample; the fit moves a "
         "pose towards or away from the reference (best of N on validation: "
-        f"{_pct(orig['bestN_success_2A'])} sampled, {_pct(val['conformer_matching+vinardo']['bestN_success_2A'])} "
+        f"{_rate(orig, 'bestN_success_2A')} sampled, {_rate(val['conformer_matching+vinardo'], 'bestN_success_2A')} "
         "matched).",
-        f"- Chosen on validation: {chosen} (top-1 {_pct(val[chosen]['top1_success_2A'])} against "
-        f"{_pct(orig['top1_success_2A'])} for the original path). Validation has {val[chosen]['n']} complexes: "
+        f"- Chosen on validation: {chosen} (top-1 {_rate(val[chosen], 'top1_success_2A')} against "
+        f"{_rate(orig, 'top1_success_2A')} for the original path). Validation has {val[chosen]['n']} complexes: "
         f"one complex is {100 / val[chosen]['n']:.1f} points, so differences of a few complexes are within "
         "noise (the wins/losses column counts the complexes that change). Only the chosen variant runs on the "
         "test sets.",
-        f"- Held-out CCD test ({chosen}): top-1 {_pct(test['top1_success_2A'])}, unranked "
-        f"{_pct(test['unranked_success_2A'])}, best of N {_pct(test['bestN_success_2A'])}, per-sample success "
-        f"{_pct(test['sample_success_2A'])}; oracle fragments: top-1 "
-        f"{_pct(m.get('ccd_oracle', {}).get('top1_success_2A'))}.",
+        f"- Held-out CCD test ({chosen}): top-1 {_rate(test, 'top1_success_2A')}, unranked "
+        f"{_rate(test, 'unranked_success_2A')}, best of N {_rate(test, 'bestN_success_2A')}, per-sample success "
+        f"{_rate(test, 'sample_success_2A')}; oracle fragments: top-1 "
+        f"{_rate(m.get('ccd_oracle', {}), 'top1_success_2A')}.",
         *_minimize_lines(val),
         "- Consensus ranking (the mode of the samples) was worse than Vinardo on validation: the 40 samples of "
         "this small model spread over several clusters and the largest is often wrong.",
@@ -520,10 +655,10 @@ def _minimize_lines(val):
             "pseudo-pocket is a weak score, and no confidence model was trained."
         ]
     lines = [
-        f"- Vina's local minimization before ranking (validation): top-1 {_pct(plain['top1_success_2A'])} -> "
-        f"{_pct(mini['top1_success_2A'])} ({_wins(mini['rows'], plain['rows'])} complexes won / lost against "
-        f"score-only Vinardo on the same samples), best of N {_pct(plain['bestN_success_2A'])} -> "
-        f"{_pct(mini['bestN_success_2A'])}, {plain['seconds_per_complex']:.1f} -> "
+        f"- Vina's local minimization before ranking (validation): top-1 {_rate(plain, 'top1_success_2A')} -> "
+        f"{_rate(mini, 'top1_success_2A')} ({_wins(mini['rows'], plain['rows'])} complexes won / lost against "
+        f"score-only Vinardo on the same samples), best of N {_rate(plain, 'bestN_success_2A')} -> "
+        f"{_rate(mini, 'bestN_success_2A')}, {plain['seconds_per_complex']:.1f} -> "
         f"{mini['seconds_per_complex']:.1f} s per complex. Minimization moves near-miss poses towards the "
         "reference (best of N) and removes the small clashes that dominate the energy of an unrelaxed pose; "
         "with Vina's default step budget it stops partway down, though (next line). Not part of SigmaDock, "
@@ -533,9 +668,9 @@ def _minimize_lines(val):
         lines.append(
             f"- Minimization to convergence (`vinardo_converged`, at most {CONVERGED_STEPS} BFGS steps) "
             f"instead of Vina's default budget of (25 + movable atoms)/3 steps: top-1 "
-            f"{_pct(mini['top1_success_2A'])} -> {_pct(conv['top1_success_2A'])} "
-            f"({_wins(conv['rows'], mini['rows'])} won / lost), best of N {_pct(mini['bestN_success_2A'])} -> "
-            f"{_pct(conv['bestN_success_2A'])}. With the default budget the BFGS stops partway down, so "
+            f"{_rate(mini, 'top1_success_2A')} -> {_rate(conv, 'top1_success_2A')} "
+            f"({_wins(conv['rows'], mini['rows'])} won / lost), best of N {_rate(mini, 'bestN_success_2A')} -> "
+            f"{_rate(conv, 'bestN_success_2A')}. With the default budget the BFGS stops partway down, so "
             "two poses' energies compare how far each got rather than their minima; run to convergence "
             "they compare local minima."
         )
@@ -552,6 +687,34 @@ def _pb_lines(m):
             f"(PB-valid {vr['pb_valid']}) {vr.get('error', '')}"
         )
     return lines
+
+
+def resummarize(folder):
+    """Rewrite a finished run folder's derived outputs from its ``metrics.json`` alone (no docking reruns): the
+    95% intervals beside every rate, ``summary.md`` and ``sigmadock_headline.png``. For a published folder,
+    ``resummarize("docs/results/sigmadock/standard")`` then ``python -m experiments report``."""
+    import json
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    import matplotlib.pyplot as plt
+
+    folder = Path(folder)
+    rec = json.loads((folder / "metrics.json").read_text())
+    m = rec["metrics"]
+    for name in ("ccd_rdkit", "posebusters_rdkit", "ccd_oracle", "posebusters_oracle"):
+        if name in m:
+            add_intervals(m[name])
+    m["vina_posebusters"].setdefault("n", len(m["vina_posebusters"]["rows"]))
+    add_intervals(m["vina_posebusters"])
+    for s in m["validation"].values():
+        add_intervals(s)
+    (folder / "metrics.json").write_text(json.dumps(rec, indent=2) + "\n")
+    ctx = SimpleNamespace(preset=rec["preset"], seed=rec["seed"])
+    (folder / "summary.md").write_text(_summary(ctx, m))
+    fig = headline_figure(m)
+    fig.savefig(folder / "sigmadock_headline.png", dpi=120, bbox_inches="tight")
+    plt.close(fig)
 
 
 register(

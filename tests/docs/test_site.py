@@ -1,11 +1,14 @@
-"""The built site as a reader gets it: maths typeset by MathJax, tutorial figures loaded, no reST left.
+"""The built site as a reader gets it: maths typeset by MathJax, tutorial figures loaded, tables within the
+content column, no reST left.
 
 Which site: with ``JAXKIT_SITE_DIR`` set (``.ci/run`` sets it after ``mkdocs build --strict``), the full built
 site; otherwise this module builds a small one once (the portfolio API page, whose docstrings carry the most
-maths, the RNO tutorial, executed, with its figure, and the glossary) with the real ``mkdocs.yml`` and hooks.
-The browser check opens the pages with maths and the tutorial pages with figures (at least the two above) in
-headless Chromium (Debian's ``chromium`` package, driven by Playwright);
-where Chromium is absent it is skipped with a message saying so.
+maths, the RNO tutorial, executed, with its figures, the docking reproduction page, whose summary has the widest
+tables, and the glossary) with the real ``mkdocs.yml`` and hooks. The browser check opens, in headless Chromium
+(Debian's ``chromium`` package, driven by Playwright), every page with maths, every tutorial and every reproduction
+page: each tutorial shows at least one figure that loaded (``naturalWidth > 0``), and no table on a tutorial or
+reproduction page runs past the content column (a wide table scrolls inside it). Where Chromium is absent the
+browser check is skipped with a message saying so.
 """
 
 import fcntl
@@ -23,8 +26,22 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE_ENV = "JAXKIT_SITE_DIR"
-MINI_PAGES = ("api/portfolio.md", "tutorials/rno.md", "glossary.md", "javascripts/mathjax.js")
+MINI_PAGES = (
+    "api/portfolio.md",
+    "tutorials/rno.md",
+    "glossary.md",
+    "javascripts/mathjax.js",
+    "stylesheets/extra.css",
+    "reproductions/se3_docking.md",
+    "results/sigmadock/standard/sigmadock.png",
+    "results/sigmadock/standard/sigmadock_headline.png",
+)
 MATH_PAGE, TUTORIAL_PAGE = "api/portfolio/index.html", "tutorials/rno/index.html"
+WIDE_TABLE_PAGE = "reproductions/se3_docking/index.html"  # a ten-column summary table
+VIEWPORT = {
+    "width": 1280,
+    "height": 800,
+}  # a laptop screen: both sidebars shown, the narrowest content column
 MATHJAX = "javascripts/mathjax/tex-mml-chtml.js"
 REST = re.compile(r":math:`|\.\. math::|:(?:func|class|mod|meth|attr|data|obj|exc):`")
 
@@ -133,8 +150,12 @@ def test_pages_render_in_headless_chromium(site):
     # every page with maths (MathJax typesets all of it, without TeX errors) and every tutorial page with figures
     html = {p.relative_to(site).as_posix(): p.read_text() for p in sorted(site.rglob("*.html"))}
     math_pages = [rel for rel, text in html.items() if 'class="arithmatex"' in text]
-    image_pages = [rel for rel, text in html.items() if rel.startswith("tutorials/") and "<img" in text]
-    assert MATH_PAGE in math_pages and TUTORIAL_PAGE in image_pages
+    tutorial_pages = [rel for rel in html if re.fullmatch(r"tutorials/[^/]+/index\.html", rel)]
+    reader_pages = tutorial_pages + [rel for rel in html if rel.startswith("reproductions/")]
+    assert MATH_PAGE in math_pages and TUTORIAL_PAGE in tutorial_pages and WIDE_TABLE_PAGE in reader_pages
+    if os.environ.get(SITE_ENV):  # the full site: every tutorial of docs/tutorials is checked
+        expected = {f"tutorials/{p.stem}/index.html" for p in (ROOT / "docs/tutorials").glob("*.md")}
+        assert expected - {"tutorials/index/index.html"} <= set(tutorial_pages)
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
@@ -157,7 +178,7 @@ def test_pages_render_in_headless_chromium(site):
                     "--no-first-run",
                 ],
             )
-            page = browser.new_page()
+            page = browser.new_page(viewport=VIEWPORT)
             failed = []
             # the browser's own favicon fetch is canceled (net::ERR_ABORTED) when the next page is opened before
             # it returns: navigation, not a missing file (the theme ships the favicon); anything else fails
@@ -182,13 +203,14 @@ def test_pages_render_in_headless_chromium(site):
                     [...document.querySelectorAll('mjx-merror')].map(e => e.closest('.arithmatex').textContent),
                     [...document.querySelectorAll('.arithmatex')].filter(e => !e.querySelector('mjx-container'))
                         .map(e => e.textContent).slice(0, 3)]""")
-            images = {}
-            for rel in image_pages:
+            images, tables = {}, {}
+            for rel in reader_pages:
                 page.goto(base + rel.removesuffix("index.html"), wait_until="networkidle")
                 images[rel] = page.evaluate(
                     "[...document.querySelectorAll('article img')]"
                     ".map(i => [i.getAttribute('src'), i.complete, i.naturalWidth])"
                 )
+                tables[rel] = page.evaluate(TABLES_JS)
             browser.close()
     finally:
         server.shutdown()
@@ -196,8 +218,46 @@ def test_pages_render_in_headless_chromium(site):
         assert spans > 0 and typeset >= spans, f"{rel}: {typeset} of {spans} maths spans typeset; raw: {raw}"
         assert not errors, f"{rel}: MathJax reports TeX errors in: {errors[:5]}"
     assert maths[MATH_PAGE][0] >= 10
-    assert images[TUTORIAL_PAGE], "the RNO tutorial page shows no image"
     for rel, imgs in images.items():
         broken = [src for src, complete, width in imgs if not (complete and width > 0)]
         assert not broken, f"{rel}: images that did not load: {broken}"
+    for rel in tutorial_pages:
+        if rel != "tutorials/index.html":
+            assert any(complete and width > 0 for _, complete, width in images[rel]), (
+                f"{rel}: no figure shown"
+            )
+    # the check can fail: the docking summary has tables that fill the column (wider ones without the docs' CSS)
+    widest = max(t["fill"] for t in tables[WIDE_TABLE_PAGE])
+    assert widest > 0.9, (
+        f"{WIDE_TABLE_PAGE}: widest table fills {widest:.0%} of the column: nothing wide measured"
+    )
+    for rel, found in tables.items():
+        out = [t for t in found if t["overflow_px"] > 1]
+        assert not out, f"{rel}: tables running past the content column: {out[:3]}"
     assert not failed, f"requests that failed: {failed[:5]}"
+
+
+# For every table of the article: the box a reader sees it in (the table, or the scroll container around it),
+# measured against the content column (.md-content, between the sidebars). A table wider than its box must scroll
+# (overflow-x auto/scroll); one clipped by a box that does not scroll counts as running past the column.
+TABLES_JS = """() => {
+    const column = document.querySelector('.md-content').getBoundingClientRect();
+    const article = document.querySelector('article');
+    return [...article.querySelectorAll('table')].map(table => {
+        let el = table, scroller = null;
+        while (el && el !== article) {
+            const overflow = getComputedStyle(el).overflowX;
+            if (overflow === 'auto' || overflow === 'scroll') { scroller = el; break; }
+            el = el.parentElement;
+        }
+        const box = (scroller || table).getBoundingClientRect();
+        const wide = table.scrollWidth > table.clientWidth + 1 || (scroller && scroller.scrollWidth > scroller.clientWidth + 1);
+        const clipped = !scroller && wide;
+        return {
+            head: (table.querySelector('tr') || table).textContent.trim().slice(0, 60),
+            overflow_px: Math.max(box.right - column.right, column.left - box.left, clipped ? table.scrollWidth - table.clientWidth : 0),
+            scrolls: Boolean(scroller && wide),
+            fill: Math.max(box.width, table.scrollWidth) / column.width,
+        };
+    });
+}"""

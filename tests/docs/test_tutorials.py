@@ -46,6 +46,7 @@ def test_tutorial_runs(path, tmp_path, subprocess_env, python):
     saved = re.findall(r"savefig\(\s*[\"']([^\"']+)[\"']", python_blocks(path))
     captured = [name for b in run.blocks for name in b.images]
     assert set(saved) <= set(captured), f"saved {saved}, captured for the page {captured}"
+    assert captured, f"{path.name} draws no figure (every tutorial shows its system's key figure)"
 
 
 def test_readme_library_snippet_runs(tmp_path, subprocess_env, python):
