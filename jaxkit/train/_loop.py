@@ -148,7 +148,7 @@ class _State:
 
 def _signature(key: jax.Array, opt_state: Any, model0: Any, model1: Any, loss: Any) -> dict:
     """The run's signature from its first step ``model0 -> model1`` (see the module docstring)."""
-    kd = jax.random.key_data(key) if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key) else key
+    kd = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
     a = jax.tree_util.tree_leaves(eqx.filter(model0, eqx.is_inexact_array))
     b = jax.tree_util.tree_leaves(eqx.filter(model1, eqx.is_inexact_array))
     u = [np.asarray(y, np.float64) - np.asarray(x, np.float64) for x, y in zip(a, b)]
