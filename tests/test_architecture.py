@@ -359,6 +359,11 @@ ANY_ALLOWED: dict[str, str] = {
     "probes call every model alike",
     "jaxkit.ssm.train_runs:return": "the JSON summary of a probe run (config, runs, per_task, timing)",
     "jaxkit.train.fit_ensemble:fit_kwargs": "forwarded unchanged to jaxkit.train.fit, whose signature types each",
+    **{
+        f"jaxkit.dynamics.{f}:dtype": "checked at run time: None, 'float32', 'float64' or a float dtype, anything "
+        "else a ValueError naming the choices"
+        for f in ("gradient_flow", "gradient_flow_batch", "gradient_descent")
+    },
 }
 
 

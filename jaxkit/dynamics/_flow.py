@@ -38,7 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from jaxkit._typing import Array, ArrayInput, Batch, DTypeLike, Float, Params, PRNGKey, Scalar
+from jaxkit._typing import Array, ArrayInput, Batch, Float, Params, PRNGKey, Scalar
 from jaxkit._validate import check_choice, check_int, check_key, check_positive, error_if_invalid
 
 __all__ = [
@@ -265,7 +265,7 @@ def gradient_flow(
     grad_tol: float = 0.0,
     max_steps: int = 100_000,
     on_failure: Literal["raise", "flag"] = "raise",
-    dtype: DTypeLike | None = None,
+    dtype: Any = None,  # Any: checked at run time (None, "float32", "float64" or a float dtype; else ValueError)
 ) -> FlowResult:
     """Exact gradient flow ``τ dθ/dt = −∇L(θ)`` from ``params0`` saved at ``ts`` (e.g. :func:`log_times`).
 
@@ -333,7 +333,7 @@ def gradient_flow_batch(
     grad_tol: float = 0.0,
     max_steps: int = 100_000,
     on_failure: Literal["raise", "flag"] = "raise",
-    dtype: DTypeLike | None = None,
+    dtype: Any = None,  # Any: checked at run time (None, "float32", "float64" or a float dtype; else ValueError)
 ) -> FlowResult:
     """Gradient flows for every (seed, init scale) pair in one compiled, vmapped call.
 
@@ -394,7 +394,7 @@ def gradient_descent(
     batch_fn: Callable[[PRNGKey], Batch] | None = None,
     key: PRNGKey | None = None,
     on_failure: Literal["raise", "flag"] = "raise",
-    dtype: DTypeLike | None = None,
+    dtype: Any = None,  # Any: checked at run time (None, "float32", "float64" or a float dtype; else ValueError)
 ) -> FlowResult:
     """Discrete (S)GD ``θ ← θ − η ∇L(θ)`` (optax.sgd) for ``n_steps`` steps, saving every ``save_every`` steps.
 
