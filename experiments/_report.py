@@ -306,7 +306,9 @@ def system_page(
     return "\n".join(lines).rstrip() + "\n"
 
 
-def index_page(runs: list[Run], reproduces: dict[str, str], problems: list[str]) -> str:
+def index_page(
+    runs: list[Run], reproduces: dict[str, str], problems: list[str], published: Path = PUBLISHED
+) -> str:
     lines = [
         GENERATED,
         "",
@@ -321,6 +323,7 @@ def index_page(runs: list[Run], reproduces: dict[str, str], problems: list[str])
         "| system | experiments | published at paper/standard scale |",
         "|---|---|---|",
     ]
+    protocol = Path(published) / "protocol.md"  # the evaluation protocol, hand-written, stated once
     for s in SYSTEMS:
         done = sorted(
             {r.experiment for r in runs if r.experiment in s.experiments and r.preset in FULL_SCALE}
@@ -340,6 +343,8 @@ def index_page(runs: list[Run], reproduces: dict[str, str], problems: list[str])
         ]
     if problems:
         lines += ["", "Problems in the published files:", ""] + [f"- {p}" for p in problems]
+    if protocol.exists():
+        lines += ["", protocol.read_text().strip()]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -366,7 +371,7 @@ def write_pages(
         )
         written.append(path)
     path = out / "index.md"
-    path.write_text(index_page(runs, reproduces, problems))
+    path.write_text(index_page(runs, reproduces, problems, published))
     written.append(path)
     return written
 

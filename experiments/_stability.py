@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import resource
 import time
 
 import jax
@@ -11,6 +10,7 @@ import numpy as np
 from jaxkit.stability import (
     MethodSpec,
     compare_speed,
+    compare_steps,
     init_stack,
     speed_table,
     stacked_batches,
@@ -86,42 +86,102 @@ def plot_curves(
     plt.close(fig)
 
 
-def resources(runs: dict) -> dict:
-    """Wall and process CPU seconds of the training stages, and this process's peak RSS."""
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def train_times(runs: dict) -> dict:
+    """Wall and process CPU seconds of the training stages, summed over methods (stored in ``metrics.json``)."""
     return {
-        "train_wall_time_s": {m: r["wall_time_s"] for m, r in runs.items()},
-        "train_cpu_time_s": {m: r["cpu_time_s"] for m, r in runs.items()},
-        "peak_rss_mib": rss,
+        "wall_s": float(sum(r["wall_time_s"] for r in runs.values())),
+        "cpu_s": float(sum(r["cpu_time_s"] for r in runs.values())),
     }
 
 
-def summary(ctx, *, title: str, setup: str, stats: dict, paper_rows: str, runs: dict, notes: str) -> str:
-    """The run's summary.md: setup, ours-vs-paper table, the speed table, command, date and times."""
-    res = resources(runs)
-    wall, cpu = sum(res["train_wall_time_s"].values()), sum(res["train_cpu_time_s"].values())
-    reg = stats.get("regularizer", {})
-    verdict = ""
-    if reg:
-        lo, hi = reg["ci_low"], reg["ci_high"]
-        verdict = (
-            "faster than the baseline (CI above zero)"
-            if lo > 0
-            else "slower than the baseline (CI below zero)"
-            if hi < 0
-            else "not distinguishable from the baseline (CI contains zero)"
-        )
+PROTOCOL = (
+    "Seed s of every method shares the initialization, the data split and the batch order, so every comparison "
+    "is paired per seed. When every seed of both methods reaches the target, the headline is the median over "
+    "seeds of the paired speedup $100(1 - m_s/b_s)$ with a percentile-bootstrap 95% CI (10,000 resamples) and "
+    "the Wilcoxon signed-rank test of the step differences. When some seed does not reach the target within the "
+    "run it is censored, not counted as the run length: the headline is then the restricted-mean speedup "
+    "$100(1 - \\mathrm{RMST}_m/\\mathrm{RMST}_b)$ over the run (paired bootstrap 95% CI) with the log-rank "
+    "test, beside the fraction of seeds that reached the target (Wilson 95% CI). Kaplan–Meier median: the "
+    "first logged step by which half the seeds reached the target."
+)
+
+
+def fmt_p(p: float | None) -> str:
+    return "—" if p is None else (f"{p:.2g}" if p < 0.001 else f"{p:.3f}")
+
+
+def headline(row: dict) -> str:
+    """``+15.1% [+0.8, +33.1] (median paired; Wilcoxon p = 0.012)`` for a :func:`compare_speed` row."""
+    kind = "median paired" if row["headline"] == "paired" else "restricted mean, censored runs"
+    return (
+        f"{row['speedup_pct']:+.1f}% [{row['ci_low']:+.1f}, {row['ci_high']:+.1f}] ({kind}; {row['test']} "
+        f"p = {fmt_p(row['p_value'])}; reached {row['reached']}/{row['n_seeds']})"
+    )
+
+
+def headline_keys(prefix: str, methods) -> str:
+    """The machine-readable headline block of a summary: one ``metrics.json`` path and format per line for
+    each number its headline states (the published-numbers test checks them, see the Reproductions index)."""
+    keys = "".join(
+        f"{prefix}/{m}/{k} | +.1f\n" for m in methods for k in ("speedup_pct", "ci_low", "ci_high")
+    )
+    return f"<!-- headline\n{keys}-->"
+
+
+def verdict(row: dict) -> str:
+    lo, hi = row["ci_low"], row["ci_high"]
+    if lo > 0:
+        return "faster than the baseline (CI above zero)"
+    if hi < 0:
+        return "slower than the baseline (CI below zero)"
+    return "not distinguishable from the baseline (CI contains zero)"
+
+
+def run_lines(ctx, times: dict, record: dict | None = None) -> str:
+    """The Run section: command, date, training times (the same numbers as ``metrics.json``)."""
+    wall, cpu = times["wall_s"], times["cpu_s"]
     text = (
-        f"# {title}\n\n{setup}\n\n"
-        "## Ours beside the paper\n\n| quantity | paper | ours (median, 95% bootstrap CI over seeds) |\n|---|---|---|\n"
-        f"{paper_rows}\n\n## Steps to the target\n\n{speed_table(stats)}\n"
-        f"Regularizer: {verdict}. Speedup = $100(1 - \\mathrm{{med}}_m/\\mathrm{{med}}_{{base}})$, paired percentile "
-        "bootstrap over seeds (10,000 resamples); a seed that never reaches the target counts as the run length.\n\n"
-        f"![curves](curves.png)\n\n## Notes\n\n{notes}\n\n## Run\n\n"
         f"- command: `python -m experiments run {ctx.name} --preset {ctx.preset} --seed {ctx.seed}`\n"
-        f"- date: {time.strftime('%Y-%m-%d')}, preset `{ctx.preset}`\n"
-        f"- training time: {wall / 60:.1f} min wall, {cpu / 60:.1f} min process CPU (machine shared with other "
-        f"jobs; an idle 2-core machine needs about CPU/2 = {cpu / 120:.1f} min)\n"
+        f"- preset `{ctx.preset}`, {time.strftime('%Y-%m-%d') if record is None else record['finished'][:10]}\n"
+        f"- training stages: {wall / 60:.1f} min wall, {cpu / 60:.1f} min process CPU in total (machine shared with "
+        f"other jobs; an idle 2-core machine needs about CPU/2 = {cpu / 120:.1f} min)\n"
+    )
+    return text + resumed_line(record, wall)
+
+
+def resumed_line(record: dict | None, train_wall_s: float) -> str:
+    """For a resumed run (the finishing invocation shorter than the training it reports), say so with both
+    times, so the page header (that invocation's wall time) and the summary agree."""
+    if record is None or record.get("wall_time_s") is None or record["wall_time_s"] >= 0.9 * train_wall_s:
+        return ""
+    return (
+        f"- the run was resumed: the invocation that finished it took {record['wall_time_s'] / 60:.1f} min "
+        "wall; the training above ran over the earlier invocations as well\n"
+    )
+
+
+def summary(
+    ctx,
+    *,
+    title: str,
+    setup: str,
+    stats: dict,
+    paper_rows: str,
+    times: dict,
+    notes: str,
+    record: dict | None = None,
+) -> str:
+    """The run's summary.md: setup, ours-vs-paper table, the speed table, command, date and times; a pure
+    function of the run's metrics (``record`` is the run's metrics.json when a published run is re-read)."""
+    reg = stats.get("regularizer", {})
+    methods = [m for m in stats if m != "baseline"]
+    text = (
+        f"# {title}\n\n{headline_keys('steps_to_target', methods)}\n\n{setup}\n\n"
+        "## Ours beside the paper\n\n| quantity | paper | ours (paired per seed, 95% CI) |\n|---|---|---|\n"
+        f"{paper_rows}\n\n## Steps to the target\n\n{speed_table(stats)}\n"
+        + (f"Regularizer: {verdict(reg)}. " if reg else "")
+        + f"{PROTOCOL}\n\n![curves](curves.png)\n\n## Notes\n\n{notes}\n\n## Run\n\n"
+        + run_lines(ctx, times, record)
     )
     ctx.write_summary(text)
     return text
@@ -129,19 +189,91 @@ def summary(ctx, *, title: str, setup: str, stats: dict, paper_rows: str, runs: 
 
 def gamma_probe(ctx, cfg: dict, runs: dict, train, *, metric: str, target: float, mode: str = "max"):
     """What else was tried: the regularizer at each ``cfg["gamma_probe"]`` strength (same ρ), run after the main
-    table and compared with the same baseline seeds. Returns ``(stats, markdown)``; empty when no γ is listed."""
+    table and compared with the same baseline seeds. Returns ``(stats, cpu_s)``; empty when no γ is listed."""
     gammas = tuple(cfg.get("gamma_probe", ()))
     if not gammas:
-        return {}, ""
+        return {}, 0.0
     probe = {"baseline": runs["baseline"], "regularizer": runs["regularizer"]}
     for g in ctx.progress(gammas, "gamma probe"):
         spec = MethodSpec(f"regularizer-gamma{g:g}", gamma=g, rho=cfg["rho"])
         probe[spec.name] = ctx.stage(spec.name, lambda s=spec: train(s))
     stats = compare_speed(probe, metric, target, cfg["n_steps"], mode=mode)
     cpu = sum(probe[k]["cpu_time_s"] for k in probe if k.startswith("regularizer-gamma"))
-    text = (
+    return stats, float(cpu)
+
+
+def probe_text(cfg: dict, stats: dict, cpu_s: float) -> str:
+    """The γ-probe section of a summary (empty when no probe ran)."""
+    if not stats:
+        return ""
+    return (
         f"### What else was tried: the regularizer's strength γ (ρ = {cfg['rho']})\n\n"
         f"Run after the main table, same seeds, same target; `regularizer` is the main run (γ = {cfg['gamma']}).\n\n"
-        f"{speed_table(stats)}\n(probe training: {cpu / 60:.1f} min process CPU)\n"
+        f"{speed_table(stats)}\n(probe training: {cpu_s / 60:.1f} min process CPU)\n"
     )
-    return stats, text
+
+
+class Reread:
+    """A light run context for re-reading a published run folder (``metrics.json`` + figures): the summary and
+    the statistics are recomputed from the stored per-seed data; nothing is trained."""
+
+    def __init__(self, folder, record: dict):
+        from pathlib import Path
+
+        self.folder = Path(folder)
+        self.record = record
+        self.name, self.preset, self.seed = record["experiment"], record["preset"], record["seed"]
+        self.config = record["config"]
+        self.extra: dict = {}
+
+    def write_summary(self, text: str):
+        (self.folder / "summary.md").write_text(text)
+
+    def save_figure(self, fig, name: str):
+        fig.savefig(self.folder / name, dpi=120, bbox_inches="tight")
+
+
+def reread(folder) -> dict:
+    """Recompute a published noise-stability run's statistics from its per-seed steps (``metrics.json``) under
+    the evaluation protocol, rewrite ``metrics.json`` (recording the re-read) and ``summary.md``."""
+    import importlib
+    import json
+    import re
+    from pathlib import Path
+
+    folder = Path(folder)
+    record = json.loads((folder / "metrics.json").read_text())
+    old = (folder / "summary.md").read_text()
+    mod = importlib.import_module(f"experiments.{record['experiment']}")
+    ctx = Reread(folder, record)
+    m = record["metrics"]
+    if "train_time" not in m and "train_wall_time_s" not in m:
+        # the original summaries carry the training-stage times; keep them as the run's record
+        wall, cpu = re.search(r"training time: ([\d.]+) min wall, ([\d.]+) min process CPU", old).groups()
+        m["train_time"] = {"wall_s": float(wall) * 60, "cpu_s": float(cpu) * 60}
+        probe = re.search(r"\(probe training: ([\d.]+) min process CPU\)", old)
+        if probe:
+            m["train_time"]["probe_cpu_s"] = float(probe.group(1)) * 60
+    record["metrics"] = mod.reanalyse(ctx, m)
+    record["reanalysed"] = {
+        "date": time.strftime("%Y-%m-%d"),
+        "command": f"python -m experiments._stability {folder}",
+        "how": "statistics recomputed from the stored per-seed steps to the target (paired per seed; runs that "
+        "never reach the target censored); nothing retrained",
+    }
+    (folder / "metrics.json").write_text(json.dumps(record, indent=2) + "\n")
+    mod.report(ctx, record["metrics"], record=record)
+    return record
+
+
+def restat(block: dict, n_steps: int) -> dict:
+    """A :func:`compare_speed` block recomputed from its stored ``per_seed`` lists."""
+    return compare_steps({k: v["per_seed"] for k, v in block.items()}, n_steps)
+
+
+if __name__ == "__main__":
+    import sys
+
+    for f in sys.argv[1:]:
+        rec = reread(f)
+        print(f, "re-read")

@@ -5,13 +5,14 @@ memory), covariance propagation and stability intervals, the paper's regularizer
 $(1+\\rho)/2$ keep convention and the agreement term $R = -\\sum_i M(X)_i M(Y)_i$, loss $\\ell + \\gamma R$; a
 Gaussian-embedding MSE penalty as a documented alternative), Grokfast-EMA, a small decoder-only transformer, the
 tasks (modular addition, noisy sparse parity, WikiText-2 characters) and the method comparison (several seeds in
-one compiled call, steps to a target, median speedup with a paired bootstrap CI) used by the ``grokking``,
+one compiled call, steps to a target, paired per-seed speedups with censoring) used by the ``grokking``,
 ``sparse_parity``, ``next_token``, ``stability_sweep`` and ``stability_ablation`` experiments.
 """
 
 from ._compare import (
     MethodSpec,
     compare_speed,
+    compare_steps,
     method_optimizer,
     speed_table,
     speedup_ci,
@@ -63,6 +64,7 @@ from ._tasks import (
 __all__ = [
     "MethodSpec",
     "compare_speed",
+    "compare_steps",
     "load_wikitext2",
     "WIKITEXT2_DIR",
     "method_optimizer",

@@ -11,11 +11,12 @@ this module:
   ``--resume``).
 * :func:`stacked_eval` evaluates every stacked model (accuracy, loss, and the paper's agreement
   $E\\sum_i M(X)_i M(Y)_i$ under token resampling) in one compiled call.
-* :func:`speedup_ci` / :func:`compare_speed`: steps to a target, medians and the median speedup
-  $100\\,(1 - \\mathrm{med}_m / \\mathrm{med}_{\\mathrm{base}})$ with a paired bootstrap confidence interval over
-  seeds (seed ``s`` of every method shares the initialization and the data split, so seeds are resampled jointly).
-  Seeds that never reach the target count as the run length (censored): the method's median is then a lower
-  bound on its steps, and the number of seeds that reached the target is reported beside it.
+* :func:`speedup_ci` / :func:`compare_speed` / :func:`compare_steps`: steps to a target per seed and the
+  headline speedup under the evaluation protocol (:mod:`jaxkit.evaluation`). Seed ``s`` of every method shares
+  the initialization, the data split and the batch order, so comparisons are paired per seed: the median paired
+  speedup $100\\,(1 - m_s / b_s)$ with a bootstrap CI and the Wilcoxon test when every seed reaches the target;
+  otherwise seeds that never reach it are censored (not counted as the run length) and the headline is the
+  restricted-mean speedup with the log-rank test, beside the fraction that reached the target (Wilson CI).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import optax
 from jaxkit._typing import ArrayInput, Batch, PyTree
 
 from .._validate import check_int, check_range
+from ..evaluation import survival, time_to_event
 from ..train import ensemble_size, fit_ensemble
 from ._checks import check_gamma, check_rho
 from ._grokfast import grokfast_ema
@@ -228,10 +230,6 @@ def train_method(
     return out | ({"model": res.model} if return_model else {})
 
 
-def _censored(steps: Sequence[int | None], censor: int) -> np.ndarray:
-    return np.asarray([censor if s is None else s for s in steps], float)
-
-
 def speedup_ci(
     base_steps: Sequence[int | None],
     steps: Sequence[int | None],
@@ -241,27 +239,39 @@ def speedup_ci(
     level: float = 0.95,
     seed: int = 0,
 ) -> dict:
-    """Median speedup $100(1 - \\mathrm{med}(m)/\\mathrm{med}(b))$ and its paired percentile-bootstrap CI.
+    """The protocol's headline speedup of ``steps`` against ``base_steps`` (paired per seed; ``None`` = the seed
+    never reached the target within ``censor`` steps, a censored run).
 
-    ``base_steps[s]`` and ``steps[s]`` belong to the same seed (same initialization and data); ``None`` = never
-    reached, counted as ``censor``. Returns ``{"speedup_pct", "ci_low", "ci_high", "excludes_zero"}``.
+    When every seed of both methods reaches the target the headline is the median over seeds of the paired
+    speedup $100(1 - m_s/b_s)$ with its percentile-bootstrap CI and the Wilcoxon signed-rank p-value of the step
+    differences; otherwise it is the restricted-mean speedup $100(1 - \\mathrm{RMST}_m/\\mathrm{RMST}_b)$ up to
+    ``censor`` with a paired bootstrap CI and the log-rank p-value (:func:`jaxkit.evaluation.time_to_event`,
+    whose full output is under ``"comparison"``). Returns ``{"headline", "speedup_pct", "ci_low", "ci_high",
+    "excludes_zero", "p_value", "test", "comparison"}``.
     """
-    b, m = _censored(base_steps, censor), _censored(steps, censor)
-    if b.shape != m.shape or b.size < 2:
-        raise ValueError(
-            f"steps: expected paired per-seed lists of equal length >= 2, received {b.size} and {m.size}"
-        )
     check_int("n_boot", n_boot, minimum=100)
-    check_range("level", level, 0.0, 1.0, closed=False)
-    idx = np.random.default_rng(seed).integers(0, b.size, (n_boot, b.size))
-    boot = 100.0 * (1.0 - np.median(m[idx], axis=1) / np.median(b[idx], axis=1))
-    lo, hi = np.percentile(boot, [50 * (1 - level), 50 * (1 + level)])
-    point = 100.0 * (1.0 - np.median(m) / np.median(b))
+    check_int("censor", censor, minimum=1)
+    if len(base_steps) != len(steps) or len(steps) < 2:
+        raise ValueError(
+            f"steps: expected paired per-seed lists of equal length >= 2, received {len(base_steps)} and "
+            f"{len(steps)}"
+        )
+    res = time_to_event(base_steps, steps, censor, level=level, n_resamples=n_boot, seed=seed)
+    if res["headline"] == "paired":
+        pc = res["paired"]
+        head = (pc["median"], pc["ci_low"], pc["ci_high"], pc["wilcoxon_p"], "Wilcoxon")
+    else:
+        rs = res["rmst_speedup"]
+        head = (rs["value"], rs["ci_low"], rs["ci_high"], res["logrank_p"], "log-rank")
     return {
-        "speedup_pct": float(point),
-        "ci_low": float(lo),
-        "ci_high": float(hi),
-        "excludes_zero": bool(lo > 0 or hi < 0),
+        "headline": res["headline"],
+        "speedup_pct": float(head[0]),
+        "ci_low": float(head[1]),
+        "ci_high": float(head[2]),
+        "excludes_zero": bool(head[1] > 0 or head[2] < 0),
+        "p_value": head[3],
+        "test": head[4],
+        "comparison": res,
     }
 
 
@@ -275,21 +285,37 @@ def compare_speed(
     baseline: str = "baseline",
     n_boot: int = 10_000,
 ) -> dict:
-    """Per method: steps-to-target statistics (:func:`median_spread` fields) and, against ``baseline``, the median
-    speedup with its bootstrap CI (:func:`speedup_ci`); seed ``s`` of each method pairs with seed ``s`` of the
-    baseline."""
-    from ._seeds import median_spread
-
+    """Per method: steps-to-target statistics (:func:`median_spread` fields, the reached fraction's Wilson CI
+    ``reached_ci``) and, against ``baseline``, the protocol's headline speedup (:func:`speedup_ci`); seed ``s`` of
+    each method pairs with seed ``s`` of the baseline."""
     if baseline not in runs:
         raise ValueError(f"runs: expected a {baseline!r} entry, received methods {sorted(runs)}")
-    per = {}
-    for m, r in runs.items():
-        per[m] = steps_to_target(r["history"], metric, target, mode=mode)
+    per = {m: steps_to_target(r["history"], metric, target, mode=mode) for m, r in runs.items()}
+    return compare_steps(per, n_steps, baseline=baseline, n_boot=n_boot)
+
+
+def compare_steps(
+    per_seed: dict[str, Sequence[int | None]],
+    n_steps: int,
+    *,
+    baseline: str = "baseline",
+    n_boot: int = 10_000,
+) -> dict:
+    """:func:`compare_speed` from per-seed steps to the target (``None`` = not reached within ``n_steps``), e.g.
+    the ``per_seed`` lists stored in a run's ``metrics.json``."""
+    from ._seeds import median_spread
+
+    if baseline not in per_seed:
+        raise ValueError(f"per_seed: expected a {baseline!r} entry, received methods {sorted(per_seed)}")
     out = {}
-    for m, st in per.items():
+    for m, st in per_seed.items():
         row = median_spread(st, n_steps)
+        surv = survival(st, n_steps)
+        row["reached_ci"] = [surv["reached"]["ci_low"], surv["reached"]["ci_high"]]
+        row["km_median"] = surv["km_median"]
+        row["rmst"] = surv["rmst"]
         if m != baseline:
-            row |= speedup_ci(per[baseline], st, n_steps, n_boot=n_boot)
+            row |= speedup_ci(per_seed[baseline], st, n_steps, n_boot=n_boot)
         out[m] = row
     return out
 
@@ -310,15 +336,31 @@ def split_members(history: Sequence[dict], groups: dict[str, Sequence[int]]) -> 
     return out
 
 
+def _p(p: float | None) -> str:
+    return "—" if p is None else (f"{p:.2g}" if p < 0.001 else f"{p:.3f}")
+
+
 def speed_table(stats: dict, *, baseline: str = "baseline") -> str:
-    """Markdown table of :func:`compare_speed` output."""
+    """Markdown table of :func:`compare_speed` output: per method the seeds that reached the target (Wilson 95%
+    CI), the Kaplan–Meier median steps, and the headline speedup against the baseline with its test."""
     rows = [
-        "| method | steps to target, median [IQR] | reached | speedup (95% CI) |",
-        "|---|---|---|---|",
+        "| method | reached [95% CI] | median steps (Kaplan–Meier) | speedup vs baseline [95% CI] | headline | p |",
+        "|---|---|---|---|---|---|",
     ]
     for m, s in stats.items():
-        sp = "—" if m == baseline else f"{s['speedup_pct']:+.1f}% [{s['ci_low']:+.1f}, {s['ci_high']:+.1f}]"
-        rows.append(
-            f"| {m} | {s['median']:.0f} [{s['q25']:.0f}, {s['q75']:.0f}] | {s['reached']}/{s['n_seeds']} | {sp} |"
-        )
+        lo, hi = s["reached_ci"]
+        reached = f"{s['reached']}/{s['n_seeds']} [{lo:.2f}, {hi:.2f}]"
+        if m == baseline:
+            rows.append(f"| {m} | {reached} | {_km_median(s)} | — | — | — |")
+            continue
+        km = _km_median(s)
+        kind = "median paired" if s["headline"] == "paired" else "restricted mean"
+        sp = f"{s['speedup_pct']:+.1f}% [{s['ci_low']:+.1f}, {s['ci_high']:+.1f}]"
+        rows.append(f"| {m} | {reached} | {km} | {sp} | {kind} | {s['test']} {_p(s['p_value'])} |")
     return "\n".join(rows) + "\n"
+
+
+def _km_median(row: dict) -> str:
+    if row["km_median"] is None:
+        return f"> {row['max']:.0f} (not reached by half)"
+    return f"{row['km_median']:.0f}"

@@ -40,7 +40,7 @@ import numpy as np
 
 from jaxkit._typing import ArrayInput
 
-from .._validate import check_finite, check_int, check_range, is_tracer
+from .._validate import check_finite, check_int, check_key, check_range, is_tracer
 from ._checks import check_rho, check_token_ids
 
 DOMAINS = ("gaussian", "boolean", "tokens")
@@ -166,7 +166,8 @@ def _stability_core(f, x, key, rho, n_samples, domain, vocab_size, noise_scale, 
     prods, sq = _map_points(per_point, (x, jax.random.split(key, n)), chunk_size)
     value = jnp.mean(prods)
     stderr = jnp.std(prods, ddof=1) / jnp.sqrt(n)
-    return StabilityEstimate(value, stderr, jnp.mean(sq))
+    n_bad = jnp.sum(~(jnp.isfinite(prods) & jnp.isfinite(sq)))
+    return StabilityEstimate(value, stderr, jnp.mean(sq)), n_bad
 
 
 _stability_jit = jax.jit(_stability_core, static_argnums=(0, 4, 5, 6, 7, 8))
@@ -183,6 +184,7 @@ def noise_stability(
     vocab_size: int | None = None,
     noise_scale: float | int | None = 1.0,
     chunk_size: int | None = None,
+    check_finite: bool = True,
 ) -> StabilityEstimate:
     """Monte-Carlo estimate of ``Stab_ρ[f] = E⟨f(x), f(y)⟩`` over the points ``x`` (shape ``(N, ...)``).
 
@@ -197,22 +199,57 @@ def noise_stability(
         domain: ``"gaussian"``, ``"boolean"`` or ``"tokens"``.
         vocab_size: vocabulary size (``domain="tokens"`` only).
         noise_scale: Gaussian noise scale ``σ``; ``None`` = per-sample RMS of ``x``.
-        chunk_size: points per ``lax.map`` step (bounded memory); ``None`` = all points at once. Same numbers.
+        chunk_size: points per ``lax.map`` step (bounded memory). ``None`` chooses it so that the noisy copies
+            and outputs of one step stay under 256 MiB (``f``'s own intermediates scale with the
+            chunk too: pass a smaller ``chunk_size`` for a large model). Same numbers for every chunk size.
+        check_finite: raise if ``f`` returns NaN or inf on any point or noisy copy (a ``ValueError``; an Equinox
+            runtime error under ``jit``). ``False`` skips the check (slightly faster); the estimate is then NaN.
 
     Returns:
         :class:`StabilityEstimate` ``(value, stderr, second_moment)``.
     """
     _check_common(rho, n_samples, domain, vocab_size, chunk_size)
+    check_key("key", key)
     if domain == "gaussian" and noise_scale is not None:
         check_range("noise_scale", noise_scale, 0.0, np.inf, closed=True)
     x = _as_points(x, domain)
     if domain == "tokens":
         check_token_ids("x", x, vocab_size)
+    if chunk_size is None:
+        chunk_size = _auto_chunk(f, x, n_samples)
     args = (x, key, jnp.asarray(rho, jnp.float32), n_samples, domain, vocab_size, noise_scale, chunk_size)
     if isinstance(f, eqx.Module):  # trace the model's arrays instead of baking them in as constants
         params, static = eqx.partition(f, eqx.is_array)
-        return _stability_module_jit(params, static, *args)
-    return _stability_jit(f, *args)
+        est, n_bad = _stability_module_jit(params, static, *args)
+    else:
+        est, n_bad = _stability_jit(f, *args)
+    if not check_finite:
+        return est
+    msg = (
+        "f: returned NaN or inf on some points or their noisy copies; check f (or its parameters), or pass "
+        "check_finite=False to skip this check"
+    )
+    if is_tracer(n_bad):
+        return est._replace(value=eqx.error_if(est.value, n_bad > 0, msg))
+    if int(n_bad) > 0:
+        raise ValueError(msg.replace("some points", f"{int(n_bad)} of {x.shape[0]} points"))
+    return est
+
+
+CHUNK_BYTES = 256 * 2**20
+
+
+def _auto_chunk(f: Callable, x: Any, n_samples: int) -> int | None:
+    """Points per ``lax.map`` step so that one step's noisy inputs and outputs fit in 256 MiB
+    (``None`` = every point at once when they all fit)."""
+    try:
+        out = jax.eval_shape(f, jax.ShapeDtypeStruct(x.shape[1:], x.dtype))
+        out_size = sum(int(np.prod(o.shape)) for o in jax.tree_util.tree_leaves(out))
+    except (TypeError, ValueError, IndexError):  # the real call reports f's error
+        out_size = 1
+    per_point = 8 * (n_samples + 1) * (int(np.prod(x.shape[1:])) + out_size)
+    chunk = max(1, CHUNK_BYTES // max(per_point, 1))
+    return None if chunk >= x.shape[0] else int(chunk)
 
 
 @eqx.filter_jit
@@ -273,10 +310,12 @@ def average_sensitivity(
     *different* token (``domain="tokens"``, ``n_samples`` replacement tokens per position). The label is the
     argmax of a vector output or the sign of a scalar one. ``x`` has shape ``(N, L)`` (list, NumPy or JAX). For a
     parity of ``k`` Boolean inputs ``as = k``. ``chunk_size``: points per ``lax.map`` step (bounded memory
-    ``∝ chunk_size · L · n_samples``), same numbers as ``None`` (all at once).
+    ``∝ chunk_size · L · n_samples``; ``None`` chooses it as :func:`noise_stability` does), same numbers for
+    every chunk size.
     """
     if domain not in ("boolean", "tokens"):
         raise ValueError(f"domain: expected 'boolean' or 'tokens', received {domain!r}")
+    check_key("key", key)
     check_int("n_samples", n_samples, minimum=2 if domain == "tokens" else 1)
     if chunk_size is not None:
         check_int("chunk_size", chunk_size, minimum=1)
@@ -291,6 +330,9 @@ def average_sensitivity(
         )
     if domain == "tokens":
         check_token_ids("x", x, vocab_size)
+    if chunk_size is None:
+        chunk = _auto_chunk(f, x, n_samples * x.shape[1])
+        chunk_size = chunk
     if isinstance(f, eqx.Module):
         params, static = eqx.partition(f, eqx.is_array)
         return _sens_module(params, static, x, key, n_samples, domain, vocab_size, chunk_size)

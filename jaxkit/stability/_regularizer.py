@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -46,7 +47,7 @@ from jaxtyping import Array, Float, Int
 
 from jaxkit._typing import ArrayInput
 
-from .._validate import check_choice, check_int, is_tracer
+from .._validate import check_choice, check_int, check_key, is_tracer
 from ._checks import check_gamma, check_rho, check_token_ids
 from ._models import Transformer
 from ._noise import correlated_copy
@@ -85,10 +86,12 @@ def resample_tokens(
     ``noise_mask`` (bool, broadcastable to ``tokens``; e.g. ``[True, True, False]`` for ``[a, b, =]``) limits the
     noise to the input coordinates; masked-out positions are always kept. ``vocab_size`` is the size $U$ of the
     *input* alphabet that is resampled from (for modular addition the $K$ residues, not the ``=`` token).
-    Traceable; on concrete input the ids are checked to lie in ``[0, vocab_size)`` where noise applies.
+    Traceable; the ids where noise applies are checked to lie in ``[0, vocab_size)`` (a ``ValueError`` on
+    concrete input, an Equinox runtime error under ``jit``).
     """
     check_int("vocab_size", vocab_size, minimum=1)
     check_rho(rho)
+    check_key("key", key)
     if not is_tracer(tokens):
         tokens = jnp.asarray(np.asarray(tokens))
     if not jnp.issubdtype(tokens.dtype, jnp.integer):
@@ -104,6 +107,11 @@ def resample_tokens(
     if not is_tracer(tokens):
         sel = tokens if noise_mask is None else tokens[jnp.broadcast_to(noise_mask, tokens.shape)]
         check_token_ids("tokens", sel, vocab_size)
+    else:
+        bad = (tokens < 0) | (tokens >= vocab_size)
+        if noise_mask is not None:
+            bad = bad & noise_mask
+        tokens = eqx.error_if(tokens, bad, f"tokens: token ids outside the vocabulary [0, {vocab_size})")
     return _resample_core(tokens, key, rho, vocab_size, noise_mask)
 
 
@@ -120,6 +128,15 @@ def agreement_regularizer(
         raise ValueError(
             f"probs_noisy: expected the shape of probs_clean {probs_clean.shape}, received {probs_noisy.shape}"
         )
+    for name, q in (("probs_clean", probs_clean), ("probs_noisy", probs_noisy)):
+        if not is_tracer(q):
+            arr = np.asarray(q, dtype=float)
+            if arr.size and (arr.min() < -1e-6 or np.abs(arr.sum(-1) - 1).max() > 1e-3):
+                raise ValueError(
+                    f"{name}: expected probability vectors over the last axis (non-negative, summing to 1; "
+                    "apply jax.nn.softmax to logits first), received entries summing to "
+                    f"{float(arr.sum(-1).ravel()[0]):.4g}"
+                )
     agree = jnp.mean(jnp.sum(probs_clean * probs_noisy, axis=-1))
     return -agree if sign == 1 else agree
 
@@ -153,12 +170,62 @@ def cross_entropy(logits: Float[Array, "*batch classes"], labels: Int[Array, "*b
     ``[0, classes)``; an out-of-range id used to give NaN)."""
     if tuple(jnp.shape(labels)) != tuple(jnp.shape(logits))[:-1]:
         raise ValueError(
-            f"labels: expected shape {tuple(jnp.shape(logits))[:-1]} (logits without the class axis), "
-            f"received {tuple(jnp.shape(labels))}"
+            f"labels: expected shape {tuple(jnp.shape(logits))[:-1]} (the scored logits without the class axis: "
+            "(B,) for a classifier or one position such as positions=-1, (B, T) for positions=None on a "
+            f"sequence model), received {tuple(jnp.shape(labels))}"
         )
     if not is_tracer(labels):
         check_token_ids("labels", labels, jnp.shape(logits)[-1])
     return jnp.mean(optax.softmax_cross_entropy_with_integer_labels(logits, labels))
+
+
+def _per_sample_shape(model: Any, tokens: Any) -> tuple[int, ...]:
+    """The output shape of ``model`` on ONE sequence ``tokens[0]`` (shape only; a clear error if it fails)."""
+    if jnp.ndim(tokens) < 2:
+        raise ValueError(
+            f"tokens: expected a batch of sequences (B, T) (the model is called per sequence with jax.vmap), "
+            f"received shape {tuple(jnp.shape(tokens))}"
+        )
+    try:
+        out = jax.eval_shape(model, jax.ShapeDtypeStruct(jnp.shape(tokens)[1:], jnp.asarray(tokens).dtype))
+    except (TypeError, ValueError, IndexError) as err:  # re-raised with the contract
+        raise TypeError(
+            "model: expected a per-sample callable, model(tokens) on ONE sequence of shape "
+            f"{tuple(jnp.shape(tokens)[1:])} returning logits whose last axis is the classes (the batch is "
+            "mapped with jax.vmap inside); calling it on one sequence failed with "
+            f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}. A model that takes a "
+            "batch can be wrapped as `lambda t: model(t[None])[0]`"
+        ) from err
+    shape = getattr(out, "shape", None)
+    if shape is None or len(shape) == 0:
+        raise TypeError(
+            f"model: expected logits with a class axis (shape (C,) or (T, C)) per sequence, received "
+            f"{'shape ()' if shape is not None else type(out).__name__}"
+        )
+    return tuple(shape)
+
+
+def _check_positions(positions: Any, out_shape: tuple[int, ...]) -> None:
+    if positions is None:
+        return
+    if len(out_shape) == 1:
+        raise ValueError(
+            f"positions: the model returns one logit vector per sequence (shape {out_shape}), so there is no "
+            f"position axis to select from; pass positions=None (received positions={positions!r}; labels then "
+            "have shape (B,))"
+        )
+    idx = np.asarray(positions) if not is_tracer(positions) else None
+    if idx is not None:
+        if idx.dtype.kind not in "iu" and idx.dtype != bool:
+            raise TypeError(
+                f"positions: expected None, an integer or integer indices, received {positions!r}"
+            )
+        n = out_shape[0]
+        if idx.dtype != bool and idx.size and (idx.min() < -n or idx.max() >= n):
+            raise ValueError(
+                f"positions: expected indices into the model's position axis of length {n} (output shape "
+                f"{out_shape}), received {positions!r}"
+            )
 
 
 def model_logits(
@@ -166,8 +233,23 @@ def model_logits(
     tokens: Int[Array, "batch seq"],
     positions: ArrayInput | None = None,
 ) -> jax.Array:
-    """Logits of a batch at the scored ``positions`` (``None``: all, ``(B, T, V)``; ``-1``: the last, ``(B, V)``,
-    through the model's cheaper ``last_only`` path when it has one)."""
+    """Logits of a batch of sequences at the scored ``positions``.
+
+    **Model contract.** ``model`` is a per-sample callable (an Equinox module or function): called on ONE
+    sequence of token ids of shape ``(T,)`` it returns logits whose LAST axis is the classes (or vocabulary):
+
+    * ``(C,)``: one prediction per sequence (a classifier). ``positions`` must be ``None``; the result is
+      ``(B, C)`` and labels are ``(B,)``.
+    * ``(T, C)`` (or any ``(T, ..., C)``): one prediction per position (a sequence model). ``positions`` indexes
+      the FIRST axis of that output: ``None`` keeps every position (``(B, T, ..., C)``, labels ``(B, T, ...)``),
+      an integer such as ``-1`` keeps one (``(B, ..., C)``, labels ``(B, ...)``), an index array keeps those.
+
+    The batch axis is mapped with ``jax.vmap`` here, so a model that takes a batch must be wrapped
+    (``lambda t: model(t[None])[0]``); a mismatch between ``positions`` and the output raises an error saying
+    what to pass. :class:`jaxkit.stability.Transformer` with ``positions=-1`` uses its cheaper ``last_only`` path.
+    """
+    out_shape = _per_sample_shape(model, tokens)
+    _check_positions(positions, out_shape)
     if isinstance(positions, int) and positions == -1 and isinstance(model, Transformer):
         return jax.vmap(lambda t: model(t, last_only=True))(tokens)
     logits = jax.vmap(model)(tokens)
@@ -315,8 +397,13 @@ def token_agreement(
     noise_mask: ArrayInput | None = None,
 ) -> Float[Array, ""]:
     """$E\\sum_i M(X)_i M(Y)_i$ under token resampling (the paper's stability measure, $= -R$ for $S=1$), for
-    logging during training. Traceable."""
-    noisy = _resample_core(tokens, key, rho, vocab_size, noise_mask)
+    logging during training. Traceable.
+
+    ``model`` follows the per-sample contract of :func:`model_logits` (called on one ``(T,)`` sequence, logits
+    ``(C,)`` for a classifier with ``positions=None``, or ``(T, C)`` with ``positions`` indexing the first axis);
+    ``tokens`` ``(B, T)``; the mean runs over the batch and the scored positions.
+    """
+    noisy = resample_tokens(tokens, key, rho=rho, vocab_size=vocab_size, noise_mask=noise_mask)
     p = jax.nn.softmax(model_logits(model, tokens, positions))
     q = jax.nn.softmax(model_logits(model, noisy, positions))
     return jnp.mean(jnp.sum(p * q, axis=-1))

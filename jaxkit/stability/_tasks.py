@@ -21,16 +21,38 @@ import numpy as np
 
 from jaxkit._typing import ArrayInput
 
-from .._validate import check_int, check_range
+from .._validate import check_int, check_key, check_range
+
+MAX_BYTES = 2**30
+_BYTES_PER_PAIR = 48  # int32 sequences (12) and labels (4), the int64 pair grid (16) and the permutation (16)
 
 
-def modular_addition(p: int, train_fraction: float | int, key: jax.Array) -> dict[str, np.ndarray]:
+def _size(n: float | int) -> str:
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n / 2**10:.1f} KiB"
+
+
+def modular_addition(
+    p: int, train_fraction: float | int, key: jax.Array, *, max_bytes: int = MAX_BYTES
+) -> dict[str, np.ndarray]:
     """Modular-addition split: ``train_x``/``val_x`` int32 ``(n, 3)`` = ``[a, b, p]``, labels ``(a+b) mod p``.
 
     Vocabulary size is ``p + 1``. The split is a random permutation of the ``p²`` pairs drawn from ``key``.
+    Building it takes about 48 bytes per pair; a ``p`` that needs more than ``max_bytes`` (default 1 GiB,
+    i.e. p up to about 4700) is refused up front with the memory it would need.
     """
     check_int("p", p, minimum=2)
     check_range("train_fraction", train_fraction, 0.0, 1.0, closed=False)
+    check_key("key", key)
+    check_int("max_bytes", max_bytes, minimum=1)
+    need = _BYTES_PER_PAIR * float(p) ** 2
+    if need > max_bytes:
+        raise ValueError(
+            f"p: p = {p} gives {float(p) ** 2:.3g} pairs, about {_size(need)} to build, above max_bytes = "
+            f"{_size(max_bytes)}; pass a larger max_bytes to allow it"
+        )
     a, b = np.meshgrid(np.arange(p), np.arange(p), indexing="ij")
     a, b = a.ravel(), b.ravel()
     x = np.stack([a, b, np.full_like(a, p)], axis=1).astype(np.int32)
@@ -110,6 +132,7 @@ def sparse_parity(
     check_int("n_train", n_train, minimum=1)
     check_int("n_val", n_val, minimum=1)
     check_range("label_noise", label_noise, 0.0, 0.5, closed=True)
+    check_key("key", key)
     rng = np.random.default_rng(np.asarray(jax.random.key_data(key)).ravel().tolist())
     secret = np.sort(rng.choice(n_bits, k, replace=False))
     x = rng.integers(0, 2, (n_train + n_val, n_bits)).astype(np.int32)

@@ -192,10 +192,11 @@ def test_tasks():
 def test_speedup_ci_by_hand():
     base = [100, 110, 90, 100, 105]
     half = [50, 55, 45, 50, 52]
-    r = speedup_ci(base, half, 200)
+    r = speedup_ci(base, half, 200)  # every seed reached: the median of the paired speedups 100(1 - m/b)
+    assert r["headline"] == "paired" and r["test"] == "Wilcoxon"
     assert r["speedup_pct"] == pytest.approx(50.0) and r["excludes_zero"]
     assert r["ci_low"] <= 50.0 <= r["ci_high"] and r["ci_high"] - r["ci_low"] < 10
     same = speedup_ci(base, [110, 90, 105, 100, 100], 200)
     assert same["speedup_pct"] == pytest.approx(0.0) and not same["excludes_zero"]
-    never = speedup_ci(base, [None] * 5, 200)  # censored at the run length: -100%
-    assert never["speedup_pct"] == pytest.approx(-100.0)
+    never = speedup_ci(base, [None] * 5, 200)  # censored at 200: restricted means 200 vs 101
+    assert never["headline"] == "censored" and never["speedup_pct"] == pytest.approx(100 * (1 - 200 / 101))

@@ -41,7 +41,10 @@ def test_compare_speed_and_split_by_hand():
     stats = compare_speed(RUNS, "acc", 0.9, 40)
     assert stats["baseline"]["median"] == 30 and stats["baseline"]["per_seed"] == [20, 30, 30]
     assert stats["fast"]["per_seed"] == [10, 20, None] and stats["fast"]["reached"] == 2
-    assert stats["fast"]["speedup_pct"] == pytest.approx(100 * (1 - 20 / 30))
+    # a censored seed makes the headline the restricted-mean speedup: RMST = mean(min(T, 40))
+    assert stats["fast"]["headline"] == "censored" and stats["fast"]["test"] == "log-rank"
+    assert stats["fast"]["speedup_pct"] == pytest.approx(100 * (1 - (10 + 20 + 40) / (20 + 30 + 30)))
+    assert stats["fast"]["reached_ci"] == pytest.approx([0.2077, 0.9385], abs=1e-4)  # Wilson 2/3
     assert "speedup_pct" not in stats["baseline"]
     curves = median_curves(RUNS, ("acc",))
     assert curves["fast"] == {"step": [10, 20, 30], "acc": [0.1, 0.9, 0.9]}
