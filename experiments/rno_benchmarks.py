@@ -18,10 +18,11 @@ from typing import Any
 
 import equinox as eqx
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from experiments import Anchor, Experiment, register
-from jaxkit.operators import FNO, RNO, count_params, train_ensemble
+from jaxkit.operators import FNO, RNO, count_params, relative_l2, train_ensemble
 
 # name -> make_dataset options, training resolution, super-resolution factors, model geometry
 _QUICK_DATA: dict[str, dict[str, Any]] = {
@@ -229,10 +230,8 @@ def model_factory(kind: str, c_in: int, c_out: int, dcfg: dict, cfg: dict, **rno
 
 
 def _rel(a: np.ndarray, b: np.ndarray) -> float:
-    n = a.shape[0]
-    return float(
-        np.mean(np.linalg.norm((a - b).reshape(n, -1), axis=1) / np.linalg.norm(b.reshape(n, -1), axis=1))
-    )
+    with jax.enable_x64(True):  # in float64 (the published metrics agree to ~1e-8 relative)
+        return float(relative_l2(jnp.asarray(a, jnp.float64), jnp.asarray(b, jnp.float64)))
 
 
 def run_models(name: str, data: dict, make, cfg: dict, seed: int, progress: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import diffrax
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -89,7 +90,7 @@ def _linear_flow(s, scales, seeds, t1, n_save, scheme):
         ts = jnp.linspace(0.0, t1, n_save)
         keys = jax.random.split(jax.random.key(0), seeds)
         res = dyn.gradient_flow_batch(
-            loss, init, keys, jnp.asarray(scales), ts, solver="tsit5", rtol=1e-9, atol=1e-12
+            loss, init, keys, jnp.asarray(scales), ts, solver=diffrax.Tsit5(), rtol=1e-9, atol=1e-12
         )
         prod = jnp.einsum("zytab,zytbc->zytac", res.params["W2"], res.params["W1"])
         modes = jnp.einsum("ai,zytab,bi->zyti", jnp.asarray(u), prod, jnp.asarray(v))
@@ -204,7 +205,7 @@ def run_diagonal(cfg):
             loss,
             dyn.init_diagonal(cfg["d"], cfg["alpha"]),
             ts,
-            solver="tsit5",
+            solver=diffrax.Tsit5(),
             rtol=1e-8,
             atol=1e-12,
             grad_tol=1e-12,

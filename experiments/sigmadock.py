@@ -17,6 +17,7 @@ import numpy as np
 from experiments import Anchor, Experiment, register
 from jaxkit.docking import (
     CONVERGED_STEPS,
+    RANKINGS,
     ModelConfig,
     TrainConfig,
     ccd_examples,
@@ -170,7 +171,7 @@ def _eval_set(ctx, model, mcfg, examples, cfg, key, conformer, tag, variant=VARI
             conformer=conformer,
             pb_budget=cfg["pb_budget"],
             assemble=variant[0],
-            ranking=variant[1],
+            ranking=RANKINGS[variant[1]],
         )
         rows.append(r)
     return rows
@@ -184,14 +185,15 @@ def _val_rows(ctx, model, mcfg, examples, cfg, key):
             ex,
             model,
             jax.random.fold_in(key, i),
-            VARIANTS,
+            [(a, RANKINGS[r]) for a, r in VARIANTS],
             config=mcfg,
             n_samples=cfg["n_samples"],
             n_steps=cfg["n_steps"],
             pb_budget=cfg["pb_budget"],
         )
         for v in VARIANTS:
-            out[_vname(v)].append({k: x for k, x in res[v].items() if k != "top1_pose"})
+            row = res[(v[0], RANKINGS[v[1]])]
+            out[_vname(v)].append({k: x for k, x in row.items() if k != "top1_pose"})
     return out
 
 

@@ -203,7 +203,7 @@ def check_key(name: str, key: Any) -> None:
     """Raise ``TypeError`` unless ``key`` is a JAX PRNG key (``jax.random.key``) or, for compatibility, a raw
     ``uint32`` key array."""
     dtype = getattr(key, "dtype", None)
-    if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+    if dtype is not None and jnp.issubdtype(dtype, jax.dtypes.prng_key):
         return
     if dtype is None or np.dtype(dtype) != np.uint32 or len(_shape(key)) < 1:
         raise TypeError(

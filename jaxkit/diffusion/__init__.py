@@ -38,7 +38,8 @@ SO(3) and SE(3)^N API (used by ``jaxkit.docking``); one convention: body-frame r
     m = sd.forward_marginal(key, R0, x0, t)   # SE3Marginal(R_t, x_t, rot_score, trans_score, v, z, sigma_rot, sigma_trans)
     loss = sd.dsm_loss(model, R0, x0, key, t=None, mask=None)   # model(R, x, t) -> (rot_out (N,3), trans_out (N,3))
     R, x = sd.prior_sample(key, N)                     # Haar rotations, N(0, sigma_tr(1)^2) translations
-    R, x = sd.sample(model, R, x, key, time_grid(30, 1e-3, 1.0, kind="edm", rho=3), method="em" | "ddim" | "ode")
+    R, x = sd.sample(model, R, x, key, time_grid(30, 1e-3, 1.0, kind="edm", rho=3), sampler=dm.DDIM(eta=1.0))
+    # samplers: dm.EulerMaruyama() (default), dm.ProbabilityFlowODE(), dm.DDIM(eta, x0_clip)
     normalize(x, center, scale=2.7) / denormalize      # SigmaDock coordinate convention
 
 Every function that takes a continuous schedule takes an :class:`AbstractSchedule` (subclass it for a new one);
@@ -93,9 +94,12 @@ from jaxkit.diffusion._schedules import (
     quadratic_beta_schedule,
 )
 from jaxkit.diffusion._se3 import (
+    DDIM,
+    AbstractSE3Sampler,
     DSMTerms,
+    EulerMaruyama,
     Parametrization,
-    SamplerMethod,
+    ProbabilityFlowODE,
     SE3Diffusion,
     SE3Marginal,
     denormalize,
@@ -110,7 +114,10 @@ __all__ = [
     "Parametrization",
     "SE3Diffusion",
     "SE3Marginal",
-    "SamplerMethod",
+    "AbstractSE3Sampler",
+    "DDIM",
+    "EulerMaruyama",
+    "ProbabilityFlowODE",
     "Schedule",
     "check_time",
     "check_time_grid",

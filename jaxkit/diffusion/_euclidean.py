@@ -1,6 +1,6 @@
 """Gaussian diffusion on R^n: forward marginals, exact conditional scores, denoising losses.
 
-Every function accepts either a :class:`~jaxkit.diffusion._schedules.DiscreteSchedule` with an integer step index
+Every function accepts either a :class:`~jaxkit.diffusion.DiscreteSchedule` with an integer step index
 ``t`` (DDPM: ``x_t = sqrt(abar_t) x_0 + sqrt(1 - abar_t) eps``) or a continuous schedule
 (:class:`VPSchedule`, :class:`CosineVPSchedule`, :class:`VESchedule`) with a float time ``t in [0, 1]``
 (``x_t = alpha(t) x_0 + sigma(t) eps``). Functions act on one sample of any shape; batch with ``jax.vmap``.
@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 
-def check_time(schedule: object, t: Any, name: str = "t") -> Any:
+def check_time(schedule: Schedule, t: ArrayLike, name: str = "t") -> ArrayLike:
     """Validate a diffusion time against its schedule; returns ``t`` (checked inside ``jit`` where needed).
 
     A :class:`DiscreteSchedule` takes an integer step index in ``[0, T-1]``: a float raises ``TypeError`` and an

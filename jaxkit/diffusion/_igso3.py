@@ -49,6 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, PRNGKeyArray
 
+from jaxkit._typing import ArrayInput, DTypeLike
 from jaxkit._validate import (
     check_key,
     check_shape_tuple,
@@ -92,7 +93,7 @@ OMEGA_SPAN = 9.0  # row range: omega in [0, min(pi, OMEGA_SPAN * sigma)]
 _TABLE_VERSION = 2
 
 
-def check_sigma(name: str, sigma: Any) -> Any:
+def check_sigma(name: str, sigma: ArrayInput) -> ArrayInput:
     """Raise ``ValueError`` unless ``sigma`` lies in ``[SIGMA_MIN, SIGMA_MAX]``; returns ``sigma`` (on a tracer
     with the check at run time, ``eqx.error_if``, so it also holds under ``jax.jit``)."""
     if isinstance(sigma, jax.core.Tracer):
@@ -543,7 +544,7 @@ def _score_norm_impl(sigma: Array) -> Array:
 
 
 def sample_angle(
-    key: PRNGKeyArray, sigma: ArrayLike, shape: tuple[int, ...] = (), dtype: Any = None
+    key: PRNGKeyArray, sigma: ArrayLike, shape: tuple[int, ...] = (), dtype: DTypeLike | None = None
 ) -> Array:
     """Rotation angles ``omega ~ p(. ; sigma)`` of shape ``shape`` (``sigma`` broadcasts to ``shape``)."""
     sigma = check_sigma("sigma", sigma)
@@ -579,7 +580,7 @@ def _uniforms(key: PRNGKeyArray, shape: tuple[int, ...], dtype: Any) -> Array:
 
 
 def sample_vector(
-    key: PRNGKeyArray, sigma: ArrayLike, shape: tuple[int, ...] = (), dtype: Any = None
+    key: PRNGKeyArray, sigma: ArrayLike, shape: tuple[int, ...] = (), dtype: DTypeLike | None = None
 ) -> Array:
     """IGSO(3)(sigma) rotation vectors ``(*shape, 3)``: inverse-CDF angle times a uniform axis."""
     sigma = check_sigma("sigma", sigma)
@@ -595,7 +596,7 @@ def sample(
     sigma: ArrayLike,
     shape: tuple[int, ...] = (),
     mean: ArrayLike | None = None,
-    dtype: Any = None,
+    dtype: DTypeLike | None = None,
 ) -> Array:
     """IGSO(3)(sigma) rotation matrices ``(*shape, 3, 3)`` around ``mean`` (default identity): ``mean exp(hat v)``.
 

@@ -17,12 +17,12 @@ $\hat z = -\sigma_x(t) s_x$. Both train on the same normalized DSM loss,
 $\mathrm{rot} = |(s_R - s_R^*)/\|s\|_\sigma|^2$, $\mathrm{trans} = |\sigma_x s_x + z|^2$ (means over bodies and
 components, optionally masked).
 
-Samplers step both factors on a descending grid ``ts`` (:meth:`SE3Diffusion.sample`):
+Samplers step both factors on a descending grid ``ts`` (:meth:`SE3Diffusion.sample` with a sampler object):
 
-- ``"em"``: reverse SDE, Euler–Maruyama / geodesic random walk,
+- :class:`EulerMaruyama`: reverse SDE, Euler–Maruyama / geodesic random walk,
   $R \leftarrow R \exp(g^2 s_R \Delta t + g \sqrt{\Delta t} z)$, $x \leftarrow x + (-f x + g^2 s_x)\Delta t + g\sqrt{\Delta t} z$;
-- ``"ode"``: probability-flow ODE, exponential-map / Euler steps with half the drift and no noise;
-- ``"ddim"``: DDIM (Song, Meng, Ermon 2021) for any schedule: $\hat x_0 = (x + \sigma_t^2 s_x)/\alpha_t$,
+- :class:`ProbabilityFlowODE`: probability-flow ODE, exponential-map / Euler steps with half the drift and no noise;
+- :class:`DDIM`: DDIM (Song, Meng, Ermon 2021) for any schedule: $\hat x_0 = (x + \sigma_t^2 s_x)/\alpha_t$,
   $x_s = \alpha_s \hat x_0 + \sqrt{\sigma_s^2 - c^2}\,\hat z + c z$ with
   $c = \eta \sigma_s \sqrt{1 - (\alpha_t\sigma_s / \alpha_s\sigma_t)^2}$; on SO(3) the same step in the tangent
   space, $R \leftarrow R \exp\big((\sigma_t^2 - \sigma_t\sqrt{\sigma_s^2 - c^2})\, s_R + c z\big)$. ``eta = 1`` is the
@@ -31,6 +31,7 @@ Samplers step both factors on a descending grid ``ts`` (:meth:`SE3Diffusion.samp
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable
 from typing import Any, Literal, NamedTuple
 
@@ -48,17 +49,19 @@ from jaxkit.diffusion._schedules import AbstractSchedule, VESchedule, VPSchedule
 from jaxkit.geometry import so3 as g
 
 __all__ = [
+    "DDIM",
+    "AbstractSE3Sampler",
     "DSMTerms",
+    "EulerMaruyama",
     "Parametrization",
+    "ProbabilityFlowODE",
     "SE3Diffusion",
     "SE3Marginal",
-    "SamplerMethod",
     "denormalize",
     "normalize",
 ]
 
 Parametrization = Literal["score", "eps"]
-SamplerMethod = Literal["em", "ddim", "ode"]
 ModelFn = Callable[[Array, Array, Array], tuple[Array, Array]]
 
 
@@ -118,7 +121,81 @@ class DSMTerms(NamedTuple):
     trans: Float[Array, ""]
 
 
-# ---- rotation steps shared with jaxkit.diffusion.so3_diffusion ----------------------------------------------------
+# ---- samplers: one reverse step of each factor; the rotation step is shared with jaxkit.diffusion.so3_diffusion ----
+
+
+class AbstractSE3Sampler(eqx.Module):
+    """A reverse-time step rule for :meth:`SE3Diffusion.sample` (and the SO(3) samplers of ``so3_diffusion``).
+
+    ``rot_tangent`` returns the body-frame update ``u`` of ``R <- R exp(hat(u))`` for the VE rotation process;
+    ``trans_step`` the next ``x`` for a continuous Euclidean schedule. Both take the score ``s`` at time ``t``, a
+    standard normal draw ``z`` and ``noise`` (0 or 1) gating it, and step to ``t_next < t``."""
+
+    @abc.abstractmethod
+    def rot_tangent(
+        self, s: Array, z: Array, sched: VESchedule, t: Array, t_next: Array, noise: Array
+    ) -> Array:
+        raise NotImplementedError
+
+    @abc.abstractmethod
+    def trans_step(
+        self, x: Array, s: Array, z: Array, sched: AbstractSchedule, t: Array, t_next: Array, noise: Array
+    ) -> Array:
+        raise NotImplementedError
+
+
+class EulerMaruyama(AbstractSE3Sampler):
+    """Reverse SDE: geodesic random walk on SO(3), Euler–Maruyama on R^3 (see the module docstring)."""
+
+    def rot_tangent(self, s, z, sched, t, t_next, noise):
+        dt = t - t_next
+        gt = sched.diffusion(t)
+        return gt**2 * s * dt + noise * gt * jnp.sqrt(dt) * z
+
+    def trans_step(self, x, s, z, sched, t, t_next, noise):
+        dt = t - t_next
+        gt = sched.diffusion(t)
+        return x + (-sched.drift_coef(t) * x + gt**2 * s) * dt + noise * gt * jnp.sqrt(dt) * z
+
+
+class ProbabilityFlowODE(AbstractSE3Sampler):
+    """Probability-flow ODE: exponential-map / Euler steps with half the drift and no noise (``"ode"``)."""
+
+    def rot_tangent(self, s, z, sched, t, t_next, noise):
+        return 0.5 * sched.diffusion(t) ** 2 * s * (t - t_next)
+
+    def trans_step(self, x, s, z, sched, t, t_next, noise):
+        return x + (-sched.drift_coef(t) * x + 0.5 * sched.diffusion(t) ** 2 * s) * (t - t_next)
+
+
+class DDIM(AbstractSE3Sampler):
+    """DDIM for any schedule (``"ddim"``): ``eta = 1`` ancestral, ``eta = 0`` the deterministic exponential
+    integrator; ``x0_clip`` clips each body's $\\hat x_0$ to a ball of that radius (Ho et al. 2020)."""
+
+    eta: float = 1.0
+    x0_clip: float | None = None
+
+    def __check_init__(self) -> None:
+        check_positive("eta", self.eta, strict=False)
+        if self.x0_clip is not None:
+            check_positive("x0_clip", self.x0_clip)
+
+    def rot_tangent(self, s, z, sched, t, t_next, noise):
+        st, sn = sched.sigma(t), sched.sigma(t_next)
+        c = noise * self.eta * sn * jnp.sqrt(jnp.clip(1.0 - (sn / st) ** 2, 0.0))
+        return (st**2 - st * jnp.sqrt(jnp.clip(sn**2 - c**2, 0.0))) * s + c * z
+
+    def trans_step(self, x, s, z, sched, t, t_next, noise):
+        a, st = sched.alpha(t), sched.sigma(t)
+        an, sn = sched.alpha(t_next), sched.sigma(t_next)
+        x0 = (x + st**2 * s) / a
+        eps = -st * s
+        if self.x0_clip is not None:
+            r = jnp.linalg.norm(x0, axis=-1, keepdims=True)
+            x0 = x0 * jnp.minimum(1.0, self.x0_clip / jnp.maximum(r, 1e-12))
+            eps = (x - a * x0) / st
+        c = noise * self.eta * sn * jnp.sqrt(jnp.clip(1.0 - (a * sn / (an * st)) ** 2, 0.0))
+        return an * x0 + jnp.sqrt(jnp.clip(sn**2 - c**2, 0.0)) * eps + c * z
 
 
 def rot_step(
@@ -128,53 +205,13 @@ def rot_step(
     sched: VESchedule,
     t: Array,
     t_next: Array,
-    method: str,
-    eta: float,
+    sampler: AbstractSE3Sampler,
     noise: Array,
 ) -> Array:
     """One reverse step of the VE rotation process, body frame: ``R exp(hat(u))``; ``noise`` gates ``z``."""
-    dt = t - t_next
-    if method == "em":
-        gt = sched.diffusion(t)
-        u = gt**2 * s * dt + noise * gt * jnp.sqrt(dt) * z
-    elif method == "ode":
-        u = 0.5 * sched.diffusion(t) ** 2 * s * dt
-    else:
-        st, sn = sched.sigma(t), sched.sigma(t_next)
-        c = noise * eta * sn * jnp.sqrt(jnp.clip(1.0 - (sn / st) ** 2, 0.0))
-        u = (st**2 - st * jnp.sqrt(jnp.clip(sn**2 - c**2, 0.0))) * s + c * z
-    return jnp.matmul(R, g.exp(u))  # R is kept a rotation by the loop: no re-check
-
-
-def trans_step(
-    x: Array,
-    s: Array,
-    z: Array,
-    sched: AbstractSchedule,
-    t: Array,
-    t_next: Array,
-    method: str,
-    eta: float,
-    noise: Array,
-    x0_clip: float | None,
-) -> Array:
-    """One reverse step of a continuous Euclidean schedule (same conventions as :func:`rot_step`)."""
-    dt = t - t_next
-    if method == "em":
-        gt = sched.diffusion(t)
-        return x + (-sched.drift_coef(t) * x + gt**2 * s) * dt + noise * gt * jnp.sqrt(dt) * z
-    if method == "ode":
-        return x + (-sched.drift_coef(t) * x + 0.5 * sched.diffusion(t) ** 2 * s) * dt
-    a, st = sched.alpha(t), sched.sigma(t)
-    an, sn = sched.alpha(t_next), sched.sigma(t_next)
-    x0 = (x + st**2 * s) / a
-    eps = -st * s
-    if x0_clip is not None:
-        r = jnp.linalg.norm(x0, axis=-1, keepdims=True)
-        x0 = x0 * jnp.minimum(1.0, x0_clip / jnp.maximum(r, 1e-12))
-        eps = (x - a * x0) / st
-    c = noise * eta * sn * jnp.sqrt(jnp.clip(1.0 - (a * sn / (an * st)) ** 2, 0.0))
-    return an * x0 + jnp.sqrt(jnp.clip(sn**2 - c**2, 0.0)) * eps + c * z
+    return jnp.matmul(
+        R, g.exp(sampler.rot_tangent(s, z, sched, t, t_next, noise))
+    )  # R is kept a rotation by the loop: no re-check
 
 
 class SE3Diffusion(eqx.Module):
@@ -320,17 +357,15 @@ class SE3Diffusion(eqx.Module):
         key: PRNGKeyArray,
         ts: ArrayLike,
         *,
-        method: SamplerMethod = "em",
-        eta: float = 1.0,
+        sampler: AbstractSE3Sampler = EulerMaruyama(),
         noise_final: bool = True,
-        x0_clip: float | None = None,
         denoise_final: bool = False,
         check_output: bool = True,
     ) -> tuple[Array, Array]:
-        """Integrate the reverse process from ``ts[0]`` down to ``ts[-1]`` with ``method`` (see module docstring).
+        """Integrate the reverse process from ``ts[0]`` down to ``ts[-1]`` with ``sampler`` (:class:`EulerMaruyama`,
+        :class:`ProbabilityFlowODE` or :class:`DDIM`; see the module docstring).
 
-        ``noise_final=False`` drops the noise of the last step (returns the denoised mean); ``x0_clip`` (DDIM
-        only) clips each body's $\\hat x_0$ to a ball of that radius (the x0-clipping of Ho et al. 2020);
+        ``noise_final=False`` drops the noise of the last step (returns the denoised mean);
         ``denoise_final=True`` returns the Tweedie estimate at ``ts[-1]`` instead of the sample there,
         $\\hat x_0 = (x + \\sigma_x^2 s_x)/\\alpha$ and $\\hat R_0 = R \\exp(\\sigma_R^2 s_R)$ (exact for
         Gaussians, first order on SO(3)): the last noise level is removed rather than left in the sample.
@@ -343,10 +378,11 @@ class SE3Diffusion(eqx.Module):
         def call(R: Array, x: Array, t: Array) -> tuple[Array, Array]:
             return output_checked("model", model(R, x, t), check=check_output)
 
-        check_choice("method", method, ("em", "ddim", "ode"))
-        check_positive("eta", eta, strict=False)
-        if x0_clip is not None:
-            check_positive("x0_clip", x0_clip)
+        if not isinstance(sampler, AbstractSE3Sampler):
+            raise TypeError(
+                f"sampler: expected an AbstractSE3Sampler (EulerMaruyama(), ProbabilityFlowODE(), DDIM(eta=...)), "
+                f"received {sampler!r}"[:200]
+            )
         ts = check_time_grid(ts)
         n = ts.shape[0] - 1
         gate = jnp.ones(n, ts.dtype) if noise_final else (jnp.arange(n) < n - 1).astype(ts.dtype)
@@ -360,8 +396,8 @@ class SE3Diffusion(eqx.Module):
             s_rot, s_tr = self.to_scores(*call(R, x, t), t)
             zr = jax.random.normal(kr, R.shape[:-1], R.dtype)
             zx = jax.random.normal(kx, x.shape, x.dtype)
-            R = rot_step(R, s_rot, zr, self.rot, t, t_next, method, eta, noise)
-            x = trans_step(x, s_tr, zx, self.trans, t, t_next, method, eta, noise, x0_clip)
+            R = rot_step(R, s_rot, zr, self.rot, t, t_next, sampler, noise)
+            x = sampler.trans_step(x, s_tr, zx, self.trans, t, t_next, noise)
             return (R, x), None
 
         keys = jax.random.split(key, n)
@@ -376,11 +412,11 @@ class SE3Diffusion(eqx.Module):
     def reverse_sde_sample(
         self, model: ModelFn, R_T: ArrayLike, x_T: ArrayLike, key: PRNGKeyArray, ts: ArrayLike
     ) -> tuple[Array, Array]:
-        """``sample(..., method="em")``: geodesic random walk x Euler–Maruyama."""
-        return self.sample(model, R_T, x_T, key, ts, method="em")
+        """``sample(..., sampler=EulerMaruyama())``: geodesic random walk x Euler–Maruyama."""
+        return self.sample(model, R_T, x_T, key, ts, sampler=EulerMaruyama())
 
     def probability_flow_sample(
         self, model: ModelFn, R_T: ArrayLike, x_T: ArrayLike, ts: ArrayLike
     ) -> tuple[Array, Array]:
-        """``sample(..., method="ode")``: probability-flow ODE (exponential-map / Euler steps)."""
-        return self.sample(model, R_T, x_T, jax.random.key(0), ts, method="ode")
+        """``sample(..., sampler=ProbabilityFlowODE())``: probability-flow ODE (exponential-map / Euler steps)."""
+        return self.sample(model, R_T, x_T, jax.random.key(0), ts, sampler=ProbabilityFlowODE())

@@ -24,7 +24,7 @@ from jaxkit._validate import check_int, check_key, check_positive, output_checke
 from jaxkit.diffusion import igso3
 from jaxkit.diffusion._sampling import check_time_grid
 from jaxkit.diffusion._schedules import VESchedule
-from jaxkit.diffusion._se3 import rot_step
+from jaxkit.diffusion._se3 import AbstractSE3Sampler, EulerMaruyama, ProbabilityFlowODE, rot_step
 from jaxkit.geometry import so3 as g
 
 __all__ = [
@@ -108,7 +108,7 @@ def _run(
     R_T: ArrayLike,
     key: PRNGKeyArray,
     ts: ArrayLike,
-    method: str,
+    sampler: AbstractSE3Sampler,
     check_output: bool = True,
 ):
     _check_schedule(schedule)
@@ -121,7 +121,7 @@ def _run(
         t, t_next, k = inp
         z = jax.random.normal(k, R.shape[:-1], R.dtype)
         s = output_checked("score_fn", score_fn(R, t), check=check_output)
-        return rot_step(R, s, z, schedule, t, t_next, method, 1.0, jnp.ones((), R.dtype)), None
+        return rot_step(R, s, z, schedule, t, t_next, sampler, jnp.ones((), R.dtype)), None
 
     keys = jax.random.split(key, ts.shape[0] - 1)
     R, _ = jax.lax.scan(step, R_T, (ts[:-1], ts[1:], keys))
@@ -139,7 +139,7 @@ def reverse_sde_sample(
 ) -> Array:
     """Geodesic random walk on the reverse-time SDE from ``ts[0]`` down to ``ts[-1]``. ``check_output``: NaN/inf
     from ``score_fn`` is an error (``False`` skips the check)."""
-    return _run(score_fn, schedule, R_T, key, ts, "em", check_output)
+    return _run(score_fn, schedule, R_T, key, ts, EulerMaruyama(), check_output)
 
 
 def probability_flow_sample(
@@ -147,4 +147,4 @@ def probability_flow_sample(
 ) -> Array:
     """Exponential-map Euler steps on the probability-flow ODE ``dR = -R o (g^2 s / 2) dt``, ``ts[0] -> ts[-1]``.
     ``check_output``: NaN/inf from ``score_fn`` is an error (``False`` skips the check)."""
-    return _run(score_fn, schedule, R_T, jax.random.key(0), ts, "ode", check_output)
+    return _run(score_fn, schedule, R_T, jax.random.key(0), ts, ProbabilityFlowODE(), check_output)

@@ -1,6 +1,4 @@
-"""The isotropic Gaussian on SO(3), IGSO(3)(sigma): density, CDF, sampling and score, for sigma in [1e-3, 5].
-
-Public namespace; the implementation lives in :mod:`jaxkit.diffusion._igso3`."""
+"""The isotropic Gaussian on SO(3), IGSO(3)(sigma): density, CDF, sampling and score, for sigma in [1e-3, 5]."""
 
 from ._igso3 import (
     K_IMAGES as K_IMAGES,

@@ -1,6 +1,6 @@
 """Variance-exploding diffusion on SO(3) with IGSO(3) marginals (the rotation factor of ``SE3Diffusion``).
 
-Public namespace; the implementation lives in :mod:`jaxkit.diffusion._so3_diffusion`. The group itself (exp, log,
+The group itself (exp, log,
 Haar sampling) is :mod:`jaxkit.geometry.so3`."""
 
 from ._so3_diffusion import (

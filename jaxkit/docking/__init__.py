@@ -78,7 +78,12 @@ from ._fragments import (
 from ._model import FragmentScoreModel
 from ._rank import (
     CONVERGED_STEPS,
+    RANKINGS,
+    AbstractRanking,
+    ConsensusRanking,
     RankedPose,
+    SamplingOrder,
+    VinardoRanking,
     VinardoScorer,
     consensus_counts,
     make_scorer,
@@ -111,6 +116,11 @@ from ._train import (
 
 __all__ = [
     "CONVERGED_STEPS",
+    "RANKINGS",
+    "AbstractRanking",
+    "ConsensusRanking",
+    "SamplingOrder",
+    "VinardoRanking",
     "assemble_poses",
     "ConformerMatch",
     "consensus_counts",

@@ -1,4 +1,4 @@
-"""``python -m jaxkit.docking dock|train ...`` (see :mod:`jaxkit.docking._cli`)."""
+"""``python -m jaxkit.docking dock|train ...`` (``python -m jaxkit.docking --help``)."""
 
 import sys
 

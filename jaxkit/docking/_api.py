@@ -20,6 +20,7 @@ import numpy as np
 from jaxtyping import PRNGKeyArray
 from rdkit import Chem
 
+from .. import diffusion as dm
 from .._validate import check_choice, check_key
 from ._assemble import match_conformer
 from ._complex import (
@@ -38,7 +39,15 @@ from ._dock import dock_samples
 from ._evaluate import symmetric_rmsd, with_positions
 from ._fragments import conformer_positions
 from ._model import FragmentScoreModel
-from ._rank import CONVERGED_STEPS, RankedPose, make_scorer, pose_checks, rank_poses
+from ._rank import (
+    CONVERGED_STEPS,
+    AbstractRanking,
+    RankedPose,
+    SamplingOrder,
+    VinardoRanking,
+    make_scorer,
+    pose_checks,
+)
 from ._structures import (
     Pocket,
     StructureError,
@@ -115,36 +124,36 @@ def _sizes_for(config: ModelConfig, lig: PreparedLigand, pocket: Pocket) -> Comp
 _SAMPLERS: dict = {}
 
 
-def _sampler(n_samples: int, n_steps: int, method: str) -> Callable:
-    key = (n_samples, n_steps, method)
+def _sampler(n_samples: int, n_steps: int, sampler: dm.AbstractSE3Sampler) -> Callable:
+    key = (n_samples, n_steps, sampler)
     if key not in _SAMPLERS:
         _SAMPLERS[key] = eqx.filter_jit(
             lambda m, c, k: dock_samples(
-                m, m.process, c, k, n_samples=n_samples, n_steps=n_steps, method=method
+                m, m.process, c, k, n_samples=n_samples, n_steps=n_steps, sampler=sampler
             )
         )
     return _SAMPLERS[key]
 
 
 Assemble = Literal["none", "conformer_matching"]
-Ranking = Literal["vinardo", "vinardo_minimized", "vinardo_converged", "consensus"]
-RANKINGS = ("vinardo", "vinardo_minimized", "vinardo_converged", "consensus")
 ASSEMBLIES = ("none", "conformer_matching")
 
 
-def _minimization(ranking: str) -> dict:
-    """``rank_poses`` keywords of a ranking: Vina minimization with its default step budget or to convergence."""
-    return {
-        "minimize": ranking in ("vinardo_minimized", "vinardo_converged"),
-        "minimize_steps": CONVERGED_STEPS if ranking == "vinardo_converged" else 0,
-    }
+def _check_ranking(name: str, ranking: AbstractRanking) -> None:
+    if not isinstance(ranking, AbstractRanking):
+        raise TypeError(
+            f"{name}: expected a ranking object (VinardoRanking(...), ConsensusRanking(), SamplingOrder(); "
+            f"RANKINGS maps the command line's names to them), received {ranking!r}"[:240]
+        )
 
 
-def _sample_raw(model, c, key, n_samples: int, n_steps: int, method: str) -> tuple[np.ndarray, np.ndarray]:
+def _sample_raw(
+    model, c, key, n_samples: int, n_steps: int, sampler: dm.AbstractSE3Sampler
+) -> tuple[np.ndarray, np.ndarray]:
     check_key("key", key)
     cj = jax.tree_util.tree_map(jax.numpy.asarray, c)
     try:
-        R, T = _sampler(n_samples, n_steps, method)(model, cj, key)
+        R, T = _sampler(n_samples, n_steps, sampler)(model, cj, key)
         x = np.asarray(jax.vmap(lambda r, t: to_angstrom(cj, ligand_positions(cj, r, t)))(R, T), np.float64)
         gaps = np.asarray(jax.vmap(lambda r, t: bond_gap(cj, r, t))(R, T), np.float64)
     except RuntimeError as e:  # the sampler's check of the model's outputs (NaN policy), raised at run time
@@ -200,14 +209,14 @@ def sample_complex(
     *,
     n_samples: int,
     n_steps: int = 30,
-    method: Literal["ddim", "em", "ode"] = "ddim",
+    sampler: dm.AbstractSE3Sampler = dm.DDIM(eta=1.0),
     relax: bool = True,
     assemble: Assemble = "none",
 ) -> tuple[list[Chem.Mol], np.ndarray]:
     """``n_samples`` poses as RDKit molecules (Å; see :func:`assemble_poses`) and their bond gaps (Å; before
     relaxation; 0 for matched conformers)."""
     check_choice("assemble", assemble, ASSEMBLIES)
-    x, gaps = _sample_raw(model, c, key, n_samples, n_steps, method)
+    x, gaps = _sample_raw(model, c, key, n_samples, n_steps, sampler)
     return assemble_poses(lig, x, gaps, assemble=assemble, relax=relax)
 
 
@@ -221,32 +230,31 @@ def dock(
     key: PRNGKeyArray,
     pocket_size: float = 22.0,
     n_steps: int = 30,
-    method: Literal["ddim", "em", "ode"] = "ddim",
+    sampler: dm.AbstractSE3Sampler = dm.DDIM(eta=1.0),
     rank: bool = True,
     pb_budget: int | None = 8,
     conformer_seed: int = 0,
     workdir: str | Path | None = None,
     assemble: Assemble = "conformer_matching",
-    ranking: Ranking = "vinardo_converged",
+    ranking: AbstractRanking = VinardoRanking(minimize=True, minimize_steps=CONVERGED_STEPS),
 ) -> DockingResult:
     """Dock ``ligand`` into ``protein`` at ``pocket``; returns the ranked poses (see the module docstring).
 
     ``model`` is a :class:`FragmentScoreModel` or a model file (:func:`load_model`). ``rank=False`` keeps the
-    sampling order (no Vinardo, no PoseBusters). ``assemble="conformer_matching"`` (default; chosen on 40 CCD
-    validation complexes: top-1 37.5% vs 30.0% for ``"none"``) turns every sample into the ligand's conformer
-    fitted to it (:func:`match_conformer`), so every pose is a valid molecule; ``"none"`` keeps the sampled rigid
-    fragments. ``ranking="vinardo_converged"`` (default) replaces every pose by its Vina local minimization in the
-    Vinardo maps, run until Vina's BFGS stops by itself (:data:`CONVERGED_STEPS`), and ranks by the minimized energy
-    (:meth:`VinardoScorer.minimize`); ``"vinardo_minimized"`` stops at Vina's default step budget and ``"vinardo"``
-    scores the poses as sampled (SigmaDock's score-only ranking). On 40 CCD validation complexes with the shipped
-    model: top-1 70.0% (converged), 52.5% (default budget), 60.0% (score-only); on the 40 held-out CCD test
-    complexes the default gives 55.0% (``sigmadock`` reproduction page). ``ranking="consensus"`` orders valid
-    poses by :func:`consensus_counts`."""
+    sampling order (no Vinardo, no PoseBusters). ``assemble="conformer_matching"`` (default) turns every sample
+    into the ligand's conformer fitted to it (:func:`match_conformer`), so every pose is a valid molecule;
+    ``"none"`` keeps the sampled rigid fragments. ``ranking`` is a ranking object: the default
+    ``VinardoRanking(minimize=True, minimize_steps=CONVERGED_STEPS)`` replaces every pose by its Vina local
+    minimization in the Vinardo maps, run until Vina's BFGS stops by itself, and ranks by the minimized energy
+    (:meth:`VinardoScorer.minimize`); ``VinardoRanking(minimize=True)`` stops at Vina's default step budget and
+    ``VinardoRanking()`` scores the poses as sampled (SigmaDock's score-only ranking); :class:`ConsensusRanking`
+    orders valid poses by :func:`consensus_counts`. The defaults are the variants chosen on CCD validation
+    complexes (the ``sigmadock`` reproduction page reports them)."""
     if isinstance(n_samples, bool) or not isinstance(n_samples, int) or n_samples < 1:
         raise ValueError(f"n_samples: expected an integer >= 1, received {n_samples!r}")
     check_key("key", key)
     check_choice("assemble", assemble, ASSEMBLIES)
-    check_choice("ranking", ranking, RANKINGS)
+    _check_ranking("ranking", ranking)
     config = ModelConfig()
     if isinstance(model, str | Path):
         model, config, _ = load_model(model)
@@ -262,24 +270,11 @@ def dock(
     lig = ligand_fragments(mol, conformer="rdkit", seed=conformer_seed)
     c = build_complex(lig, poc, sizes=_sizes_for(config, lig, poc), name=str(protein))
     mols, gaps = sample_complex(
-        model, c, lig, key, n_samples=n_samples, n_steps=n_steps, method=method, assemble=assemble
+        model, c, lig, key, n_samples=n_samples, n_steps=n_steps, sampler=sampler, assemble=assemble
     )
-    if rank:
-        scorer = make_scorer(poc, protein, workdir=workdir) if ranking != "consensus" else None
-        ranked = rank_poses(
-            mols,
-            gaps,
-            scorer,
-            protein,
-            pb_budget=pb_budget,
-            order="consensus" if ranking == "consensus" else "vinardo",
-            **_minimization(ranking),
-        )
-    else:
-        ranked = [
-            RankedPose(i, m, float("nan"), float(g), None, [], rank=i)
-            for i, (m, g) in enumerate(zip(mols, gaps))
-        ]
+    ranking = ranking if rank else SamplingOrder()
+    scorer = make_scorer(poc, protein, workdir=workdir) if ranking.needs_scorer else None
+    ranked = ranking.rank(mols, gaps, scorer, protein, pb_budget=pb_budget)
     return DockingResult(ranked, time.perf_counter() - t0, lig, c)
 
 
@@ -296,7 +291,7 @@ def evaluate_complex(
     pb_budget: int | None = 8,
     conformer_seed: int = 0,
     assemble: Assemble = "none",
-    ranking: Ranking = "vinardo",
+    ranking: AbstractRanking = VinardoRanking(),
 ) -> dict:
     """Dock one example with its reference pose held out, then score against it (library logic of the
     ``sigmadock`` experiment). The reference pose defines the pocket and is the RMSD reference only.
@@ -304,7 +299,7 @@ def evaluate_complex(
     Returns ``top1_rmsd`` / ``top1_pb_valid`` (ranked), ``first_rmsd`` / ``first_pb_valid`` (no ranking: the first
     sample), ``best_rmsd`` (oracle best of ``n_samples``), ``median_rmsd``, ``top1_bond_gap``, ``seconds`` and
     ``cpu_seconds`` (sampling + assembly + ranking, wall and process CPU time) and the poses."""
-    variant = (assemble, ranking if rank else "none")
+    variant = (assemble, ranking if rank else SamplingOrder())
     return evaluate_variants(
         example,
         model,
@@ -323,7 +318,7 @@ def evaluate_variants(
     example: DockingExample,
     model: FragmentScoreModel,
     key: PRNGKeyArray,
-    variants: Sequence[tuple[str, str]],
+    variants: Sequence[tuple[Assemble, AbstractRanking]],
     *,
     config: ModelConfig = ModelConfig(),
     n_samples: int = 40,
@@ -331,17 +326,17 @@ def evaluate_variants(
     conformer: Literal["rdkit", "oracle"] = "rdkit",
     pb_budget: int | None = 8,
     conformer_seed: int = 0,
-) -> dict[tuple[str, str], dict]:
+) -> dict[tuple[Assemble, AbstractRanking], dict]:
     """:func:`evaluate_complex` for several ``(assemble, ranking)`` variants on the SAME samples (one sampling
-    run); ranking ``"none"`` keeps the sampling order. Each row's ``seconds`` / ``cpu_seconds`` count sampling
+    run); the ranking :class:`SamplingOrder` keeps the sampling order. Each row's ``seconds`` / ``cpu_seconds`` count sampling
     plus that variant's assembly and ranking (what the variant would cost alone)."""
     for a, r in variants:
         check_choice("assemble", a, ASSEMBLIES)
-        check_choice("ranking", r, (*RANKINGS, "none"))
+        _check_ranking("ranking", r)
     t0, c0 = time.perf_counter(), time.process_time()
     lig = ligand_fragments(example.mol, conformer=conformer, seed=conformer_seed)
     c = build_complex(lig, example.pocket, sizes=_sizes_for(config, lig, example.pocket), name=example.id)
-    x, raw_gaps = _sample_raw(model, c, key, n_samples, n_steps, "ddim")
+    x, raw_gaps = _sample_raw(model, c, key, n_samples, n_steps, dm.DDIM(eta=1.0))
     t_sample, c_sample = time.perf_counter() - t0, time.process_time() - c0
     assembled, scorer, note, out = {}, None, "", {}
     for a, r in variants:
@@ -354,32 +349,17 @@ def evaluate_variants(
             )
             t1, c1 = time.perf_counter(), time.process_time()
         mols, gaps, ta, ca = assembled[a]
-        if r.startswith("vinardo") and scorer is None and not note:
+        if r.needs_scorer and scorer is None and not note:
             try:
                 scorer = make_scorer(example.pocket, example.protein_path)
             except RuntimeError as e:  # receptor preparation failed: rank by PoseBusters alone, say so
                 note = str(e)
-        if r == "none":
-            ranked = [
-                RankedPose(i, m, float("nan"), float(g), None, [], rank=i)
-                for i, (m, g) in enumerate(zip(mols, gaps))
-            ]
-        else:
-            vina = r.startswith("vinardo")
-            ranked = rank_poses(
-                mols,
-                gaps,
-                scorer if vina else None,
-                example.protein_path,
-                pb_budget=pb_budget,
-                order="vinardo" if vina else r,
-                **(_minimization(r) if scorer is not None else {}),
-            )
+        ranked = r.rank(
+            mols, gaps, scorer if r.needs_scorer else None, example.protein_path, pb_budget=pb_budget
+        )
         seconds = t_sample + ta + time.perf_counter() - t1
         cpu = c_sample + ca + time.process_time() - c1
-        out[(a, r)] = _score_ranked(
-            example, ranked, seconds, cpu, t_sample, note if r.startswith("vinardo") else ""
-        )
+        out[(a, r)] = _score_ranked(example, ranked, seconds, cpu, t_sample, note if r.needs_scorer else "")
     return out
 
 

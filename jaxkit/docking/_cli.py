@@ -20,7 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-from ._api import ASSEMBLIES, RANKINGS
+from ._api import ASSEMBLIES
+from ._rank import RANKINGS
 from ._train import SHIPPED_MODEL
 
 SDF_FIELDS = {
@@ -82,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     d.add_argument(
         "--ranking",
-        choices=RANKINGS,
+        choices=[n for n in RANKINGS if n != "none"],
         default="vinardo_converged",
         help="order of PoseBusters-valid poses: Vinardo energy after Vina's local minimization of each "
         "pose run to convergence (vinardo_converged, chosen on CCD validation complexes) or "
@@ -174,7 +175,7 @@ def _dock(a: argparse.Namespace) -> int:
         pb_budget=a.pb_budget,
         conformer_seed=a.seed,
         assemble=a.assemble,
-        ranking=a.ranking,
+        ranking=RANKINGS[a.ranking],
     )
     props = []
     for p in res.poses:

@@ -9,7 +9,7 @@ r"""Docking as SE(3)^N diffusion over rigid fragments: thin adapters from :class
 - :func:`dsm_loss` / :func:`batch_loss`: the normalized DSM loss of :meth:`SE3Diffusion.dsm_loss` with padding
   fragments masked.
 - :func:`sample_poses`: the reverse process from the prior (Haar rotations, Gaussian centers) on an EDM time grid
-  ($\rho = 3$), DDIM with $\eta = 1$ by default (ancestral; ``method="em"``/``"ode"`` also work), no noise on the
+  ($\rho = 3$), DDIM with $\eta = 1$ by default (ancestral; ``sampler=EulerMaruyama()``/``ProbabilityFlowODE()`` also work), no noise on the
   last step, and the Tweedie estimate at the last time as the result (``denoise_final``); many samples per
   complex in one ``vmap`` (:func:`dock_samples`).
 - :func:`exact_model`: the exact score when the data are a point mass at the target pose ``(R0, T0)``, in the
@@ -18,6 +18,7 @@ r"""Docking as SE(3)^N diffusion over rigid fragments: thin adapters from :class
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Literal
 
@@ -102,8 +103,7 @@ def sample_poses(
     key: PRNGKeyArray,
     *,
     n_steps: int = 30,
-    method: dm.SamplerMethod = "ddim",
-    eta: float = 1.0,
+    sampler: dm.AbstractSE3Sampler = dm.DDIM(eta=1.0),
     rho: float = 3.0,
     t_min: float = 1e-3,
     box: float | None = 12.0,
@@ -114,17 +114,16 @@ def sample_poses(
     k0, k1 = jax.random.split(key)
     R, T = process.prior_sample(k0, F)
     ts = dm.time_grid(n_steps, t_min, 1.0, kind="edm", rho=rho)
-    clip = None if (box is None or method != "ddim") else box / LENGTH_SCALE
+    if box is not None and isinstance(sampler, dm.DDIM):
+        sampler = dataclasses.replace(sampler, x0_clip=box / LENGTH_SCALE)
     return process.sample(
         _bind(model, c),
         R,
         T,
         k1,
         ts,
-        method=method,
-        eta=eta,
+        sampler=sampler,
         noise_final=False,
-        x0_clip=clip,
         denoise_final=True,
     )
 

@@ -29,7 +29,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 from rdkit import Chem
@@ -280,3 +280,76 @@ def rank_poses(
     for r, p in enumerate(ranked):
         p.rank = r
     return ranked
+
+
+# ------------------------------------------------------------------------------------------------ ranking objects
+class AbstractRanking:
+    """How sampled poses are ordered: ``ranking.rank(mols, gaps, scorer, protein_pdb, pb_budget=...)`` returns them
+    best first (``RankedPose.rank`` set). ``needs_scorer``: the ranking uses Vinardo (a :class:`VinardoScorer`)."""
+
+    needs_scorer: ClassVar[bool] = False
+
+    def rank(
+        self,
+        mols: list[Chem.Mol],
+        gaps: list[float] | np.ndarray,
+        scorer: VinardoScorer | None,
+        protein_pdb: str | Path | None,
+        *,
+        pb_budget: int | None = 8,
+    ) -> list[RankedPose]:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class SamplingOrder(AbstractRanking):
+    """No ranking: the poses in sampling order, unchecked (no Vinardo, no PoseBusters)."""
+
+    def rank(self, mols, gaps, scorer, protein_pdb, *, pb_budget=8) -> list[RankedPose]:
+        return [
+            RankedPose(i, m, float("nan"), float(g), None, [], rank=i)
+            for i, (m, g) in enumerate(zip(mols, gaps))
+        ]
+
+
+@dataclass(frozen=True)
+class VinardoRanking(AbstractRanking):
+    """PoseBusters-valid poses first, then the Vinardo energy (:func:`rank_poses` with ``order="vinardo"``).
+
+    ``minimize=False``: the energy of the pose as sampled (SigmaDock's score-only ranking). ``minimize=True``: every
+    pose is first replaced by its Vina local minimization in the Vinardo maps, with at most ``minimize_steps`` BFGS
+    steps (0: Vina's default budget; :data:`CONVERGED_STEPS`: until Vina's BFGS stops by itself). Without a scorer
+    (receptor preparation failed) the poses are ordered by PoseBusters validity alone."""
+
+    minimize: bool = False
+    minimize_steps: int = 0
+    needs_scorer: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        check_int("minimize_steps", self.minimize_steps, minimum=0)
+
+    def rank(self, mols, gaps, scorer, protein_pdb, *, pb_budget=8) -> list[RankedPose]:
+        minimize = self.minimize and scorer is not None
+        steps = self.minimize_steps if minimize else 0
+        return rank_poses(
+            mols, gaps, scorer, protein_pdb, pb_budget=pb_budget, minimize=minimize, minimize_steps=steps
+        )
+
+
+@dataclass(frozen=True)
+class ConsensusRanking(AbstractRanking):
+    """PoseBusters-valid poses first, then the consensus of the samples (:func:`consensus_counts`: most other
+    samples within 2 Å first); no Vinardo."""
+
+    def rank(self, mols, gaps, scorer, protein_pdb, *, pb_budget=8) -> list[RankedPose]:
+        return rank_poses(mols, gaps, None, protein_pdb, pb_budget=pb_budget, order="consensus")
+
+
+RANKINGS: dict[str, AbstractRanking] = {
+    "vinardo": VinardoRanking(),
+    "vinardo_minimized": VinardoRanking(minimize=True),
+    "vinardo_converged": VinardoRanking(minimize=True, minimize_steps=CONVERGED_STEPS),
+    "consensus": ConsensusRanking(),
+    "none": SamplingOrder(),
+}
+"""The command line's ``--ranking`` names (and the experiments' variant names) for the ranking objects."""

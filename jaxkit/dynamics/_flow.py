@@ -2,8 +2,8 @@
 
 Gradient flow ``τ dθ/dt = −∇L(θ)`` with ``τ = 1/η`` measures time in units of gradient-descent steps of learning
 rate η, so ``gradient_flow(..., tau=1/η)`` at time ``t`` is comparable to ``gradient_descent(..., lr=η)`` after
-``t`` steps. Flows are solved with an adaptive solver (``"kvaerno5"``: L-stable implicit, for stiff late phases;
-``"tsit5"``: explicit, cheaper for short runs), output at log-spaced times (``ts``), and stop early through a
+``t`` steps. Flows are solved with an adaptive diffrax solver object (``diffrax.Kvaerno5()``, the default:
+L-stable implicit, for stiff late phases; ``diffrax.Tsit5()``: explicit, cheaper for short runs), output at log-spaced times (``ts``), and stop early through a
 diffrax ``Event`` once ``||∇L|| < grad_tol`` (converged); saved values after the stop repeat the final state.
 ``gradient_flow_batch`` runs many initializations (seeds × init scales) in one compiled, vmapped call.
 
@@ -38,7 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from jaxkit._typing import Array, ArrayInput, Float, PRNGKey
+from jaxkit._typing import Array, ArrayInput, Batch, Float, Params, PRNGKey, Scalar
 from jaxkit._validate import check_choice, check_int, check_key, check_positive, error_if_invalid
 
 __all__ = [
@@ -62,7 +62,7 @@ class FlowResult(NamedTuple):
     ``on_failure="flag"``, and then the saves after ``t_stop`` are NaN)."""
 
     ts: Array
-    params: Any
+    params: Params
     loss: Array
     t_stop: Array
     converged: Array
@@ -81,16 +81,12 @@ def log_times(t1: float, n: int = 200, t_min: float | None = None) -> Float[Arra
     return jnp.concatenate([jnp.zeros(1), jnp.geomspace(t_min, t1, n - 1)])
 
 
-def _solver(solver: Any) -> Any:
-    if isinstance(solver, str):
-        table = {"kvaerno5": diffrax.Kvaerno5, "tsit5": diffrax.Tsit5, "dopri5": diffrax.Dopri5}
-        if solver not in table:
-            raise ValueError(
-                f"solver: expected one of {sorted(table)} or a diffrax solver, received {solver!r}"
-            )
-        return table[solver]()
+def _solver(solver: diffrax.AbstractSolver) -> diffrax.AbstractSolver:
     if not isinstance(solver, diffrax.AbstractSolver):
-        raise TypeError(f"solver: expected a name or a diffrax solver, received {type(solver).__name__}")
+        raise TypeError(
+            f"solver: expected a diffrax solver (e.g. diffrax.Kvaerno5(), diffrax.Tsit5()), received "
+            f"{type(solver).__name__} {solver!r}"[:200]
+        )
     return solver
 
 
@@ -258,18 +254,18 @@ def _to_numpy(out: FlowResult, dt: Any) -> FlowResult:
 
 
 def gradient_flow(
-    loss_fn: Callable[[Any], Any],
-    params0: Any,
+    loss_fn: Callable[[Params], Scalar],
+    params0: Params,
     ts: Float[Array, " T"] | ArrayInput,
     *,
     tau: float = 1.0,
-    solver: Any = "kvaerno5",
+    solver: diffrax.AbstractSolver = diffrax.Kvaerno5(),
     rtol: float | None = None,
     atol: float | None = None,
     grad_tol: float = 0.0,
     max_steps: int = 100_000,
     on_failure: Literal["raise", "flag"] = "raise",
-    dtype: Any = None,
+    dtype: Any = None,  # Any: checked at run time (None, "float32", "float64" or a float dtype; else ValueError)
 ) -> FlowResult:
     """Exact gradient flow ``τ dθ/dt = −∇L(θ)`` from ``params0`` saved at ``ts`` (e.g. :func:`log_times`).
 
@@ -277,7 +273,8 @@ def gradient_flow(
     jit-compiled; ``loss_fn`` must be a pure function of the params (close over the data). ``rtol``/``atol``
     default to ``1e-7``/``1e-9`` in float64 and ``1e-4``/``1e-6`` in float32. ``dtype="float64"`` solves in
     double precision for this call only (no global ``jax_enable_x64``; the result comes back as NumPy float64
-    arrays; see the module docstring), ``"float32"`` in single precision, ``None`` follows ``params0``.
+    arrays; see the module docstring), ``"float32"`` in single precision, ``None`` follows ``params0``. ``solver`` is any
+    ``diffrax.AbstractSolver`` (adaptive: the step size is PID-controlled to ``rtol``/``atol``).
 
     Raises:
         SolveError: (``on_failure="raise"``, the default) the solve stopped before ``ts[-1]`` (``max_steps``
@@ -301,7 +298,7 @@ def _check_solved(out: FlowResult, on_failure: str, max_steps: int, ts: Array) -
     if on_failure == "flag":
         return out
     hint = (
-        f"raise max_steps (now {max_steps}), loosen rtol/atol, or use solver='kvaerno5' for stiff problems; "
+        f"raise max_steps (now {max_steps}), loosen rtol/atol, or use solver=diffrax.Kvaerno5() for stiff problems; "
         "pass on_failure='flag' to get the partial trajectory (NaN after the failure) instead"
     )
     if isinstance(out.solved, jax.core.Tracer):
@@ -323,20 +320,20 @@ _jit_flow = jax.jit(_flow_core, static_argnums=(0, 3, 4, 5, 6, 7, 8))
 
 
 def gradient_flow_batch(
-    loss_fn: Callable[[Any], Any],
-    init_fn: Callable[[PRNGKey, Any], Any],
+    loss_fn: Callable[[Params], Scalar],
+    init_fn: Callable[[PRNGKey, Scalar], Params],
     keys: Array,
     scales: Float[Array, " S"] | ArrayInput,
     ts: Float[Array, " T"] | ArrayInput,
     *,
     tau: float = 1.0,
-    solver: Any = "kvaerno5",
+    solver: diffrax.AbstractSolver = diffrax.Kvaerno5(),
     rtol: float | None = None,
     atol: float | None = None,
     grad_tol: float = 0.0,
     max_steps: int = 100_000,
     on_failure: Literal["raise", "flag"] = "raise",
-    dtype: Any = None,
+    dtype: Any = None,  # Any: checked at run time (None, "float32", "float64" or a float dtype; else ValueError)
 ) -> FlowResult:
     """Gradient flows for every (seed, init scale) pair in one compiled, vmapped call.
 
@@ -388,16 +385,16 @@ _jit_batch = jax.jit(_batch_core, static_argnums=(0, 1, 5, 6, 7, 8, 9, 10))
 
 
 def gradient_descent(
-    loss_fn: Callable[..., Any],
-    params0: Any,
+    loss_fn: Callable[..., Scalar],
+    params0: Params,
     lr: float,
     n_steps: int,
     *,
     save_every: int = 1,
-    batch_fn: Callable[[PRNGKey], Any] | None = None,
+    batch_fn: Callable[[PRNGKey], Batch] | None = None,
     key: PRNGKey | None = None,
     on_failure: Literal["raise", "flag"] = "raise",
-    dtype: Any = None,
+    dtype: Any = None,  # Any: checked at run time (None, "float32", "float64" or a float dtype; else ValueError)
 ) -> FlowResult:
     """Discrete (S)GD ``θ ← θ − η ∇L(θ)`` (optax.sgd) for ``n_steps`` steps, saving every ``save_every`` steps.
 

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.flatten_util import ravel_pytree
 
-from jaxkit._typing import Array, ArrayInput, Float
+from jaxkit._typing import Array, ArrayInput, Float, Params, PyTree, Scalar
 from jaxkit._validate import (
     as_float64,
     as_float_array,
@@ -26,6 +26,7 @@ from jaxkit._validate import (
     check_nonempty,
     check_positive,
 )
+from jaxkit.dynamics._flow import FlowResult
 
 __all__ = [
     "Plateau",
@@ -95,7 +96,7 @@ def effective_rank(
 
 
 def kink_count(
-    params: dict[str, Any],
+    params: dict[str, PyTree],
     x_range: tuple[float, float] | ArrayInput,
     tol: float = 1e-2,
     merge_tol: float = 1e-2,
@@ -139,7 +140,7 @@ def kink_count(
     return count
 
 
-def active_kernels(params: dict[str, Any], tol: float = 0.1) -> Array:
+def active_kernels(params: dict[str, PyTree], tol: float = 0.1) -> Array:
     """Number of CNN kernels k with ``||w_k|| · ||a_{:,k}|| > tol`` (params from ``init_cnn``)."""
     check_positive("tol", tol)
     _params("params", params, ("w", "a"), "init_cnn")
@@ -156,7 +157,7 @@ def active_kernels(params: dict[str, Any], tol: float = 0.1) -> Array:
     return jnp.sum(strength > tol)
 
 
-def active_heads(params: dict[str, Any], tol: float = 0.1) -> Array:
+def active_heads(params: dict[str, PyTree], tol: float = 0.1) -> Array:
     """Number of attention heads whose product ``|v_h| ||k_h|| ||q_h||`` (separate) or ``|v_h| ||W_h||_F``
     (merged) exceeds ``tol``."""
     check_positive("tol", tol)
@@ -177,7 +178,7 @@ def active_heads(params: dict[str, Any], tol: float = 0.1) -> Array:
 
 
 def crossing_time(
-    ts: Float[Array, " T"] | ArrayInput, values: Any, level: float, direction: str = "up"
+    ts: Float[Array, " T"] | ArrayInput, values: ArrayInput, level: float, direction: str = "up"
 ) -> float:
     """First time ``values`` crosses ``level`` (linear interpolation between saves); NaN if it never does."""
     check_choice("direction", direction, ("up", "down"))
@@ -206,7 +207,7 @@ class Plateau(NamedTuple):
 
 def plateaus(
     ts: Float[Array, " T"] | ArrayInput,
-    loss: Any,
+    loss: ArrayInput,
     slope_tol: float = 0.1,
     min_duration: float = 0.02,
     log_time: bool = False,
@@ -280,7 +281,7 @@ class SaddleCheck(NamedTuple):
 
 
 def saddle_check(
-    loss_fn: Callable[[Any], Any], params: Any, grad_tol: float = 1e-3, eig_tol: float = 1e-6
+    loss_fn: Callable[[Params], Scalar], params: Params, grad_tol: float = 1e-3, eig_tol: float = 1e-6
 ) -> SaddleCheck:
     """Check whether ``params`` is (near) a strict saddle of ``loss_fn``: small gradient, a negative Hessian
     eigenvalue. Uses the dense Hessian of the flattened params (small networks)."""
@@ -309,7 +310,7 @@ def _grad_norms(loss_fn, traj):
     return jnp.sqrt(sum(jnp.sum(x**2, axis=tuple(range(1, x.ndim))) for x in jax.tree.leaves(g)))
 
 
-def grad_norms(loss_fn: Callable[[Any], Any], trajectory: Any) -> np.ndarray:
+def grad_norms(loss_fn: Callable[[Params], Scalar], trajectory: Params) -> np.ndarray:
     """``||∇L(θ_t)||₂`` at every saved point of a trajectory (a params pytree with a leading time axis, e.g.
     ``FlowResult.params``)."""
     leaves = jax.tree.leaves(trajectory)
@@ -333,12 +334,12 @@ class PlateauCheck(NamedTuple):
 
 
 def plateau_saddle_checks(
-    loss_fn: Callable[[Any], Any],
-    result: Any,
+    loss_fn: Callable[[Params], Scalar],
+    result: FlowResult,
     grad_tol_fraction: float = 0.1,
     eig_tol: float = 1e-6,
     include_final: bool = False,
-    **plateau_options: Any,
+    **plateau_options: float | bool,
 ) -> list[PlateauCheck]:
     """Saddle check of every plateau of a trajectory (Zhang, Saxe & Latham, ICLR 2026: plateaus sit at saddles).
 

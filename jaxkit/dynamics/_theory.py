@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 from scipy import integrate, optimize
 
-from jaxkit._typing import Array, ArrayInput, Float
+from jaxkit._typing import Array, ArrayInput, Float, PyTree
 from jaxkit._validate import (
     as_float64,
     as_float_array,
@@ -184,7 +184,7 @@ def deep_linear_half_time(s: float, u0: float, depth: int, tau: float = 1.0) -> 
 
 # ---------------------------------------------------------------------------------------------------- fixed points
 def linear_fixed_point(
-    sigma_yx: Float[Array, "d_out d_in"] | ArrayInput, modes: Any, hidden: int
+    sigma_yx: Float[Array, "d_out d_in"] | ArrayInput, modes: ArrayInput, hidden: int
 ) -> dict[str, Array]:
     """Critical point of the two-layer linear net that has learned exactly the SVD modes ``modes`` of Σ_yx.
 
@@ -218,12 +218,12 @@ def linear_fixed_point(
 
 
 def embed_unit(
-    params: dict[str, Any],
+    params: dict[str, PyTree],
     unit_spec: dict[str, tuple[int, str]],
     method: str = "zero",
     unit: int = 0,
     fraction: float = 0.5,
-) -> dict[str, Any]:
+) -> dict[str, PyTree]:
     """Embed a width-(H−1) params dict into width H (one extra hidden unit appended last).
 
     ``method="zero"``: the new unit has all weights zero (a silent unit). ``method="split"``: the new unit copies

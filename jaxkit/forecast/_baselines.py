@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from jaxkit._typing import ArrayInput
 from jaxkit._validate import check_int
 
 __all__ = ["ewma_gaussian", "garch_paths", "historical_bootstrap", "rolling_gaussian"]
@@ -27,7 +28,7 @@ def _window(returns: Any, horizon: int, n_samples: int) -> np.ndarray:
     return r
 
 
-def historical_bootstrap(returns: Any, horizon: int, n_samples: int, *, seed: int = 0) -> np.ndarray:
+def historical_bootstrap(returns: ArrayInput, horizon: int, n_samples: int, *, seed: int = 0) -> np.ndarray:
     """Paths are random contiguous blocks of ``horizon`` past rows (keeps cross-asset and short serial
     dependence)."""
     r = _window(returns, horizon, n_samples)
@@ -35,7 +36,7 @@ def historical_bootstrap(returns: Any, horizon: int, n_samples: int, *, seed: in
     return np.stack([r[s : s + horizon] for s in starts])
 
 
-def rolling_gaussian(returns: Any, horizon: int, n_samples: int, *, seed: int = 0) -> np.ndarray:
+def rolling_gaussian(returns: ArrayInput, horizon: int, n_samples: int, *, seed: int = 0) -> np.ndarray:
     """i.i.d. steps from N(sample mean, sample covariance) of the window."""
     r = _window(returns, horizon, n_samples)
     mu, cov = r.mean(0), np.cov(r.T)
@@ -44,7 +45,7 @@ def rolling_gaussian(returns: Any, horizon: int, n_samples: int, *, seed: int = 
 
 
 def ewma_gaussian(
-    returns: Any, horizon: int, n_samples: int, *, decay: float = 0.94, seed: int = 0
+    returns: ArrayInput, horizon: int, n_samples: int, *, decay: float = 0.94, seed: int = 0
 ) -> np.ndarray:
     r"""i.i.d. zero-mean Gaussian steps with the RiskMetrics volatility at the window's last row and the window's
     correlation (no learning): $x_{h} \sim \mathcal N(0, D R D)$ with $D = \mathrm{diag}(\sigma_T)$,
@@ -66,7 +67,7 @@ def ewma_gaussian(
     return rng.multivariate_normal(np.zeros(r.shape[1]), cov, size=(n_samples, horizon), method="eigh")
 
 
-def garch_paths(returns: Any, horizon: int, n_samples: int, *, seed: int = 0) -> np.ndarray:
+def garch_paths(returns: ArrayInput, horizon: int, n_samples: int, *, seed: int = 0) -> np.ndarray:
     """Per-asset constant-mean GARCH(1,1) with normal innovations (``arch.arch_model``), fitted on the window
     (in percent) and simulated ``horizon`` steps ahead; assets are simulated independently."""
     from arch import arch_model

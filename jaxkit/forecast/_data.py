@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 from jaxtyping import Array, Float
 
+from jaxkit._typing import ArrayInput
 from jaxkit._validate import check_int
 
 __all__ = [
@@ -136,7 +137,11 @@ def load_prices(
 
 
 def align_published(
-    values: pd.Series | pd.DataFrame, available: Any, dates: Any, *, max_age_days: int | None = None
+    values: pd.Series | pd.DataFrame,
+    available: ArrayInput,
+    dates: ArrayInput,
+    *,
+    max_age_days: int | None = None,
 ) -> pd.DataFrame:
     """As-of join: the value on trading date ``d`` is the latest one whose availability date is ``<= d``
     (NaN if none, or if it became available more than ``max_age_days`` before ``d``)."""
@@ -159,7 +164,9 @@ def _month_start_plus(index: pd.DatetimeIndex, months: int, day: int = 1) -> pd.
     return pd.DatetimeIndex([d + pd.DateOffset(months=months, days=day - 1) for d in first])
 
 
-def load_macro(dates: Any, *, include_vix: bool = False, include_quarterly: bool = False) -> pd.DataFrame:
+def load_macro(
+    dates: ArrayInput, *, include_vix: bool = False, include_quarterly: bool = False
+) -> pd.DataFrame:
     """Macro context on ``dates`` (publication-lag aligned, see the module table; NaN before a series starts).
 
     Columns: ``credit_spread`` (BAA - AAA), ``core_cpi_yoy``, ``oil_ret_21`` and ``oil_ret_1`` (WTI 21-day and
@@ -243,7 +250,7 @@ def _kalman_one(y, X, q, r, p0):
     return betas
 
 
-def ewma_volatility(log_returns: Any, *, decay: float = 0.94, floor: float = 1e-4) -> np.ndarray:
+def ewma_volatility(log_returns: ArrayInput, *, decay: float = 0.94, floor: float = 1e-4) -> np.ndarray:
     r"""RiskMetrics volatility known at the close of each row (J.P. Morgan/Reuters 1996, daily $\lambda = 0.94$):
     $\sigma_t^2 = \sum_{j\ge0}\lambda^j r_{t-j}^2 / \sum_{j\ge0}\lambda^j$ over the rows up to and
     including $t$ (zero mean; finite-sample normalized), floored at ``floor``. Rows before the first return
@@ -270,7 +277,7 @@ def ewma_volatility(log_returns: Any, *, decay: float = 0.94, floor: float = 1e-
 
 
 def kalman_betas(
-    y: Any, X: Any, *, q: float = 1e-4, r: float = 1.0, p0: float = 1e4
+    y: ArrayInput, X: ArrayInput, *, q: float = 1e-4, r: float = 1.0, p0: float = 1e4
 ) -> Float[Array, "t n k"]:
     r"""Time-varying regression betas by a Kalman *filter* (uses data up to ``t`` only).
 
@@ -422,7 +429,9 @@ def build_market_data(
     )
 
 
-def forecast_windows(data: MarketData, index: Any, *, history: int, horizon: int) -> dict[str, np.ndarray]:
+def forecast_windows(
+    data: MarketData, index: ArrayInput, *, history: int, horizon: int
+) -> dict[str, np.ndarray]:
     """Conditioning and targets for decision dates ``index`` (grid positions ``t``):
 
     ``history`` (B, L, N) returns ``t-L+1..t``; ``target`` (B, H, N) returns ``t+1..t+H`` (NaN past the data end);
@@ -446,7 +455,7 @@ def forecast_windows(data: MarketData, index: Any, *, history: int, horizon: int
 
 
 def walk_forward_splits(
-    dates: Any,
+    dates: ArrayInput,
     test_years: Sequence[int],
     *,
     horizon: int,
@@ -571,8 +580,8 @@ def stable_macro_frame(
 
 
 def market_data_from_frames(
-    prices: Any,
-    macro: Any = None,
+    prices: pd.DataFrame,
+    macro: pd.DataFrame | None = None,
     *,
     kind: str = "prices",
     history: int = 1,

@@ -26,6 +26,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int, PRNGKeyArray
 
+from jaxkit._nn import layer_norm
+
 __all__ = ["AttentionNet", "ConditionalDenoiser", "MLPDenoiser", "MLPNet", "ResidualLayer", "step_embedding"]
 
 
@@ -57,12 +59,6 @@ def _mlp(rng: np.random.Generator, n_in: int, n_hidden: int, n_out: int) -> tupl
 def _apply_mlp(p: tuple[Array, ...], x: Array) -> Array:
     w1, b1, w2, b2 = p
     return jax.nn.silu(x @ w1 + b1) @ w2 + b2
-
-
-def _layer_norm(x: Float[Array, "*b C"]) -> Float[Array, "*b C"]:
-    mu = jnp.mean(x, axis=-1, keepdims=True)
-    var = jnp.var(x, axis=-1, keepdims=True)
-    return (x - mu) * jax.lax.rsqrt(var + 1e-5)
 
 
 def _attention(q, k, v, spec: str):
@@ -103,7 +99,7 @@ class ResidualLayer(eqx.Module):
     def _attend(self, y, w, spec):
         S, N, C = y.shape
         q, k, v, wo = w[:, :C], w[:, C : 2 * C], w[:, 2 * C : 3 * C], w[:, 3 * C :]
-        yn = _layer_norm(y)
+        yn = layer_norm(y)
         split = lambda m: (yn @ m).reshape(S, N, self.heads, C // self.heads)
         o = _attention(split(q), split(k), split(v), spec).reshape(S, N, C)
         return y + o @ wo.T
@@ -302,8 +298,8 @@ class MLPDenoiser(eqx.Module):
         )
         u = u @ self.w_in + self.b_in
         for w1, b1, ws, w2 in self.blocks:
-            u = u + jax.nn.silu(_layer_norm(u) @ w1 + b1 + step @ ws) @ w2
-        return (jax.nn.silu(_layer_norm(u)) @ self.w_out + self.b_out).reshape(x_t.shape)
+            u = u + jax.nn.silu(layer_norm(u) @ w1 + b1 + step @ ws) @ w2
+        return (jax.nn.silu(layer_norm(u)) @ self.w_out + self.b_out).reshape(x_t.shape)
 
     def gate(self, macro_e: Float[Array, " C"], step: Float[Array, " C"]) -> Float[Array, ""]:
         return jax.nn.sigmoid(_apply_mlp(self.gate_mlp, jnp.concatenate([macro_e, step]))[0])

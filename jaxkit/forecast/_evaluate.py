@@ -17,12 +17,12 @@ numerator over the normalizer of all dates, so the mean over dates is :func:`crp
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from jaxkit._typing import ArrayInput
 from jaxkit._validate import check_int
 from jaxkit.forecast._metrics import QUANTILE_LEVELS
 
@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 
-def _paths(paths: Any, truth: Any) -> tuple[np.ndarray, np.ndarray]:
+def _paths(paths: ArrayInput, truth: ArrayInput) -> tuple[np.ndarray, np.ndarray]:
     x = np.asarray(paths, dtype=np.float64)
     y = np.asarray(truth, dtype=np.float64)
     if x.ndim != 4 or y.shape != (x.shape[0],) + x.shape[2:]:
@@ -56,7 +56,7 @@ class PostProcess:
     factor: np.ndarray
     n_windows: int = 0
 
-    def __call__(self, paths: Any) -> np.ndarray:
+    def __call__(self, paths: ArrayInput) -> np.ndarray:
         x = np.asarray(paths, dtype=np.float64)
         if x.ndim != 4 or x.shape[-1] != np.shape(self.factor)[0]:
             raise ValueError(
@@ -77,12 +77,12 @@ class PostProcess:
 
 
 def fit_postprocess(
-    paths: Any,
-    truth: Any,
+    paths: ArrayInput,
+    truth: ArrayInput,
     *,
     recenter: bool = True,
     calibrate: bool = True,
-    positions: Any = None,
+    positions: ArrayInput | None = None,
     fit_end: int | None = None,
     horizon: int | None = None,
 ) -> PostProcess:
@@ -124,7 +124,7 @@ def fit_postprocess(
     return PostProcess(bool(recenter), np.sqrt(err / var), int(x.shape[0]))
 
 
-def score_paths(paths: Any, truth: Any, *, per_date: bool = False, level: float = 0.9) -> dict:
+def score_paths(paths: ArrayInput, truth: ArrayInput, *, per_date: bool = False, level: float = 0.9) -> dict:
     """Scores of ``paths`` (B, k, H, N) against ``truth`` (B, H, N): ``mse``, ``crps``, ``crps_sum``, ``energy``,
     ``coverage90`` (see the module docstring). ``per_date=True``: (B,) arrays whose means are the scores."""
     x, y = _paths(paths, truth)
@@ -156,7 +156,7 @@ def score_paths(paths: Any, truth: Any, *, per_date: bool = False, level: float 
 
 
 def paired_difference(
-    a: Any, b: Any, *, n_resamples: int = 2000, confidence: float = 0.95, seed: int = 0
+    a: ArrayInput, b: ArrayInput, *, n_resamples: int = 2000, confidence: float = 0.95, seed: int = 0
 ) -> dict:
     """Mean of the paired differences ``a - b`` (per-date scores of two forecasters on the same dates) with a
     percentile bootstrap interval over dates (:func:`scipy.stats.bootstrap`, ``paired``); negative = ``a`` lower."""
@@ -182,8 +182,8 @@ BASELINES = ("bootstrap", "gaussian", "ewma_gaussian", "garch")
 
 
 def baseline_paths(
-    log_returns: Any,
-    positions: Any,
+    log_returns: ArrayInput,
+    positions: ArrayInput,
     *,
     lookback: int,
     horizon: int,
@@ -191,7 +191,7 @@ def baseline_paths(
     methods: Sequence[str] = BASELINES,
     seed: int = 0,
     ewma_decay: float = 0.94,
-    progress: Any = None,
+    progress: Callable[[Iterable[int]], Iterable[int]] | None = None,
 ) -> dict[str, np.ndarray]:
     """Baseline paths (B, k, H, N) for decision positions ``positions`` (B,) of a (T, N) log-return grid, each
     fitted on the trailing window ``log_returns[t - lookback + 1 : t + 1]`` (fewer rows near the start) known at

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from jaxkit._typing import ArrayInput
 from jaxkit._validate import check_int
 
 __all__ = [
@@ -57,12 +58,14 @@ def _pair(samples: Any, truth: Any, sample_axis: int) -> tuple[np.ndarray, np.nd
     return s, y
 
 
-def mse(samples: Any, truth: Any, *, sample_axis: int = 0) -> float:
+def mse(samples: ArrayInput, truth: ArrayInput, *, sample_axis: int = 0) -> float:
     s, y = _pair(samples, truth, sample_axis)
     return float(np.mean((s.mean(0) - y) ** 2))
 
 
-def crps(samples: Any, truth: Any, *, sample_axis: int = 0, levels: tuple = QUANTILE_LEVELS) -> float:
+def crps(
+    samples: ArrayInput, truth: ArrayInput, *, sample_axis: int = 0, levels: tuple = QUANTILE_LEVELS
+) -> float:
     s, y = _pair(samples, truth, sample_axis)
     denom = np.sum(np.abs(y))
     if not denom > 0:
@@ -76,13 +79,15 @@ def crps(samples: Any, truth: Any, *, sample_axis: int = 0, levels: tuple = QUAN
     return float(total / len(levels))
 
 
-def crps_sum(samples: Any, truth: Any, *, sample_axis: int = 0, levels: tuple = QUANTILE_LEVELS) -> float:
+def crps_sum(
+    samples: ArrayInput, truth: ArrayInput, *, sample_axis: int = 0, levels: tuple = QUANTILE_LEVELS
+) -> float:
     """CRPS of the sum over the last (asset) axis."""
     s, y = _pair(samples, truth, sample_axis)
     return crps(s.sum(-1), y.sum(-1), levels=levels)
 
 
-def coverage(samples: Any, truth: Any, *, level: float = 0.9, sample_axis: int = 0) -> float:
+def coverage(samples: ArrayInput, truth: ArrayInput, *, level: float = 0.9, sample_axis: int = 0) -> float:
     if not 0 < level < 1:
         raise ValueError(f"level: expected a value in (0, 1), received {level}")
     s, y = _pair(samples, truth, sample_axis)
@@ -114,7 +119,7 @@ def _two_samples(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
-def energy_distance(x: Any, y: Any, *, chunk_bytes: int = 64 * 2**20) -> float:
+def energy_distance(x: ArrayInput, y: ArrayInput, *, chunk_bytes: int = 64 * 2**20) -> float:
     """Energy distance between two samples of shape (n, d) and (m, d). Pairwise distances are formed in row
     blocks of at most ``chunk_bytes`` of temporaries, so memory stays bounded for large samples."""
     x, y = _two_samples(x, y)
@@ -131,7 +136,7 @@ MAX_PERMUTATIONS = 1_000_000
 
 
 def energy_test(
-    x: Any, y: Any, *, n_permutations: int = 999, seed: int = 0, chunk_bytes: int = 64 * 2**20
+    x: ArrayInput, y: ArrayInput, *, n_permutations: int = 999, seed: int = 0, chunk_bytes: int = 64 * 2**20
 ) -> tuple[float, float]:
     """Two-sample energy test of ``x (n, d)`` and ``y (m, d)`` drawn from the same law.
 
@@ -176,7 +181,7 @@ def energy_test(
     return float(stat[0]), float((1 + np.sum(stat[1:] >= stat[0])) / (1 + n_permutations))
 
 
-def moment_z_scores(samples: Any, mean: Any, cov: Any) -> tuple[np.ndarray, np.ndarray]:
+def moment_z_scores(samples: ArrayInput, mean: ArrayInput, cov: ArrayInput) -> tuple[np.ndarray, np.ndarray]:
     """``(mean_z (d,), cov_z (d(d+1)/2,))`` of ``samples (k, d)`` against ``N(mean, cov)``; each is
     approximately standard normal when the samples come from that law."""
     x = np.asarray(samples, dtype=np.float64)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import equinox as eqx
 import jax
@@ -25,6 +25,7 @@ import optax
 from jaxtyping import Array, Float, PRNGKeyArray
 
 from jaxkit import diffusion as dm
+from jaxkit._typing import ArrayInput
 from jaxkit._validate import check_int, check_key
 from jaxkit.forecast._denoiser import (
     AttentionNet,
@@ -83,7 +84,7 @@ def make_forecaster(
     horizon: int,
     n_macro: int,
     n_signals: int,
-    scale: Any,
+    scale: ArrayInput,
     denoiser: AttentionNet | MLPNet = AttentionNet(),
     guided: bool = True,
     diffusion_steps: int = 50,
@@ -357,9 +358,9 @@ def _sample(
 
 def sample_paths(
     model: DiffusionForecaster,
-    history: Any,
-    macro: Any,
-    signals: Any,
+    history: ArrayInput,
+    macro: ArrayInput,
+    signals: ArrayInput,
     key: PRNGKeyArray,
     *,
     n_samples: int = 32,
@@ -367,7 +368,7 @@ def sample_paths(
     sampler: Literal["ddim", "ddpm"] = "ddim",
     eta: float = 0.0,
     clip_x0: float | None = 6.0,
-    scale: Any = None,
+    scale: ArrayInput | None = None,
     chunk_size: int | None = 256,
     antithetic: bool = False,
 ) -> Float[Array, "B k H N"]:
@@ -428,7 +429,7 @@ def sample_paths(
     )  # fmt: skip
 
 
-def recenter_paths(paths: Any, mean: Any = 0.0) -> np.ndarray:
+def recenter_paths(paths: ArrayInput, mean: ArrayInput = 0.0) -> np.ndarray:
     r"""Replace the sample mean of each date's paths by ``mean``: $x_{b,j} - \bar x_b + m_b$ for paths
     (B, k, H, N) (``mean`` broadcast against (B, H, N); default 0, a "no mean skill" point forecast).
 
@@ -443,9 +444,9 @@ def recenter_paths(paths: Any, mean: Any = 0.0) -> np.ndarray:
 
 
 def calibrate_spread(
-    paths: Any,
-    truth: Any,
-    positions: Any,
+    paths: ArrayInput,
+    truth: ArrayInput,
+    positions: ArrayInput,
     *,
     horizon: int,
     window: int = 24,

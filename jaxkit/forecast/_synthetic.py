@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from jaxkit._typing import ArrayInput
+
 __all__ = ["ar1_conditional_law", "ar1_windows"]
 
 
@@ -26,7 +28,7 @@ def _check(phi: float, A: Any) -> np.ndarray:
 
 
 def ar1_windows(
-    n: int, history: int, horizon: int, phi: float, A: Any, *, seed: int
+    n: int, history: int, horizon: int, phi: float, A: ArrayInput, *, seed: int
 ) -> dict[str, np.ndarray]:
     """``n`` independent stationary windows as forecaster training data: ``history (n, L, N)``, ``target
     (n, H, N)``, and constant ``macro (n, 1)`` / ``signals (n, N, 1)`` (zeros: the law needs no context)."""
@@ -48,7 +50,9 @@ def ar1_windows(
     }
 
 
-def ar1_conditional_law(last: Any, horizon: int, phi: float, A: Any) -> tuple[np.ndarray, np.ndarray]:
+def ar1_conditional_law(
+    last: ArrayInput, horizon: int, phi: float, A: ArrayInput
+) -> tuple[np.ndarray, np.ndarray]:
     """Mean ``(H N,)`` and covariance ``(H N, H N)`` of the next ``horizon`` values given the last value."""
     A = _check(phi, A)
     if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:

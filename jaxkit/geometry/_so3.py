@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, PRNGKeyArray
 
-from jaxkit._typing import ArrayInput
+from jaxkit._typing import ArrayInput, DTypeLike
 from jaxkit._validate import (
     ROTATION_ATOL,
     as_float_array,
@@ -76,7 +76,7 @@ def is_rotation(R: ArrayInput, atol: float = ROTATION_ATOL) -> np.ndarray:
         return np.asarray((orth <= atol) & (np.abs(det - 1.0) <= atol))
 
 
-def check_rotation(name: str, R: Any, atol: float = ROTATION_ATOL) -> Any:
+def check_rotation(name: str, R: ArrayInput, atol: float = ROTATION_ATOL) -> ArrayInput:
     """Raise ``ValueError`` unless ``R`` has shape ``(..., 3, 3)`` and holds finite rotations (``R^T R = I``,
     ``det R = +1`` within ``atol``); returns ``R``. On a tracer the value check runs at run time: use the
     returned array (``R = check_rotation("R", R)``) so that ``jax.jit`` keeps it."""
@@ -398,7 +398,7 @@ def _to_quaternion(R: Array) -> Array:
     return q * jnp.where(q[..., :1] < 0, -1.0, 1.0).astype(q.dtype)
 
 
-def random_uniform(key: PRNGKeyArray, shape: tuple[int, ...] = (), dtype: Any = None) -> Array:
+def random_uniform(key: PRNGKeyArray, shape: tuple[int, ...] = (), dtype: DTypeLike | None = None) -> Array:
     """Haar-uniform rotations of shape ``shape + (3, 3)``.
 
     Shoemake's subgroup algorithm (Graphics Gems III, 1992): three ``U(0, 1)`` variates give a uniform unit

@@ -1,6 +1,4 @@
-"""Rigid motions SE(3) as pairs ``(R, t)``: ``x -> R x + t``.
-
-Public namespace; the implementation lives in :mod:`jaxkit.geometry._se3`."""
+"""Rigid motions SE(3) as pairs ``(R, t)``: ``x -> R x + t``."""
 
 from ._se3 import (
     apply as apply,

@@ -1,6 +1,4 @@
-"""The rotation group SO(3): hat/vee, exponential and logarithm, quaternions, Haar sampling, distances.
-
-Public namespace; the implementation lives in :mod:`jaxkit.geometry._so3`."""
+"""The rotation group SO(3): hat/vee, exponential and logarithm, quaternions, Haar sampling, distances."""
 
 from ._so3 import (
     angle as angle,

@@ -1,7 +1,7 @@
 """Flax NNX front-ends of :class:`~jaxkit.operators.FNO` and :class:`~jaxkit.operators.RNO`.
 
 The NNX modules hold the same parameters as ``nnx.Param`` variables (same names and shapes as the Equinox fields)
-and run the same pure forward pass :func:`~jaxkit.operators._models.operator_apply`, so given the same weights the
+and run the same pure forward pass :func:`~jaxkit.operators.operator_apply`, so given the same weights the
 two front-ends give the same numbers. :func:`to_flax` and :func:`from_flax` convert both ways (copies).
 Train an NNX model with ``nnx.Optimizer``/``nnx.value_and_grad`` as usual; it acts on one sample — batch with
 ``nnx.vmap`` or ``jax.vmap`` over the input.
@@ -37,7 +37,7 @@ class _Group(nnx.Module):
 
 
 class FlaxNeuralOperator(nnx.Module):
-    """NNX twin of :class:`~jaxkit.operators._models.NeuralOperator` (build with :class:`FlaxFNO`/:class:`FlaxRNO`
+    """NNX twin of :class:`~jaxkit.operators.NeuralOperator` (build with :class:`FlaxFNO`/:class:`FlaxRNO`
     or :func:`to_flax`)."""
 
     def __init__(self, config: OperatorConfig, params: dict):

@@ -189,7 +189,7 @@ class LNOConfig:
     def n_dims(self) -> int:
         return len(self.modes)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:  # Any: JSON values of the fields (numbers, strings, lists)
         return asdict(self)
 
 

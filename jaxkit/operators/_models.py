@@ -7,15 +7,15 @@ Both share one architecture and differ only in the spectral layer:
                                                    (no activation after the last block, as in the FNO paper)
     u = Q₂ σ(Q₁ v_L)                              projection (pointwise MLP), after cropping the padding
 
-``K_l`` is :class:`~jaxkit.operators._layers.SpectralConv` (FNO) or
-:class:`~jaxkit.operators._layers.RieszSpectralConv` (RNO). A model acts on one sample ``(c_in, *grid)``; batch with
+``K_l`` is :class:`~jaxkit.operators.SpectralConv` (FNO) or
+:class:`~jaxkit.operators.RieszSpectralConv` (RNO). A model acts on one sample ``(c_in, *grid)``; batch with
 ``jax.vmap``. Nothing depends on the grid size, so the same weights evaluate at any resolution ``>= 2·modes``
 (zero-shot super-resolution). Grid coordinates are ``j/n`` (periodic grids, ``endpoint=False``) or
 ``linspace(0, 1, n)`` (node grids with boundary, ``endpoint=True``). ``padding`` is a *fraction* of each axis
 (e.g. 0.1 for non-periodic problems), so the padded physical domain is the same at every resolution.
 
 The forward pass is the pure function :func:`operator_apply` on a nested dict of arrays; the Equinox models here and
-the Flax NNX models in :mod:`jaxkit.operators._flax` both call it.
+the Flax NNX models (:class:`jaxkit.operators.FlaxFNO`, ...) both call it.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ class OperatorConfig:
     def lift_in(self) -> int:
         return self.in_channels + (self.n_dims if self.grid_features else 0)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:  # Any: JSON values of the fields (numbers, strings, lists)
         return asdict(self)
 
 
@@ -366,7 +366,7 @@ def build_operator(config: OperatorConfig | dict, *, key: PRNGKey) -> NeuralOper
     raise ValueError(f"config.kind: expected 'fno' or 'rno', received {cfg.kind!r}")
 
 
-def count_params(model: Any, *, complex_as_one: bool = False) -> int:
+def count_params(model: eqx.Module, *, complex_as_one: bool = False) -> int:
     """Number of real trainable parameters (complex weights are stored as two real planes, so count twice).
 
     ``complex_as_one=True`` counts each complex weight once (PyTorch's ``numel`` on ``cfloat`` tensors, the

@@ -22,8 +22,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from jaxtyping import Key
 
-from .._typing import Array, ArrayLike, Float, PRNGKey, Scalar
+from .._typing import Array, ArrayLike, Float, PRNGKey, Scalar, TreeT
 from .._validate import check_finite, check_int, check_positive
 from ..train import ArrayLoader, data_mesh, ensemble_member, fit, fit_ensemble, init_ensemble
 
@@ -46,13 +47,17 @@ def _same_shape(pred: Any, target: Any) -> None:
         raise ValueError(f"target: expected the shape of pred {np.shape(pred)}, received {np.shape(target)}")
 
 
-def relative_l2(pred: Float[Array, "batch ..."], target: Float[Array, "batch ..."]) -> Scalar:
-    """Mean over the batch of ``‖pred - target‖₂ / ‖target‖₂`` (norms over all non-batch axes)."""
+def relative_l2(
+    pred: Float[Array, "batch ..."], target: Float[Array, "batch ..."], *, per_sample: bool = False
+) -> Scalar | Float[Array, " batch"]:
+    """Mean over the batch of ``‖pred - target‖₂ / ‖target‖₂`` (norms over all non-batch axes); with
+    ``per_sample=True`` the ``(batch,)`` ratios themselves. Computed in the inputs' dtype (float64 inputs under
+    ``jax.enable_x64`` give float64 ratios)."""
     _same_shape(pred, target)
     b = pred.shape[0]
     diff = jnp.sqrt(jnp.sum((pred - target).reshape(b, -1) ** 2, axis=1))
     norm = jnp.sqrt(jnp.sum(target.reshape(b, -1) ** 2, axis=1))
-    return jnp.mean(diff / norm)
+    return diff / norm if per_sample else jnp.mean(diff / norm)
 
 
 def mse(pred: Float[Array, "batch ..."], target: Float[Array, "batch ..."]) -> Scalar:
@@ -124,7 +129,7 @@ def _predict_batch(model: Any, xn: Any, yn: Any, x: Array) -> Array:
 
 
 def predict(
-    model: Any,
+    model: eqx.Module,
     x: ArrayLike,
     x_normalizer: GaussianNormalizer,
     y_normalizer: GaussianNormalizer,
@@ -148,7 +153,7 @@ def predict(
 
 
 def evaluate(
-    model: Any,
+    model: eqx.Module,
     x: ArrayLike,
     y: ArrayLike,
     x_normalizer: GaussianNormalizer,
@@ -213,7 +218,7 @@ class TrainedOperator:
     """What :func:`train_operator` returns: the trained ``model`` with its input/output normalizers, the training
     ``history`` and timings. :meth:`save` / :meth:`load` store and restore all of it in one call."""
 
-    model: Any
+    model: eqx.Module
     x_normalizer: GaussianNormalizer
     y_normalizer: GaussianNormalizer
     history: list[dict] = field(default_factory=list)
@@ -318,7 +323,7 @@ def _loss_fn(xn: GaussianNormalizer, yn: GaussianNormalizer) -> Callable:
 
 
 def train_operator(
-    model: Any,
+    model: eqx.Module,
     x_train: ArrayLike,
     y_train: ArrayLike,
     *,
@@ -332,7 +337,7 @@ def train_operator(
     x_test: ArrayLike | None = None,
     y_test: ArrayLike | None = None,
     eval_every_epochs: int = 0,
-    mesh: Any = "auto",
+    mesh: jax.sharding.Mesh | str | None = "auto",
     checkpoint_dir: str | Path | None = None,
     resume: bool = False,
     progress: bool | str = True,
@@ -395,14 +400,14 @@ def train_operator(
     return TrainedOperator(result.model, xn, yn, result.history, epoch_time, result.wall_time, result.step)
 
 
-def member(ensemble: Any, i: int) -> Any:
+def member(ensemble: TreeT, i: int) -> TreeT:
     """The ``i``-th model of an ensemble built with ``eqx.filter_vmap`` (:func:`jaxkit.train.ensemble_member`)."""
     return ensemble_member(ensemble, i, name="ensemble")
 
 
 def train_ensemble(
-    make_model: Callable[[PRNGKey], Any],
-    keys: Any,
+    make_model: Callable[[PRNGKey], eqx.Module],
+    keys: Key[Array, " members"],
     x_train: ArrayLike,
     y_train: ArrayLike,
     *,

@@ -1,8 +1,8 @@
 """PDE solvers that regenerate the FNO and Laplace-neural-operator benchmark datasets offline.
 
-Modules: :mod:`~jaxkit.pde._grf` (Gaussian random fields), :mod:`~jaxkit.pde._burgers`, :mod:`~jaxkit.pde._darcy`,
-:mod:`~jaxkit.pde._navier_stokes`, :mod:`~jaxkit.pde._lno` (Laplace-neural-operator problems) and
-:mod:`~jaxkit.pde._datasets` (``make_dataset``, ``DATASETS``, disk cache).
+Modules: :mod:`~jaxkit.pde.grf` (Gaussian random fields), :mod:`~jaxkit.pde.burgers`, :mod:`~jaxkit.pde.darcy`,
+:mod:`~jaxkit.pde.navier_stokes` and :mod:`~jaxkit.pde.lno` (Laplace-neural-operator problems); the dataset layer
+(``make_dataset``, ``DATASETS``, disk cache) is at the top of ``jaxkit.pde``.
 
     from jaxkit.pde import make_dataset, DATASETS
     ds = make_dataset("burgers", n_train=100, n_test=20, resolution=256, seed=0)

@@ -36,11 +36,13 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from jaxkit._typing import ArrayInput
 
 from .._validate import check_choice, check_int
 
@@ -83,6 +85,11 @@ class PDEDataset:
         )
 
 
+GeneratorOption: TypeAlias = float | int | str | np.number | None
+"""A generator option of a dataset (``fine_resolution``, ``nu``, ``scheme``, ...): a number, a name or None."""
+GeneratorParams: TypeAlias = dict[str, GeneratorOption]
+
+
 @dataclass(frozen=True)
 class DatasetSpec:
     """How to generate one named dataset.
@@ -95,21 +102,21 @@ class DatasetSpec:
 
     name: str
     description: str
-    defaults: dict[str, Any]
-    resolutions: Callable[[dict[str, Any]], list[int]]
-    default_resolution: Callable[[dict[str, Any]], int]
-    sampler: Callable[[dict[str, Any], int], Callable[[jax.Array], tuple[jax.Array, jax.Array]]]
-    grid: Callable[[dict[str, Any], int], tuple[np.ndarray, ...]]
+    defaults: GeneratorParams
+    resolutions: Callable[[GeneratorParams], list[int]]
+    default_resolution: Callable[[GeneratorParams], int]
+    sampler: Callable[[GeneratorParams, int], Callable[[jax.Array], tuple[jax.Array, jax.Array]]]
+    grid: Callable[[GeneratorParams, int], tuple[np.ndarray, ...]]
     chunk_size: int = 32
-    validate: Callable[[dict[str, Any]], None] | None = None
+    validate: Callable[[GeneratorParams], None] | None = None
     sub_axes: tuple[int, ...] = (-1,)
     nodal: bool = False  # node grid including both ends: stride (fine-1)/(r-1); else fine/r
 
-    def stride(self, params: dict[str, Any], resolution: int) -> int:
+    def stride(self, params: GeneratorParams, resolution: int) -> int:
         n = params["fine_resolution"]
         return (n - 1) // (resolution - 1) if self.nodal else n // resolution
 
-    def subsample(self, arr: np.ndarray, params: dict[str, Any], resolution: int) -> np.ndarray:
+    def subsample(self, arr: np.ndarray, params: GeneratorParams, resolution: int) -> np.ndarray:
         idx = [slice(None)] * arr.ndim
         for ax in self.sub_axes:
             idx[ax] = slice(None, None, self.stride(params, resolution))
@@ -140,7 +147,7 @@ def register_dataset(spec: DatasetSpec) -> DatasetSpec:
     return spec
 
 
-def allowed_resolutions(name: str, **options: Any) -> list[int]:
+def allowed_resolutions(name: str, **options: GeneratorOption) -> list[int]:
     """Resolutions allowed for ``name`` (with generator ``options`` such as ``fine_resolution``)."""
     spec = _spec(name)
     return spec.resolutions(_params(spec, options))
@@ -160,7 +167,9 @@ def refined_resolution(name: str, resolution: int, factor: int) -> int:
     return (resolution - 1) * factor + 1 if spec.nodal else resolution * factor
 
 
-def subsample(x: Any, name: str, resolution: int | None = None, *, stride: int | None = None) -> np.ndarray:
+def subsample(
+    x: ArrayInput, name: str, resolution: int | None = None, *, stride: int | None = None
+) -> np.ndarray:
     """Every ``stride``-th point of ``x`` along ``name``'s subsampled axes (``DatasetSpec.sub_axes``), e.g. a
     test set generated once at a fine resolution, evaluated at coarser ones (zero-shot super-resolution).
 
@@ -355,11 +364,11 @@ def make_dataset(
     n_test: int,
     resolution: int | None = None,
     seed: int = 0,
-    cache_dir: str | os.PathLike | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
     chunk_size: int | None = None,
     progress: bool = True,
     max_bytes: int | None = None,
-    **options: Any,
+    **options: GeneratorOption,
 ) -> PDEDataset:
     """Generate (or load from ``cache_dir``) the dataset ``name``.
 

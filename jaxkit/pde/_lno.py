@@ -38,12 +38,14 @@ Grids here are node grids ``linspace(a, b, n)`` in space and time (non-periodic)
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Literal
 
 import diffrax
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from jaxkit._typing import DTypeLike
 
 from .._typing import Array, ArrayInput, Float
 from .._validate import check_choice, check_int, check_positive
@@ -516,7 +518,7 @@ _RD_TEST_INDEX = (
 
 
 def reaction_diffusion_published(
-    split: Literal["train", "val", "test"], *, dtype: Any = np.float64
+    split: Literal["train", "val", "test"], *, dtype: DTypeLike = np.float64
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     r"""The LNO repository's reaction–diffusion split ``(f, u, x, t)``: ``f, u`` of shape ``(n, 40, 20)`` on
     ``x = linspace(0, 2, 40)`` × ``t = linspace(0, 1, 20)`` (200 train / 50 val / 130 test), identical to the

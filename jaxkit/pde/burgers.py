@@ -1,6 +1,4 @@
-"""Viscous Burgers equation $u_t + (u^2/2)_x = \nu u_{xx}$ on a periodic interval.
-
-Public namespace; the implementation lives in :mod:`jaxkit.pde._burgers`."""
+r"""Viscous Burgers equation $u_t + (u^2/2)_x = \nu u_{xx}$ on a periodic interval."""
 
 from ._burgers import (
     cole_hopf_solution as cole_hopf_solution,

@@ -1,6 +1,4 @@
-"""Steady Darcy flow $-\nabla\\cdot(a\nabla u) = f$ on the unit square, $u = 0$ on the boundary.
-
-Public namespace; the implementation lives in :mod:`jaxkit.pde._darcy`."""
+r"""Steady Darcy flow $-\nabla\cdot(a\nabla u) = f$ on the unit square, $u = 0$ on the boundary."""
 
 from ._darcy import (
     SolveInfo as SolveInfo,

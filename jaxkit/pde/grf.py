@@ -1,6 +1,4 @@
-"""Gaussian random fields with covariance operator $C = \\sigma^2(-\\Delta + \tau^2 I)^{-\alpha}$.
-
-Public namespace; the implementation lives in :mod:`jaxkit.pde._grf`."""
+r"""Gaussian random fields with covariance operator $C = \sigma^2(-\Delta + \tau^2 I)^{-\alpha}$."""
 
 from ._grf import (
     FNO_BURGERS as FNO_BURGERS,

@@ -1,6 +1,4 @@
-"""The Laplace-neural-operator benchmark problems (Cao, Goswami & Karniadakis 2023, arXiv:2303.10528).
-
-Public namespace; the implementation lives in :mod:`jaxkit.pde._lno`."""
+"""The Laplace-neural-operator benchmark problems (Cao, Goswami & Karniadakis 2023, arXiv:2303.10528)."""
 
 from ._lno import (
     beam as beam,

@@ -1,6 +1,4 @@
-"""2-D incompressible Navier–Stokes in vorticity form on the unit torus.
-
-Public namespace; the implementation lives in :mod:`jaxkit.pde._navier_stokes`."""
+"""2-D incompressible Navier–Stokes in vorticity form on the unit torus."""
 
 from ._navier_stokes import (
     fno_forcing as fno_forcing,

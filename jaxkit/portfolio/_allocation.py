@@ -42,6 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
+from jaxkit._typing import ArrayInput
 from jaxkit._validate import (
     check_covariance,
     check_finite,
@@ -85,13 +86,13 @@ def _resolve_dtype(dtype: Any, *xs: Any) -> Any:
 
 
 def solve_qp_nonneg(
-    H: Any,
-    c: Any,
-    A: Any,
-    b: Any,
+    H: ArrayInput,
+    c: ArrayInput,
+    A: ArrayInput,
+    b: ArrayInput,
     *,
     max_iter: int = 60,
-    dtype: Any = None,
+    dtype: ArrayInput | None = None,
 ) -> Float[Array, " n"]:
     r"""Solve $\min \tfrac12 x^\top H x + c^\top x$ s.t. $Ax=b,\ x\ge0$ (H PSD) by a primal–dual
     interior-point method with Mehrotra's predictor–corrector; stops when the duality measure and residuals fall
@@ -259,7 +260,7 @@ def _budget_qp(S, c, row, max_iter, what):
     return d * z
 
 
-def min_variance(cov: Any, *, max_iter: int = 60, dtype: Any = None) -> LabeledVector:
+def min_variance(cov: ArrayInput, *, max_iter: int = 60, dtype: ArrayInput | None = None) -> LabeledVector:
     r"""Long-only minimum variance: $\min w^\top\Sigma w$ s.t. $\mathbf 1^\top w = 1,\ w\ge 0$.
 
     ``cov``: covariance of returns per period (any period; the weights do not depend on it)."""
@@ -275,7 +276,12 @@ def min_variance(cov: Any, *, max_iter: int = 60, dtype: Any = None) -> LabeledV
 
 
 def mean_variance(
-    mean: Any, cov: Any, risk_aversion: float = 1.0, *, max_iter: int = 60, dtype: Any = None
+    mean: ArrayInput,
+    cov: ArrayInput,
+    risk_aversion: float = 1.0,
+    *,
+    max_iter: int = 60,
+    dtype: ArrayInput | None = None,
 ) -> LabeledVector:
     r"""Long-only quadratic utility $\max w^\top\mu - \tfrac\delta2 w^\top\Sigma w$ s.t.
     $\mathbf 1^\top w = 1,\ w\ge0$ (PyPortfolioOpt's ``max_quadratic_utility``).
@@ -294,7 +300,12 @@ def mean_variance(
 
 
 def max_sharpe(
-    mean: Any, cov: Any, risk_free_rate: float = 0.0, *, max_iter: int = 60, dtype: Any = None
+    mean: ArrayInput,
+    cov: ArrayInput,
+    risk_free_rate: float = 0.0,
+    *,
+    max_iter: int = 60,
+    dtype: ArrayInput | None = None,
 ) -> LabeledVector:
     r"""Long-only maximum Sharpe ratio $\max (w^\top\mu - r_f)/\sqrt{w^\top\Sigma w}$, $w\ge0$,
     $\mathbf 1^\top w=1$.
@@ -322,7 +333,9 @@ def max_sharpe(
     return labeled(w, labels, "weight")
 
 
-def tangency(mean: Any, cov: Any, risk_free_rate: float = 0.0, *, dtype: Any = None) -> LabeledVector:
+def tangency(
+    mean: ArrayInput, cov: ArrayInput, risk_free_rate: float = 0.0, *, dtype: ArrayInput | None = None
+) -> LabeledVector:
     r"""Unconstrained (shorts allowed) maximum-Sharpe fully invested portfolio: $w = z/\mathbf 1^\top z$ with
     $z = \Sigma^{-1}(\mu - r_f)$.
 
@@ -373,7 +386,7 @@ def equal_weight(n: int) -> Float[Array, " n"]:
     return jnp.full((n,), 1.0 / n)
 
 
-def inverse_volatility(cov: Any, *, dtype: Any = None) -> LabeledVector:
+def inverse_volatility(cov: ArrayInput, *, dtype: ArrayInput | None = None) -> LabeledVector:
     r"""Weights $w_i \propto 1/\sigma_i$ (``cov`` per period; the weights do not depend on the period)."""
     check_covariance("cov", cov)
     labels = check_labels(cov=cov)

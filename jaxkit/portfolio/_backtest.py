@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -20,6 +19,7 @@ import numpy as np
 import pandas as pd
 from jaxtyping import Array, Bool, Float
 
+from jaxkit._typing import ArrayInput
 from jaxkit._validate import check_finite, check_ndim
 
 __all__ = [
@@ -72,7 +72,7 @@ def simulate(
     return net, weights, tau
 
 
-def check_prices(prices: Any, dates: Any = None, *, name: str = "prices") -> None:
+def check_prices(prices: ArrayInput, dates: ArrayInput | None = None, *, name: str = "prices") -> None:
     """(time, assets) prices: finite, strictly positive; ``dates`` strictly increasing and of matching length."""
     check_ndim(name, prices, 2, what="a (time, assets) price matrix")
     arr = np.asarray(prices, dtype=np.float64)
@@ -98,7 +98,7 @@ def check_prices(prices: Any, dates: Any = None, *, name: str = "prices") -> Non
             )
 
 
-def rebalance_indices(dates: Any, freq: str = "M", *, start: int = 0) -> np.ndarray:
+def rebalance_indices(dates: ArrayInput, freq: str = "M", *, start: int = 0) -> np.ndarray:
     """Indices of the last trading day of each period (``"M"`` month, ``"Q"`` quarter, ``"W"`` week, ``"D"``
     day, or an integer-string step such as ``"21"``) at or after ``start``."""
     d = pd.DatetimeIndex(dates)
@@ -128,12 +128,12 @@ def rebalance_indices(dates: Any, freq: str = "M", *, start: int = 0) -> np.ndar
 
 
 def run_backtest(
-    prices: Any,
-    rebalance_index: Any,
-    target_weights: Any,
+    prices: ArrayInput,
+    rebalance_index: ArrayInput,
+    target_weights: ArrayInput,
     *,
     cost: float = 0.0,
-    dates: Any = None,
+    dates: ArrayInput | None = None,
 ) -> BacktestResult:
     """Simulate given decisions: ``target_weights[j]`` is set at the close of day ``rebalance_index[j]``.
 
@@ -164,10 +164,10 @@ def run_backtest(
 
 
 def walk_forward(
-    prices: Any,
-    strategy: Callable[[np.ndarray, np.ndarray], Any],
+    prices: ArrayInput,
+    strategy: Callable[[np.ndarray, np.ndarray], ArrayInput],
     *,
-    dates: Any,
+    dates: ArrayInput,
     freq: str = "M",
     start: int = 252,
     cost: float = 0.0,

@@ -42,6 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
+from jaxkit._typing import ArrayInput
 from jaxkit._validate import (
     as_float64_numpy,
     check_covariance,
@@ -68,7 +69,7 @@ __all__ = [
 
 
 def market_implied_prior_returns(
-    market_weights: Any, cov: Any, risk_aversion: float, risk_free_rate: float = 0.0
+    market_weights: ArrayInput, cov: ArrayInput, risk_aversion: float, risk_free_rate: float = 0.0
 ) -> LabeledVector:
     r"""Equilibrium (reverse-optimized) prior $\Pi = \delta\Sigma w_{mkt} + r_f$; weights are normalized to sum
     to one (their sum must be positive: a market portfolio is net long).
@@ -94,7 +95,7 @@ def market_implied_prior_returns(
 
 
 def market_implied_risk_aversion(
-    market_returns: Any, frequency: int = 252, risk_free_rate: float = 0.0
+    market_returns: ArrayInput, frequency: int = 252, risk_free_rate: float = 0.0
 ) -> Float[Array, ""]:
     r"""Market price of risk $\delta = (E[r] f - r_f) / (\mathrm{Var}[r] f)$ from periodic market returns.
 
@@ -127,14 +128,14 @@ def _check_tau(tau: Any) -> None:
         raise ValueError(f"tau: expected a value in (0, 1], received {tau!r}")
 
 
-def he_litterman_omega(cov: Any, P: Any, tau: float) -> Float[Array, "k k"]:
+def he_litterman_omega(cov: ArrayInput, P: ArrayInput, tau: float) -> Float[Array, "k k"]:
     r"""He–Litterman view uncertainty $\Omega = \mathrm{diag}(\tau P\Sigma P^\top)$."""
     _check_tau(tau)
     S, P = jnp.asarray(cov), jnp.asarray(P)
     return jnp.diag(jnp.diag(tau * P @ S @ P.T))
 
 
-def idzorek_omega(confidences: Any, cov: Any, P: Any, tau: float) -> Float[Array, "k k"]:
+def idzorek_omega(confidences: ArrayInput, cov: ArrayInput, P: ArrayInput, tau: float) -> Float[Array, "k k"]:
     r"""Idzorek (2005) Ω from percentage confidences $c_k\in[0,1]$, Walters' closed form:
     $\Omega_{kk} = \tau\,\frac{1-c_k}{c_k}\,P_k\Sigma P_k^\top$ (``1e6`` for zero confidence, like
     PyPortfolioOpt)."""
@@ -160,14 +161,14 @@ def _bl_core(mu0, S, P, Q, omega, tau):
 
 
 def black_litterman(
-    prior_mean: Any,
-    prior_cov: Any,
-    P: Any,
-    Q: Any,
+    prior_mean: ArrayInput,
+    prior_cov: ArrayInput,
+    P: ArrayInput,
+    Q: ArrayInput,
     *,
     tau: float = 0.05,
-    omega: str | Any = "he-litterman",
-    confidences: Any = None,
+    omega: str | ArrayInput = "he-litterman",
+    confidences: ArrayInput | None = None,
 ) -> tuple[LabeledVector, LabeledMatrix]:
     """Classic Black–Litterman posterior mean and predictive covariance.
 
@@ -241,7 +242,12 @@ def _precision_core(mu0, S0, muv, Sv):
 
 
 def precision_black_litterman(
-    prior_mean: Any, prior_cov: Any, view_mean: Any, view_cov: Any, *, predictive: bool = False
+    prior_mean: ArrayInput,
+    prior_cov: ArrayInput,
+    view_mean: ArrayInput,
+    view_cov: ArrayInput,
+    *,
+    predictive: bool = False,
 ) -> tuple[LabeledVector, LabeledMatrix]:
     r"""Precision-form Black–Litterman (STABLE): $\Sigma = (\Phi+\Omega)^{-1}$,
     $\mu = \Sigma(\Phi\mu_0 + \Omega\mu_v)$ with $\Phi=\Sigma_0^{-1}$, $\Omega=\Sigma_v^{-1}$.

@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
+from jaxkit._typing import ArrayInput
 from jaxkit._validate import check_finite, check_ndim
 from jaxkit.portfolio._labels import LabeledMatrix, labeled
 
@@ -33,7 +34,7 @@ def _check_returns(name: str, x: Any) -> None:
     check_finite(name, x)
 
 
-def sample_covariance(returns: Any, *, ddof: int = 1) -> LabeledMatrix:
+def sample_covariance(returns: ArrayInput, *, ddof: int = 1) -> LabeledMatrix:
     """Sample covariance of a (time, assets) return matrix."""
     _check_returns("returns", returns)
     if (
@@ -69,7 +70,7 @@ def ledoit_wolf_core(returns: Float[Array, "t n"]) -> tuple[Float[Array, "n n"],
     return 0.5 * (cov + cov.T), shrink
 
 
-def ledoit_wolf(returns: Any) -> tuple[LabeledMatrix, Float[Array, ""]]:
+def ledoit_wolf(returns: ArrayInput) -> tuple[LabeledMatrix, Float[Array, ""]]:
     """Ledoit–Wolf shrunk covariance of a (time, assets) return matrix; returns ``(covariance, shrinkage)``."""
     _check_returns("returns", returns)
     labels = _columns(returns)

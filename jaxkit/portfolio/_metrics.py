@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from jaxkit._typing import ArrayInput
 from jaxkit._validate import check_finite, check_int, check_ndim
 
 __all__ = [
@@ -62,7 +63,7 @@ def _ppy(periods_per_year: Any) -> int:
     return int(periods_per_year)
 
 
-def annualized_return(returns: Any, periods_per_year: int = 252) -> float:
+def annualized_return(returns: ArrayInput, periods_per_year: int = 252) -> float:
     """Geometric annualised return (a fraction per year) of per-period simple ``returns``, ``periods_per_year``
     periods a year (252: daily)."""
     periods_per_year = _ppy(periods_per_year)
@@ -70,7 +71,7 @@ def annualized_return(returns: Any, periods_per_year: int = 252) -> float:
     return np.exp(np.sum(np.log1p(r)) * periods_per_year / r.shape[0]) - 1
 
 
-def annualized_volatility(returns: Any, periods_per_year: int = 252) -> float:
+def annualized_volatility(returns: ArrayInput, periods_per_year: int = 252) -> float:
     """Annualised volatility $\\sqrt f\\,\\mathrm{sd}(r)$ of per-period ``returns`` (``f = periods_per_year``)."""
     return np.std(_r(returns), ddof=1) * np.sqrt(_ppy(periods_per_year))
 
@@ -83,7 +84,7 @@ def _ratio(num: float, den: float, what: str) -> float:
     return num / den
 
 
-def sharpe_ratio(returns: Any, rf: float = 0.0, periods_per_year: int = 252) -> float:
+def sharpe_ratio(returns: ArrayInput, rf: float = 0.0, periods_per_year: int = 252) -> float:
     """Annualised Sharpe ratio of per-period ``returns``; ``rf`` is the per-period risk-free rate (a daily rate
     for daily returns: annual / 252)."""
     x = _r(returns) - rf
@@ -92,26 +93,26 @@ def sharpe_ratio(returns: Any, rf: float = 0.0, periods_per_year: int = 252) -> 
     )
 
 
-def sortino_ratio(returns: Any, rf: float = 0.0, periods_per_year: int = 252) -> float:
+def sortino_ratio(returns: ArrayInput, rf: float = 0.0, periods_per_year: int = 252) -> float:
     """Annualised Sortino ratio of per-period ``returns``; ``rf`` per period."""
     x = _r(returns) - rf
     down = np.sqrt(np.mean(np.minimum(x, 0.0) ** 2))
     return np.sqrt(_ppy(periods_per_year)) * _ratio(np.mean(x), down, "sortino_ratio (no downside deviation)")
 
 
-def drawdown(returns: Any) -> np.ndarray:
+def drawdown(returns: ArrayInput) -> np.ndarray:
     """Drawdown series $1 - W_t / \\max_{s \\le t} W_s$ (with the initial wealth 1 in the running max)."""
     w = np.exp(np.cumsum(np.log1p(_simple(returns))))
     peak = np.maximum(np.maximum.accumulate(w), 1.0)
     return 1.0 - w / peak
 
 
-def max_drawdown(returns: Any) -> float:
+def max_drawdown(returns: ArrayInput) -> float:
     """Largest peak-to-trough loss of the wealth compounded from per-period simple ``returns`` (a fraction)."""
     return np.max(drawdown(returns))
 
 
-def calmar_ratio(returns: Any, periods_per_year: int = 252) -> float:
+def calmar_ratio(returns: ArrayInput, periods_per_year: int = 252) -> float:
     """Annualised return over maximum drawdown of per-period simple ``returns``."""
     return _ratio(
         annualized_return(returns, periods_per_year), max_drawdown(returns), "calmar_ratio (no drawdown)"
@@ -119,7 +120,7 @@ def calmar_ratio(returns: Any, periods_per_year: int = 252) -> float:
 
 
 def performance_summary(
-    returns: Any, *, turnover: Any = None, rf: float = 0.0, periods_per_year: int = 252
+    returns: ArrayInput, *, turnover: ArrayInput | None = None, rf: float = 0.0, periods_per_year: int = 252
 ) -> dict[str, float]:
     """All metrics as Python floats; ``turnover`` (per rebalance) adds mean and annualised turnover."""
     out = {
@@ -152,7 +153,7 @@ def _sharpe_rows(x: np.ndarray, periods_per_year: int) -> Any:
 
 
 def sharpe_confidence_interval(
-    returns: Any,
+    returns: ArrayInput,
     *,
     level: float = 0.95,
     block: int = 21,
@@ -175,8 +176,8 @@ def sharpe_confidence_interval(
 
 
 def sharpe_difference_test(
-    returns_a: Any,
-    returns_b: Any,
+    returns_a: ArrayInput,
+    returns_b: ArrayInput,
     *,
     level: float = 0.95,
     block: int = 21,

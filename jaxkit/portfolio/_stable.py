@@ -29,13 +29,12 @@ $(\mu_{BL}, \Sigma_0 + \Sigma_{BL})$ (the predictive covariance of returns).
 
 from __future__ import annotations
 
-from typing import Any
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
+from jaxkit._typing import ArrayInput
 from jaxkit._validate import (
     as_float64_numpy,
     check_covariance,
@@ -58,7 +57,7 @@ __all__ = [
 ]
 
 
-def stable_views(paths: Any) -> tuple[Float[Array, " N"], Float[Array, "N N"]]:
+def stable_views(paths: ArrayInput) -> tuple[Float[Array, " N"], Float[Array, "N N"]]:
     """``(mu_view, Sigma_view)`` from sampled paths (k, H, N) or horizon means (k, N); needs ``k > N``. Units:
     the paths' per-period returns (a path's mean over its ``H`` steps is a per-period return)."""
     x = as_float64_numpy("paths", paths)
@@ -99,10 +98,10 @@ def stable_weights_core(
 
 
 def stable_weights(
-    prior_mean: Any,
-    prior_cov: Any,
-    view_mean: Any,
-    view_cov: Any,
+    prior_mean: ArrayInput,
+    prior_cov: ArrayInput,
+    view_mean: ArrayInput,
+    view_cov: ArrayInput,
     *,
     min_net_exposure: float = 0.05,
     leverage_cap: float = 3.0,
@@ -133,7 +132,9 @@ def stable_weights(
     return labeled(jnp.asarray(w, dt), labels, "weight")
 
 
-def stable_long_only_weights(prior_mean: Any, prior_cov: Any, view_mean: Any, view_cov: Any) -> LabeledVector:
+def stable_long_only_weights(
+    prior_mean: ArrayInput, prior_cov: ArrayInput, view_mean: ArrayInput, view_cov: ArrayInput
+) -> LabeledVector:
     r"""The long-only variant: long-only maximum Sharpe of $(\mu_{BL}, \Sigma_0 + \Sigma_{BL})$ (falls back to
     long-only minimum variance when no posterior mean is positive, as :func:`max_sharpe` under tracing). Inputs per
     period, all in the same period; pandas inputs give a Series."""
@@ -167,8 +168,8 @@ STRATEGIES = (
 
 
 def strategy_weights(
-    window_returns: Any,
-    paths: Any = None,
+    window_returns: ArrayInput,
+    paths: ArrayInput | None = None,
     *,
     horizon: int,
     risk_aversion: float = 2.5,

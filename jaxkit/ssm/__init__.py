@@ -3,11 +3,14 @@
 Alsmann, Noori & Lange (ICLR 2026) characterize what state space models recognize through fragments of LTLf,
 depending on the gating mechanism and on fixed-width vs unbounded precision. This package is the probe kit:
 
-- :mod:`~jaxkit.ssm._layers`: one SSM layer family with the gate classes ``time_invariant``, ``selective_nonneg``,
-  ``selective_signed``, ``selective_complex``, ``dense``; :mod:`~jaxkit.ssm._transformer`: a causal baseline.
-- :mod:`~jaxkit.ssm._precision`: fixed-point / low-bit-float rounding of states and activations.
-- :mod:`~jaxkit.ssm._languages`: membership oracles and balanced samplers; :mod:`~jaxkit.ssm._ltlf`: LTLf.
-- :mod:`~jaxkit.ssm._constructions`: hand-set weights, verified exactly; :mod:`~jaxkit.ssm._probe`: training probes.
+- Layers: :class:`SSMLayer` / :class:`SSMModel`, one SSM family with the gate classes ``time_invariant``,
+  ``selective_nonneg``, ``selective_signed``, ``selective_complex``, ``dense``; :class:`CausalTransformer`: a
+  causal baseline.
+- Precision: :class:`FixedPoint`, :class:`LowFloat`, :class:`Native` (a :data:`Precision`), fixed-point /
+  low-bit-float rounding of states and activations (:func:`quantize`).
+- Languages: membership oracles and balanced samplers (:func:`get_task`, :class:`Task`); LTLf (:func:`parse`,
+  :func:`evaluate`, :func:`formula_task`).
+- :func:`construct`: hand-set weights, verified exactly (:func:`verify`); :func:`train_runs`: training probes.
 """
 
 from ._constructions import CONSTRUCTIONS, Construction, construct, first_failure, predict, verify
@@ -37,7 +40,7 @@ from ._ltlf import (
     random_formula,
     to_string,
 )
-from ._precision import FixedPoint, LowFloat, Native, parse_precision, quantize
+from ._precision import FixedPoint, LowFloat, Native, Precision, parse_precision, quantize
 from ._probe import MODELS, ProbeConfig, TrainedProbe, make_model, seed_interval, select_runs, train_runs
 from ._transformer import POSITIONAL, CausalTransformer
 
@@ -63,6 +66,7 @@ __all__ = [
     "LTLfSyntaxError",
     "LowFloat",
     "Native",
+    "Precision",
     "ProbeConfig",
     "SSMLayer",
     "SSMModel",

@@ -1,6 +1,6 @@
 """Hand-set SSM weights that recognize given languages exactly (expressivity by construction, not by training).
 
-Every construction is an ordinary :class:`~jaxkit.ssm._layers.SSMModel` (same code path as the trained models):
+Every construction is an ordinary :class:`~jaxkit.ssm.SSMModel` (same code path as the trained models):
 one-hot embeddings in the first ``|Σ|`` channels of the residual stream, gates saturated to their exact extreme
 values (``σ(±50)``, ``tanh(±30)`` round to 0/1/±1 in float32 and float64), ReLU readouts that write binary flags
 into spare channels, and a linear head whose class-1 logit is positive exactly on members.
@@ -51,6 +51,7 @@ from jaxkit._validate import check_choice, check_int
 
 from ._languages import Task, get_task
 from ._layers import COMPLEX_VARIANTS, VARIANTS, SSMLayer, SSMModel, check_tokens
+from ._precision import Precision
 
 BIG_NONNEG, BIG_SIGNED = 50.0, 30.0
 
@@ -545,7 +546,9 @@ def _predict(model: Any, tokens: jax.Array, precision: Any = None) -> jax.Array:
     return jnp.argmax(logits, -1)
 
 
-def predict(c: Construction, tokens: np.ndarray, precision: Any = None, chunk: int = 2048) -> np.ndarray:
+def predict(
+    c: Construction, tokens: np.ndarray, precision: Precision | None = None, chunk: int = 2048
+) -> np.ndarray:
     """Per-position class predictions ``(B, T)`` of a construction (``precision`` forces recurrent rounding)."""
     check_int("chunk", chunk, minimum=1)
     tokens = np.asarray(tokens)
@@ -592,7 +595,7 @@ def verify(
     n_random: int = 10_000,
     max_len: int = 1000,
     seed: int = 0,
-    precision: Any = None,
+    precision: Precision | None = None,
     max_exhaustive: int = 2**18,
 ) -> dict:
     """Check ``c`` on every string up to ``exhaustive_len`` and on ``n_random`` random strings up to ``max_len``.
@@ -647,7 +650,7 @@ COUNTING_MEMBERS = {
 }  # language -> k, the member (^n )^n or a^n b^n c^n has length k n
 
 
-def first_failure(c: Construction, precision: Any, *, max_n: int = 4096) -> int | None:
+def first_failure(c: Construction, precision: Precision | None, *, max_n: int = 4096) -> int | None:
     """Smallest ``n`` such that the construction rejects the member ``(^n )^n`` (Dyck-1) or ``a^n b^n c^n`` under
     ``precision``; None if all ``n <= max_n`` pass. Measured by running the model, not predicted."""
     if c.task not in COUNTING_MEMBERS:

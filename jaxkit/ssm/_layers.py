@@ -17,7 +17,7 @@ variant               transition ``A(x)``                                       
 ``B(x) = W_b x + c_b`` (complex for the complex variants) depends on the input in every variant. Diagonal variants
 evaluate in parallel with the linear-scan kernel (``jaxkit.kernels.linear_scan``, its XLA reference, ``lax.scan``, on CPU); the
 ``dense`` variant uses its own associative scan over ``(A, b)`` pairs. ``mode="recurrent"`` is the step-by-step
-``lax.scan``; with a :mod:`~jaxkit.ssm._precision` format every gate, input, state update and activation is rounded.
+``lax.scan``; with a :data:`~jaxkit.ssm.Precision` format every gate, input, state update and activation is rounded.
 A layer acts on one sequence ``(T, d)``; batch with ``jax.vmap``.
 """
 
@@ -30,10 +30,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxkit._typing import PRNGKey
 from jaxkit._validate import check_choice, check_int, check_ndim, is_tracer
 from jaxkit.kernels.linear_scan import linear_scan as _kernel_linear_scan
 
-from ._precision import quantize
+from ._precision import Precision, quantize
 
 VARIANTS = ("time_invariant", "selective_nonneg", "selective_signed", "selective_complex", "dense")
 COMPLEX_VARIANTS = ("time_invariant", "selective_complex")
@@ -41,7 +42,9 @@ MODES = ("parallel", "recurrent")
 _SAT = 0.05  # stretch of a saturating gate
 
 
-def diagonal_scan(a: jax.Array, b: jax.Array, *, mode: str = "parallel", precision: Any = None) -> jax.Array:
+def diagonal_scan(
+    a: jax.Array, b: jax.Array, *, mode: str = "parallel", precision: Precision | None = None
+) -> jax.Array:
     """All states of ``h_t = a_t ⊙ h_{t-1} + b_t`` (``h_0 = 0``) for ``a, b`` of shape ``(T, N)``.
 
     ``mode="parallel"`` uses the linear-scan kernel when present; ``"recurrent"`` a sequential ``lax.scan`` in which
@@ -80,7 +83,9 @@ def householder_product(k: jax.Array, beta: jax.Array) -> jax.Array:
     return jax.lax.scan(body, eye, (k, beta))[0]
 
 
-def dense_scan(A: jax.Array, b: jax.Array, *, mode: str = "parallel", precision: Any = None) -> jax.Array:
+def dense_scan(
+    A: jax.Array, b: jax.Array, *, mode: str = "parallel", precision: Precision | None = None
+) -> jax.Array:
     """All states of ``h_t = A_t h_{t-1} + b_t`` (``h_0 = 0``), ``A`` of shape ``(T, N, N)``, ``b`` ``(T, N)``."""
     check_choice("mode", mode, MODES)
     if mode == "parallel" and precision is None:
@@ -176,7 +181,7 @@ class SSMLayer(eqx.Module):
         d_model: int,
         d_state: int,
         *,
-        key: Any,
+        key: PRNGKey,
         d_hidden: int | None = None,
         n_householder: int = 1,
         state_norm: bool = False,
@@ -275,7 +280,9 @@ class SSMLayer(eqx.Module):
         s = jax.nn.sigmoid(z)
         return jnp.clip((1 + 2 * _SAT) * s - _SAT, 0.0, 1.0) if self.saturating else s
 
-    def states(self, u: jax.Array, *, mode: str = "parallel", precision: Any = None) -> jax.Array:
+    def states(
+        self, u: jax.Array, *, mode: str = "parallel", precision: Precision | None = None
+    ) -> jax.Array:
         """All hidden states ``(T, N)`` (complex for the complex variants).
 
         ``dense`` with ``mode="recurrent"`` and no ``precision`` applies the reflections to the state one by one
@@ -292,7 +299,9 @@ class SSMLayer(eqx.Module):
             return dense_scan(a, b, mode=mode, precision=precision)
         return diagonal_scan(a, b, mode=mode, precision=precision)
 
-    def __call__(self, u: jax.Array, *, mode: str = "parallel", precision: Any = None) -> jax.Array:
+    def __call__(
+        self, u: jax.Array, *, mode: str = "parallel", precision: Precision | None = None
+    ) -> jax.Array:
         h = self.states(u, mode=mode, precision=precision)
         feats = jnp.concatenate([h.real, h.imag], -1) if jnp.iscomplexobj(h) else h
         if self.state_norm:  # RMS norm of the state features: the readout sees directions, not magnitudes
@@ -342,7 +351,7 @@ class SSMModel(eqx.Module):
         vocab: int,
         n_classes: int,
         *,
-        key: Any,
+        key: PRNGKey,
         d_model: int = 32,
         d_state: int = 16,
         n_layers: int = 2,
@@ -381,7 +390,9 @@ class SSMModel(eqx.Module):
     def variant(self) -> str:
         return self.layers[0].variant
 
-    def __call__(self, tokens: jax.Array, *, mode: str = "parallel", precision: Any = None) -> jax.Array:
+    def __call__(
+        self, tokens: jax.Array, *, mode: str = "parallel", precision: Precision | None = None
+    ) -> jax.Array:
         check_ndim("tokens", tokens, 1, what="one sequence (T,); vmap for batches")
         check_choice("mode", mode, MODES)
         check_tokens("tokens", tokens, self.embed.shape[0])

@@ -27,7 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from jaxkit._typing import ArrayInput
 from jaxkit._validate import check_int
+
+from ._languages import Task
 
 UNARY = ("!", "X", "N", "F", "G", "Y", "O", "H")
 BINARY = ("&", "|", "->", "U", "R", "S")
@@ -332,7 +335,7 @@ def _index(f: Formula, props: Sequence[str] | None, n_props: int) -> dict[str, i
 
 
 def evaluate(
-    f: Formula | str, traces: Any, *, n_props: int | None = None, props: Sequence[str] | None = None
+    f: Formula | str, traces: ArrayInput, *, n_props: int | None = None, props: Sequence[str] | None = None
 ) -> np.ndarray:
     """Truth of ``f`` at every position of every trace: ``(B, T)`` bool."""
     f = parse(f) if isinstance(f, str) else f
@@ -342,7 +345,7 @@ def evaluate(
 
 
 def accepts(
-    f: Formula | str, traces: Any, *, n_props: int | None = None, props: Sequence[str] | None = None
+    f: Formula | str, traces: ArrayInput, *, n_props: int | None = None, props: Sequence[str] | None = None
 ) -> np.ndarray:
     """Language membership of each (whole) trace: last position for pure-past formulas, first otherwise."""
     f = parse(f) if isinstance(f, str) else f
@@ -351,7 +354,7 @@ def accepts(
 
 
 def prefix_labels(
-    f: Formula | str, traces: Any, *, n_props: int | None = None, props: Sequence[str] | None = None
+    f: Formula | str, traces: ArrayInput, *, n_props: int | None = None, props: Sequence[str] | None = None
 ) -> np.ndarray:
     """Membership of every prefix ``w[:t+1]``: ``(B, T)`` bool (one sweep per operator, all prefixes at once)."""
     f = parse(f) if isinstance(f, str) else f
@@ -368,16 +371,14 @@ MAX_FORMULA_PROPS = 12
 
 def formula_task(
     f: Formula | str, n_props: int = 2, *, name: str | None = None, max_props: int = MAX_FORMULA_PROPS
-) -> Any:
-    """A recognition :class:`~jaxkit.ssm._languages.Task` for ``L(f)`` over ``2^n_props`` letters.
+) -> Task:
+    """A recognition :class:`~jaxkit.ssm.Task` for ``L(f)`` over ``2^n_props`` letters.
 
     Targets are per-prefix memberships; positives are found by rejection among random traces whose proposition rates are
     drawn per trace (when none is found, the batch is all negatives). The alphabet (one letter per subset of the
     propositions) is built in full, so ``n_props`` above ``max_props`` (default ``MAX_FORMULA_PROPS = 12``, 4096
     letters) is refused up front; raise ``max_props`` to go further.
     """
-    from ._languages import Task
-
     check_int("max_props", max_props, minimum=0)
     check_int("n_props", n_props, minimum=0)
     if n_props > max_props:

@@ -18,7 +18,7 @@ CPU, so low-bit formats with 8 exponent bits lose their subnormals there. ``quan
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import jax
 import jax.numpy as jnp
@@ -105,7 +105,7 @@ class Native:
         check_choice("dtype", self.dtype, ("float32", "float64"))
 
 
-Precision = FixedPoint | LowFloat | Native
+Precision: TypeAlias = FixedPoint | LowFloat | Native
 
 
 def _round(x: jax.Array, mode: str) -> jax.Array:
@@ -144,7 +144,7 @@ def _quantize_real(x: jax.Array, fmt: Any) -> jax.Array:
     raise TypeError(f"fmt: expected FixedPoint, LowFloat or Native, received {type(fmt).__name__}")
 
 
-def quantize(x: jax.Array, fmt: Any) -> jax.Array:
+def quantize(x: jax.Array, fmt: Precision | None) -> jax.Array:
     """Round ``x`` (real or complex, any shape) to the number format ``fmt``; ``None`` means no rounding."""
     if fmt is None:
         return x
@@ -156,7 +156,7 @@ def quantize(x: jax.Array, fmt: Any) -> jax.Array:
     return _quantize_real(x, fmt)
 
 
-def parse_precision(spec: str) -> Any:
+def parse_precision(spec: str) -> Precision:
     """Parse ``"float32"``, ``"float64"``, ``"fixed8.4"`` (8 integer, 4 fraction bits) or ``"float5e2m"``."""
     s = spec.strip().lower()
     if s in ("float32", "float64"):

@@ -35,6 +35,7 @@ import numpy as np
 import optax
 import scipy.stats
 
+from jaxkit._typing import PRNGKey
 from jaxkit._validate import check_choice, check_int, check_range
 from jaxkit.train import fit_ensemble, init_ensemble, load_checkpoint, read_metadata, save_checkpoint
 
@@ -136,7 +137,7 @@ class ProbeConfig:
         return json.loads(json.dumps(d))
 
 
-def make_model(cfg: ProbeConfig, vocab: int, n_classes: int, key: Any) -> Any:
+def make_model(cfg: ProbeConfig, vocab: int, n_classes: int, key: PRNGKey) -> SSMModel | CausalTransformer:
     """One model of class ``cfg.model`` (an SSM gate class or the transformer baseline)."""
     if cfg.model == "transformer":
         return CausalTransformer(
@@ -440,7 +441,7 @@ def train_runs(
     checkpoint_dir: str | Path | None = None,
     resume: bool = False,
     return_models: bool = False,
-) -> dict[str, Any]:
+) -> dict[str, Any]:  # Any: the JSON summary (config, runs, per_task, timing)
     """Train every (task, seed, lr) run of ``cfg`` as one stacked ensemble and score it per length.
 
     ``checkpoint_dir``/``resume``: checkpoints of the ensemble (parameters, optimizer state, history) written by

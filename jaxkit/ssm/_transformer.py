@@ -15,6 +15,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxkit._nn import TransformerBlock
+from jaxkit._typing import PRNGKey
 from jaxkit._validate import check_choice, check_int, check_ndim
 
 from ._layers import check_tokens
@@ -44,53 +46,25 @@ def rope(x: jax.Array) -> jax.Array:
     return jnp.concatenate([x1 * c - x2 * s, x1 * s + x2 * c], -1)
 
 
-def _layer_norm(x: jax.Array, g: jax.Array, b: jax.Array) -> jax.Array:
-    mu = x.mean(-1, keepdims=True)
-    var = ((x - mu) ** 2).mean(-1, keepdims=True)
-    return (x - mu) / jnp.sqrt(var + 1e-5) * g + b
+def alibi_bias(T: int, n_heads: int) -> jax.Array:
+    """ALiBi score bias ``-m_h (t - s)`` of shape ``(H, T, T)``, slopes ``m_h = 2^{-8(h+1)/H}`` (Press et al. 2022)."""
+    slopes = 2.0 ** (-8.0 * (jnp.arange(n_heads) + 1) / n_heads)
+    dist = jnp.arange(T)[:, None] - jnp.arange(T)[None, :]
+    return -(slopes[:, None, None] * dist[None])
 
 
-class Block(eqx.Module):
-    n_heads: int = eqx.field(static=True)
-    positional: str = eqx.field(static=True)
-    wqkv: jax.Array
-    wo: jax.Array
-    w1: jax.Array
-    b1: jax.Array
-    w2: jax.Array
-    b2: jax.Array
-    ln: jax.Array  # (4, d): g1, b1, g2, b2
-
-    def __init__(self, d: int, n_heads: int, positional: str, *, key: Any):
-        k1, k2, k3, k4 = jax.random.split(key, 4)
-        self.n_heads, self.positional = n_heads, positional
-        self.wqkv = jax.random.normal(k1, (3 * d, d)) / np.sqrt(d)
-        self.wo = jax.random.normal(k2, (d, d)) / np.sqrt(d)
-        self.w1 = jax.random.normal(k3, (4 * d, d)) / np.sqrt(d)
-        self.b1 = jnp.zeros((4 * d,))
-        self.w2 = jax.random.normal(k4, (d, 4 * d)) / np.sqrt(4 * d)
-        self.b2 = jnp.zeros((d,))
-        self.ln = jnp.stack([jnp.ones(d), jnp.zeros(d), jnp.ones(d), jnp.zeros(d)])
-
-    def __call__(self, x: jax.Array) -> jax.Array:
-        T, d = x.shape
-        h = self.n_heads
-        y = _layer_norm(x, self.ln[0], self.ln[1])
-        q, k, v = jnp.split(y @ self.wqkv.T, 3, -1)
-        q, k, v = (t.reshape(T, h, d // h) for t in (q, k, v))
-        if self.positional == "rope":
-            q, k = rope(q), rope(k)
-        s = jnp.einsum("thd,shd->hts", q, k) / np.sqrt(d // h)
-        if self.positional == "alibi":
-            slopes = 2.0 ** (-8.0 * (jnp.arange(h) + 1) / h)
-            dist = jnp.arange(T)[:, None] - jnp.arange(T)[None, :]
-            s = s - slopes[:, None, None] * dist[None]
-        mask = jnp.tril(jnp.ones((T, T), bool))
-        s = jnp.where(mask[None], s, -1e30)
-        att = jnp.einsum("hts,shd->thd", jax.nn.softmax(s, -1), v).reshape(T, d)
-        x = x + att @ self.wo.T
-        y = _layer_norm(x, self.ln[2], self.ln[3])
-        return x + jax.nn.gelu(y @ self.w1.T + self.b1) @ self.w2.T + self.b2
+def _block(d: int, n_heads: int, *, key: PRNGKey) -> TransformerBlock:
+    """Pre-LayerNorm block with a GELU MLP of width ``4 d``: the package's :class:`TransformerBlock` with this
+    model's initialization (projections ``N(0, 1/fan_in)``, LayerNorm gains 1 and biases 0)."""
+    k1, k2, k3, k4 = jax.random.split(key, 4)
+    w_q, w_k, w_v = jnp.split(jax.random.normal(k1, (3 * d, d)) / np.sqrt(d), 3, 0)
+    wo = jax.random.normal(k2, (d, d)) / np.sqrt(d)
+    w1 = jax.random.normal(k3, (4 * d, d)) / np.sqrt(d)
+    w2 = jax.random.normal(k4, (d, 4 * d)) / np.sqrt(4 * d)
+    ln = (jnp.ones(d), jnp.zeros(d), jnp.ones(d), jnp.zeros(d))
+    return TransformerBlock(
+        w_q.T, w_k.T, w_v.T, wo.T, w1.T, jnp.zeros((4 * d,)), w2.T, jnp.zeros((d,)), ln, n_heads, jax.nn.gelu
+    )
 
 
 class CausalTransformer(eqx.Module):
@@ -109,7 +83,7 @@ class CausalTransformer(eqx.Module):
         vocab: int,
         n_classes: int,
         *,
-        key: Any,
+        key: PRNGKey,
         d_model: int = 32,
         n_heads: int = 4,
         n_layers: int = 2,
@@ -128,11 +102,11 @@ class CausalTransformer(eqx.Module):
         self.positional, self.max_len = positional, max_len
         self.embed = jax.random.normal(ke, (vocab, d_model))
         self.pos = 0.02 * jax.random.normal(kp, (max_len, d_model)) if positional == "learned" else None
-        self.blocks = tuple(Block(d_model, n_heads, positional, key=k) for k in kb)
+        self.blocks = tuple(_block(d_model, n_heads, key=k) for k in kb)
         self.head_w = jax.random.normal(kh, (n_classes, d_model)) / np.sqrt(d_model)
         self.head_b = jnp.zeros((n_classes,))
 
-    def __call__(self, tokens: jax.Array, **_: Any) -> jax.Array:
+    def __call__(self, tokens: jax.Array, **_: Any) -> jax.Array:  # Any: SSM-only keywords, ignored
         check_ndim("tokens", tokens, 1, what="one sequence (T,); vmap for batches")
         check_tokens("tokens", tokens, self.embed.shape[0])
         T = tokens.shape[0]
@@ -145,8 +119,11 @@ class CausalTransformer(eqx.Module):
                     f"tokens: learned positions cover max_len={self.max_len}, received length {T}"
                 )
             x = x + self.pos[:T]
+        rotate = rope if self.positional == "rope" else None
+        n_heads = self.blocks[0].n_heads if self.blocks else 1
+        bias = (lambda t: alibi_bias(t, n_heads)) if self.positional == "alibi" else None
         for blk in self.blocks:
-            x = blk(x)
+            x = blk(x, rotate=rotate, score_bias=bias)
         return x @ self.head_w.T + self.head_b
 
 

@@ -24,13 +24,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+
+from jaxkit._typing import ArrayInput, Batch, PyTree
 
 from .._validate import check_int, check_range
 from ..evaluation import survival, time_to_event
@@ -115,21 +117,23 @@ class StackedBatches:
         return (take(self.xs), take(self.ys), *self.extra)
 
 
-def stacked_batches(xs: Any, ys: Any, batch_size: int | None, seed: int, extra: tuple = ()) -> StackedBatches:
+def stacked_batches(
+    xs: ArrayInput, ys: ArrayInput, batch_size: int | None, seed: int, extra: tuple = ()
+) -> StackedBatches:
     """Per-seed data ``xs`` ``(S, N, ...)``, ``ys`` ``(S, N, ...)`` -> ``data(step)`` for :func:`jaxkit.train.fit`;
     ``extra`` arrays (e.g. per-seed ``γ``, ``ρ`` for :func:`jaxkit.stability.make_member_loss_fn`) are appended."""
     return StackedBatches(xs, ys, batch_size, seed, extra)
 
 
 def stacked_eval(
-    val_x: Any,
-    val_y: Any,
+    val_x: ArrayInput,
+    val_y: ArrayInput,
     *,
-    positions: Any = -1,
-    agreement: tuple[float, int, Any, int | None] | None = None,
+    positions: ArrayInput = -1,
+    agreement: tuple[float, int, ArrayInput, int | None] | None = None,
     key: jax.Array | None = None,
-    train: tuple[Any, Any] | None = None,
-) -> Callable[[Any], dict]:
+    train: tuple[ArrayInput, ArrayInput] | None = None,
+) -> Callable[[PyTree], dict]:
     """``eval(models) -> {"val_acc", "val_loss", ["train_acc"], ["agreement"]}`` (one array entry per seed).
 
     ``val_x`` ``(S, N, T)`` and ``val_y`` per seed (``(S, N)`` for ``positions=-1``, ``(S, N, T)`` for all);
@@ -157,9 +161,9 @@ def stacked_eval(
 
 
 def train_method(
-    models: Any,
+    models: PyTree,
     spec: MethodSpec,
-    data: Callable[[int], Any],
+    data: Callable[[int], Batch],
     *,
     n_seeds: int,
     n_steps: int,
@@ -167,8 +171,8 @@ def train_method(
     weight_decay: float,
     betas: tuple[float, float] = (0.9, 0.98),
     vocab_size: int | None = None,
-    positions: Any = -1,
-    noise_mask: Any = None,
+    positions: ArrayInput = -1,
+    noise_mask: ArrayInput | None = None,
     per_member: bool = False,
     eval_fn: Callable | None = None,
     eval_every: int = 100,

@@ -18,81 +18,33 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from .._nn import TransformerBlock, layer_norm
 from .._validate import check_int
 from ..train import init_ensemble
 from ._checks import check_token_ids
 
 
-def causal_self_attention(
-    h: jax.Array, w_q: jax.Array, w_k: jax.Array, w_v: jax.Array, w_o: jax.Array, n_heads: int
-) -> jax.Array:
-    """Multi-head causal softmax attention on one sequence ``h`` (``(T, d)``); weights are ``(d, d)``."""
-    t, d = h.shape
-    dh = d // n_heads
-    q = (h @ w_q).reshape(t, n_heads, dh)
-    k = (h @ w_k).reshape(t, n_heads, dh)
-    v = (h @ w_v).reshape(t, n_heads, dh)
-    scores = jnp.einsum("thd,shd->hts", q, k) / math.sqrt(dh)
-    mask = jnp.tril(jnp.ones((t, t), bool))
-    scores = jnp.where(mask[None], scores, -1e30)
-    attn = jax.nn.softmax(scores, axis=-1)
-    out = jnp.einsum("hts,shd->thd", attn, v).reshape(t, d)
-    return out @ w_o
-
-
-def last_query_attention(
-    h: jax.Array, w_q: jax.Array, w_k: jax.Array, w_v: jax.Array, w_o: jax.Array, n_heads: int
-) -> jax.Array:
-    """The causal attention output of the LAST position only (it attends to every position), ``(d,)``."""
-    t, d = h.shape
-    dh = d // n_heads
-    q = (h[-1] @ w_q).reshape(n_heads, dh)
-    k = (h @ w_k).reshape(t, n_heads, dh)
-    v = (h @ w_v).reshape(t, n_heads, dh)
-    attn = jax.nn.softmax(jnp.einsum("hd,shd->hs", q, k) / math.sqrt(dh), axis=-1)
-    return jnp.einsum("hs,shd->hd", attn, v).reshape(d) @ w_o
-
-
-def _layer_norm(h: jax.Array, eps: float = 1e-5) -> jax.Array:
-    mu = jnp.mean(h, axis=-1, keepdims=True)
-    var = jnp.var(h, axis=-1, keepdims=True)
-    return (h - mu) / jnp.sqrt(var + eps)
-
-
-class Block(eqx.Module):
-    """Residual block: ``h + Attn(LN h)``, then ``h + W₂ relu(W₁ LN h + b₁) + b₂`` (LN optional)."""
-
-    w_q: jax.Array
-    w_k: jax.Array
-    w_v: jax.Array
-    w_o: jax.Array
-    w_in: jax.Array
-    b_in: jax.Array
-    w_out: jax.Array
-    b_out: jax.Array
-    n_heads: int = eqx.field(static=True)
-    layer_norm: bool = eqx.field(static=True)
-
-    def __init__(self, d_model: int, d_mlp: int, n_heads: int, key: jax.Array, layer_norm: bool = False):
-        ks = jax.random.split(key, 6)
-        s = 1.0 / math.sqrt(d_model)
-        self.w_q, self.w_k, self.w_v, self.w_o = (
-            jax.random.normal(k, (d_model, d_model)) * s for k in ks[:4]
-        )
-        self.w_in = jax.random.normal(ks[4], (d_model, d_mlp)) * s
-        self.b_in = jnp.zeros(d_mlp)
-        self.w_out = jax.random.normal(ks[5], (d_mlp, d_model)) / math.sqrt(d_mlp)
-        self.b_out = jnp.zeros(d_model)
-        self.n_heads = n_heads
-        self.layer_norm = layer_norm
-
-    def __call__(self, h: jax.Array, last_only: bool = False) -> jax.Array:
-        ln = _layer_norm if self.layer_norm else (lambda v: v)
-        if last_only:  # (T, d) -> (d,): the last position's output only
-            h = h[-1] + last_query_attention(ln(h), self.w_q, self.w_k, self.w_v, self.w_o, self.n_heads)
-        else:
-            h = h + causal_self_attention(ln(h), self.w_q, self.w_k, self.w_v, self.w_o, self.n_heads)
-        return h + jax.nn.relu(ln(h) @ self.w_in + self.b_in) @ self.w_out + self.b_out
+def _block(
+    d_model: int, d_mlp: int, n_heads: int, key: jax.Array, layer_norm: bool = False
+) -> TransformerBlock:
+    """Residual block: ``h + Attn(LN h)``, then ``h + W₂ relu(W₁ LN h + b₁) + b₂`` (LN optional, without affine
+    parameters): the package's :class:`TransformerBlock` with this model's initialization."""
+    ks = jax.random.split(key, 6)
+    s = 1.0 / math.sqrt(d_model)
+    w_q, w_k, w_v, w_o = (jax.random.normal(k, (d_model, d_model)) * s for k in ks[:4])
+    return TransformerBlock(
+        w_q,
+        w_k,
+        w_v,
+        w_o,
+        jax.random.normal(ks[4], (d_model, d_mlp)) * s,
+        jnp.zeros(d_mlp),
+        jax.random.normal(ks[5], (d_mlp, d_model)) / math.sqrt(d_mlp),
+        jnp.zeros(d_model),
+        () if layer_norm else None,
+        n_heads,
+        jax.nn.relu,
+    )
 
 
 class Transformer(eqx.Module):
@@ -131,7 +83,7 @@ class Transformer(eqx.Module):
         s = 1.0 / math.sqrt(d_model)
         self.tok_embed = jax.random.normal(ks[0], (vocab_size, d_model)) * s
         self.pos_embed = jax.random.normal(ks[1], (seq_len, d_model)) * s
-        self.blocks = tuple(Block(d_model, d_mlp, n_heads, k, layer_norm) for k in ks[3:])
+        self.blocks = tuple(_block(d_model, d_mlp, n_heads, k, layer_norm) for k in ks[3:])
         self.unembed = jax.random.normal(ks[2], (d_model, vocab_size)) * s
         self.layer_norm = layer_norm
 
@@ -150,7 +102,7 @@ class Transformer(eqx.Module):
         for i, blk in enumerate(self.blocks):
             h = blk(h, last_only=last_only and i == len(self.blocks) - 1)
         if self.layer_norm:
-            h = _layer_norm(h)
+            h = layer_norm(h)
         return h @ self.unembed
 
     def __call__(self, tokens: jax.Array, last_only: bool = False) -> jax.Array:

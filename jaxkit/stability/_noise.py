@@ -38,6 +38,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxkit._typing import ArrayInput
+
 from .._validate import check_finite, check_int, check_key, check_range, is_tracer
 from ._checks import check_rho, check_token_ids
 
@@ -172,8 +174,8 @@ _stability_jit = jax.jit(_stability_core, static_argnums=(0, 4, 5, 6, 7, 8))
 
 
 def noise_stability(
-    f: Callable[[jax.Array], Any],
-    x: Any,
+    f: Callable[[jax.Array], jax.Array],
+    x: ArrayInput,
     *,
     rho: float | int,
     key: jax.Array,
@@ -293,8 +295,8 @@ _sens_jit = jax.jit(_sens_core, static_argnums=(0, 3, 4, 5, 6))
 
 
 def average_sensitivity(
-    f: Callable[[jax.Array], Any],
-    x: Any,
+    f: Callable[[jax.Array], jax.Array],
+    x: ArrayInput,
     *,
     key: jax.Array,
     n_samples: int = 4,

@@ -55,6 +55,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxkit._typing import ArrayInput
+
 from .._validate import check_ndim, check_range, is_tracer
 
 
@@ -88,7 +90,7 @@ def _check_moments(q1: Any, q2: Any, c: Any) -> None:
         )
 
 
-def relu_second_moment(q1: Any, q2: Any, c: Any) -> jax.Array:
+def relu_second_moment(q1: ArrayInput, q2: ArrayInput, c: ArrayInput) -> jax.Array:
     """``E[relu(u) relu(v)]`` for zero-mean Gaussian ``(u, v)``, ``Var u = q1``, ``Var v = q2``, ``Cov = c``.
 
     Degree-1 arc-cosine kernel (Cho & Saul 2009): ``sqrt(q1 q2)/(2π) (sin θ + (π - θ) cos θ)``, ``cos θ = c /
@@ -104,7 +106,7 @@ def relu_second_moment(q1: Any, q2: Any, c: Any) -> jax.Array:
     return jnp.where(norm > 0, safe / (2 * jnp.pi) * (sin + (jnp.pi - theta) * cos), 0.0)
 
 
-def relu_correlation_map(c: Any) -> jax.Array:
+def relu_correlation_map(c: ArrayInput) -> jax.Array:
     """Normalized arc-cosine map: correlation of ``(relu(u), relu(v))`` second moments, ``E[relu u relu v] /
     E[relu(u)²]`` for unit-variance ``(u, v)`` with correlation ``c``: ``(sqrt(1-c²) + (π - arccos c) c) / π``.
     Monotone increasing on ``[-1, 1]`` with ``κ(1) = 1`` and ``κ(-1) = 0``."""
@@ -128,7 +130,7 @@ def _npdf(x: Any) -> Any:
     return np.exp(-0.5 * x**2) / np.sqrt(2 * np.pi)
 
 
-def bivariate_normal_cdf(h: Any, k: Any, r: Any) -> Any:
+def bivariate_normal_cdf(h: ArrayInput, k: ArrayInput, r: ArrayInput) -> ArrayInput:
     """``Φ₂(h, k; r) = P[U ≤ h, V ≤ k]`` for standard normals with correlation ``r`` (float64, numpy).
 
     Plackett's identity with ``t = sin φ``: ``Φ(h)Φ(k) + (2π)⁻¹ ∫₀^{arcsin r} exp(-(h² - 2hk sin φ + k²) /
@@ -145,7 +147,9 @@ def bivariate_normal_cdf(h: Any, k: Any, r: Any) -> Any:
     return _ndtr(h) * _ndtr(k) + integral / (2 * np.pi)
 
 
-def relu_gaussian_moments(mu1: Any, mu2: Any, s1: Any, s2: Any, r: Any) -> Any:
+def relu_gaussian_moments(
+    mu1: ArrayInput, mu2: ArrayInput, s1: ArrayInput, s2: ArrayInput, r: ArrayInput
+) -> ArrayInput:
     """``E[relu(u) relu(v)]`` for jointly Gaussian ``(u, v)`` with means ``mu``, std ``s`` and correlation ``r``.
 
     Truncated bivariate-normal moments (Rosenbaum 1961), with ``α = μ₁/σ₁``, ``β = μ₂/σ₂``, ``q = sqrt(1-r²)``:
@@ -165,7 +169,9 @@ def relu_gaussian_moments(mu1: Any, mu2: Any, s1: Any, s2: Any, r: Any) -> Any:
     return t1 + t2 + t3 + t4
 
 
-def relu_layer_moments(w: Any, mean: Any, k: Any, c: Any, bias: Any = None) -> tuple[Any, Any, Any]:
+def relu_layer_moments(
+    w: ArrayInput, mean: ArrayInput, k: ArrayInput, c: ArrayInput, bias: ArrayInput | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Propagate ``(μ, K, C)`` of an exchangeable pair ``(h, h')`` through ``h ↦ relu(W h + b)``.
 
     ``μ = E h``, ``K = E[h hᵀ]``, ``C = E[h h'ᵀ]`` (float64). The pre-activations ``(a, b) = (Wh + b, Wh' + b)``
@@ -219,7 +225,10 @@ def _check_weights(weights: Sequence[Any], readout: Any, biases: Any) -> list[An
 
 
 def relu_mlp_stability(
-    weights: Sequence[Any], rho: float | int, readout: Any = None, biases: Sequence[Any] | None = None
+    weights: Sequence[ArrayInput],
+    rho: float | int,
+    readout: ArrayInput | None = None,
+    biases: Sequence[ArrayInput] | None = None,
 ) -> tuple[float, float]:
     """Predicted ``(Stab_ρ[f], E‖f(x)‖²)`` for ``f(x) = A relu(W_L ⋯ relu(W_1 x + b_1) ⋯ + b_L)``, ``x ~ N(0, I)``.
 
@@ -283,7 +292,11 @@ def _expected_max_quadratic(lam: Any, seq_len: int) -> float:
 
 
 def attention_stability_interval(
-    w_value: Any, rho: float | int, seq_len: int, w_query: Any = None, w_key: Any = None
+    w_value: ArrayInput,
+    rho: float | int,
+    seq_len: int,
+    w_query: ArrayInput | None = None,
+    w_key: ArrayInput | None = None,
 ) -> StabilityInterval:
     """Interval for ``Stab_ρ`` of single-layer softmax attention, averaged over output positions.
 
@@ -331,19 +344,19 @@ def attention_stability_interval(
 class ReLULayer(NamedTuple):
     """A bias-free ReLU layer ``h ↦ relu(W h)`` for :func:`stability_interval`."""
 
-    weight: Any
+    weight: ArrayInput
 
 
 class AttentionLayer(NamedTuple):
     """A single-head softmax attention layer for :func:`stability_interval` (``seq_len`` tokens)."""
 
-    w_query: Any
-    w_key: Any
-    w_value: Any
+    w_query: ArrayInput | None
+    w_key: ArrayInput | None
+    w_value: ArrayInput
     seq_len: int
 
 
-def stability_interval(layers: Sequence[Any], rho: float | int) -> StabilityInterval:
+def stability_interval(layers: Sequence[ReLULayer | AttentionLayer], rho: float | int) -> StabilityInterval:
     """Predicted interval for the *normalized* stability ``Stab_ρ[f] / E‖f‖²`` of a stack of layers.
 
     Layers are :class:`ReLULayer` and :class:`AttentionLayer`. The state is an interval ``[c_lo, c_hi]`` of

@@ -36,7 +36,7 @@ unregularized baseline. An array ``gamma`` (e.g. one value per stacked model in 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Literal
 
 import equinox as eqx
 import jax
@@ -44,6 +44,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 from jaxtyping import Array, Float, Int
+
+from jaxkit._typing import ArrayInput
 
 from .._validate import check_choice, check_int, check_key, is_tracer
 from ._checks import check_gamma, check_rho, check_token_ids
@@ -71,12 +73,12 @@ def _resample_core(tokens, key, rho, vocab_size, noise_mask):
 
 
 def resample_tokens(
-    tokens: Any,
+    tokens: ArrayInput,
     key: jax.Array,
     *,
     rho: float | int | Float[Array, ""],
     vocab_size: int,
-    noise_mask: Any = None,
+    noise_mask: ArrayInput | None = None,
 ) -> Int[Array, "..."]:
     """A $\\rho$-correlated copy of ``tokens`` (any shape): each id is kept with probability $(1+\\rho)/2$, else
     redrawn uniformly from ``[0, vocab_size)``.
@@ -146,7 +148,7 @@ def gaussian_embedding_mse_penalty(
     rho: float | int | Float[Array, ""],
     *,
     clean: jax.Array | None = None,
-    positions: Any = None,
+    positions: ArrayInput | None = None,
 ) -> Float[Array, ""]:
     """The alternative penalty $\\tfrac12\\,\\mathrm{mean}\\|f(e) - f(\\tilde e)\\|^2$ with Gaussian embedding noise
     $\\tilde e = \\rho e + \\sqrt{1-\\rho^2}\\sigma z$ (see the module docstring); ``f`` acts on one ``(T, d)``.
@@ -226,7 +228,11 @@ def _check_positions(positions: Any, out_shape: tuple[int, ...]) -> None:
             )
 
 
-def model_logits(model: Any, tokens: Int[Array, "batch seq"], positions: Any = None) -> jax.Array:
+def model_logits(
+    model: Callable[[jax.Array], jax.Array],
+    tokens: Int[Array, "batch seq"],
+    positions: ArrayInput | None = None,
+) -> jax.Array:
     """Logits of a batch of sequences at the scored ``positions``.
 
     **Model contract.** ``model`` is a per-sample callable (an Equinox module or function): called on ONE
@@ -251,7 +257,7 @@ def model_logits(model: Any, tokens: Int[Array, "batch seq"], positions: Any = N
 
 
 def regularized_loss(
-    model: Any,
+    model: Callable[[jax.Array], jax.Array],
     tokens: Int[Array, "batch seq"],
     labels: Int[Array, "..."],
     key: jax.Array,
@@ -259,8 +265,8 @@ def regularized_loss(
     gamma: float | int | Float[Array, ""],
     rho: float | int | Float[Array, ""],
     vocab_size: int | None = None,
-    positions: Any = None,
-    noise_mask: Any = None,
+    positions: ArrayInput | None = None,
+    noise_mask: ArrayInput | None = None,
     method: Method = "agreement",
     detach_clean: bool = False,
 ) -> tuple[Float[Array, ""], dict]:
@@ -291,8 +297,8 @@ def make_loss_fn(
     gamma: float | int,
     rho: float | int,
     vocab_size: int | None = None,
-    positions: Any = None,
-    noise_mask: Any = None,
+    positions: ArrayInput | None = None,
+    noise_mask: ArrayInput | None = None,
     method: Method = "agreement",
     detach_clean: bool = False,
 ) -> Callable:
@@ -326,8 +332,8 @@ def make_loss_fn(
 def make_member_loss_fn(
     *,
     vocab_size: int | None = None,
-    positions: Any = None,
-    noise_mask: Any = None,
+    positions: ArrayInput | None = None,
+    noise_mask: ArrayInput | None = None,
     method: Method = "agreement",
     detach_clean: bool = False,
 ) -> Callable:
@@ -352,13 +358,13 @@ def make_member_loss_fn(
 
 
 def embedding_stability(
-    model: Any,
+    model: Callable[[jax.Array], jax.Array],
     tokens: Int[Array, "batch seq"],
     key: jax.Array,
     *,
     rho: float | int,
     n_samples: int = 1,
-    positions: Any = None,
+    positions: ArrayInput | None = None,
 ) -> Float[Array, ""]:
     """Normalized noise stability of the logits under ``ρ``-correlated Gaussian embedding noise (traceable, for
     logging): ``Σ⟨f(e), f(ẽ)⟩ / Σ‖f(e)‖²`` with logits centered over the vocabulary, ``σ`` = per-sequence RMS."""
@@ -381,14 +387,14 @@ def embedding_stability(
 
 
 def token_agreement(
-    model: Any,
+    model: Callable[[jax.Array], jax.Array],
     tokens: Int[Array, "batch seq"],
     key: jax.Array,
     *,
     rho: float | int | Float[Array, ""],
     vocab_size: int,
-    positions: Any = None,
-    noise_mask: Any = None,
+    positions: ArrayInput | None = None,
+    noise_mask: ArrayInput | None = None,
 ) -> Float[Array, ""]:
     """$E\\sum_i M(X)_i M(Y)_i$ under token resampling (the paper's stability measure, $= -R$ for $S=1$), for
     logging during training. Traceable.

@@ -14,11 +14,12 @@ r"""Tasks: modular addition (grokking), noisy k-sparse parity, and character-lev
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from jaxkit._typing import ArrayInput
 
 from .._validate import check_int, check_key, check_range
 
@@ -103,7 +104,7 @@ def sample_windows(
     return stream[idx], stream[idx + 1]
 
 
-def fixed_windows(stream: Any, n_windows: int, context: int) -> tuple[np.ndarray, np.ndarray]:
+def fixed_windows(stream: ArrayInput, n_windows: int, context: int) -> tuple[np.ndarray, np.ndarray]:
     """``n_windows`` evenly spaced, non-random windows (a fixed validation set)."""
     check_int("n_windows", n_windows, minimum=1)
     last = len(stream) - context - 1
@@ -187,7 +188,9 @@ def load_wikitext2(
     return {"train": enc(texts["train"]), "eval": enc(texts["eval"]), "vocab": vocab, "vocab_size": unk + 1}
 
 
-def stream_windows(stream: Any, n_windows: int, context: int, *, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def stream_windows(
+    stream: ArrayInput, n_windows: int, context: int, *, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
     """``n_windows`` random windows ``x = s[i:i+T]``, ``y = s[i+1:i+T+1]`` (NumPy, reproducible from ``seed``)."""
     check_int("n_windows", n_windows, minimum=1)
     check_int("context", context, minimum=1)

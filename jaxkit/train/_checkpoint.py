@@ -33,7 +33,10 @@ from pathlib import Path
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
+
+from jaxkit._typing import PyTree, TreeT
 
 __all__ = [
     "CheckpointError",
@@ -170,7 +173,7 @@ def _list_files(root: Path) -> list[str]:
 
 # ------------------------------------------------------------------------------------------------------- leaves
 def _is_key(leaf: Any) -> bool:
-    return isinstance(leaf, jax.Array) and jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key)
+    return isinstance(leaf, jax.Array) and jnp.issubdtype(leaf.dtype, jax.dtypes.prng_key)
 
 
 def _describe(tree: Any) -> tuple[list[dict], dict[str, Any], list[Any]]:
@@ -204,7 +207,7 @@ def _orbax_checkpointer():
     return ocp.Checkpointer(ocp.StandardCheckpointHandler())
 
 
-def save_checkpoint(path: str | os.PathLike, tree: Any, metadata: dict | None = None) -> Path:
+def save_checkpoint(path: str | os.PathLike, tree: PyTree, metadata: dict | None = None) -> Path:
     """Atomically write ``tree`` (a pytree of arrays, PRNG keys included) and ``metadata`` (JSON-able) to the
     checkpoint folder ``path`` (orbax arrays + a checksummed manifest; see the module docstring)."""
     import orbax.checkpoint as ocp
@@ -328,7 +331,7 @@ def _check_leaf(path: Path, i: int, rec: dict, ref: Any) -> None:
         raise CheckpointError(f"{where} has dtype {rec['dtype']}, expected {ref_dtype}")
 
 
-def load_checkpoint(path: str | os.PathLike, like: Any) -> tuple[Any, dict]:
+def load_checkpoint(path: str | os.PathLike, like: TreeT) -> tuple[TreeT, dict]:
     """Load a checkpoint into the structure of ``like`` (a pytree with the same leaves); returns (tree, metadata).
 
     Every byte is verified first. Raises :class:`CheckpointError` naming the checkpoint if it is missing,
@@ -433,7 +436,7 @@ class CheckpointManager:
                 shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
         return removed
 
-    def save(self, step: int, tree: Any, metadata: dict | None = None) -> Path:
+    def save(self, step: int, tree: PyTree, metadata: dict | None = None) -> Path:
         meta = dict(metadata or {})
         meta["step"] = int(step)
         p = save_checkpoint(self.path(step), tree, meta)
@@ -450,7 +453,7 @@ class CheckpointManager:
             raise CheckpointError(f"checkpoint {p} records step {meta.get('step')!r}, its name says {step}")
         return tree, meta
 
-    def restore(self, like: Any, step: int | None = None) -> tuple[Any, dict] | None:
+    def restore(self, like: TreeT, step: int | None = None) -> tuple[TreeT, dict] | None:
         """Load checkpoint ``step``, or the newest valid one (``step=None``); ``None`` if there is none at all."""
         if step is not None:
             return self._load(step, like)

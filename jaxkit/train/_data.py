@@ -7,11 +7,13 @@ batches an uninterrupted one would.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import jax
 import numpy as np
 
+from jaxkit._typing import Batch
 from jaxkit._validate import check_finite, check_int, check_key
 
 
@@ -34,7 +36,7 @@ class ArrayLoader:
     """
 
     def __init__(
-        self, arrays: Any, batch_size: int, *, key: jax.Array, shuffle: bool = True, drop_last: bool = True
+        self, arrays: Batch, batch_size: int, *, key: jax.Array, shuffle: bool = True, drop_last: bool = True
     ):
         check_key("key", key)
         arrays = _numeric_leaves(arrays)
@@ -76,12 +78,12 @@ class ArrayLoader:
         perm = self._perm(epoch)
         return perm[pos * self.batch_size : (pos + 1) * self.batch_size]
 
-    def __call__(self, step: int) -> Any:
+    def __call__(self, step: int) -> Batch:
         idx = self.indices(step)
         return jax.tree_util.tree_map(lambda a: a[idx], self.arrays)
 
 
-def full_batch(arrays: Any):
+def full_batch(arrays: Batch) -> Callable[[int], Batch]:
     """A loader that serves the whole data set at every step (full-batch gradient descent)."""
     arrays = _numeric_leaves(arrays)
     if not jax.tree_util.tree_leaves(arrays):

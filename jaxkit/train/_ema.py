@@ -15,12 +15,14 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from jaxkit._typing import PyTree
+
 __all__ = ["EmaState", "read_ema", "track_ema"]
 
 
 class EmaState(NamedTuple):
-    count: Any
-    average: Any
+    count: jax.Array
+    average: PyTree
 
 
 def track_ema(decay: float) -> optax.GradientTransformation:
@@ -45,7 +47,7 @@ def _check_decay(decay: Any) -> None:
         raise ValueError(f"decay: expected a number in [0, 1), received {decay!r}")
 
 
-def read_ema(opt_state: Any, decay: float) -> Any:
+def read_ema(opt_state: optax.OptState, decay: float) -> PyTree:
     """``params_ema``: the debiased average from the :class:`EmaState` found in ``opt_state`` (a chain's state tuple)."""
     _check_decay(decay)
     states = [

@@ -34,6 +34,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from jaxkit._typing import ArrayInput, Batch, PyTree, TreeT
+
 from ._loop import FitResult, fit
 
 __all__ = ["ensemble_member", "ensemble_optimizer", "ensemble_size", "fit_ensemble", "init_ensemble"]
@@ -41,7 +43,7 @@ __all__ = ["ensemble_member", "ensemble_optimizer", "ensemble_size", "fit_ensemb
 _INJECT_STATE = getattr(optax, "InjectStatefulHyperparamsState", optax.InjectHyperparamsState)
 
 
-def init_ensemble(make_member: Callable[[jax.Array], Any], keys: jax.Array) -> Any:
+def init_ensemble(make_member: Callable[[jax.Array], TreeT], keys: jax.Array) -> TreeT:
     """Stack ``M = len(keys)`` members ``make_member(keys[i])`` into one pytree (``eqx.filter_vmap``)."""
     n = _n_keys(keys)
     if n < 1:
@@ -49,7 +51,7 @@ def init_ensemble(make_member: Callable[[jax.Array], Any], keys: jax.Array) -> A
     return eqx.filter_vmap(make_member)(keys)
 
 
-def ensemble_size(stacked: Any, *, name: str = "stacked") -> int:
+def ensemble_size(stacked: PyTree, *, name: str = "stacked") -> int:
     """The member count ``M``: the common leading size of every array leaf of ``stacked`` (``name``: the argument
     named in errors)."""
     leaves = [x for x in jax.tree_util.tree_leaves(stacked) if eqx.is_array(x)]
@@ -66,7 +68,7 @@ def ensemble_size(stacked: Any, *, name: str = "stacked") -> int:
     return sizes.pop()
 
 
-def ensemble_member(stacked: Any, i: int, *, name: str = "stacked") -> Any:
+def ensemble_member(stacked: TreeT, i: int, *, name: str = "stacked") -> TreeT:
     """Member ``i`` of a stacked pytree (index every array leaf's leading axis; ``name``: the argument named in
     errors)."""
     n = ensemble_size(stacked, name=name)
@@ -77,7 +79,7 @@ def ensemble_member(stacked: Any, i: int, *, name: str = "stacked") -> Any:
 
 def _n_keys(keys: Any) -> int:
     keys = jnp.asarray(keys) if not isinstance(keys, jax.Array) else keys
-    if jax.dtypes.issubdtype(keys.dtype, jax.dtypes.prng_key):
+    if jnp.issubdtype(keys.dtype, jax.dtypes.prng_key):
         if keys.ndim != 1:
             raise ValueError(f"keys: expected a 1-D array of typed PRNG keys, received shape {keys.shape}")
         return int(keys.shape[0])
@@ -114,7 +116,9 @@ def _set_hyperparams(state: Any, values: Mapping[str, Any]) -> Any:
 
 
 def ensemble_optimizer(
-    optimizer: optax.GradientTransformation, n_members: int, hyperparams: Mapping[str, Any] | None = None
+    optimizer: optax.GradientTransformation,
+    n_members: int,
+    hyperparams: Mapping[str, ArrayInput] | None = None,
 ) -> optax.GradientTransformation:
     """``optimizer`` applied member by member (``jax.vmap`` over the leading axis of params and state).
 
@@ -150,17 +154,17 @@ def ensemble_optimizer(
 
 
 def fit_ensemble(
-    models: Any,
+    models: PyTree,
     optimizer: optax.GradientTransformation,
     loss_fn: Callable,
-    data: Callable[[int], Any],
+    data: Callable[[int], Batch],
     *,
     n_steps: int,
     keys: jax.Array,
-    hyperparams: Mapping[str, Any] | None = None,
+    hyperparams: Mapping[str, ArrayInput] | None = None,
     member_data: bool = False,
     has_aux: bool = False,
-    **fit_kwargs: Any,
+    **fit_kwargs: Any,  # Any: forwarded to fit, whose signature types each
 ) -> FitResult:
     """Train the members of the stacked model ``models`` independently, all in one compiled step per step.
 

@@ -30,6 +30,7 @@ import numpy as np
 import optax
 from tqdm.auto import tqdm
 
+from jaxkit._typing import Batch, PyTree
 from jaxkit._validate import check_key
 
 from ._checkpoint import CheckpointManager, CheckpointWarning
@@ -147,7 +148,7 @@ class _State:
 
 def _signature(key: jax.Array, opt_state: Any, model0: Any, model1: Any, loss: Any) -> dict:
     """The run's signature from its first step ``model0 -> model1`` (see the module docstring)."""
-    kd = jax.random.key_data(key) if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key) else key
+    kd = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
     a = jax.tree_util.tree_leaves(eqx.filter(model0, eqx.is_inexact_array))
     b = jax.tree_util.tree_leaves(eqx.filter(model1, eqx.is_inexact_array))
     u = [np.asarray(y, np.float64) - np.asarray(x, np.float64) for x, y in zip(a, b)]
@@ -277,15 +278,15 @@ def _record(done: int, n_steps: int, loss, aux: dict, eval_fn, eval_every: int, 
 
 
 def fit(
-    model: Any,
+    model: PyTree,
     optimizer: optax.GradientTransformation,
     loss_fn: Callable,
-    data: Callable[[int], Any],
+    data: Callable[[int], Batch],
     *,
     n_steps: int,
     key: jax.Array,
     has_aux: bool = False,
-    eval_fn: Callable[[Any], dict] | None = None,
+    eval_fn: Callable[[PyTree], dict] | None = None,
     eval_every: int = 0,
     log_every: int = 1,
     checkpoint_dir: str | Path | None = None,
@@ -298,7 +299,7 @@ def fit(
     mesh: jax.sharding.Mesh | None = None,
     progress: bool | str = True,
     callback: Callable[[int, dict], None] | None = None,
-    opt_state: Any = None,
+    opt_state: optax.OptState | None = None,
     nonfinite: Literal["raise", "ignore"] = "raise",
     resume_changes: bool = False,
 ) -> FitResult:
@@ -426,7 +427,7 @@ def _check_resumed_run(s: _State, step_fn, model0, opt0, data, key, mesh, manage
         )
 
 
-def global_norm(tree: Any) -> jax.Array:
+def global_norm(tree: PyTree) -> jax.Array:
     """Euclidean norm of all inexact leaves of a pytree."""
     leaves = [x for x in jax.tree_util.tree_leaves(tree) if eqx.is_inexact_array(x)]
     return jnp.sqrt(sum(jnp.sum(jnp.abs(x) ** 2) for x in leaves))

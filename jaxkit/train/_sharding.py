@@ -14,6 +14,7 @@ import jax
 import numpy as np
 from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
+from jaxkit._typing import TreeT
 from jaxkit._validate import check_int
 
 DATA_AXIS = "data"
@@ -33,7 +34,7 @@ def data_mesh(n_devices: int | None = None, axis: str = DATA_AXIS) -> Mesh:
     return jax.make_mesh((n,), (axis,), axis_types=(AxisType.Auto,), devices=jax.devices()[:n])
 
 
-def replicate(tree: Any, mesh: Mesh) -> Any:
+def replicate(tree: TreeT, mesh: Mesh) -> TreeT:
     """Place every array leaf of ``tree`` fully replicated on ``mesh``."""
     _check_mesh(mesh)
     sharding = NamedSharding(mesh, PartitionSpec())
@@ -51,7 +52,7 @@ def _is_array(x: Any) -> bool:
     return isinstance(x, jax.Array | np.ndarray)
 
 
-def shard_batch(batch: Any, mesh: Mesh, axis: str = DATA_AXIS) -> Any:
+def shard_batch(batch: TreeT, mesh: Mesh, axis: str = DATA_AXIS) -> TreeT:
     """Split every leaf of ``batch`` along its leading axis over ``mesh[axis]``.
 
     In a multi-process run, ``batch`` is this process's local part and the global array is assembled with

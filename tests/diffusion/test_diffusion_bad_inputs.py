@@ -54,7 +54,9 @@ def test_continuous_times_outside_unit_interval():
 
 
 def test_schedule_types_and_options():
-    with pytest.raises(TypeError, match="schedule: expected a DiscreteSchedule or an AbstractSchedule"):
+    with pytest.raises(
+        TypeError, match="schedule: expected a DiscreteSchedule or an AbstractSchedule|parameter 'schedule'"
+    ):
         dm.check_time({"alpha": 1.0}, 0.5)
     with pytest.raises(TypeError, match="trans: expected a continuous AbstractSchedule|parameter 'trans'"):
         dm.SE3Diffusion(trans=SCHED)

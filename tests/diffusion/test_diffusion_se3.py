@@ -171,7 +171,7 @@ def test_ddim_with_eps_parametrization_recovers_the_data():
     RT = igso3.sample(k1, float(np.sqrt(e0**2 + 1.5**2)), (n, 1), mean=Rstar)
     xT = m + jnp.sqrt(s0**2 + 2.0**2) * jax.random.normal(k2, (n, 1, 3))
     ts = dm.time_grid(60, 0.0, 1.0)
-    run = jax.jit(jax.vmap(lambda R, x, k: sd.sample(exact, R, x, k, ts, method="ddim", eta=1.0)))
+    run = jax.jit(jax.vmap(lambda R, x, k: sd.sample(exact, R, x, k, ts, sampler=dm.DDIM(eta=1.0))))
     R0, x0 = run(RT, xT, jax.random.split(k3, n))
     sig0 = float(sd.trans.sigma(0.0))
     for j in range(3):

@@ -1,5 +1,6 @@
 """Ranking: Vina's local minimization of a pose (rigid motion + torsions) against the pose it started from."""
 
+import jax
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
@@ -89,3 +90,44 @@ def test_converged_minimization_is_a_local_minimum_below_the_default_budget(comp
     assert abs(ranked[0].vinardo - e_conv) < 1e-6
     with pytest.raises(ValueError, match="minimize_steps"):
         rank_poses([pose], [0.0], scorer, None, minimize=True, minimize_steps=-1)
+
+
+def test_ranking_objects_order_poses_as_their_rank_poses_options(complex_and_scorer):
+    """The command line's names map to ranking objects that order the poses as the matching ``rank_poses``
+    options; SamplingOrder keeps the sampling order unchecked; a name where an object belongs is rejected."""
+    from jaxkit.docking import CONVERGED_STEPS, RANKINGS, dock
+
+    ex, scorer = complex_and_scorer
+    poses = [with_positions(ex.mol, ex.reference_positions + s) for s in (0.9, 0.2, 100.0, 0.5)]
+    gaps = [0.0, 0.0, 0.0, 0.0]
+
+    def summary(ranked):
+        return [
+            (p.index, p.rank, round(p.vinardo, 6) if np.isfinite(p.vinardo) else str(p.vinardo))
+            for p in ranked
+        ]
+
+    expected = {
+        "vinardo": rank_poses(poses, gaps, scorer, None, pb_budget=None),
+        "vinardo_minimized": rank_poses(poses, gaps, scorer, None, pb_budget=None, minimize=True),
+        "vinardo_converged": rank_poses(
+            poses, gaps, scorer, None, pb_budget=None, minimize=True, minimize_steps=CONVERGED_STEPS
+        ),
+        "consensus": rank_poses(poses, gaps, None, None, pb_budget=None, order="consensus"),
+    }
+    for name, ref in expected.items():
+        got = RANKINGS[name].rank(
+            poses, gaps, scorer if RANKINGS[name].needs_scorer else None, None, pb_budget=None
+        )
+        assert summary(got) == summary(ref), name
+    kept = RANKINGS["none"].rank(poses, gaps, None, None)
+    assert [p.index for p in kept] == [0, 1, 2, 3] and all(p.pb_valid is None for p in kept)
+    with pytest.raises(TypeError, match="ranking"):
+        dock(
+            "missing.pdb",
+            ex.mol,
+            pocket=[0.0, 0.0, 0.0],
+            model="missing.jkc",
+            key=jax.random.key(0),
+            ranking="vinardo",
+        )

@@ -1,5 +1,6 @@
 """Two-layer / deep linear nets: simulated gradient flow vs the Saxe et al. closed forms (float64)."""
 
+import diffrax
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -47,7 +48,7 @@ def linear_runs():
             keys,
             jnp.array([U0, U0 / 10]),
             ts,
-            solver="tsit5",
+            solver=diffrax.Tsit5(),
             rtol=1e-8,
             atol=1e-11,
             grad_tol=1e-5,

@@ -1,5 +1,6 @@
 """Precision per call (``dtype=``) on the flows: float64 without the global ``jax_enable_x64`` flag."""
 
+import diffrax
 import jax
 import numpy as np
 import pytest
@@ -26,7 +27,7 @@ def _closed_form_error(dtype, rtol, atol):
 
     ts = np.linspace(0.0, 8.0, 81)
     res = dyn.gradient_flow_batch(
-        loss, init, jax.random.split(jax.random.key(0), 1), [1e-3], ts, solver="tsit5", rtol=rtol,
+        loss, init, jax.random.split(jax.random.key(0), 1), [1e-3], ts, solver=diffrax.Tsit5(), rtol=rtol,
         atol=atol, dtype=dtype,
     )  # fmt: skip
     prod = np.einsum("tab,tbc->tac", np.asarray(res.params["W2"][0, 0]), np.asarray(res.params["W1"][0, 0]))
@@ -80,7 +81,7 @@ def test_gradient_flow_float64_single_run():
 
     p0 = dyn.init_linear(jax.random.key(0), 3, 3, 3, 1e-3, "aligned", target=sigma)
     res = dyn.gradient_flow(
-        loss, p0, np.linspace(0, 8, 21), solver="tsit5", rtol=1e-10, atol=1e-13, dtype="float64"
+        loss, p0, np.linspace(0, 8, 21), solver=diffrax.Tsit5(), rtol=1e-10, atol=1e-13, dtype="float64"
     )
     assert res.loss.dtype == np.float64
     ts = np.asarray(res.ts)

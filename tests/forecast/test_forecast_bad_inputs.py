@@ -74,7 +74,7 @@ def _with_gap(p, row):
         (lambda p: _with_gap(p, 50), "no gaps.*1 NaN.*first on 2015-03-12, column 's1'"),
         (lambda p: p.iloc[:120], "at least .* rows"),
         (lambda p: -p, "positive prices"),
-        (lambda p: p.to_numpy(), "pandas DataFrame"),
+        (lambda p: p.to_numpy(), "DataFrame"),
     ],
 )
 def test_bad_frames_raise_clear_errors(mutate, match):
