@@ -35,7 +35,7 @@ import numpy as np
 import optax
 import scipy.stats
 
-from jaxkit._typing import PRNGKey
+from jaxkit._typing import ArrayInput, PRNGKey
 from jaxkit._validate import check_choice, check_int, check_range
 from jaxkit.train import fit_ensemble, init_ensemble, load_checkpoint, read_metadata, save_checkpoint
 
@@ -358,11 +358,13 @@ class TrainedProbe:
     to ``(T, n_classes)`` logits; :meth:`logits` and :meth:`predict` add the start token themselves.
     """
 
-    def __init__(self, model: Any, task: Task, config: ProbeConfig, vocab: int, n_classes: int):
+    def __init__(
+        self, model: SSMModel | CausalTransformer, task: Task, config: ProbeConfig, vocab: int, n_classes: int
+    ):
         self.model, self.task, self.config = model, task, config
         self.vocab, self.n_classes = int(vocab), int(n_classes)
 
-    def logits(self, tokens: Any) -> jax.Array:
+    def logits(self, tokens: ArrayInput) -> jax.Array:
         """Logits ``(T, C)`` for one token sequence ``(T,)`` or ``(B, T, C)`` for a batch ``(B, T)`` of the task's
         token ids (the start token, when the probe uses one, is prepended here and its output dropped)."""
         tokens = jnp.asarray(tokens)
@@ -375,7 +377,7 @@ class TrainedProbe:
         out = _apply(self.model, tokens, self.config.mode)[:, int(self.config.bos) :]
         return out[0] if single else out
 
-    def predict(self, strings: Sequence[Any]) -> np.ndarray:
+    def predict(self, strings: Sequence[str | Sequence[str]]) -> np.ndarray:
         """The predicted class at the last position of each string (for a recognition task: 1 = member).
 
         ``strings`` are strings over the task alphabet (or symbol lists); they may differ in length.
