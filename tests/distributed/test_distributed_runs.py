@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 # the rno_benchmarks experiment (FNO and RNO ensembles through jaxkit.train.fit_ensemble) at a test size
 EXPERIMENT = textwrap.dedent(
@@ -58,6 +59,7 @@ def _two_and_one(base: list[str], out: str, subprocess_env: dict) -> list[tuple[
     return two + [(base + ["--out", f"{out}1", "--distributed", "--num-processes", "1"], env2)]
 
 
+@pytest.mark.slow
 def test_experiment_two_processes_match_one_process_two_devices(tmp_path, subprocess_env, python):
     script = tmp_path / "run.py"
     script.write_text(EXPERIMENT)
@@ -82,6 +84,7 @@ def test_experiment_two_processes_match_one_process_two_devices(tmp_path, subpro
     assert len(again["invocations"]) == 2
 
 
+@pytest.mark.slow
 def test_docking_train_two_processes_match_one_process_two_devices(tmp_path, subprocess_env, python):
     import posebusters
 
@@ -109,3 +112,15 @@ def test_docking_train_two_processes_match_one_process_two_devices(tmp_path, sub
         strict=True,
     ):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+
+
+def test_distributed_flags_are_checked_before_anything_starts(capsys):
+    from experiments._cli import main as experiments_main
+    from jaxkit.docking._cli import main as docking_main
+
+    assert experiments_main(["run", "rno_benchmarks", "--coordinator", "127.0.0.1:1"]) == 2
+    assert "--coordinator needs --distributed" in capsys.readouterr().err
+    assert experiments_main(["run", "rno_benchmarks", "--distributed", "--num-processes", "2"]) == 2
+    assert "give all of --coordinator, --num-processes and --process-id" in capsys.readouterr().err
+    assert docking_main(["train", "--ccd", "1", "--out", "m.jkc", "--process-id", "1"]) == 2
+    assert "--process-id needs --distributed" in capsys.readouterr().err
