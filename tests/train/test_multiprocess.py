@@ -89,7 +89,7 @@ def test_two_processes_match_one_and_resume_into_one(tmp_path, subprocess_env, p
         subprocess.Popen([python, str(script), "two", port, str(i), str(tmp_path)], env=subprocess_env)
         for i in range(2)
     ]
-    assert _wait(procs, 240) == [0, 0]
+    assert _wait(procs, 600) == [0, 0]
     env = dict(
         subprocess_env, XLA_FLAGS=subprocess_env["XLA_FLAGS"] + " --xla_force_host_platform_device_count=2"
     )
