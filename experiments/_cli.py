@@ -168,17 +168,20 @@ def _claim(out_dir: Path, identity: dict, *, resume: bool):
         multihost_utils.sync_global_devices(f"experiments_run_done_{out_dir}")
 
 
+_FLAGS = {"coordinator": "--coordinator", "n_processes": "--num-processes", "process_id": "--process-id"}
+
+
 def _start_distributed(args: argparse.Namespace) -> str | None:
     """``--distributed``: ``jax.distributed.initialize`` (auto-detected cluster, or the explicit coordinator),
     before any JAX computation. Returns an error message for inconsistent flags."""
-    given = [f for f in ("coordinator", "num_processes", "process_id") if getattr(args, f, None) is not None]
+    given = [f for f in ("coordinator", "n_processes", "process_id") if getattr(args, f, None) is not None]
     if not getattr(args, "distributed", False):
-        return f"--{given[0].replace('_', '-')} needs --distributed" if given else None
-    if given and args.num_processes != 1 and len(given) < 3:
+        return f"{_FLAGS[given[0]]} needs --distributed" if given else None
+    if given and args.n_processes != 1 and len(given) < 3:
         return "--distributed: give all of --coordinator, --num-processes and --process-id, or none (auto-detect)"
     from jaxkit.train import initialize_distributed
 
-    initialize_distributed(args.coordinator, args.num_processes, args.process_id)
+    initialize_distributed(args.coordinator, args.n_processes, args.process_id)
     return None
 
 
@@ -425,7 +428,7 @@ def add_distributed_flags(p: argparse.ArgumentParser) -> None:
         "and on TPU pods) and split training batches over every device of every process",
     )
     g.add_argument("--coordinator", default=None, metavar="HOST:PORT", help="address of process 0")
-    g.add_argument("--num-processes", type=int, default=None, metavar="N")
+    g.add_argument("--num-processes", dest="n_processes", type=int, default=None, metavar="N")
     g.add_argument("--process-id", type=int, default=None, metavar="I")
 
 

@@ -129,20 +129,23 @@ def _distributed_flags(t: argparse.ArgumentParser) -> None:
         "and on TPU pods) and split batches over every device of every process; process 0 writes --out",
     )
     g.add_argument("--coordinator", default=None, metavar="HOST:PORT", help="address of process 0")
-    g.add_argument("--num-processes", type=int, default=None, metavar="N")
+    g.add_argument("--num-processes", dest="n_processes", type=int, default=None, metavar="N")
     g.add_argument("--process-id", type=int, default=None, metavar="I")
+
+
+_FLAGS = {"coordinator": "--coordinator", "n_processes": "--num-processes", "process_id": "--process-id"}
 
 
 def _start_distributed(a: argparse.Namespace) -> str | None:
     """``--distributed``: ``jax.distributed.initialize`` before any JAX computation; an error message or None."""
-    given = [f for f in ("coordinator", "num_processes", "process_id") if getattr(a, f) is not None]
+    given = [f for f in ("coordinator", "n_processes", "process_id") if getattr(a, f) is not None]
     if not a.distributed:
-        return f"--{given[0].replace('_', '-')} needs --distributed" if given else None
-    if given and a.num_processes != 1 and len(given) < 3:
+        return f"{_FLAGS[given[0]]} needs --distributed" if given else None
+    if given and a.n_processes != 1 and len(given) < 3:
         return "--distributed: give all of --coordinator, --num-processes and --process-id, or none (auto-detect)"
     from jaxkit.train import initialize_distributed
 
-    initialize_distributed(a.coordinator, a.num_processes, a.process_id)
+    initialize_distributed(a.coordinator, a.n_processes, a.process_id)
     return None
 
 

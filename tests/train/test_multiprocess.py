@@ -16,9 +16,9 @@ SCRIPT = textwrap.dedent(
     mode, port, pid, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
     from jaxkit.train import initialize_distributed
     if mode == "two":
-        initialize_distributed(f"127.0.0.1:{port}", num_processes=2, process_id=pid)
+        initialize_distributed(f"127.0.0.1:{port}", 2, pid)
     else:
-        initialize_distributed(num_processes=1)
+        initialize_distributed(None, 1)
     import jax, jax.numpy as jnp, numpy as np, optax, equinox as eqx
     from jaxkit.train import ArrayLoader, ensemble_mesh, fit, fit_ensemble, init_ensemble, to_host
 
