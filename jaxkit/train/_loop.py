@@ -150,7 +150,7 @@ def _signature(key: jax.Array, opt_state: Any, model0: Any, model1: Any, loss: A
     kd = jax.random.key_data(key) if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key) else key
     a = jax.tree_util.tree_leaves(eqx.filter(model0, eqx.is_inexact_array))
     b = jax.tree_util.tree_leaves(eqx.filter(model1, eqx.is_inexact_array))
-    u = [np.asarray(y, np.float64) - np.asarray(x, np.float64) for x, y in zip(a, b)]
+    u = [to_host(y).astype(np.float64) - to_host(x).astype(np.float64) for x, y in zip(a, b)]  # (gathered)
     return {
         "key_sha256": hashlib.sha256(np.asarray(kd).tobytes()).hexdigest(),
         "optimizer_state": str(jax.tree_util.tree_structure(opt_state)),
