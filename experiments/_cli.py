@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
 import platform
@@ -97,11 +98,13 @@ def run_one(name: str, preset: str, seed: int, out: Path | None, resume: bool) -
     exp = EXPERIMENTS[name]
     out_dir = Path(out) if out is not None else RESULTS / name / preset
     config = copy.deepcopy(exp.presets[preset])
-    with claim_run_folder(out_dir, run_identity(name, preset, seed, config), resume=resume):
+    with _claim(out_dir, run_identity(name, preset, seed, config), resume=resume):
         ctx = RunContext(name=name, preset=preset, config=config, seed=seed, out_dir=out_dir, resume=resume)
         t0 = time.perf_counter()
         metrics = exp.run(ctx)
         wall = time.perf_counter() - t0
+        if not _primary():  # multi-process run: process 0 writes the records
+            return {"experiment": name, "metrics": metrics}
         finished = time.strftime("%Y-%m-%dT%H:%M:%S")
         invocations = _previous_invocations(out_dir / "metrics.json") if resume else []
         invocations.append({"wall_time_s": wall, "finished": finished})
@@ -128,6 +131,58 @@ def run_one(name: str, preset: str, seed: int, out: Path | None, resume: bool) -
             )
     print(f"[{name}] done in {wall:.1f} s -> {out_dir / 'metrics.json'}")
     return record
+
+
+def _primary() -> bool:
+    from jaxkit.train import is_primary
+
+    return is_primary()
+
+
+@contextlib.contextmanager
+def _claim(out_dir: Path, identity: dict, *, resume: bool):
+    """:func:`claim_run_folder` for one run of one or several processes sharing a filesystem (``--distributed``):
+    process 0 holds the lock and writes ``run.json``, the others learn its outcome, and the folder is released
+    only after every process has finished (a barrier)."""
+    import jax
+
+    if jax.process_count() == 1:
+        with claim_run_folder(out_dir, identity, resume=resume):
+            yield
+        return
+    import numpy as np
+    from jax.experimental import multihost_utils
+
+    with contextlib.ExitStack() as stack:
+        error = None
+        if _primary():
+            try:
+                stack.enter_context(claim_run_folder(out_dir, identity, resume=resume))
+            except RunFolderError as e:
+                error = e
+        if not int(multihost_utils.broadcast_one_to_all(np.int32(error is None))):
+            raise error or RunFolderError(
+                f"run folder {out_dir}: process 0 could not claim it (see its error)"
+            )
+        yield
+        multihost_utils.sync_global_devices(f"experiments_run_done_{out_dir}")
+
+
+_FLAGS = {"coordinator": "--coordinator", "n_processes": "--num-processes", "process_id": "--process-id"}
+
+
+def _start_distributed(args: argparse.Namespace) -> str | None:
+    """``--distributed``: ``jax.distributed.initialize`` (auto-detected cluster, or the explicit coordinator),
+    before any JAX computation. Returns an error message for inconsistent flags."""
+    given = [f for f in ("coordinator", "n_processes", "process_id") if getattr(args, f, None) is not None]
+    if not getattr(args, "distributed", False):
+        return f"{_FLAGS[given[0]]} needs --distributed" if given else None
+    if given and args.n_processes != 1 and len(given) < 3:
+        return "--distributed: give all of --coordinator, --num-processes and --process-id, or none (auto-detect)"
+    from jaxkit.train import initialize_distributed
+
+    initialize_distributed(args.coordinator, args.n_processes, args.process_id)
+    return None
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -363,6 +418,20 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {message} (see {self.prog} --help)\n")
 
 
+def add_distributed_flags(p: argparse.ArgumentParser) -> None:
+    """``--distributed [--coordinator HOST:PORT --num-processes N --process-id I]`` (see docs: Scaling out)."""
+    g = p.add_argument_group("multi-process (JAX multi-controller)")
+    g.add_argument(
+        "--distributed",
+        action="store_true",
+        help="run as one of several processes (jax.distributed.initialize; auto-detected under SLURM, Open MPI "
+        "and on TPU pods) and split training batches over every device of every process",
+    )
+    g.add_argument("--coordinator", default=None, metavar="HOST:PORT", help="address of process 0")
+    g.add_argument("--num-processes", dest="n_processes", type=int, default=None, metavar="N")
+    g.add_argument("--process-id", type=int, default=None, metavar="I")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _Parser(prog="python -m experiments", description=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
@@ -373,6 +442,7 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("--seed", type=int, default=0)
     p_run.add_argument("--out", default=None)
     p_run.add_argument("--resume", action="store_true")
+    add_distributed_flags(p_run)
     p_bench = sub.add_parser("bench", help="run a side-by-side benchmark (or all)")
     p_bench.add_argument("name")
     p_bench.add_argument("--seed", type=int, default=0)
@@ -393,6 +463,10 @@ def main(argv: list[str] | None = None) -> int:
     p_pub.add_argument("--results", default=str(RESULTS))
     p_pub.add_argument("--src", default=None, help="run folder (default results/NAME/PRESET)")
     args = parser.parse_args(argv)
+    problem = _start_distributed(args)
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     discover()
     cmds = {
         "list": cmd_list,

@@ -36,6 +36,7 @@ from jaxkit.train import (
     CheckpointError,
     CheckpointWarning,
     atomic_write_bytes,
+    is_primary,
     read_checked_bytes,
     write_checked_bytes,
 )
@@ -96,7 +97,13 @@ class RunContext:
         return self.out_dir / "checkpoints" / _safe(key)
 
     def progress(self, iterable: Iterable, desc: str = "", total: int | None = None) -> Iterable:
-        return tqdm(iterable, desc=f"{self.name}:{desc}" if desc else self.name, total=total, leave=False)
+        return tqdm(
+            iterable,
+            desc=f"{self.name}:{desc}" if desc else self.name,
+            total=total,
+            leave=False,
+            disable=not is_primary(),  # multi-process runs (--distributed): bars of process 0 only
+        )
 
     def stage_path(self, key: str) -> Path:
         return self.stages_dir / f"{_safe(key)}.stage"
@@ -153,11 +160,14 @@ class RunContext:
             )
             return result
         info = {"key": key, "format": _stagefile.FORMAT, **self.identity}
-        write_checked_bytes(path, payload, kind="stage", info=info)
+        if is_primary():  # multi-process runs: every process computes the stage, process 0 stores it
+            write_checked_bytes(path, payload, kind="stage", info=info)
         return result
 
     def save_figure(self, fig: Any, filename: str) -> Path:
         path = self.out_dir / filename
+        if not is_primary():
+            return path
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp" + path.suffix)
         fig.savefig(tmp, dpi=120, bbox_inches="tight")
@@ -166,7 +176,8 @@ class RunContext:
 
     def write_summary(self, text: str) -> Path:
         path = self.out_dir / "summary.md"
-        atomic_write_bytes(path, text.encode())
+        if is_primary():
+            atomic_write_bytes(path, text.encode())
         return path
 
 

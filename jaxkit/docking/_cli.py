@@ -8,7 +8,8 @@ dock:  ``--protein P.pdb --ligand L.sdf|SMILES (--ref-ligand R.sdf | --center x 
        atoms' coordinates); by default only heavy atoms are written, as they were docked. Without ``--model``
        the model shipped with the package is used.
 train: ``--data DIR`` (folders ``<id>/<id>_protein.pdb`` + ``<id>/<id>_ligand.sdf``) and/or ``--ccd N`` (CCD
-       pseudo-pockets), ``--out M``; ``--steps``, ``--batch``, ``--devices`` (data-parallel mesh), ``--resume``.
+       pseudo-pockets), ``--out M``; ``--steps``, ``--batch``, ``--devices`` (data-parallel mesh), ``--resume``,
+       ``--distributed [--coordinator HOST:PORT --num-processes N --process-id I]`` (one of several processes).
 Bad input exits with status 2 and a message naming the file or the option.
 """
 
@@ -107,6 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     t.add_argument("--seed", type=int, default=0, help="random seed")
     t.add_argument("--resume", action="store_true", help="continue from the checkpoints next to --out")
+    _distributed_flags(t)
     return p
 
 
@@ -117,6 +119,35 @@ class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescription
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2 (argparse prints the usage first)
         self.exit(2, f"error: {message} (see --help)\n")
+
+
+def _distributed_flags(t: argparse.ArgumentParser) -> None:
+    g = t.add_argument_group("multi-process (JAX multi-controller)")
+    g.add_argument(
+        "--distributed",
+        action="store_true",
+        help="run as one of several processes (jax.distributed.initialize; auto-detected under SLURM, Open MPI "
+        "and on TPU pods) and split batches over every device of every process; process 0 writes --out",
+    )
+    g.add_argument("--coordinator", default=None, metavar="HOST:PORT", help="address of process 0")
+    g.add_argument("--num-processes", dest="n_processes", type=int, default=None, metavar="N")
+    g.add_argument("--process-id", type=int, default=None, metavar="I")
+
+
+_FLAGS = {"coordinator": "--coordinator", "n_processes": "--num-processes", "process_id": "--process-id"}
+
+
+def _start_distributed(a: argparse.Namespace) -> str | None:
+    """``--distributed``: ``jax.distributed.initialize`` before any JAX computation; an error message or None."""
+    given = [f for f in ("coordinator", "n_processes", "process_id") if getattr(a, f) is not None]
+    if not a.distributed:
+        return f"{_FLAGS[given[0]]} needs --distributed" if given else None
+    if given and a.n_processes != 1 and len(given) < 3:
+        return "--distributed: give all of --coordinator, --num-processes and --process-id, or none (auto-detect)"
+    from jaxkit.train import initialize_distributed
+
+    initialize_distributed(a.coordinator, a.n_processes, a.process_id)
+    return None
 
 
 def _fail(msg: str) -> int:
@@ -207,13 +238,16 @@ def _train(a: argparse.Namespace) -> int:
     import jax
     from tqdm.auto import tqdm
 
-    from jaxkit.train import data_mesh
+    from jaxkit.train import data_mesh, is_primary
 
     from ._datasets import ccd_examples, load_complex_folder
     from ._train import ModelConfig, TrainConfig, featurize_examples, save_model, train_model
 
     if a.data is None and a.ccd <= 0:
         return _fail("train: give --data DIR and/or --ccd N (training complexes)")
+    problem = _start_distributed(a)
+    if problem is not None:
+        return _fail(problem)
     if a.data is not None and not Path(a.data).is_dir():
         return _fail(f"--data: folder {a.data} does not exist")
     out = Path(a.out)
@@ -263,7 +297,8 @@ def _train(a: argparse.Namespace) -> int:
         "ccd": a.ccd,
     }
     save_model(out, model, config, info)
-    print(f"wrote {out} ({json.dumps(info)})", file=sys.stderr)
+    if is_primary():
+        print(f"wrote {out} ({json.dumps(info)})", file=sys.stderr)
     return 0
 
 

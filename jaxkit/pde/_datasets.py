@@ -511,7 +511,12 @@ def make_dataset(
         "grid": [g.tolist() for g in grid],
     }
     _write_meta(tmp / "meta.json", stored)
-    os.replace(tmp, folder)
+    try:
+        os.replace(tmp, folder)
+    except OSError:  # another process (a multi-process run) stored the same entry first
+        if not folder.exists():
+            raise
+        shutil.rmtree(tmp, ignore_errors=True)
     loaded = _load_cache(folder, meta)
     if loaded is None:  # pragma: no cover - just written
         raise RuntimeError(f"could not read back the cache entry just written at {folder}")

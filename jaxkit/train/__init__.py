@@ -16,10 +16,24 @@ from ._data import ArrayLoader, full_batch
 from ._ema import EmaState, read_ema, track_ema
 from ._ensemble import ensemble_member, ensemble_optimizer, ensemble_size, fit_ensemble, init_ensemble
 from ._loop import FitResult, fit, global_norm, make_train_step
-from ._sharding import DATA_AXIS, data_mesh, initialize_distributed, replicate, shard_batch
+from ._sharding import (
+    DATA_AXIS,
+    MEMBER_AXIS,
+    barrier,
+    data_mesh,
+    default_mesh,
+    distribute_batch,
+    ensemble_mesh,
+    initialize_distributed,
+    is_primary,
+    replicate,
+    shard_batch,
+    to_host,
+)
 
 __all__ = [
     "DATA_AXIS",
+    "MEMBER_AXIS",
     "ArrayLoader",
     "CheckpointError",
     "CheckpointManager",
@@ -27,8 +41,12 @@ __all__ = [
     "EmaState",
     "FitResult",
     "atomic_write_bytes",
+    "barrier",
     "data_mesh",
+    "default_mesh",
+    "distribute_batch",
     "ensemble_member",
+    "ensemble_mesh",
     "ensemble_optimizer",
     "ensemble_size",
     "fit",
@@ -37,6 +55,7 @@ __all__ = [
     "global_norm",
     "init_ensemble",
     "initialize_distributed",
+    "is_primary",
     "load_checkpoint",
     "make_train_step",
     "read_checked_bytes",
@@ -45,6 +64,7 @@ __all__ = [
     "replicate",
     "save_checkpoint",
     "shard_batch",
+    "to_host",
     "track_ema",
     "write_checked_bytes",
 ]

@@ -187,6 +187,8 @@ def _describe(tree: Any) -> tuple[list[dict], dict[str, Any], list[Any]]:
             leaf = jax.random.key_data(leaf)
         elif not isinstance(leaf, jax.Array | np.ndarray):
             leaf = np.asarray(leaf)
+        if _host_local(leaf):  # multi-process: orbax saves global arrays; a process's own array goes as NumPy
+            leaf = np.asarray(leaf)
         if np.dtype(leaf.dtype).kind not in "biufcV" and not str(leaf.dtype).startswith(("bfloat", "float8")):
             raise TypeError(
                 f"tree: leaf {rec['path']} has dtype {leaf.dtype}; checkpoints hold numeric arrays and "
@@ -230,6 +232,7 @@ def save_checkpoint(path: str | os.PathLike, tree: PyTree, metadata: dict | None
     )  # same name on every process (multi-host orbax writes one folder)
     if primary and tmp.exists():
         shutil.rmtree(tmp)  # left over by a process killed mid-write
+    _barrier(f"jaxkit_checkpoint_start_{path.name}")
     if to_save:
         _orbax_checkpointer().save(tmp / STATE, args=ocp.args.StandardSave(to_save))
     if primary:
@@ -259,11 +262,16 @@ def save_checkpoint(path: str | os.PathLike, tree: PyTree, metadata: dict | None
         else:
             os.replace(tmp, path)
         _fsync_dir(path.parent)
+    _barrier(f"jaxkit_checkpoint_{path.name}")
+    return path
+
+
+def _barrier(name: str) -> None:
+    """Every process waits here (multi-process runs): process 0's file operations are then visible to all."""
     if jax.process_count() > 1:
         from jax.experimental import multihost_utils
 
-        multihost_utils.sync_global_devices(f"jaxkit_checkpoint_{path.name}")
-    return path
+        multihost_utils.sync_global_devices(name)
 
 
 def _leaf_paths(tree: Any) -> list[str]:
@@ -310,8 +318,13 @@ def read_metadata(path: str | os.PathLike) -> dict:
     return _verify(Path(path))["metadata"]
 
 
+def _host_local(x: Any) -> bool:
+    """A jax.Array on this process's devices only, in a multi-process run (not a global array)."""
+    return isinstance(x, jax.Array) and jax.process_count() > 1 and x.is_fully_addressable
+
+
 def _target(rec: dict, ref: Any) -> Any:
-    if "prng_impl" in rec or not isinstance(ref, jax.Array):
+    if "prng_impl" in rec or not isinstance(ref, jax.Array) or _host_local(ref):
         return np.zeros(rec["shape"], rec["dtype"])
     return jax.ShapeDtypeStruct(tuple(rec["shape"]), np.dtype(rec["dtype"]), sharding=ref.sharding)
 
@@ -427,13 +440,16 @@ class CheckpointManager:
     def clear(self) -> list[int]:
         """Delete every checkpoint (and leftover partial write) in the directory; returns the removed steps."""
         removed = self.steps()
-        for s in removed:
-            shutil.rmtree(self.path(s), ignore_errors=True)
-        for s in self._matching(_LEGACY):
-            (self.directory / f"ckpt_{s:09d}.jkc").unlink(missing_ok=True)
-        if self.directory.exists():
-            for p in self.directory.glob(".ckpt_*"):
-                shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+        _barrier("jaxkit_checkpoint_clear_listed")  # every process has listed before process 0 deletes
+        if jax.process_index() == 0:
+            for s in removed:
+                shutil.rmtree(self.path(s), ignore_errors=True)
+            for s in self._matching(_LEGACY):
+                (self.directory / f"ckpt_{s:09d}.jkc").unlink(missing_ok=True)
+            if self.directory.exists():
+                for p in self.directory.glob(".ckpt_*"):
+                    shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+        _barrier("jaxkit_checkpoint_clear_done")
         return removed
 
     def save(self, step: int, tree: PyTree, metadata: dict | None = None) -> Path:

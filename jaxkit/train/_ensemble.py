@@ -33,10 +33,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from jax.sharding import Mesh
 
 from jaxkit._typing import ArrayInput, Batch, PyTree, TreeT
 
 from ._loop import FitResult, fit
+from ._sharding import DATA_AXIS, MEMBER_AXIS, _Placement, default_mesh
 
 __all__ = ["ensemble_member", "ensemble_optimizer", "ensemble_size", "fit_ensemble", "init_ensemble"]
 
@@ -181,18 +183,16 @@ def fit_ensemble(
             :func:`ensemble_optimizer`).
         fit_kwargs: passed to :func:`fit` (``eval_fn`` receives the stacked model; ``checkpoint_dir``,
             ``checkpoint_every``, ``resume``, ``log_every``, ``progress``, ``callback``, ``patience``, ...).
-            ``mesh`` is not supported (the batch carries the step number).
+            ``mesh``: :func:`data_mesh` splits each batch over its devices (parameters replicated);
+            :func:`ensemble_mesh` also splits the members over its ``"member"`` axis (each device then holds and
+            updates only its members). ``None``: :func:`default_mesh` (every device of a distributed run).
 
     Returns :func:`fit`'s :class:`FitResult`; ``result.model`` is the trained stacked model.
     """
     n = ensemble_size(models)
     if _n_keys(keys) != n:
         raise ValueError(f"keys: expected {n} keys (one per member), received {_n_keys(keys)}")
-    if fit_kwargs.get("mesh") is not None:
-        raise ValueError(
-            "mesh: fit_ensemble does not support data-parallel meshes (the batch carries the step)"
-        )
-    fit_kwargs.pop("mesh", None)
+    placement = _ensemble_placement(fit_kwargs.pop("mesh", None), n, member_data)
     if "key" in fit_kwargs:
         raise ValueError("key: fit_ensemble takes per-member keys (keys=...), not a single key")
     if member_data:
@@ -220,8 +220,31 @@ def fit_ensemble(
         n_steps=n_steps,
         key=jax.random.key(0),
         has_aux=True,
+        mesh=placement,
         **fit_kwargs,
     )
+
+
+def _ensemble_placement(mesh: Any, n: int, member_data: bool) -> _Placement | None:
+    """Members split over the mesh axis ``"member"`` (if the mesh has one), batches over ``"data"``."""
+    strict = mesh is not None
+    mesh = default_mesh() if mesh is None else mesh
+    if mesh is None:
+        return None
+    if not isinstance(mesh, Mesh):
+        raise TypeError(
+            "mesh: expected a jax.sharding.Mesh (data_mesh or ensemble_mesh) or None, received "
+            f"{type(mesh).__name__}"
+        )
+    members = MEMBER_AXIS if MEMBER_AXIS in mesh.shape and mesh.shape[MEMBER_AXIS] > 1 else None
+    if members is not None and n % mesh.shape[MEMBER_AXIS]:
+        raise ValueError(
+            f"mesh: {n} members cannot be split evenly over the {mesh.shape[MEMBER_AXIS]} devices of mesh axis "
+            f"'{MEMBER_AXIS}'"
+        )
+    data = DATA_AXIS if DATA_AXIS in mesh.shape else None
+    axes = (members, data) if member_data else (data,)
+    return _Placement(mesh, batch_axes=axes, state_axis=members, strict=strict)
 
 
 def _check_member_axis(batch: Any, n: int) -> None:

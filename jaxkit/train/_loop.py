@@ -34,7 +34,7 @@ from jaxkit._typing import Batch, PyTree
 from jaxkit._validate import check_key
 
 from ._checkpoint import CheckpointManager, CheckpointWarning
-from ._sharding import replicate, shard_batch
+from ._sharding import _placement, is_primary, to_host
 
 
 @dataclass
@@ -72,7 +72,7 @@ def make_train_step(loss_fn: Callable, optimizer: optax.GradientTransformation, 
 def _to_float_dict(d: dict) -> dict:
     out = {}
     for k, v in d.items():
-        arr = np.asarray(v)
+        arr = to_host(v)
         out[k] = float(arr) if arr.ndim == 0 else arr.tolist()
     return out
 
@@ -151,7 +151,7 @@ def _signature(key: jax.Array, opt_state: Any, model0: Any, model1: Any, loss: A
     kd = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
     a = jax.tree_util.tree_leaves(eqx.filter(model0, eqx.is_inexact_array))
     b = jax.tree_util.tree_leaves(eqx.filter(model1, eqx.is_inexact_array))
-    u = [np.asarray(y, np.float64) - np.asarray(x, np.float64) for x, y in zip(a, b)]
+    u = [to_host(y).astype(np.float64) - to_host(x).astype(np.float64) for x, y in zip(a, b)]  # (gathered)
     return {
         "key_sha256": hashlib.sha256(np.asarray(kd).tobytes()).hexdigest(),
         "optimizer_state": str(jax.tree_util.tree_structure(opt_state)),
@@ -320,7 +320,13 @@ def fit(
         patience: stop when ``eval_fn``'s ``monitor`` metric has not improved (``mode`` "min" or "max") for
             ``patience`` consecutive evaluations.
         mesh: data-parallel mesh (:func:`jaxkit.train.data_mesh`); batches are split over it, params replicated.
-        callback: ``callback(step, record)`` after each logged step (for custom logging).
+            ``None``: :func:`jaxkit.train.default_mesh` (every device of every process after
+            :func:`jaxkit.train.initialize_distributed`, else one device). In a multi-process run ``data(step)``
+            returns the same global batch in every process; each process places only its own devices' rows
+            (``jax.make_array_from_process_local_data``), checkpoints are written once (process 0 and orbax's
+            per-process array shards) and resume under any process count; the progress bar shows on process 0.
+        callback: ``callback(step, record)`` after each logged step (for custom logging; runs in every process,
+            :func:`jaxkit.train.is_primary` tells process 0).
         nonfinite: ``"raise"`` (default): a NaN/inf training loss at a logged step (and at the end) raises
             ``FloatingPointError`` naming the step; ``"ignore"`` keeps training.
 
@@ -351,23 +357,26 @@ def fit(
     )
     if opt_state is None:
         opt_state = optimizer.init(eqx.filter(model, eqx.is_inexact_array))
-    if mesh is not None:
-        model, opt_state = replicate(model, mesh), replicate(opt_state, mesh)
+    placement = _placement(mesh)
+    if placement is not None:
+        model, opt_state = placement.place_state(model), placement.place_state(opt_state)
     s = _State(model, opt_state, key, best=math.inf if mode == "min" else -math.inf)
     manager, resumed_from = _prepare_checkpoints(checkpoint_dir, keep_checkpoints, resume, s, n_steps)
     step_fn = make_train_step(loss_fn, optimizer, has_aux=has_aux)
     if resumed_from is not None and not resume_changes:
-        _check_resumed_run(s, step_fn, model, opt_state, data, key, mesh, manager)
+        _check_resumed_run(s, step_fn, model, opt_state, data, key, placement, manager)
     early = _Monitor(patience, monitor, mode)
 
     t0 = time.perf_counter()
     stopped, loss = False, None
     desc = progress if isinstance(progress, str) else "train"
-    bar = tqdm(total=n_steps, initial=s.step, desc=desc, disable=not progress, leave=False)
+    bar = tqdm(
+        total=n_steps, initial=s.step, desc=desc, disable=not progress or not is_primary(), leave=False
+    )
     while s.step < n_steps and not stopped:
         batch = data(s.step)
-        if mesh is not None:
-            batch = shard_batch(batch, mesh)
+        if placement is not None:
+            batch = placement.place_batch(batch)
         first = s.model if s.step == 0 else None
         s.model, s.opt_state, loss, aux = step_fn(
             s.model, s.opt_state, batch, jax.random.fold_in(s.key, s.step)
@@ -404,7 +413,7 @@ def fit(
     )
 
 
-def _check_resumed_run(s: _State, step_fn, model0, opt0, data, key, mesh, manager) -> None:
+def _check_resumed_run(s: _State, step_fn, model0, opt0, data, key, placement, manager) -> None:
     """Refuse to resume a checkpoint whose run signature differs from this run's (recomputes the first step)."""
     if s.signature is None:
         warnings.warn(
@@ -415,8 +424,8 @@ def _check_resumed_run(s: _State, step_fn, model0, opt0, data, key, mesh, manage
         )
         return
     batch = data(0)
-    if mesh is not None:
-        batch = shard_batch(batch, mesh)
+    if placement is not None:
+        batch = placement.place_batch(batch)
     m1, o1, loss, _ = step_fn(model0, opt0, batch, jax.random.fold_in(key, 0))
     changes = _signature_changes(s.signature, _signature(key, o1, model0, m1, loss))
     if changes:

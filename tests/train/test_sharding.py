@@ -112,7 +112,8 @@ MP_SCRIPT = textwrap.dedent(
     params = eqx.filter(model, eqx.is_inexact_array)
     new, _, l, _ = step(replicate(model, mesh), replicate(opt.init(params), mesh), shard_batch(local, mesh),
                         jax.random.key(1))
-    w = np.asarray(jax.experimental.multihost_utils.process_allgather(new.layers[0].weight, tiled=True))
+    from jax.experimental import multihost_utils
+    w = np.asarray(multihost_utils.process_allgather(new.layers[0].weight, tiled=True))
     json.dump({"loss": float(l), "w": w.tolist()}, open(out, "w"))
     """
 )
