@@ -36,7 +36,7 @@ unregularized baseline. An array ``gamma`` (e.g. one value per stacked model in 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 import equinox as eqx
 import jax
