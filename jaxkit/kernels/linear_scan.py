@@ -25,7 +25,7 @@ On TPU one program holds its ``(T, block_d)`` tiles in VMEM, which bounds ``T`` 
 from __future__ import annotations
 
 import functools
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -62,7 +62,7 @@ def linear_scan_reference(
     h0: jax.Array | None = None,
     *,
     reverse: bool = False,
-    method: Literal["associative", "sequential"] = "associative",
+    method: str = "associative",
 ) -> jax.Array:
     """XLA reference for :func:`linear_scan`: ``lax.associative_scan`` (default) or ``lax.scan`` over time.
 

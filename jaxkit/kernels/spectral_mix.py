@@ -28,6 +28,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 from jax.experimental import pallas as pl
+from jax.typing import ArrayLike
 
 from ._common import (
     Planes,
@@ -254,8 +255,8 @@ def _check_blocks(block_b, block_o, block_k, interpret: bool) -> _Cfg:
 
 
 def spectral_mix(
-    x: jax.Array,
-    w: jax.Array,
+    x: ArrayLike,
+    w: ArrayLike,
     *,
     interpret: bool | None = None,
     block_b: int | None = None,

@@ -42,7 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from jaxkit._typing import ArrayInput
+from jaxkit._typing import ArrayInput, DTypeLike
 from jaxkit._validate import (
     check_covariance,
     check_finite,
@@ -92,7 +92,7 @@ def solve_qp_nonneg(
     b: ArrayInput,
     *,
     max_iter: int = 60,
-    dtype: ArrayInput | None = None,
+    dtype: DTypeLike | None = None,
 ) -> Float[Array, " n"]:
     r"""Solve $\min \tfrac12 x^\top H x + c^\top x$ s.t. $Ax=b,\ x\ge0$ (H PSD) by a primal–dual
     interior-point method with Mehrotra's predictor–corrector; stops when the duality measure and residuals fall
@@ -260,7 +260,7 @@ def _budget_qp(S, c, row, max_iter, what):
     return d * z
 
 
-def min_variance(cov: ArrayInput, *, max_iter: int = 60, dtype: ArrayInput | None = None) -> LabeledVector:
+def min_variance(cov: ArrayInput, *, max_iter: int = 60, dtype: DTypeLike | None = None) -> LabeledVector:
     r"""Long-only minimum variance: $\min w^\top\Sigma w$ s.t. $\mathbf 1^\top w = 1,\ w\ge 0$.
 
     ``cov``: covariance of returns per period (any period; the weights do not depend on it)."""
@@ -281,7 +281,7 @@ def mean_variance(
     risk_aversion: float = 1.0,
     *,
     max_iter: int = 60,
-    dtype: ArrayInput | None = None,
+    dtype: DTypeLike | None = None,
 ) -> LabeledVector:
     r"""Long-only quadratic utility $\max w^\top\mu - \tfrac\delta2 w^\top\Sigma w$ s.t.
     $\mathbf 1^\top w = 1,\ w\ge0$ (PyPortfolioOpt's ``max_quadratic_utility``).
@@ -305,7 +305,7 @@ def max_sharpe(
     risk_free_rate: float = 0.0,
     *,
     max_iter: int = 60,
-    dtype: ArrayInput | None = None,
+    dtype: DTypeLike | None = None,
 ) -> LabeledVector:
     r"""Long-only maximum Sharpe ratio $\max (w^\top\mu - r_f)/\sqrt{w^\top\Sigma w}$, $w\ge0$,
     $\mathbf 1^\top w=1$.
@@ -334,7 +334,7 @@ def max_sharpe(
 
 
 def tangency(
-    mean: ArrayInput, cov: ArrayInput, risk_free_rate: float = 0.0, *, dtype: ArrayInput | None = None
+    mean: ArrayInput, cov: ArrayInput, risk_free_rate: float = 0.0, *, dtype: DTypeLike | None = None
 ) -> LabeledVector:
     r"""Unconstrained (shorts allowed) maximum-Sharpe fully invested portfolio: $w = z/\mathbf 1^\top z$ with
     $z = \Sigma^{-1}(\mu - r_f)$.
@@ -386,7 +386,7 @@ def equal_weight(n: int) -> Float[Array, " n"]:
     return jnp.full((n,), 1.0 / n)
 
 
-def inverse_volatility(cov: ArrayInput, *, dtype: ArrayInput | None = None) -> LabeledVector:
+def inverse_volatility(cov: ArrayInput, *, dtype: DTypeLike | None = None) -> LabeledVector:
     r"""Weights $w_i \propto 1/\sigma_i$ (``cov`` per period; the weights do not depend on the period)."""
     check_covariance("cov", cov)
     labels = check_labels(cov=cov)
