@@ -220,12 +220,9 @@ def time_to_event(
 
         * ``baseline``/``method``: :func:`survival` of each arm.
         * ``logrank_p``: two-sided log-rank p-value (``None`` when neither arm reaches the target).
-        * ``rmst_speedup``: ``{"value", "ci_low", "ci_high", "excludes_zero"}``, the restricted-mean speedup
-          $100(1 - \\mathrm{RMST}_m/\\mathrm{RMST}_b)$ in percent with a paired percentile-bootstrap CI.
-        * ``order``: ``{"method_first", "baseline_first", "ties", "sign_p"}``: per pair, which arm reached the
-          target first (both censored, or equal times, is a tie); sign test on the non-ties.
-        * ``paired``: :func:`paired_comparison` (``effect="speedup"``) over every pair when no run is censored,
-          else ``None``.
+        * ``rmst_speedup``: ``{"value", "ci_low", "ci_high", "excludes_zero"}``, the restricted-mean speedup $100(1 - \\mathrm{RMST}_m/\\mathrm{RMST}_b)$ in percent with a paired percentile-bootstrap CI.
+        * ``order``: ``{"method_first", "baseline_first", "ties", "sign_p"}``: per pair, which arm reached the target first (both censored, or equal times, is a tie); sign test on the non-ties.
+        * ``paired``: :func:`paired_comparison` (``effect="speedup"``) over every pair when no run is censored, else ``None``.
         * ``headline``: ``"paired"`` when no run is censored, else ``"censored"``.
     """
     check_range("horizon", horizon, 0.0, np.inf, closed=False)
