@@ -2,9 +2,10 @@
 they save.
 
 Every ```` ```python ```` block of a tutorial page (``docs/tutorials/*.md`` except ``index.md``) runs, top to
-bottom, in ONE fresh Python interpreter per page, in an empty working directory: exactly what
-``tests/docs/test_tutorials.py`` checks (the test calls :func:`run_tutorial` below, so the suite tests what the
-site shows). The short examples of the API pages (``docs/api/*.md``) run the same way, here only (the test
+bottom, in ONE fresh Python interpreter per page, in an empty working directory; a tutorial that raises, draws
+no figure, or saves a figure that is not captured fails the build. ``tests/docs/test_tutorials.py`` runs the same
+function (:func:`run_tutorial`) with the same checks under the ``tutorials`` marker, which the default test run
+leaves to the docs build (``pytest -m tutorials`` runs them without building the site). The short examples of the API pages (``docs/api/*.md``) run the same way, here only (the test
 suite checks the API pages' structure, not their examples, to stay within its time budget). Under each block
 the page then shows
 
@@ -126,6 +127,22 @@ class TutorialRun:
             f"{self.path.name} failed (exit {self.returncode}) after {len(self.blocks)} block(s):\n"
             f"{self.stdout[-3000:]}\n{self.stderr[-tail:]}"
         )
+
+
+SAVEFIG = re.compile(r"savefig\(\s*[\"']([^\"']+)[\"']")
+
+
+def figure_problems(path: Path, run: TutorialRun) -> list[str]:
+    """What is wrong with a tutorial's figures: every tutorial draws at least one, and every file its code
+    passes to ``savefig("...")`` is captured for the page."""
+    saved = set(SAVEFIG.findall(path.read_text()))
+    captured = [name for b in run.blocks for name in b.images]
+    problems = []
+    if not captured:
+        problems.append(f"{path.name} draws no figure (every tutorial shows its system's key figure)")
+    if not saved <= set(captured):
+        problems.append(f"{path.name}: saved {sorted(saved)}, captured for the page {captured}")
+    return problems
 
 
 def extract_blocks(markdown: str) -> list[Block]:
@@ -273,6 +290,11 @@ def on_files(files, config):
     failed = [r for r in runs.values() if not r.ok]
     if failed:
         raise PluginError("tutorial execution failed:\n" + "\n".join(r.failure() for r in failed))
+    figures = [
+        p for uri, r in runs.items() if uri.startswith("tutorials/") for p in figure_problems(r.path, r)
+    ]
+    if figures:
+        raise PluginError("tutorial figures:\n" + "\n".join(figures))
     for uri, run in runs.items():
         folder = uri.split("/")[0]
         log.info(

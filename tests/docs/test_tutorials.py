@@ -1,7 +1,10 @@
 """Every docs tutorial runs top to bottom (all ```python blocks in one fresh interpreter); so does the README.
 
 The tutorials run through ``docs/hooks/tutorials.py:run_tutorial``, the function the docs build uses to show each
-block's output and figures, so what is tested here is what the site shows.
+block's output and figures, so what is tested here is what the site shows. Running them takes about 8 CPU-minutes,
+and the docs build (``mkdocs build --strict``, part of CI) already runs every tutorial with the same checks and
+fails on any of them, so the tutorial runs carry the ``tutorials`` marker, which the default test run deselects
+(``pytest -m tutorials`` runs them). The README snippet and the hook's own checks run by default.
 """
 
 import importlib.util
@@ -36,6 +39,7 @@ def _run(code: str, tmp_path: Path, env: dict, python: str, name: str) -> None:
         pytest.fail(f"{name} failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}")
 
 
+@pytest.mark.tutorials
 @pytest.mark.parametrize("path", TUTORIALS, ids=[p.stem for p in TUTORIALS])
 def test_tutorial_runs(path, tmp_path, subprocess_env, python):
     assert python_blocks(path).strip(), f"{path.name} has no python code blocks"
@@ -43,10 +47,29 @@ def test_tutorial_runs(path, tmp_path, subprocess_env, python):
     if not run.ok:
         pytest.fail(run.failure())
     # every figure a tutorial saves is captured for the page (the build shows it under the block that saved it)
-    saved = re.findall(r"savefig\(\s*[\"']([^\"']+)[\"']", python_blocks(path))
-    captured = [name for b in run.blocks for name in b.images]
-    assert set(saved) <= set(captured), f"saved {saved}, captured for the page {captured}"
-    assert captured, f"{path.name} draws no figure (every tutorial shows its system's key figure)"
+    assert not tutorials_hook.figure_problems(path, run)
+
+
+def test_every_tutorial_has_code_and_saves_a_figure():
+    for path in TUTORIALS:
+        code = python_blocks(path)
+        assert code.strip(), f"{path.name} has no python code blocks"
+        assert tutorials_hook.SAVEFIG.search(code), f"{path.name} saves no figure"
+
+
+def _fake_run(path, images):
+    blocks = [tutorials_hook.BlockOutput("", {name: b"png" for name in images})]
+    return tutorials_hook.TutorialRun(path, blocks, 0, "", "", 0.0)
+
+
+def test_the_build_refuses_a_tutorial_without_its_figure(tmp_path):
+    page = tmp_path / "t.md"
+    page.write_text('```python\nfig.savefig("a.png")\nfig.savefig("b.png")\n```\n')
+    assert tutorials_hook.figure_problems(page, _fake_run(page, ["a.png", "b.png"])) == []
+    missing = tutorials_hook.figure_problems(page, _fake_run(page, ["a.png"]))
+    assert len(missing) == 1 and "b.png" in missing[0]
+    none = tutorials_hook.figure_problems(page, _fake_run(page, []))
+    assert any("draws no figure" in m for m in none)
 
 
 def test_readme_library_snippet_runs(tmp_path, subprocess_env, python):
