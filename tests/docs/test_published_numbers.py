@@ -3,7 +3,7 @@ in its ``metrics.json`` at the stated rounding, and every time it states is one 
 
 A page declares its headline in a comment block of its ``summary.md`` (invisible once rendered), one
 ``metrics.json`` path and Python format per line; a path is relative to the record's ``metrics`` unless it starts
-with ``/`` (then relative to the record, e.g. ``/wall_time_s``); the format ``min`` means seconds shown as
+with ``/`` (then relative to the record, e.g. ``/wall_time_s``), and a number in a path indexes a list (``rows/11/crps``); the format ``min`` means seconds shown as
 minutes with one decimal::
 
     <!-- headline
@@ -29,7 +29,19 @@ PUBLISHED = ROOT / "docs" / "results"
 BLOCK = re.compile(r"<!--\s*headline\s*\n(?P<body>.*?)-->", re.S)
 # experiments whose published pages must declare a headline block; pages of other experiments are checked as
 # soon as they declare one (add the experiment here then)
-REQUIRED = {"grokking", "sparse_parity", "next_token", "stability_sweep", "stability_ablation"}
+REQUIRED = {
+    "grokking",
+    "sparse_parity",
+    "next_token",
+    "stability_sweep",
+    "stability_ablation",
+    "lno_suite",
+    "pde_datasets",
+    "saddle_to_saddle",
+    "sigmadock",
+    "ssm_expressivity",
+    "stable_ablation",
+}
 
 
 def _pages() -> list[Path]:
@@ -39,6 +51,9 @@ def _pages() -> list[Path]:
 def _resolve(record: dict, path: str):
     node = record if path.startswith("/") else record["metrics"]
     for part in path.strip("/").split("/"):
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]  # a list item by its index, e.g. rows/11/crps
+            continue
         if not isinstance(node, dict) or part not in node:
             raise KeyError(f"{path!r}: no entry {part!r}")
         node = node[part]
@@ -51,12 +66,14 @@ def _render(value, spec: str) -> str:
     return format(value, spec)
 
 
-def _times(node, key: str = "") -> list[float]:
+def _times(node, key: str = "", timed: bool = False) -> list[float]:
+    """Every recorded time: numbers under a key naming a time (``*_s``, ``*time*``), also nested below it
+    (``cpu_s: {probes: 491.3, ...}``)."""
+    timed = timed or key.endswith("_s") or "time" in key
     if isinstance(node, dict):
-        return [t for k, v in node.items() for t in _times(v, k)]
+        return [t for k, v in node.items() for t in _times(v, k, timed)]
     if isinstance(node, list):
-        return [t for v in node for t in _times(v, key)]
-    timed = key.endswith("_s") or "time" in key
+        return [t for v in node for t in _times(v, key, timed)]
     return [float(node)] if timed and isinstance(node, int | float) and not isinstance(node, bool) else []
 
 
@@ -105,3 +122,46 @@ def test_the_check_can_fail(tmp_path):
     assert "+15.2" not in page and _render(15.16, "+.1f") == "+15.2"  # a changed number would be caught
     with pytest.raises(KeyError):
         _resolve(record, "a/c")
+    listed = {"metrics": {"rows": [{"crps": 0.81}, {"crps": 0.79}], "cpu_s": {"probes": 120.0}}}
+    assert _resolve(listed, "rows/1/crps") == 0.79 and _times(listed) == [120.0]
+    with pytest.raises(KeyError):
+        _resolve(listed, "rows/2/crps")
+
+
+PNG = b"\x89PNG\r\n\x1a\n"
+FIGURE = re.compile(r"!\[[^\]]*\]\((figures/[^)\s]+\.png)\)")
+
+
+def test_every_reproduction_page_shows_its_headline_figures():
+    """Each Reproductions page shows at least one headline figure (ours vs published), every figure it references
+    is a non-empty PNG beside the pages with a caption line after it, and no figure there is unreferenced."""
+    from experiments import _report
+
+    referenced = set()
+    for system in _report.SYSTEMS:
+        page = (_report.PAGES / f"{system.slug}.md").read_text()
+        found = FIGURE.findall(page)
+        assert found, f"docs/reproductions/{system.slug}.md shows no headline figure"
+        for rel in found:
+            png = _report.PAGES / rel
+            assert png.is_file(), f"{system.slug}.md references {rel}, which does not exist"
+            head = png.read_bytes()[:24]
+            assert head.startswith(PNG), f"{rel} is not a PNG"
+            width, height = int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+            assert width > 100 and height > 100, f"{rel} is {width}x{height} pixels"
+            caption = page.split(f"]({rel})", 1)[1].lstrip("\n").split("\n", 1)[0]
+            assert caption.startswith("_") and len(caption) > 40, f"{rel} has no caption line below it"
+        referenced |= {Path(r).name for r in found}
+    on_disk = {p.name for p in (_report.PAGES / "figures").glob("*.png")}
+    assert on_disk == referenced, f"figures no page shows: {sorted(on_disk - referenced)}"
+
+
+def test_no_internal_talk_in_the_docs():
+    """The site speaks to a reader of the papers: no tracker issue numbers or internal goals."""
+    internal = re.compile(r"\bissue\s*#?\d+|goals? \(issue|\bacceptance\b", re.I)
+    hits = [
+        f"{p.relative_to(ROOT)}: {m.group(0)!r}"
+        for p in sorted((ROOT / "docs").rglob("*.md"))
+        for m in internal.finditer(p.read_text())
+    ]
+    assert not hits, hits
