@@ -185,3 +185,75 @@ def test_system_discussion_file_follows_the_status(tmp_path):
     assert page.index("## Status") < page.index("## Verdict") < page.index("### `grokking`")
     assert "The regularizer helps at K = 113 only." in page
     assert "## Verdict" not in (out / "rno.md").read_text()
+
+
+def test_headline_figures_from_fabricated_runs(tmp_path):
+    """A run with published numbers gets one headline figure beside the pages, referenced and captioned on its
+    system's page; a quick run alone gets one, a standard run published later gets its own; unpublished runs'
+    figures are removed."""
+    published, out = tmp_path / "results", tmp_path / "pages"
+    seeds = [0.031, 0.036, 0.040]
+    _publish(
+        published,
+        "lno_suite",
+        "standard",
+        {"diffusion": {"RNO_selected": {"test_rel_l2": sum(seeds) / 3, "test_rel_l2_seeds": seeds}}},
+        [
+            {"path": "diffusion/RNO_selected/test_rel_l2", "value": 0.0079, "source": "RNO paper"},
+            {"path": "beam/RNO_selected/test_rel_l2", "value": 0.0219, "source": "RNO paper"},
+        ],
+        "# lno\n",
+    )
+    stable = {"stable_sharpe": 0.4, "mvo_sharpe": 0.5, "diffusion_mse": 4e-4}
+    stable["allocation"] = {f"STABLE (published) s{i}": {"sharpe": 0.2 + 0.1 * i} for i in range(5)}
+    stable["allocation"]["MVO (sample)"] = {"sharpe": 0.5, "ci95": [-0.5, 1.5]}
+    anchors = [{"path": "stable_sharpe", "value": 1.85}, {"path": "mvo_sharpe", "value": 1.18}]
+    _publish(published, "stable", "quick", stable, anchors, "# s\n")
+    _publish(published, "stable_ablation", "standard", {"crps": 0.8}, [], "# a\n")  # nothing to compare
+    _report.write_pages(published, out, reproduces={})
+
+    figures = out / "figures"
+    assert sorted(p.name for p in figures.glob("*.png")) == ["lno_suite_standard.png", "stable_quick.png"]
+    rno = (out / "rno.md").read_text()
+    assert "![Headline: ours vs published](figures/lno_suite_standard.png)" in rno
+    # the caption says how many published numbers fall inside our interval (1 measured anchor: outside)
+    assert "1 headline number: the published number lies inside our 95% interval for 0 of 1" in rno
+    # the interval of the table and the figure: bootstrap of the mean over the 3 seeds, inside the seeds' range
+    row = next(line for line in rno.splitlines() if line.startswith("| `diffusion/RNO_selected/test_rel_l2`"))
+    lo, hi = (float(x) for x in row.split("95% CI ")[1].split(")")[0].split("–"))
+    assert min(seeds) <= lo < sum(seeds) / 3 < hi <= max(seeds)
+    assert "figures/" in (out / "forecasting_portfolio.md").read_text()
+
+    # the standard run of `stable` published later: both presets get their figure, on the same page
+    _publish(published, "stable", "standard", stable, anchors, "# s\n")
+    _report.write_pages(published, out, reproduces={})
+    page = (out / "forecasting_portfolio.md").read_text()
+    assert "figures/stable_standard.png" in page and "figures/stable_quick.png" in page
+    assert page.index("figures/stable_standard.png") < page.index("figures/stable_quick.png")
+    # a run no longer published loses its figure
+    import shutil
+
+    shutil.rmtree(published / "stable" / "quick")
+    _report.write_pages(published, out, reproduces={})
+    assert sorted(p.name for p in figures.glob("*.png")) == ["lno_suite_standard.png", "stable_standard.png"]
+
+
+def test_figure_intervals_against_scipy():
+    """Rates: Wilson intervals as scipy's binomtest gives them; means and medians: percentile bootstrap
+    intervals that hold the statistic; recorded intervals are taken as recorded."""
+    from scipy import stats
+
+    from experiments import _figures
+
+    for k, n in ((7, 8), (0, 4), (24, 42)):
+        ref = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+        assert _figures.wilson_ci(k, n) == pytest.approx((ref.low, ref.high), abs=1e-9)
+    x = [5250, 2150, 5300, 5200, 2850, 4600, 5200, 4200, 1350, 1350]
+    lo, hi = _figures.bootstrap_ci(x, _figures.np.median)
+    assert min(x) <= lo <= 4400 <= hi <= max(x)
+    assert _figures.bootstrap_ci([1.0, None, 2.0]) is None  # a censored seed: no interval from a floor
+    metrics = {"a": {"speedup_pct": 15.1, "ci_low": 0.8, "ci_high": 33.1, "headline": "paired"}}
+    metrics["b"] = {"rate": 0.75, "rate_ci95": [0.3, 0.95]}
+    assert _figures.anchor_interval(metrics, "a/speedup_pct")[0] == (0.8, 33.1)
+    assert _figures.anchor_interval(metrics, "b/rate")[0] == (0.3, 0.95)
+    assert _figures.anchor_interval(metrics, "b/other") == (None, "")
