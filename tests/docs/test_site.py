@@ -6,9 +6,9 @@ site; otherwise this module builds a small one once (the portfolio API page, who
 maths, the RNO tutorial, executed, with its figures, the docking reproduction page, whose summary has the widest
 tables, and the glossary) with the real ``mkdocs.yml`` and hooks. The browser check opens, in headless Chromium
 (Debian's ``chromium`` package, driven by Playwright), every page with maths, every tutorial and every reproduction
-page: each tutorial shows at least one figure that loaded (``naturalWidth > 0``), and no table on a tutorial or
-reproduction page runs past the content column (a wide table scrolls inside it). Where Chromium is absent the
-browser check is skipped with a message saying so.
+page: each tutorial shows at least one figure that loaded (``naturalWidth > 0``), each reproduction page its
+headline figure, and no table on a tutorial or reproduction page runs past the content column (a wide table
+scrolls inside it). Where Chromium is absent the browser check is skipped with a message saying so.
 """
 
 import fcntl
@@ -35,6 +35,7 @@ MINI_PAGES = (
     "reproductions/se3_docking.md",
     "results/sigmadock/standard/sigmadock.png",
     "results/sigmadock/standard/sigmadock_headline.png",
+    "reproductions/figures/sigmadock_standard.png",
 )
 MATH_PAGE, TUTORIAL_PAGE = "api/portfolio/index.html", "tutorials/rno/index.html"
 WIDE_TABLE_PAGE = "reproductions/se3_docking/index.html"  # a ten-column summary table
@@ -226,6 +227,10 @@ def test_pages_render_in_headless_chromium(site):
             assert any(complete and width > 0 for _, complete, width in images[rel]), (
                 f"{rel}: no figure shown"
             )
+    for rel in reader_pages:  # every reproduction page shows its headline figure (ours vs published)
+        if rel.startswith("reproductions/") and rel != "reproductions/index.html":
+            shown = [src for src, complete, width in images[rel] if "figures/" in (src or "") and width > 0]
+            assert shown, f"{rel}: no headline figure shown"
     # the check can fail: the docking summary has tables that fill the column (wider ones without the docs' CSS)
     widest = max(t["fill"] for t in tables[WIDE_TABLE_PAGE])
     assert widest > 0.9, (
