@@ -100,7 +100,7 @@ def anchor_interval(run_metrics: dict, path: str) -> tuple[tuple[float, float] |
     parent, _, leaf = path.rpartition("/")
     stored = _pair(_get(run_metrics, f"{path}_ci95"))
     if stored:
-        return stored, "recorded"
+        return stored, "recorded with the run"
     node = _get(run_metrics, parent) if parent else run_metrics
     if not isinstance(node, dict):
         return None, ""
@@ -113,7 +113,7 @@ def anchor_interval(run_metrics: dict, path: str) -> tuple[tuple[float, float] |
             "paired": "bootstrap of the median paired speed-up",
             "censored": "bootstrap of the restricted-mean speed-up (censored runs)",
         }
-        return (node["ci_low"], node["ci_high"]), kind.get(node.get("headline"), "recorded")
+        return (node["ci_low"], node["ci_high"]), kind.get(node.get("headline"), "recorded with the run")
     seeds = node.get(f"{leaf}_seeds")
     if isinstance(seeds, list):
         ci = bootstrap_ci(seeds, np.mean)
@@ -123,6 +123,22 @@ def anchor_interval(run_metrics: dict, path: str) -> tuple[tuple[float, float] |
         ci = bootstrap_ci(per_seed, np.median if leaf == "median" else np.mean)
         return (ci, f"bootstrap of the {leaf} over {len(per_seed)} seeds") if ci else (None, "")
     return None, ""
+
+
+def anchor_detail(run_metrics: dict, path: str) -> str:
+    """What stands behind a verdict-valued anchor: for a cell ``CLASS/LANGUAGE/solved`` (the best run's verdict),
+    the fraction of runs that solved it with its Wilson interval; "" otherwise."""
+    parts = path.split("/")
+    cell = (
+        _get(run_metrics, f"cells/{parts[0]}/{parts[1]}")
+        if len(parts) == 3 and parts[2] == "solved"
+        else None
+    )
+    if not isinstance(cell, dict) or not isinstance(cell.get("n_runs"), int) or cell["n_runs"] < 1:
+        return ""
+    k, n = int(cell.get("runs_solved", 0)), cell["n_runs"]
+    lo, hi = wilson_ci(k, n)
+    return f"best run; {k}/{n} runs solve it, 95% Wilson CI {lo:.2f}–{hi:.2f}"
 
 
 _UNITS = {
@@ -146,10 +162,17 @@ def _label(path: str) -> str:
     return parent.replace("/", " · ") if parent else path.replace("_", " ")
 
 
+def _short(leaf: str) -> str:
+    for unit in ("_success_2A_pb_valid", "_success_2A"):
+        leaf = leaf.removesuffix(unit)
+    return leaf.replace("_", " ")
+
+
 def from_anchors(record: dict) -> Headline | None:
     """Ours vs published for every anchor the run measured, one panel per unit."""
     metrics = record.get("metrics") or {}
     panels: dict[str, Panel] = {}
+    leaves: dict[str, list[str]] = {}
     for a in record.get("anchors") or []:
         path, ref = a.get("path", ""), _num(a.get("value"))
         ours = _num(_get(metrics, path))
@@ -160,6 +183,13 @@ def from_anchors(record: dict) -> Headline | None:
         panels.setdefault(unit, Panel(unit)).points.append(
             Point(_label(path), ours, ref, ci, _pair(a.get("ci95")), how)
         )
+        leaves.setdefault(unit, []).append(path.rsplit("/", 1)[-1])
+    for unit, panel in panels.items():  # one quantity under two names (top-1, unranked): name the leaf too
+        if len({p.label for p in panel.points}) < len(panel.points):
+            panel.points = [
+                Point(f"{p.label} · {_short(leaf)}", p.ours, p.published, p.ours_ci, p.published_ci, p.how)
+                for p, leaf in zip(panel.points, leaves[unit], strict=True)
+            ]
     for p in panels.values():  # errors spanning decades on a log axis; signed quantities (speed-ups) never
         vals = [v for q in p.points for v in (q.ours, q.published, *(q.ours_ci or ())) if v is not None]
         p.log = "error" in p.title or "MSE" in p.title
@@ -309,7 +339,7 @@ def caption(head: Headline) -> str:
         if with_ci
         else "no interval recorded"
     )
-    hows = sorted({p.how for p in with_ci if p.how and p.how != "recorded"})
+    hows = sorted({p.how for p in with_ci if p.how})
     if hows and all(h.startswith("Wilson") for h in hows):
         hows = ["Wilson intervals of the runs solved per cell"]
     return (
@@ -364,6 +394,8 @@ def draw(head: Headline, path: Path, title: str) -> Path:
         ax.set_ylim(-0.7, len(panel.points) - 0.3)
         if panel.log:
             ax.set_xscale("log")
+        if panel.title.startswith(("success rate", "fraction")):  # rates: the whole [0, 1]
+            ax.set_xlim(-0.04, 1.04)
         ax.set_xlabel(panel.title, fontsize=9)
         ax.grid(axis="x", alpha=0.3)
     handles = [
@@ -379,4 +411,14 @@ def draw(head: Headline, path: Path, title: str) -> Path:
     return path
 
 
-__all__ = ["Headline", "Panel", "Point", "anchor_interval", "bootstrap_ci", "caption", "draw", "headline"]
+__all__ = [
+    "Headline",
+    "Panel",
+    "Point",
+    "anchor_detail",
+    "anchor_interval",
+    "bootstrap_ci",
+    "caption",
+    "draw",
+    "headline",
+]

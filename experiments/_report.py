@@ -172,6 +172,9 @@ def anchor_table(run: Run) -> str:
             shown += f" (95% CI {ci[0]:.3g}–{ci[1]:.3g})"
             if gap and isinstance(a.get("value"), int | float):
                 gap += "; published inside our CI" if ci[0] <= a["value"] <= ci[1] else "; outside our CI"
+        detail = _figures.anchor_detail(run.record.get("metrics", {}), a.get("path", ""))
+        if detail:
+            shown += f" ({detail})"
         lines.append(
             f"| `{a.get('path')}` | {shown} | {fmt(a.get('value'))} | {gap} | {fmt(a.get('source', ''))} |"
         )

@@ -257,3 +257,10 @@ def test_figure_intervals_against_scipy():
     assert _figures.anchor_interval(metrics, "a/speedup_pct")[0] == (0.8, 33.1)
     assert _figures.anchor_interval(metrics, "b/rate")[0] == (0.3, 0.95)
     assert _figures.anchor_interval(metrics, "b/other") == (None, "")
+    # a verdict (the best run solved the cell) is shown with the fraction of runs that solved it, and its interval
+    cells = {"cells": {"dense": {"parity": {"runs_solved": 2, "n_runs": 4}}}}
+    ref = stats.binomtest(2, 4).proportion_ci(method="wilson")
+    assert _figures.anchor_detail(cells, "dense/parity/solved") == (
+        f"best run; 2/4 runs solve it, 95% Wilson CI {ref.low:.2f}–{ref.high:.2f}"
+    )
+    assert _figures.anchor_detail(cells, "dense/parity/learned") == ""
