@@ -543,15 +543,34 @@ def _validation_lines(m):
     return lines
 
 
+# the summary's headline numbers, checked against metrics.json by tests/docs/test_published_numbers.py
+_HEADLINE_BLOCK = [
+    "<!-- headline",
+    "ccd_rdkit/top1_success_2A | .1%",
+    "ccd_rdkit/random_success_2A | .1%",
+    "ccd_oracle/top1_success_2A | .1%",
+    "posebusters_rdkit/top1_success_2A_pb_valid | .1%",
+    "posebusters_rdkit/unranked_success_2A_pb_valid | .1%",
+    "posebusters_oracle/top1_success_2A_pb_valid | .1%",
+    "validation/conformer_matching+vinardo_converged/top1_success_2A | .1%",
+    "train/wall_s | min",
+    "train/cpu_s | min",
+    "/wall_time_total_s | min",
+    "-->",
+]
+
+
 def _summary(ctx, m):
     t, chosen = m["train"], m["chosen_variant"]
     lines = [
         f"# sigmadock ({ctx.preset} preset, seed {ctx.seed})",
         "",
+        *_HEADLINE_BLOCK,
+        "",
         "SigmaDock (ICLR 2026) trains on PDBBind (19,443 complexes, 4 GPUs x 7 days) and reports PoseBusters top-1 "
         "(RMSD < 2 Å and PB-valid) 79.9% with Vinardo + PoseBusters ranking, 66.1% without, 85.4% with oracle "
         f"conformers. Ours trains on {t['n_train']} CCD pseudo-pocket complexes on CPU "
-        f"({t['wall_s'] / 60:.0f} min wall, {t['cpu_s'] / 60:.0f} min CPU on a 2-core machine), so the "
+        f"({t['wall_s'] / 60:.1f} min wall, {t['cpu_s'] / 60:.1f} min CPU on a 2-core machine), so the "
         "PoseBusters rows are a generalization test from synthetic pockets to real proteins (4 complexes).",
         "",
         f"Every row assembles and ranks with `{chosen}` (chosen on validation, below); conformers from RDKit "
@@ -576,13 +595,20 @@ def _summary(ctx, m):
     runs = "; ".join(
         f"{r['finished']}: {r['wall_s'] / 60:.1f} min wall, {r['cpu_s'] / 60:.1f} min CPU" for r in m["runs"]
     )
+    total = sum(r["wall_s"] for r in m["runs"])
+    before = (  # the page header's wall time sums the invocations; training may have run before them all
+        f"; the wall time in the page header, {total / 60:.1f} min, sums these invocations only: the train "
+        f"stage, {t['wall_s'] / 60:.1f} min on its own, ran before them and was reused"
+        if t["wall_s"] > total
+        else ""
+    )
     lines += _discussion(m)
     lines += [
         "",
         f"Command: `python -m experiments run sigmadock --preset {ctx.preset} --seed {ctx.seed} "
         "--resume` (metrics.json records the date and versions); invocations of this run folder that finished (a "
         "resumed invocation reuses the finished stages: training, validation, test rows; training time is the "
-        f"train stage's own, above): {runs}.",
+        f"train stage's own, above{before}): {runs}.",
     ]
     return "\n".join(lines) + "\n"
 
