@@ -172,11 +172,14 @@ def _ablation_table(m):
 
 def ablation_summary(preset, cfg, m, finished=None):
     """summary.md of the ``stable_ablation`` experiment (``finished``: the run's date, default today)."""
-    s = m["setup"]
+    s = dict(m["setup"])
+    s.setdefault("n_samples", s.get("num_samples"))  # records published before the rename
     fits = {(r["variant"], r["seed"]): r for r in m["rows"]}.values()
     return fill(
         "stable_ablation.md", preset=preset, finished=finished or time.strftime("%Y-%m-%d"), s=s, wall_min=m["wall_s"] / 60,
         cpu_min=m["cpu_s"] / 60, fit_cpu_min=sum(r["train_cpu_s"] for r in fits) / 60,
+        fit_cpu_lo=min(r["train_cpu_s"] for r in fits) / 60, fit_cpu_hi=max(r["train_cpu_s"] for r in fits) / 60,
+        n_fits=len(fits),
         baseline_cpu_min=m["baseline_cost"]["cpu_s"] / 60, zero_mse=m["zero_forecast_mse"] * 1e4,
         table=_ablation_table(m), mc_crps=m["mc_noise_sd"]["crps"], mc_crps_sum=m["mc_noise_sd"]["crps_sum"],
         mc_seeds=m["mc_noise_sd"]["seeds"],
