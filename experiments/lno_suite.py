@@ -630,12 +630,33 @@ def _cost_lines(cfg: dict, metrics: dict) -> list[str]:
     return lines
 
 
+def _headline_block(metrics: dict) -> list[str]:
+    """The summary's headline numbers (test and validation errors, paired p-values, training CPU seconds as the
+    tables print them), declared for the check of the published pages against metrics.json
+    (tests/docs/test_published_numbers.py)."""
+    keys = []
+    for name, d in metrics.items():
+        if not isinstance(d, dict) or "RNO_selected" not in d or "test_rel_l2" not in d["RNO_selected"]:
+            continue
+        keys += [f"{name}/RNO_selected/test_rel_l2 | .4g", f"{name}/RNO_selected/test_rel_l2_std | .2g"]
+        keys += [
+            f"{name}/{m}/val_rel_l2 | .4g" for m in ("RNO_selected", "RNO") if "val_rel_l2" in d.get(m, {})
+        ]
+        keys += [f"{name}/{m}/test_rel_l2 | .4g" for m in ("FNO", "LNO") if "test_rel_l2" in d.get(m, {})]
+        keys += [f"{name}/comparisons/{c}/p_ttest_rel | .3g" for c in d.get("comparisons", {})]
+        keys += [
+            f"{name}/{m}/train_cpu_s | .0f" for m in ("FNO", "LNO", "RNO") if "train_cpu_s" in d.get(m, {})
+        ]
+    return ["<!-- headline", *keys, "-->", ""] if keys else []
+
+
 def summary(ctx, metrics: dict) -> str:
     cfg = ctx.config
     ds = cfg["datasets"]
     lines = [
         "# lno_suite: FNO, LNO and RNO on the LNO suite and Navier-Stokes Re=40",
         "",
+        *_headline_block(metrics),
         f"Preset `{ctx.preset}`, seed {ctx.seed}, {cfg['seeds']} seeds per model (one vmapped ensemble). "
         "Test error of the final model, mean ± sd over seeds. **RNO** is the configuration chosen on validation "
         "among the base RNO and the variants tried (lowest mean validation error; named in brackets); its test "

@@ -274,6 +274,17 @@ def _accuracy_lines(accuracy: dict[str, Any], cfg: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _headline_block(accuracy: dict | None, datasets: dict) -> list[str]:
+    """The summary's headline numbers (solver errors and times as the tables print them), declared for the check
+    of the published pages against metrics.json (tests/docs/test_published_numbers.py)."""
+    keys = []
+    for name, rec in (accuracy or {}).items():
+        keys += [f"solver_accuracy/{name}/{k} | .2e" for k in rec if k.startswith("rel_err")]
+        keys += [f"solver_accuracy/{name}/{k} | .3g" for k in ("solve_s", "spsolve_s") if k in rec]
+    keys += [f"{name}/wall_s | .1f" for name in datasets]
+    return ["<!-- headline", *keys, "-->", ""] if keys else []
+
+
 def run(ctx: Any) -> dict[str, Any]:
 
     cfg = ctx.config
@@ -297,6 +308,7 @@ def run(ctx: Any) -> dict[str, Any]:
     lines = [
         "# pde_datasets",
         "",
+        *_headline_block(accuracy, metrics),
         f"Preset `{ctx.preset}`, seed {ctx.seed}. Times are wall seconds on the machine of the run (2 CPU cores, "
         "shared with other jobs); a dataset's wall time includes one compilation, so the estimate for the "
         "published size is an upper bound.",

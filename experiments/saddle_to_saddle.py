@@ -574,6 +574,25 @@ def _figures(ctx, out, cfg):
     _figure_architectures(ctx, plt, out["relu"], out["cnn"], out["attention"], levels)
 
 
+# the summary's headline numbers, declared for the check of the published pages against metrics.json
+# (tests/docs/test_published_numbers.py)
+_HEADLINE_BLOCK = [
+    "<!-- headline",
+    "linear/half_time_max_rel_err | .1e",
+    "linear/ln10_shift_max_rel_err | .1e",
+    "linear/plateau_level_max_rel_err | .1%",
+    "init_sweep/slope_vs_ln_inv_scale_measured/0 | .4f",
+    "init_sweep/slope_vs_ln_inv_scale_measured/2 | .4f",
+    "diagonal/jump_time_max_rel_err | .1%",
+    "closed_form/diagonal/saddle_level_max_rel_err | .1%",
+    "diagonal/final_vs_min_l1_max_abs | .1e",
+    "closed_form/attention_separate/plateau_level_max_rel_err | .1%",
+    "relu/final_loss | .4f",
+    "-->",
+    "",
+]
+
+
 def summary(ctx, metrics: dict) -> str:
     """Reader-facing summary: theory beside simulation for every network, sweeps, figures."""
     lm, dm, sw = metrics["linear"], metrics["diagonal"], metrics["init_sweep"]
@@ -584,6 +603,7 @@ def summary(ctx, metrics: dict) -> str:
     lines = [
         "# saddle_to_saddle: simulations held against closed forms",
         "",
+        *_HEADLINE_BLOCK,
         f"Preset `{ctx.preset}`, seed {ctx.seed}. Gradient flow (float64, adaptive Tsit5) for the linear and "
         "diagonal nets, small-step gradient descent (time = steps × learning rate) for ReLU, CNN and attention.",
         "",
