@@ -58,6 +58,16 @@ __all__ = [
 ]
 
 
+def _like_x(name: str, out: Any, x: Any) -> Any:
+    """The output of the user callable ``name``, which must have the shape of its input ``x`` (static check)."""
+    if jnp.shape(out) != jnp.shape(x):
+        raise ValueError(
+            f"{name}: expected the callable to return an array of the shape of its input {jnp.shape(x)}, "
+            f"received shape {jnp.shape(out)}"
+        )
+    return out
+
+
 def _time_arg(t_index: Array, n_steps: int, time_input: Literal["index", "fraction"]) -> Array:
     if time_input == "index":
         return t_index
@@ -110,7 +120,9 @@ def ddpm_sample(
 
     def step(x: Array, inp: tuple[Array, Array]) -> tuple[Array, None]:
         t, k = inp
-        eps = output_checked("eps_fn", eps_fn(x, _time_arg(t, T, time_input)), check=check_output)
+        eps = output_checked(
+            "eps_fn", _like_x("eps_fn", eps_fn(x, _time_arg(t, T, time_input)), x), check=check_output
+        )
         ab, beta, alpha = schedule.alpha_bars[t], schedule.betas[t], schedule.alphas[t]
         if clip_x0 is not None:
             x0 = jnp.clip((x - jnp.sqrt(1 - ab) * eps) / jnp.sqrt(ab), -clip_x0, clip_x0)
@@ -154,7 +166,9 @@ def ddim_sample(
 
     def step(x: Array, inp: tuple[Array, Array, Array]) -> tuple[Array, None]:
         t, tp, k = inp
-        eps = output_checked("eps_fn", eps_fn(x, _time_arg(t, T, time_input)), check=check_output)
+        eps = output_checked(
+            "eps_fn", _like_x("eps_fn", eps_fn(x, _time_arg(t, T, time_input)), x), check=check_output
+        )
         ab = schedule.alpha_bars[t]
         ab_prev = jnp.where(tp >= 0, schedule.alpha_bars[jnp.maximum(tp, 0)], 1.0)
         x0 = (x - jnp.sqrt(1.0 - ab) * eps) / jnp.sqrt(ab)
@@ -237,7 +251,7 @@ def reverse_sde_sample(
 
     def drift(s: Array, x: Array, args: Any) -> Array:
         t = -s
-        score = output_checked("score_fn", score_fn(x, t), check=check_output)
+        score = output_checked("score_fn", _like_x("score_fn", score_fn(x, t), x), check=check_output)
         return -(schedule.drift_coef(t) * x - schedule.diffusion(t) ** 2 * score)
 
     def diffusion(s: Array, x: Array, args: Any) -> Any:
@@ -281,7 +295,7 @@ def probability_flow_sample(
     ts = check_time_grid(ts)
 
     def vf(t: Array, x: Array, args: Any) -> Array:
-        score = output_checked("score_fn", score_fn(x, t), check=check_output)
+        score = output_checked("score_fn", _like_x("score_fn", score_fn(x, t), x), check=check_output)
         return schedule.drift_coef(t) * x - 0.5 * schedule.diffusion(t) ** 2 * score
 
     sol = diffrax.diffeqsolve(

@@ -22,7 +22,7 @@ from jaxtyping import Array, ArrayLike, Float
 from rdkit import Chem
 from rdkit.Chem import AllChem
 
-from .._validate import check_finite
+from .._validate import check_finite, check_int, check_nonempty
 from ._fragments import conformer_positions
 
 
@@ -32,6 +32,7 @@ def contact_score(ligand: Float[ArrayLike, "n 3"], pocket: Float[ArrayLike, "m 3
         if jnp.ndim(x) != 2 or jnp.shape(x)[-1] != 3:
             raise ValueError(f"{name}: expected positions of shape (n, 3), received shape {jnp.shape(x)}")
         check_finite(name, x)
+        check_nonempty(name, x)
     ligand, pocket = jnp.asarray(ligand), jnp.asarray(pocket)
     d = jnp.sqrt(jnp.sum((ligand[:, None, :] - pocket[None, :, :]) ** 2, -1) + 1e-12)
     return jnp.sum(10.0 * jnp.maximum(0.0, 3.2 - d) ** 2 - jnp.exp(-0.5 * (d - 4.0) ** 2))
@@ -58,6 +59,7 @@ def random_placement(
 
     Returns (positions ``(n_heavy, 3)``, score).
     """
+    check_int("k", k, minimum=1)
     heavy = Chem.RemoveHs(mol)
     molh = Chem.AddHs(heavy)
     params = AllChem.ETKDGv3()

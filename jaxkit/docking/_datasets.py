@@ -36,6 +36,7 @@ from rdkit import Chem
 from rdkit.Chem import AllChem
 from rdkit.rdBase import BlockLogs
 
+from .._validate import check_finite, check_int
 from ._fragments import conformer_positions, heavy_atom_mol, torsional_bonds
 from ._structures import (
     ORGANIC_ELEMENTS,
@@ -141,6 +142,8 @@ def pseudo_pocket(positions: np.ndarray, rng: np.random.Generator, *, points_per
     x = np.asarray(positions, dtype=np.float64)
     if x.ndim != 2 or x.shape[1] != 3 or len(x) < 2:
         raise ValueError(f"positions: expected shape (n>=2, 3), received {x.shape}")
+    check_int("points_per_atom", points_per_atom, minimum=1)
+    check_finite("positions", x)
     center = x.mean(0)
     dirs = rng.normal(size=(len(x), points_per_atom, 3))
     dirs /= np.linalg.norm(dirs, axis=-1, keepdims=True)

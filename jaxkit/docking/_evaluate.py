@@ -13,7 +13,7 @@ from rdkit import Chem
 from rdkit.Chem import rdMolAlign
 from rdkit.Geometry import Point3D
 
-from .._validate import as_float64_numpy, check_nonempty, check_positive
+from .._validate import as_float64_numpy, check_finite, check_nonempty, check_positive
 
 
 def with_positions(mol: Chem.Mol, positions: np.ndarray) -> Chem.Mol:
@@ -21,6 +21,7 @@ def with_positions(mol: Chem.Mol, positions: np.ndarray) -> Chem.Mol:
     positions = np.asarray(positions, dtype=np.float64)
     if positions.shape != (mol.GetNumAtoms(), 3):
         raise ValueError(f"positions: expected shape ({mol.GetNumAtoms()}, 3), received {positions.shape}")
+    check_finite("positions", positions)
     out = Chem.Mol(mol)
     out.RemoveAllConformers()
     conf = Chem.Conformer(mol.GetNumAtoms())
@@ -33,8 +34,15 @@ def with_positions(mol: Chem.Mol, positions: np.ndarray) -> Chem.Mol:
 
 def symmetric_rmsd(pred: Chem.Mol, ref: Chem.Mol) -> float:
     """Heavy-atom RMSD between two poses of the same ligand, minimized over graph symmetries, no alignment."""
+    p, r = Chem.RemoveAllHs(pred), Chem.RemoveAllHs(ref)
+    if (p.GetNumAtoms(), p.GetNumBonds()) != (r.GetNumAtoms(), r.GetNumBonds()):
+        # CalcRMS would match the smaller molecule as a substructure of the larger one and return a number
+        raise ValueError(
+            f"pred, ref: expected two poses of the same ligand, received {p.GetNumAtoms()} vs {r.GetNumAtoms()} "
+            f"heavy atoms ({Chem.MolToSmiles(p)!r} and {Chem.MolToSmiles(r)!r})"
+        )
     try:
-        return float(rdMolAlign.CalcRMS(Chem.RemoveAllHs(pred), Chem.RemoveAllHs(ref)))
+        return float(rdMolAlign.CalcRMS(p, r))
     except RuntimeError as e:  # RDKit: "No sub-structure match found between the reference and probe mol"
         raise ValueError(
             f"pred, ref: expected two poses of the same ligand, received {Chem.MolToSmiles(pred)!r} "
@@ -85,6 +93,10 @@ def write_poses_sdf(
     """Write poses to an SDF file (one record per molecule; ``props`` become SDF data fields)."""
     from pathlib import Path
 
+    mols = list(mols)
+    for name, seq in (("names", names), ("props", props)):
+        if seq is not None and len(seq) != len(mols):
+            raise ValueError(f"{name}: expected one entry per molecule ({len(mols)}), received {len(seq)}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     writer = Chem.SDWriter(str(path))

@@ -28,6 +28,8 @@ from rdkit import Chem
 from rdkit.Chem import TorsionFingerprints
 from rdkit.rdBase import BlockLogs
 
+from .._validate import check_finite, check_int, check_rotation
+
 
 class FragmentationError(ValueError):
     """The molecule cannot be fragmented as requested (no valid cut set, bad input)."""
@@ -217,6 +219,7 @@ def minimal_cut_sets(mol: Chem.Mol, *, max_sets: int = 256) -> list[tuple[int, .
     most ``max_sets`` of them. It agrees with the exhaustive search over all ``2^T`` subsets (kept as
     ``_exhaustive_cut_sets`` for the tests) and has no torsion limit (the exhaustive search used to stop at 14).
     """
+    check_int("max_sets", max_sets, minimum=1)
     tors = torsional_bonds(mol)
     if not tors:
         return [()]
@@ -359,6 +362,14 @@ def reassemble(
             f"rotations/translations: expected shapes ({frag.n_fragments}, 3, 3) and ({frag.n_fragments}, 3), "
             f"received {rotations.shape} and {translations.shape}"
         )
+    check_rotation("rotations", rotations)
+    check_finite("translations", translations)
+    local_atoms = np.asarray(local_atoms, dtype=np.float64)
+    if local_atoms.shape != (len(frag.atom_fragment), 3):
+        raise ValueError(
+            f"local_atoms: expected shape ({len(frag.atom_fragment)}, 3), received {local_atoms.shape}"
+        )
+    check_finite("local_atoms", local_atoms)
     f = frag.atom_fragment
     return np.einsum("nij,nj->ni", rotations[f], local_atoms) + translations[f]
 

@@ -70,6 +70,8 @@ def load_ligand(
 
 def ligand_from_smiles(smiles: str, *, allow_elements: frozenset[str] = ORGANIC_ELEMENTS) -> Chem.Mol:
     """A ligand from SMILES (chemistry only, no conformer; hydrogens added). Raises naming the SMILES."""
+    if not isinstance(smiles, str):
+        raise TypeError(f"smiles: expected a SMILES string, received {type(smiles).__name__} {smiles!r}")
     mol = Chem.MolFromSmiles(smiles)
     if mol is None:
         raise StructureError(f"ligand SMILES {smiles!r} could not be parsed by RDKit")

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import check_int
+from jaxkit._validate import check_int, check_size
 
 __all__ = ["ewma_gaussian", "garch_paths", "historical_bootstrap", "rolling_gaussian"]
 
@@ -25,6 +25,11 @@ def _window(returns: Any, horizon: int, n_samples: int) -> np.ndarray:
         raise ValueError(f"returns: expected more than horizon={horizon} rows, received {r.shape[0]}")
     if not np.all(np.isfinite(r)):
         raise ValueError("returns: expected finite values")
+    check_size(
+        "n_samples",
+        8 * n_samples * (horizon * r.shape[1] + 1),
+        hint=f"{n_samples} paths x {horizon} steps x {r.shape[1]} assets in float64",
+    )
     return r
 
 

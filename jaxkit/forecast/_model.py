@@ -26,7 +26,7 @@ from jaxtyping import Array, Float, PRNGKeyArray
 
 from jaxkit import diffusion as dm
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import check_int, check_key
+from jaxkit._validate import as_float64_numpy, check_finite, check_int, check_key, check_size
 from jaxkit.forecast._denoiser import (
     AttentionNet,
     ConditionalDenoiser,
@@ -420,6 +420,11 @@ def sample_paths(
         sc = jnp.broadcast_to(model.scale, (B, N))
     if antithetic and n_samples % 2:
         raise ValueError(f"n_samples: expected an even number with antithetic=True, received {n_samples}")
+    check_size(
+        "n_samples",
+        B * n_samples * (model.denoiser.horizon * N * 4 + 16),
+        hint=f"{B} dates x {n_samples} paths x {model.denoiser.horizon} steps x {N} assets in float32",
+    )
     keys = jax.random.split(key, B * n_samples)
     keys = keys.reshape((B, n_samples) + keys.shape[1:])
     chunk = B * n_samples if chunk_size is None else min(int(chunk_size), B * n_samples)
@@ -435,11 +440,21 @@ def recenter_paths(paths: ArrayInput, mean: ArrayInput = 0.0) -> np.ndarray:
 
     For daily returns the learned conditional mean of a diffusion forecaster is mostly estimation noise (the stable
     experiment measured it worse than a zero forecast); recentering keeps the learned spread, correlation and tails
-    and drops the mean. Report both, as the experiment does."""
-    x = np.asarray(paths, dtype=np.float64)
-    if x.ndim != 4:
-        raise ValueError(f"paths: expected shape (B, k, H, N), received {x.shape}")
-    m = np.broadcast_to(np.asarray(mean, dtype=np.float64), (x.shape[0], x.shape[2], x.shape[3]))
+    and drops the mean. Report both, as the experiment does. NaN/inf in ``paths`` or ``mean`` raise ``ValueError``
+    (a NaN path would otherwise spread into every path's recentred mean)."""
+    x = as_float64_numpy("paths", paths)
+    if x.ndim != 4 or x.shape[1] == 0:
+        raise ValueError(f"paths: expected shape (B, k, H, N) with k >= 1 paths, received {x.shape}")
+    check_finite("paths", x)
+    m = as_float64_numpy("mean", mean)
+    target = (x.shape[0], x.shape[2], x.shape[3])
+    try:
+        m = np.broadcast_to(m, target)
+    except ValueError:
+        raise ValueError(
+            f"mean: expected a shape that broadcasts to (B, H, N) = {target}, received {m.shape}"
+        ) from None
+    check_finite("mean", m)
     return x - x.mean(1, keepdims=True) + m[:, None]
 
 

@@ -25,7 +25,7 @@ import optax
 from jaxtyping import Key
 
 from .._typing import Array, ArrayLike, Float, PRNGKey, Scalar, TreeT
-from .._validate import check_finite, check_int, check_positive
+from .._validate import check_finite, check_int, check_positive, finite_checked
 from ..train import ArrayLoader, data_mesh, ensemble_member, fit, fit_ensemble, init_ensemble
 
 __all__ = [
@@ -102,10 +102,12 @@ class GaussianNormalizer(eqx.Module):
         return cls(jnp.asarray(mean, jnp.float32), jnp.asarray(std, jnp.float32), eps)
 
     def encode(self, x: Float[Array, "c *grid"]) -> Float[Array, "c *grid"]:
-        return (x - self.mean) / (self.std + self.eps)
+        """``(x - μ) / (σ + eps)``; NaN/inf in ``x`` raise (``ValueError``, a run-time error under ``jax.jit``)."""
+        return (finite_checked("x", x) - self.mean) / (self.std + self.eps)
 
     def decode(self, x: Float[Array, "c *grid"]) -> Float[Array, "c *grid"]:
-        return x * (self.std + self.eps) + self.mean
+        """``x (σ + eps) + μ``; NaN/inf in ``x`` (a diverged model's output) raise as in :meth:`encode`."""
+        return finite_checked("x", x) * (self.std + self.eps) + self.mean
 
 
 def fno_optimizer(

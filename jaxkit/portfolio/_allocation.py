@@ -28,8 +28,10 @@ pass ``dtype=jnp.float64``).
 pandas. A ``mean`` Series or ``cov`` DataFrame (labels = tickers, as PyPortfolioOpt and skfolio take them) gives
 a Series of weights with the same labels; arrays give arrays.
 
-All public functions check concrete inputs and are also traceable (checks that need values are skipped under
-``jit``/``vmap``; ``dtype`` and labels then follow the traced inputs).
+All public functions check concrete inputs and are also traceable (``dtype`` and labels then follow the traced
+inputs). Under ``jit``/``vmap`` the value checks that decide whether an answer exists (finite inputs, a converged
+solve, a tangency portfolio with positive net exposure) raise a run-time error (``eqx.error_if``); the shape and
+PSD checks run on concrete values only.
 """
 
 from __future__ import annotations
@@ -48,7 +50,10 @@ from jaxkit._validate import (
     check_finite,
     check_int,
     check_positive,
+    check_size,
     check_vector,
+    error_if_invalid,
+    finite_checked,
     float_dtype,
     is_tracer,
 )
@@ -100,11 +105,16 @@ def solve_qp_nonneg(
 
     Concrete inputs are checked (finite, shapes, ``H`` symmetric PSD) and a solve that stops before the tolerance
     raises ``ValueError`` instead of returning the last iterate, saying whether more iterations would help or the
-    precision is the limit (pass ``dtype=jnp.float64``). Traced inputs (inside ``jit``/``vmap``) are not
-    checked: use it there as an unchecked core. No units: ``H``, ``c``, ``A``, ``b`` as the problem states."""
+    precision is the limit (pass ``dtype=jnp.float64``). Infeasible constraints (no ``x >= 0`` with ``A x = b``)
+    and an objective unbounded below raise ``ValueError`` up front saying so; redundant consistent rows of ``A``
+    are dropped. Under ``jit``/``vmap`` (traced inputs, ``A`` of full row rank) non-finite inputs and a solve that
+    stops before the tolerance raise a run-time error (``eqx.error_if``) instead. No units: ``H``, ``c``, ``A``,
+    ``b`` as the problem states."""
     check_int("max_iter", max_iter, minimum=1)
     if any(is_tracer(a) for a in (H, c, A, b)):
-        return _qp_core(H, c, A, b, max_iter=max_iter)[0]
+        H, c, A, b = (finite_checked(nm, jnp.asarray(a)) for nm, a in zip("HcAb", (H, c, A, b)))
+        x, ok, *_ = _qp_core(H, c, A, b, max_iter=max_iter)
+        return _error_unless_converged(x, ok, "solve_qp_nonneg")
     check_covariance("H", H)
     n = np.shape(H)[0]
     check_vector("c", c, n)
@@ -113,12 +123,57 @@ def solve_qp_nonneg(
     check_vector("b", b, np.shape(A)[0])
     check_finite("A", A)
     dt = _resolve_dtype(dtype, H, c, A, b)
+    A, b = _independent_feasible(np.asarray(H, np.float64), np.asarray(c, np.float64), A, b)
     with precision(dt):
         x, ok, err, it, stalled = _qp_core(
             *(jnp.asarray(np.asarray(a, np.float64), dt) for a in (H, c, A, b)), max_iter=max_iter
         )
         _raise_unless_converged(bool(ok), float(err), int(it), max_iter, "solve_qp_nonneg", bool(stalled), dt)
     return x
+
+
+def _independent_feasible(H: np.ndarray, c: np.ndarray, A: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Concrete ``(A, b)`` reduced to linearly independent rows, after checking that ``A x = b, x >= 0`` has a
+    solution and that the objective is bounded below on it (``ValueError`` saying which fails; the interior-point
+    iteration needs independent rows and would otherwise only report that it did not converge)."""
+    import scipy.linalg
+    import scipy.optimize
+
+    A, b = np.asarray(A, np.float64), np.asarray(b, np.float64)
+    m, n = A.shape
+    scale = max(float(np.abs(A).max(initial=0.0)), float(np.abs(b).max(initial=0.0)), 1e-300)
+    if m:
+        _, r, piv = scipy.linalg.qr(A.T, mode="economic", pivoting=True)
+        diag = np.abs(np.diag(r))
+        rank = int(np.sum(diag > 1e-10 * max(diag.max(initial=0.0), 1e-300)))
+        keep = np.sort(piv[:rank])
+        if rank < m:
+            x_ls = np.linalg.lstsq(A[keep], b[keep], rcond=None)[0] if rank else np.zeros(n)
+            gap = float(np.abs(A @ x_ls - b).max())
+            if gap > 1e-8 * scale:
+                raise ValueError(
+                    f"A, b: the equality constraints A x = b are inconsistent (rank(A) = {rank} < {m} rows and "
+                    f"no x satisfies all of them, residual {gap:.3g}): the problem is infeasible"
+                )
+            A, b = A[keep], b[keep]
+    lp = scipy.optimize.linprog(np.zeros(n), A_eq=A if len(A) else None, b_eq=b if len(A) else None,
+                                bounds=(0, None), method="highs")  # fmt: skip
+    if lp.status == 2:
+        raise ValueError(
+            "A, b: no x >= 0 satisfies A x = b (the constraints are infeasible); check the signs and the "
+            f"right-hand side b = {np.array2string(b, precision=4, threshold=8)}"
+        )
+    # unbounded below iff a direction d >= 0 with A d = 0, H d = 0 and c.d < 0 exists (H PSD)
+    hs = max(float(np.abs(H).max(initial=0.0)), float(np.abs(c).max(initial=0.0)), 1e-300)
+    rows = np.vstack([A, H / hs]) if len(A) else H / hs
+    ray = scipy.optimize.linprog(c / hs, A_eq=rows, b_eq=np.zeros(len(rows)), A_ub=np.ones((1, n)),
+                                 b_ub=[1.0], bounds=(0, None), method="highs")  # fmt: skip
+    if ray.status == 0 and ray.fun < -1e-9:
+        raise ValueError(
+            "H, c: the objective is unbounded below on the feasible set (a direction d >= 0 with A d = 0, "
+            "H d = 0 and c.d < 0 exists); add a constraint or curvature"
+        )
+    return A, b
 
 
 def _raise_unless_converged(
@@ -216,9 +271,19 @@ def _qp_core(H, c, A, b, *, max_iter: int = 60):
 
 def _solve_checked(H, c, A, b, max_iter: int, what: str):
     x, ok, err, it, stalled = _qp_core(H, c, A, b, max_iter=max_iter)
-    if not is_tracer(ok):  # traced (a risk aversion under jit): unchecked, like the *_core functions
-        _raise_unless_converged(bool(ok), float(err), int(it), max_iter, what, bool(stalled), H.dtype)
+    if is_tracer(ok):  # under jit/vmap: the same contract as eagerly, as a run-time error
+        return _error_unless_converged(x, ok, what)
+    _raise_unless_converged(bool(ok), float(err), int(it), max_iter, what, bool(stalled), H.dtype)
     return x
+
+
+def _error_unless_converged(x: Array, ok: Array, what: str) -> Array:
+    return error_if_invalid(
+        x,
+        ~ok,
+        f"{what}: the interior-point solve did not reach its tolerance (under jit: infeasible or unbounded "
+        "problem, too few max_iter, or float32 precision; call it eagerly for the diagnosis)",
+    )
 
 
 def _normalize(w):
@@ -236,8 +301,12 @@ def _dtype(*xs):
     return float_dtype(*xs)
 
 
-def _arr(x: Any, dt: Any) -> Array:
-    return x.astype(dt) if is_tracer(x) else jnp.asarray(np.asarray(x, np.float64), dt)
+def _arr(x: Any, dt: Any, name: str = "") -> Array:
+    """``x`` in ``dt``; a traced ``x`` gets a run-time finite check naming ``name`` (the eager check holds under jit)."""
+    if is_tracer(x):
+        x = x.astype(dt)
+        return finite_checked(name, x) if name else x
+    return jnp.asarray(np.asarray(x, np.float64), dt)
 
 
 def _vol_scaling(S: Array) -> Array:
@@ -269,7 +338,7 @@ def min_variance(cov: ArrayInput, *, max_iter: int = 60, dtype: DTypeLike | None
     check_int("max_iter", max_iter, minimum=1)
     dt = _resolve_dtype(dtype, cov)
     with precision(dt):
-        S = _arr(cov, dt)
+        S = _arr(cov, dt, "cov")
         n = S.shape[0]
         w = _normalize(_budget_qp(S, jnp.zeros(n, dt), jnp.ones(n, dt), max_iter, "min_variance"))
     return labeled(w, labels, "weight")
@@ -293,7 +362,7 @@ def mean_variance(
         check_positive("risk_aversion", risk_aversion)
     dt = _resolve_dtype(dtype, mean, cov)
     with precision(dt):
-        mu, S = _arr(mean, dt), _arr(cov, dt)
+        mu, S = _arr(mean, dt, "mean"), _arr(cov, dt, "cov")
         n = S.shape[0]
         w = _normalize(_budget_qp(risk_aversion * S, -mu, jnp.ones(n, dt), max_iter, "mean_variance"))
     return labeled(w, labels, "weight")
@@ -318,7 +387,7 @@ def max_sharpe(
     labels = _check_mean_cov(mean, cov)
     dt = _resolve_dtype(dtype, mean, cov)
     with precision(dt):
-        mu, S = _arr(mean, dt), _arr(cov, dt)
+        mu, S = _arr(mean, dt, "mean"), _arr(cov, dt, "cov")
         excess = mu - risk_free_rate
         if not is_tracer(excess) and not bool(jnp.max(excess) > 0):
             raise ValueError(
@@ -350,8 +419,15 @@ def tangency(
         raise ValueError(f"risk_free_rate: expected a finite value, received {risk_free_rate!r}")
     dt = _resolve_dtype(dtype, mean, cov)
     if is_tracer(mean) or is_tracer(cov) or is_tracer(risk_free_rate):  # unchecked traceable path
-        z = jnp.linalg.solve(_arr(cov, dt), _arr(mean, dt) - risk_free_rate)
-        return z / jnp.sum(z)
+        z = jnp.linalg.solve(_arr(cov, dt, "cov"), _arr(mean, dt, "mean") - risk_free_rate)
+        net, gross = jnp.sum(z), jnp.sum(jnp.abs(z))
+        z = error_if_invalid(
+            z,
+            ~jnp.all(jnp.isfinite(z)) | ~(net > 1e-6 * gross),
+            "mean: the tangency direction Sigma^-1 (mean - risk_free_rate) has non-positive net exposure, or cov "
+            "is singular, so no fully invested portfolio maximizes the Sharpe ratio (checked under jit as eagerly)",
+        )
+        return z / net
     S64 = np.asarray(cov, np.float64)
     ex64 = np.asarray(mean, np.float64) - float(risk_free_rate)
     ev = np.linalg.eigvalsh(0.5 * (S64 + S64.T))
@@ -383,6 +459,7 @@ def tangency(
 def equal_weight(n: int) -> Float[Array, " n"]:
     """The 1/N portfolio."""
     check_int("n", n, minimum=1)
+    check_size("n", 4 * n)
     return jnp.full((n,), 1.0 / n)
 
 

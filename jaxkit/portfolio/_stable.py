@@ -38,6 +38,7 @@ from jaxkit._typing import ArrayInput
 from jaxkit._validate import (
     as_float64_numpy,
     check_covariance,
+    check_int,
     check_positive,
     check_positive_definite,
     check_vector,
@@ -192,6 +193,9 @@ def strategy_weights(
     from jaxkit.portfolio._black_litterman import black_litterman_core, he_litterman_omega
     from jaxkit.portfolio._covariance import ledoit_wolf_core
 
+    check_int("horizon", horizon, minimum=1)
+    for name, v in (("risk_aversion", risk_aversion), ("tau", tau)):
+        check_positive(name, v)
     X = as_float64_numpy("window_returns", window_returns, ndim=3, what="(dates, lookback, assets)")
     if not np.all(np.isfinite(X)):
         raise ValueError("window_returns: expected finite values")

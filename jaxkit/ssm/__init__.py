@@ -11,6 +11,10 @@ depending on the gating mechanism and on fixed-width vs unbounded precision. Thi
 - Languages: membership oracles and balanced samplers (:func:`get_task`, :class:`Task`); LTLf (:func:`parse`,
   :func:`evaluate`, :func:`formula_task`).
 - :func:`construct`: hand-set weights, verified exactly (:func:`verify`); :func:`train_runs`: training probes.
+
+Checks. Token ids outside the vocabulary, and NaN/inf in the inputs of the public scans (:func:`diagonal_scan`,
+:func:`dense_scan`, :func:`reflection_scan`) and of :class:`SSMLayer`, raise ``ValueError`` on concrete values and a
+run-time error (``equinox.error_if``) under ``jax.jit``; ``check_finite=False`` skips the finite check for speed.
 """
 
 from ._constructions import CONSTRUCTIONS, Construction, construct, first_failure, predict, verify

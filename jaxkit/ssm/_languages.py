@@ -55,8 +55,13 @@ class DFA:
     _tables: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        self.trans = np.asarray(self.trans, np.int64)
-        self.accept = np.asarray(self.accept, bool)
+        for name in ("trans", "accept"):
+            try:
+                setattr(self, name, np.asarray(getattr(self, name), np.int64 if name == "trans" else bool))
+            except (ValueError, TypeError) as e:
+                raise ValueError(
+                    f"{name}: expected a rectangular table, received {getattr(self, name)!r} ({e})"
+                ) from None
         if self.trans.ndim != 2 or self.trans.shape[1] == 0:
             raise ValueError(f"trans: expected shape (states, symbols>=1), received {self.trans.shape}")
         n = self.trans.shape[0]

@@ -31,7 +31,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxkit._typing import PRNGKey
-from jaxkit._validate import check_choice, check_int, check_ndim, is_tracer
+from jaxkit._validate import (
+    check_choice,
+    check_int,
+    check_key,
+    check_ndim,
+    check_norm,
+    error_if_invalid,
+    finite_checked,
+    is_tracer,
+)
 from jaxkit.kernels.linear_scan import linear_scan as _kernel_linear_scan
 
 from ._precision import Precision, quantize
@@ -42,15 +51,49 @@ MODES = ("parallel", "recurrent")
 _SAT = 0.05  # stretch of a saturating gate
 
 
+def _scan_operand(name: str, x: Any, ndim: int, check_finite: bool) -> jax.Array:
+    """A scan operand as a JAX array of ``ndim`` dimensions with a numeric (real or complex) dtype, finite when
+    ``check_finite`` (``ValueError`` eagerly, an ``eqx.error_if`` run-time error under ``jax.jit``)."""
+    if not is_tracer(x):
+        arr = np.asarray(x)
+        if arr.dtype.kind not in "biufc":
+            raise TypeError(f"{name}: expected a numeric array, received dtype {arr.dtype}")
+        x = jnp.asarray(arr if arr.dtype.kind in "fc" else arr.astype(jnp.result_type(float)))
+    check_ndim(name, x, ndim)
+    return finite_checked(name, x) if check_finite else x
+
+
+def _same_leading(names: tuple[str, str], x: jax.Array, y: jax.Array, n: int) -> None:
+    if x.shape[:n] != y.shape[:n]:
+        raise ValueError(
+            f"{names[1]}: expected leading shape {x.shape[:n]} to match {names[0]} {x.shape}, received {y.shape}"
+        )
+
+
 def diagonal_scan(
-    a: jax.Array, b: jax.Array, *, mode: str = "parallel", precision: Precision | None = None
+    a: jax.Array,
+    b: jax.Array,
+    *,
+    mode: str = "parallel",
+    precision: Precision | None = None,
+    check_finite: bool = True,
 ) -> jax.Array:
     """All states of ``h_t = a_t ⊙ h_{t-1} + b_t`` (``h_0 = 0``) for ``a, b`` of shape ``(T, N)``.
 
     ``mode="parallel"`` uses the linear-scan kernel when present; ``"recurrent"`` a sequential ``lax.scan`` in which
-    each update is rounded to ``precision`` (one rounding per fused multiply-add).
+    each update is rounded to ``precision`` (one rounding per fused multiply-add). NaN/inf in ``a`` or ``b`` raise
+    ``ValueError`` (a run-time error under ``jax.jit``) instead of spreading into every later state;
+    ``check_finite=False`` skips that check (the layers, whose inputs are already checked, do).
     """
     check_choice("mode", mode, MODES)
+    a = _scan_operand("a", a, 2, check_finite)
+    b = _scan_operand("b", b, 2, check_finite)
+    if a.shape != b.shape:
+        raise ValueError(f"b: expected shape {a.shape} to match a, received {b.shape}")
+    return _diagonal_scan(a, b, mode=mode, precision=precision)
+
+
+def _diagonal_scan(a: jax.Array, b: jax.Array, *, mode: str, precision: Precision | None) -> jax.Array:
     if mode == "parallel" and precision is None:
         return _kernel_linear_scan(a, b)
     a = quantize(a, precision)
@@ -67,7 +110,26 @@ def householder_product(k: jax.Array, beta: jax.Array) -> jax.Array:
     """``H_n ⋯ H_1`` with ``H_j = I - β_j k_j k_jᵀ`` for unit ``k`` of shape ``(n, N)`` and ``β`` of shape ``(n,)``.
 
     With ``β ∈ [0, 2]`` every eigenvalue lies in ``[-1, 1]`` (Grazzi et al. 2025); ``β = 2`` is a reflection.
+    Rows of ``k`` that are not unit vectors (``|‖k_j‖ - 1| > 1e-4``) raise ``ValueError`` (a run-time error under
+    ``jax.jit``): the product would silently stop being a product of reflections.
     """
+    if k.ndim != 2 or beta.shape != k.shape[:1]:
+        raise ValueError(
+            f"beta: expected shape ({k.shape[0] if k.ndim else '?'},) for k of shape (n, N) = {k.shape}, "
+            f"received {beta.shape}"
+        )
+    if is_tracer(k):
+        k = error_if_invalid(
+            k,
+            jnp.abs(jnp.linalg.norm(k, axis=-1) - 1.0) > 1e-4,
+            "k: expected unit vectors (|norm - 1| <= 0.0001)",
+        )
+    else:
+        check_norm("k", k, unit=True)
+    return _householder_product(k, finite_checked("beta", beta))
+
+
+def _householder_product(k: jax.Array, beta: jax.Array) -> jax.Array:
     if k.ndim != 2 or beta.shape != k.shape[:1]:
         raise ValueError(
             f"beta: expected shape ({k.shape[0] if k.ndim else '?'},) for k of shape (n, N) = {k.shape}, "
@@ -84,10 +146,26 @@ def householder_product(k: jax.Array, beta: jax.Array) -> jax.Array:
 
 
 def dense_scan(
-    A: jax.Array, b: jax.Array, *, mode: str = "parallel", precision: Precision | None = None
+    A: jax.Array,
+    b: jax.Array,
+    *,
+    mode: str = "parallel",
+    precision: Precision | None = None,
+    check_finite: bool = True,
 ) -> jax.Array:
-    """All states of ``h_t = A_t h_{t-1} + b_t`` (``h_0 = 0``), ``A`` of shape ``(T, N, N)``, ``b`` ``(T, N)``."""
+    """All states of ``h_t = A_t h_{t-1} + b_t`` (``h_0 = 0``), ``A`` of shape ``(T, N, N)``, ``b`` ``(T, N)``.
+
+    NaN/inf in ``A`` or ``b`` raise as in :func:`diagonal_scan` (``check_finite=False`` skips the check)."""
     check_choice("mode", mode, MODES)
+    A = _scan_operand("A", A, 3, check_finite)
+    b = _scan_operand("b", b, 2, check_finite)
+    T, N = b.shape
+    if A.shape != (T, N, N):
+        raise ValueError(f"A: expected shape ({T}, {N}, {N}) to match b {b.shape}, received {A.shape}")
+    return _dense_scan(A, b, mode=mode, precision=precision)
+
+
+def _dense_scan(A: jax.Array, b: jax.Array, *, mode: str, precision: Precision | None) -> jax.Array:
     if mode == "parallel" and precision is None:
 
         def combine(left, right):
@@ -106,15 +184,17 @@ def dense_scan(
     return jax.lax.scan(step, jnp.zeros(b.shape[1:], b.dtype), (A, b))[1]
 
 
-def reflection_scan(k: jax.Array, beta: jax.Array, b: jax.Array) -> jax.Array:
+def reflection_scan(k: jax.Array, beta: jax.Array, b: jax.Array, *, check_finite: bool = True) -> jax.Array:
     """All states of ``h_t = H_{t,n} ⋯ H_{t,1} h_{t-1} + b_t`` (``h_0 = 0``, ``H_{t,j} = I - β_{t,j} k_{t,j} k_{t,j}ᵀ``).
 
     The same recurrence as :func:`dense_scan` of :func:`householder_product` matrices, but each reflection is
     applied to the state directly (``h - β k (kᵀ h)``: ``O(nN)`` per step instead of forming ``N × N`` products);
-    ``k`` is ``(T, n, N)``, ``beta`` ``(T, n)``, ``b`` ``(T, N)``. Sequential (``lax.scan``), no rounding.
+    ``k`` is ``(T, n, N)``, ``beta`` ``(T, n)``, ``b`` ``(T, N)``. Sequential (``lax.scan``), no rounding. NaN/inf
+    inputs raise as in :func:`diagonal_scan` (``check_finite=False`` skips the check).
     """
-    if k.ndim != 3:
-        raise ValueError(f"k: expected shape (T, n, N), received {k.shape}")
+    k = _scan_operand("k", k, 3, check_finite)
+    beta = _scan_operand("beta", beta, 2, check_finite)
+    b = _scan_operand("b", b, 2, check_finite)
     T, n, N = k.shape
     if beta.shape != (T, n):
         raise ValueError(f"beta: expected shape ({T}, {n}) to match k {k.shape}, received {beta.shape}")
@@ -195,6 +275,7 @@ class SSMLayer(eqx.Module):
         check_int("n_householder", n_householder, minimum=1)
         d_hidden = 2 * d_model if d_hidden is None else d_hidden
         check_int("d_hidden", d_hidden, minimum=1)
+        check_key("key", key)
         self.variant, self.d_model, self.d_state, self.n_householder = (
             variant,
             d_model,
@@ -263,7 +344,7 @@ class SSMLayer(eqx.Module):
             a = jnp.clip((1 + 2 * _SAT) * t, -1.0, 1.0) if self.saturating else t
             return a, self._couple(bin_, 1 - jnp.abs(a))
         k, beta = self._reflections(z)
-        return jax.vmap(householder_product)(k, beta), self._couple(bin_, beta.mean(-1, keepdims=True) / 2)
+        return jax.vmap(_householder_product)(k, beta), self._couple(bin_, beta.mean(-1, keepdims=True) / 2)
 
     def _couple(self, b: jax.Array, scale: jax.Array) -> jax.Array:
         """``coupled_input``: the write ``b`` scaled by how much the gate forgets (``1 - |a|``; dense: mean β/2)."""
@@ -292,16 +373,29 @@ class SSMLayer(eqx.Module):
             z = self.gate_b + u @ self.gate_w.T
             k, beta = self._reflections(z)
             return reflection_scan(
-                k, beta, self._couple(u @ self.in_w.T + self.in_b, beta.mean(-1, keepdims=True) / 2)
+                k,
+                beta,
+                self._couple(u @ self.in_w.T + self.in_b, beta.mean(-1, keepdims=True) / 2),
+                check_finite=False,
             )
         a, b = self.transitions(u)
         if self.variant == "dense":
-            return dense_scan(a, b, mode=mode, precision=precision)
-        return diagonal_scan(a, b, mode=mode, precision=precision)
+            return _dense_scan(a, b, mode=mode, precision=precision)
+        return _diagonal_scan(a, b, mode=mode, precision=precision)
 
     def __call__(
-        self, u: jax.Array, *, mode: str = "parallel", precision: Precision | None = None
+        self,
+        u: jax.Array,
+        *,
+        mode: str = "parallel",
+        precision: Precision | None = None,
+        check_finite: bool = True,
     ) -> jax.Array:
+        """``(T, d_model)`` outputs for inputs ``u`` ``(T, d_model)``. NaN/inf in ``u`` raise ``ValueError`` (a
+        run-time error under ``jax.jit``); ``check_finite=False`` skips the check (:class:`SSMModel` does: its
+        inputs are embeddings of checked tokens)."""
+        if check_finite:
+            u = finite_checked("u", u)
         h = self.states(u, mode=mode, precision=precision)
         feats = jnp.concatenate([h.real, h.imag], -1) if jnp.iscomplexobj(h) else h
         if self.state_norm:  # RMS norm of the state features: the readout sees directions, not magnitudes
@@ -366,6 +460,7 @@ class SSMModel(eqx.Module):
         check_int("vocab", vocab, minimum=1)
         check_int("n_classes", n_classes, minimum=1)
         check_int("n_layers", n_layers, minimum=1)
+        check_key("key", key)
         ke, kh, *kl = jax.random.split(key, n_layers + 2)
         self.embed = jax.random.normal(ke, (vocab, d_model))
         self.layers = tuple(
@@ -396,9 +491,11 @@ class SSMModel(eqx.Module):
         check_ndim("tokens", tokens, 1, what="one sequence (T,); vmap for batches")
         check_choice("mode", mode, MODES)
         check_tokens("tokens", tokens, self.embed.shape[0])
+        if tokens.shape[0] == 0:
+            raise ValueError("tokens: expected a sequence of at least one token, received shape (0,)")
         x = quantize(self.embed[_checked_ids(tokens, self.embed.shape[0])], precision)
         for layer in self.layers:
-            x = layer(x, mode=mode, precision=precision)
+            x = layer(x, mode=mode, precision=precision, check_finite=False)
         return x @ self.head_w.T + self.head_b
 
 

@@ -282,6 +282,9 @@ def select_runs(runs: Sequence[dict]) -> dict[int, int]:
     """
     chosen: dict[int, int] = {}
     for i, r in enumerate(runs):
+        missing = [k for k in ("seed", "val_acc", "train_acc") if k not in r]
+        if missing:
+            raise ValueError(f"runs: run {i} has no {missing} (expected keys 'seed', 'val_acc', 'train_acc')")
         s, key = int(r["seed"]), (float(r["val_acc"]), float(r["train_acc"]))
         j = chosen.get(s)
         if j is None or key > (float(runs[j]["val_acc"]), float(runs[j]["train_acc"])):
@@ -291,7 +294,12 @@ def select_runs(runs: Sequence[dict]) -> dict[int, int]:
 
 def seed_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
     """Student-t interval for the mean of per-seed values (``scipy.stats.t``), clipped to [0, 1]; one value: itself."""
+    check_range("confidence", confidence, 0.0, 1.0, closed=False)
     v = np.asarray(values, float)
+    if v.ndim != 1 or v.size == 0 or not np.all(np.isfinite(v)):
+        raise ValueError(
+            f"values: expected a non-empty 1-D sequence of finite per-seed values, received {values!r}"
+        )
     m = float(v.mean())
     if v.size < 2 or float(v.std(ddof=1)) == 0.0:
         return m, m

@@ -17,7 +17,7 @@ import numpy as np
 
 from jaxkit._nn import TransformerBlock
 from jaxkit._typing import PRNGKey
-from jaxkit._validate import check_choice, check_int, check_ndim
+from jaxkit._validate import check_choice, check_int, check_key, check_ndim
 
 from ._layers import check_tokens
 
@@ -98,6 +98,7 @@ class CausalTransformer(eqx.Module):
                 f"d_model: expected a multiple of n_heads (even head size for rope), received "
                 f"d_model={d_model}, n_heads={n_heads}"
             )
+        check_key("key", key)
         ke, kp, kh, *kb = jax.random.split(key, n_layers + 3)
         self.positional, self.max_len = positional, max_len
         self.embed = jax.random.normal(ke, (vocab, d_model))

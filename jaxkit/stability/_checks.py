@@ -47,6 +47,15 @@ def check_rho(rho: Any, name: str = "rho") -> None:
         raise ValueError(f"{name}: expected values in [-1, 1], received {arr.tolist()}")
 
 
+def rho_checked(rho: Any, name: str = "rho") -> Any:
+    """``rho`` after :func:`check_rho`; a traced ``rho`` gets a run-time check (``eqx.error_if``) that it lies in
+    ``[-1, 1]``, so the eager contract also holds under ``jax.jit``."""
+    check_rho(rho, name)
+    if not is_tracer(rho):
+        return rho
+    return eqx.error_if(rho, ~((rho >= -1.0) & (rho <= 1.0)), f"{name}: expected values in [-1, 1]")
+
+
 def check_gamma(gamma: Any, name: str = "gamma") -> None:
     """Regularization strength ``γ >= 0`` (finite; arrays: every entry)."""
     if is_tracer(gamma):

@@ -37,11 +37,12 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jaxtyping import Array, Float
 
 from jaxkit._typing import ArrayInput
 
 from .._validate import check_finite, check_int, check_key, check_range, is_tracer
-from ._checks import check_rho, check_token_ids
+from ._checks import check_rho, check_token_ids, rho_checked
 
 DOMAINS = ("gaussian", "boolean", "tokens")
 
@@ -119,7 +120,7 @@ def correlated_copy(
     noise_scale: float | None = 1.0,
 ) -> jax.Array:
     """One ``ρ``-correlated copy of a single input ``x`` (see the module docstring for each domain)."""
-    check_rho(rho)  # concrete values only (a traced rho is checked by the caller)
+    rho = rho_checked(rho)  # a traced rho: a run-time check under jit
     if domain == "tokens":
         check_int("vocab_size", vocab_size, minimum=1)
         if not is_tracer(x):
@@ -177,7 +178,7 @@ def noise_stability(
     f: Callable[[jax.Array], jax.Array],
     x: ArrayInput,
     *,
-    rho: float | int,
+    rho: float | int | Float[Array, ""],
     key: jax.Array,
     n_samples: int = 8,
     domain: str = "gaussian",
@@ -193,7 +194,7 @@ def noise_stability(
             product is summed over them). A function or an Equinox model; it is vmapped and jitted here.
         x: ``N >= 2`` input points (samples of the input distribution: ``N(0, I)`` draws for the Gaussian
             stability, ``±1`` vectors, or token ids).
-        rho: correlation, in ``[-1, 1]``.
+        rho: correlation, in ``[-1, 1]`` (a traced scalar is checked at run time under ``jax.jit``).
         key: PRNG key for the noise.
         n_samples: noisy copies per point (>= 2).
         domain: ``"gaussian"``, ``"boolean"`` or ``"tokens"``.
@@ -217,7 +218,16 @@ def noise_stability(
         check_token_ids("x", x, vocab_size)
     if chunk_size is None:
         chunk_size = _auto_chunk(f, x, n_samples)
-    args = (x, key, jnp.asarray(rho, jnp.float32), n_samples, domain, vocab_size, noise_scale, chunk_size)
+    args = (
+        x,
+        key,
+        jnp.asarray(rho_checked(rho), jnp.float32),
+        n_samples,
+        domain,
+        vocab_size,
+        noise_scale,
+        chunk_size,
+    )
     if isinstance(f, eqx.Module):  # trace the model's arrays instead of baking them in as constants
         params, static = eqx.partition(f, eqx.is_array)
         est, n_bad = _stability_module_jit(params, static, *args)

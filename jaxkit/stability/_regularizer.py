@@ -48,7 +48,7 @@ from jaxtyping import Array, Float, Int
 from jaxkit._typing import ArrayInput
 
 from .._validate import check_choice, check_int, check_key, is_tracer
-from ._checks import check_gamma, check_rho, check_token_ids
+from ._checks import check_gamma, check_rho, check_token_ids, rho_checked
 from ._models import Transformer
 from ._noise import correlated_copy
 
@@ -112,7 +112,7 @@ def resample_tokens(
         if noise_mask is not None:
             bad = bad & noise_mask
         tokens = eqx.error_if(tokens, bad, f"tokens: token ids outside the vocabulary [0, {vocab_size})")
-    return _resample_core(tokens, key, rho, vocab_size, noise_mask)
+    return _resample_core(tokens, key, rho_checked(rho), vocab_size, noise_mask)
 
 
 def agreement_regularizer(
@@ -120,7 +120,9 @@ def agreement_regularizer(
 ) -> Float[Array, ""]:
     """$R = (-1)^S \\sum_i M(X)_i M(Y)_i$ (``S = sign``), averaged over all leading (batch/position) axes.
 
-    ``probs_*`` are probability vectors over the last axis (softmax outputs of the clean and the noisy input).
+    ``probs_*`` are probability vectors over the last axis (softmax outputs of the clean and the noisy input),
+    checked (finite, non-negative, summing to 1) when concrete; traced inside a training loss, a NaN flows into
+    the loss, where :func:`jaxkit.train.fit` reports it (its ``nonfinite`` policy).
     """
     if sign not in (0, 1):
         raise ValueError(f"sign: expected S = 0 or 1, received {sign!r}")
@@ -129,8 +131,10 @@ def agreement_regularizer(
             f"probs_noisy: expected the shape of probs_clean {probs_clean.shape}, received {probs_noisy.shape}"
         )
     for name, q in (("probs_clean", probs_clean), ("probs_noisy", probs_noisy)):
-        if not is_tracer(q):
+        if not is_tracer(q):  # traced (inside a training loss): NaN flows to the loss, which fit reports
             arr = np.asarray(q, dtype=float)
+            if not np.all(np.isfinite(arr)):
+                raise ValueError(f"{name}: expected finite probabilities, received NaN/inf entries")
             if arr.size and (arr.min() < -1e-6 or np.abs(arr.sum(-1) - 1).max() > 1e-3):
                 raise ValueError(
                     f"{name}: expected probability vectors over the last axis (non-negative, summing to 1; "
@@ -174,8 +178,7 @@ def cross_entropy(logits: Float[Array, "*batch classes"], labels: Int[Array, "*b
             "(B,) for a classifier or one position such as positions=-1, (B, T) for positions=None on a "
             f"sequence model), received {tuple(jnp.shape(labels))}"
         )
-    if not is_tracer(labels):
-        check_token_ids("labels", labels, jnp.shape(logits)[-1])
+    labels = check_token_ids("labels", labels, jnp.shape(logits)[-1])  # under jit: a run-time check
     return jnp.mean(optax.softmax_cross_entropy_with_integer_labels(logits, labels))
 
 

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from jaxkit._validate import check_int
+
 
 def steps_to_target(
     history: Sequence[dict], metric: str, target: float, *, mode: str = "max"
@@ -35,6 +37,17 @@ def steps_to_target(
 def median_spread(steps: Sequence[int | None], censor: int) -> dict:
     """Median, quartiles, min/max of steps-to-target; seeds that never reached it count as ``censor``
     (the run length; so the median is a lower bound when they matter), reported in ``reached``."""
+    steps = list(steps)
+    if not steps:
+        raise ValueError(
+            "steps: expected the steps-to-target of at least one seed, received an empty sequence"
+        )
+    check_int("censor", censor, minimum=0)
+    for i, s in enumerate(steps):
+        if s is not None and (isinstance(s, bool) or not isinstance(s, int | np.integer) or s < 0):
+            raise ValueError(
+                f"steps: expected integers >= 0 or None (not reached), received {s!r} at index {i}"
+            )
     vals = np.asarray([censor if s is None else s for s in steps], float)
     return {
         "median": float(np.median(vals)),
