@@ -217,7 +217,8 @@ def check_key(name: str, key: Any) -> None:
     except (TypeError, ValueError):
         raise TypeError(
             f"{name}: expected a PRNG key (jax.random.key(seed)); a raw uint32 key needs the trailing shape of "
-            f"jax.random.PRNGKey(seed).shape = {tuple(jax.random.PRNGKey(0).shape)}, received shape {_shape(key)}"
+            f"jax.random.key_data(jax.random.key(seed)).shape = {tuple(jax.random.key_data(jax.random.key(0)).shape)}, "
+            f"received shape {_shape(key)}"
         ) from None
 
 

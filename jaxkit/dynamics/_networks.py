@@ -433,3 +433,7 @@ NETWORKS: NetworkTable = NetworkTable(
         "quadratic": Network(quadratic_apply, {"W": (0, "in"), "a": (0, "out")}),
     }
 )
+"""The network families, a dict from name to :class:`Network` ``(apply, unit_spec)``: ``linear``,
+``relu_scalar``, ``relu``, ``cnn_linear``, ``cnn_relu``, ``attention_separate``, ``attention_merged`` and
+``quadratic``. ``apply(params, x)`` is the per-sample forward pass; ``unit_spec`` tells :func:`embed_unit` how to
+add one hidden unit; the parameters come from the matching ``init_*`` function."""

@@ -11,6 +11,12 @@ depending on the gating mechanism and on fixed-width vs unbounded precision. Thi
 - Languages: membership oracles and balanced samplers (:func:`get_task`, :class:`Task`); LTLf (:func:`parse`,
   :func:`evaluate`, :func:`formula_task`).
 - :func:`construct`: hand-set weights, verified exactly (:func:`verify`); :func:`train_runs`: training probes.
+
+Constants: ``VARIANTS`` holds the five gate-class names (``time_invariant``, ``selective_nonneg``,
+``selective_signed``, ``selective_complex``, ``dense``; ``COMPLEX_VARIANTS`` the two with complex states) and
+``MODELS`` those plus ``"transformer"``; ``TASKS`` maps every task name (the builtin languages and those added by
+:func:`register_task`) to a factory of its :class:`Task`; ``CONSTRUCTIONS`` maps each task with a hand-set
+construction to the gate classes that have one.
 """
 
 from ._constructions import CONSTRUCTIONS, Construction, construct, first_failure, predict, verify

@@ -97,7 +97,7 @@ def test_ensemble_history_records_epochs():
 def test_legacy_uint32_keys_are_the_same_key_and_malformed_ones_are_refused():
     x = np.arange(12, dtype=np.float32)[:, None]
     typed = ArrayLoader({"x": x}, 4, key=jax.random.key(7))
-    legacy = ArrayLoader({"x": x}, 4, key=jax.random.PRNGKey(7))
+    legacy = ArrayLoader({"x": x}, 4, key=jax.random.key_data(jax.random.key(7)))  # = the legacy raw key of 7
     for s in range(6):
         np.testing.assert_array_equal(typed(s)["x"], legacy(s)["x"])
     with pytest.raises(TypeError, match=r"key: .*\(2,\).*received shape \(3,\)"):
