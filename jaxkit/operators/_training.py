@@ -53,12 +53,22 @@ def relative_l2(
 ) -> Scalar | Float[Array, " batch"]:
     """Mean over the batch of ``‖pred - target‖₂ / ‖target‖₂`` (norms over all non-batch axes); with
     ``per_sample=True`` the ``(batch,)`` ratios themselves. Computed in the inputs' dtype (float64 inputs under
-    ``jax.enable_x64`` give float64 ratios)."""
+    ``jax.enable_x64`` give float64 ratios).
+
+    A sample whose target is identically zero has ratio 0 when the prediction is zero too (an exact match) and
+    ``inf`` otherwise (no finite relative error exists; a training loss that meets one stops with
+    ``FloatingPointError``), never NaN. An empty batch raises ``ValueError``."""
     _same_shape(pred, target)
+    if np.ndim(pred) < 1 or np.shape(pred)[0] == 0:
+        raise ValueError(
+            f"pred: expected a non-empty batch (batch, ...) of samples, received shape {np.shape(pred)}"
+        )
     b = pred.shape[0]
     diff = jnp.sqrt(jnp.sum((pred - target).reshape(b, -1) ** 2, axis=1))
     norm = jnp.sqrt(jnp.sum(target.reshape(b, -1) ** 2, axis=1))
-    return diff / norm if per_sample else jnp.mean(diff / norm)
+    pos = norm > 0
+    ratio = jnp.where(pos, diff / jnp.where(pos, norm, 1), jnp.where(diff > 0, jnp.inf, 0).astype(diff.dtype))
+    return ratio if per_sample else jnp.mean(ratio)
 
 
 def mse(pred: Float[Array, "batch ..."], target: Float[Array, "batch ..."]) -> Scalar:
