@@ -64,6 +64,10 @@ class ArrayLoader:
         leaves = jax.tree_util.tree_leaves(arrays)
         if not leaves:
             raise ValueError("arrays: expected a pytree with at least one array, received an empty pytree")
+        if np.ndim(leaves[0]) == 0:
+            raise ValueError(
+                f"arrays: every leaf needs a leading (sample) axis; leaf 0 is a scalar of shape {np.shape(leaves[0])}"
+            )
         n = int(np.shape(leaves[0])[0])
         for i, leaf in enumerate(leaves):
             if np.ndim(leaf) == 0 or np.shape(leaf)[0] != n:
@@ -106,6 +110,10 @@ class ArrayLoader:
     def indices(self, step: int) -> np.ndarray:
         check_int("step", step, minimum=0)
         epoch, pos = divmod(int(step), self.steps_per_epoch)
+        if epoch >= 2**32:  # the epoch is folded into the key as a uint32
+            raise ValueError(
+                f"step: expected a step within 2**32 epochs ({2**32 * self.steps_per_epoch} steps), received {step}"
+            )
         perm = self._perm(epoch)
         return perm[pos * self.batch_size : (pos + 1) * self.batch_size]
 

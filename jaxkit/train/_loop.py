@@ -286,7 +286,15 @@ def _record(
     logged = log_every and (done % log_every == 0 or done == n_steps)
     if not (evaluate or logged):
         return None, None
-    metrics = _to_float_dict(eval_fn(model)) if evaluate else None
+    metrics = None
+    if evaluate:
+        got = eval_fn(model)
+        if not isinstance(got, dict):
+            raise TypeError(
+                f"eval_fn: expected a dict of metric name -> float (e.g. {{'val_loss': 0.1}}), received "
+                f"{type(got).__name__}"
+            )
+        metrics = _to_float_dict(got)
     epoch = {} if spe is None else {"epoch": (done - 1) // spe}
     return {"step": done, **epoch, "loss": float(loss), **_to_float_dict(aux), **(metrics or {})}, metrics
 
