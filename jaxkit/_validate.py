@@ -200,8 +200,10 @@ def check_rotation(name: str, R: Any, atol: float = ROTATION_ATOL) -> None:
 
 
 def check_key(name: str, key: Any) -> None:
-    """Raise ``TypeError`` unless ``key`` is a JAX PRNG key (``jax.random.key``) or, for compatibility, a raw
-    ``uint32`` key array."""
+    """Raise ``TypeError`` unless ``key`` is a JAX PRNG key (``jax.random.key``) or a legacy raw ``uint32`` key
+    (``jax.random.PRNGKey``), which every jaxkit function accepts as the same key: both give identical random
+    numbers. A ``uint32`` array whose trailing shape is not the default PRNG implementation's key shape (``(2,)``
+    for threefry) is refused, naming the expected shape."""
     dtype = getattr(key, "dtype", None)
     if dtype is not None and jnp.issubdtype(dtype, jax.dtypes.prng_key):
         return
@@ -210,6 +212,14 @@ def check_key(name: str, key: Any) -> None:
             f"{name}: expected a PRNG key (jax.random.key(seed), or a raw uint32 key), received "
             f"{type(key).__name__}{' of dtype ' + str(dtype) if dtype is not None else ''} with shape {_shape(key)}"
         )
+    try:
+        jax.random.wrap_key_data(key)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{name}: expected a PRNG key (jax.random.key(seed)); a raw uint32 key needs the trailing shape of "
+            f"jax.random.key_data(jax.random.key(seed)).shape = {tuple(jax.random.key_data(jax.random.key(0)).shape)}, "
+            f"received shape {_shape(key)}"
+        ) from None
 
 
 def check_shape_tuple(name: str, shape: Any) -> tuple[int, ...]:

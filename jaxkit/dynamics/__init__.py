@@ -3,6 +3,10 @@
 Reproduces the setting of Zhang, Saxe & Latham (ICLR 2026), "saddle-to-saddle dynamics explain simplicity bias":
 from small initialization, networks learn one mode / kink / kernel / head at a time, each after a plateau near a
 saddle. See ``docs/tutorials/saddle_to_saddle.md``.
+
+``NETWORKS`` holds the network families by name (``linear``, ``relu_scalar``, ``relu``, ``cnn_linear``,
+``cnn_relu``, ``attention_separate``, ``attention_merged``, ``quadratic``), each a :class:`Network` with its
+per-sample forward pass ``apply(params, x)`` and the hidden-unit layout :func:`embed_unit` uses.
 """
 
 from ._flow import FlowResult, SolveError, gradient_descent, gradient_flow, gradient_flow_batch, log_times

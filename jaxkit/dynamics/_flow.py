@@ -39,7 +39,7 @@ import numpy as np
 import optax
 
 from jaxkit._typing import Array, ArrayInput, Batch, Float, Params, PRNGKey, Scalar
-from jaxkit._validate import check_choice, check_int, check_key, check_positive, error_if_invalid
+from jaxkit._validate import check_choice, check_int, check_key, check_positive, check_size, error_if_invalid
 
 __all__ = [
     "FlowResult",
@@ -73,6 +73,7 @@ def log_times(t1: float, n: int = 200, t_min: float | None = None) -> Float[Arra
     """``n`` save times: 0 followed by ``n−1`` log-spaced times from ``t_min`` (default ``t1·1e-4``) to ``t1``."""
     check_positive("t1", t1)
     check_int("n", n, minimum=2)
+    check_size("n", 8 * n, hint=f"{n} save times")
     t_min = t1 * 1e-4 if t_min is None else t_min
     check_positive("t_min", t_min)
     t1, t_min = float(t1), float(t_min)
@@ -425,6 +426,13 @@ def gradient_descent(
     with _x64_scope(dt):
         params0 = _cast_tree(params0, dt)
         _check_params("params0", params0)
+        n_params = sum(int(np.size(leaf)) for leaf in jax.tree_util.tree_leaves(params0))
+        n_saved = n_steps // save_every + 1
+        check_size(
+            "n_steps",
+            n_saved * (n_params + 2) * (dt if dt is not None else np.dtype(np.float32)).itemsize,
+            hint=f"{n_saved} saved iterates of {n_params} parameters; raise save_every to save fewer",
+        )
         out = _jit_gd(loss_fn, params0, lr, n_steps, save_every, batch_fn, key)
         out = _to_numpy(out, dt)
     if on_failure == "flag":

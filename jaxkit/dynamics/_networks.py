@@ -29,7 +29,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxkit._typing import Array, ArrayInput, Float, Params, PRNGKey, PyTree
-from jaxkit._validate import as_float_array, check_choice, check_finite, check_int, check_key, check_positive
+from jaxkit._validate import (
+    as_float_array,
+    check_choice,
+    check_finite,
+    check_int,
+    check_key,
+    check_positive,
+    check_size,
+)
 
 __all__ = [
     "NETWORKS",
@@ -86,6 +94,11 @@ def _check_scale(scale: Any) -> None:
     check_positive("scale", scale)
 
 
+def _check_n_params(what: str, n_params: int) -> None:
+    """Refuse (before drawing anything) a network whose float32 parameters exceed the size cap."""
+    check_size(what, 4 * int(n_params), hint=f"{n_params} parameters")
+
+
 def _orthonormal(key: PRNGKey, n: int, m: int) -> Array:
     """An ``n x m`` matrix with orthonormal columns (m <= n) or rows (m > n)."""
     big, small = max(n, m), min(n, m)
@@ -117,6 +130,7 @@ def init_deep_linear(
         check_int(f"dims[{i}]", d, minimum=1)
     check_choice("scheme", scheme, SCHEMES)
     _check_scale(scale)
+    _check_n_params("dims", sum(a * b for a, b in zip(dims[:-1], dims[1:])))
     n_layers = len(dims) - 1
     a = scale ** (1.0 / n_layers)
     keys = jax.random.split(key, n_layers + 1)
@@ -191,6 +205,7 @@ def init_relu_scalar(key: PRNGKey, hidden: int, scale: Scale, scheme: str = "ran
     check_int("hidden", hidden, minimum=1)
     check_choice("scheme", scheme, ("random", "balanced"))
     _check_scale(scale)
+    _check_n_params("hidden", 3 * hidden)
     k1, k2, k3 = jax.random.split(key, 3)
     if scheme == "random":
         w, b, a = (scale * jax.random.normal(k, (hidden,)) for k in (k1, k2, k3))
@@ -217,6 +232,7 @@ def init_relu(key: PRNGKey, d_in: int, hidden: int, d_out: int, scale: Scale) ->
     for n, v in (("d_in", d_in), ("hidden", hidden), ("d_out", d_out)):
         check_int(n, v, minimum=1)
     _check_scale(scale)
+    _check_n_params("hidden", hidden * (d_in + 1 + d_out))
     k1, k2, k3 = jax.random.split(key, 3)
     return {
         "W": scale * jax.random.normal(k1, (hidden, d_in)) / np.sqrt(d_in),
@@ -243,6 +259,7 @@ def init_cnn(key: PRNGKey, kernels: int, kernel_size: int, channels: int, scale:
     for n, v in (("kernels", kernels), ("kernel_size", kernel_size), ("channels", channels)):
         check_int(n, v, minimum=1)
     _check_scale(scale)
+    _check_n_params("kernels", kernels * (kernel_size + channels))
     k1, k2 = jax.random.split(key)
     a = jnp.sqrt(scale)
     return {
@@ -285,6 +302,7 @@ def init_attention_separate(key: PRNGKey, dim: int, heads: int, scale: Scale) ->
     check_int("dim", dim, minimum=1)
     check_int("heads", heads, minimum=1)
     _check_scale(scale)
+    _check_n_params("dim", 3 * heads * dim * dim)
     a = scale ** (1.0 / 3.0)
     k1, k2, k3 = jax.random.split(key, 3)
     return {
@@ -300,6 +318,7 @@ def init_attention_merged(key: PRNGKey, dim: int, heads: int, scale: Scale) -> d
     check_int("dim", dim, minimum=1)
     check_int("heads", heads, minimum=1)
     _check_scale(scale)
+    _check_n_params("dim", 2 * heads * dim * dim)
     a = jnp.sqrt(scale)
     k1, k2 = jax.random.split(key)
     return {
@@ -349,6 +368,7 @@ def init_quadratic(key: PRNGKey, d_in: int, hidden: int, scale: Scale) -> dict[s
     check_int("d_in", d_in, minimum=1)
     check_int("hidden", hidden, minimum=1)
     _check_scale(scale)
+    _check_n_params("hidden", hidden * (d_in + 1))
     s = scale ** (1.0 / 3.0)
     k1, k2 = jax.random.split(key)
     return {
@@ -369,6 +389,7 @@ def init_diagonal(d: int, scale: Scale) -> dict[str, PyTree]:
     Flammarion (2023): then ``β(t) = α² sinh(2 r(t))`` with ``r(t) = −∫₀ᵗ ∇L(β)``."""
     check_int("d", d, minimum=1)
     _check_scale(scale)
+    _check_n_params("d", 2 * d)
     return {"u": jnp.full((d,), np.sqrt(2.0) * scale), "v": jnp.zeros((d,))}
 
 
@@ -433,3 +454,7 @@ NETWORKS: NetworkTable = NetworkTable(
         "quadratic": Network(quadratic_apply, {"W": (0, "in"), "a": (0, "out")}),
     }
 )
+"""The network families, a dict from name to :class:`Network` ``(apply, unit_spec)``: ``linear``,
+``relu_scalar``, ``relu``, ``cnn_linear``, ``cnn_relu``, ``attention_separate``, ``attention_merged`` and
+``quadratic``. ``apply(params, x)`` is the per-sample forward pass; ``unit_spec`` tells :func:`embed_unit` how to
+add one hidden unit; the parameters come from the matching ``init_*`` function."""

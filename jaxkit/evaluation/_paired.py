@@ -33,7 +33,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats
 
-from .._validate import check_choice, check_int, check_range
+from .._validate import check_choice, check_int, check_range, check_size
 
 Effect = Literal["difference", "speedup"]
 Values = Sequence[float | int] | np.ndarray
@@ -73,7 +73,17 @@ def _median(x, axis=-1):
 
 
 def _bootstrap_ci(data: tuple, statistic, *, paired: bool, level: float, n_resamples: int, seed: int):
-    """Percentile bootstrap CI (``scipy.stats.bootstrap``); a constant statistic gives the point CI."""
+    """Percentile bootstrap CI (``scipy.stats.bootstrap``); a constant statistic gives the point CI.
+
+    ``scipy`` draws all ``n_resamples`` resamples of the ``n`` items at once (a float64 and an index array each):
+    a request above the size cap is refused up front, naming the memory it would need."""
+    check_int("seed", seed, minimum=0)
+    n_items = sum(int(np.size(d)) for d in data)
+    check_size(
+        "n_resamples",
+        16 * n_resamples * n_items,
+        hint=f"lower n_resamples ({n_resamples} resamples of {n_items} values)",
+    )
     with np.errstate(all="ignore"):
         res = stats.bootstrap(
             data,
@@ -125,6 +135,7 @@ def paired_comparison(
     check_choice("effect", effect, ("difference", "speedup"))
     check_range("level", level, 0.0, 1.0, closed=False)
     check_int("n_resamples", n_resamples, minimum=100)
+    check_int("seed", seed, minimum=0)
     if effect == "speedup":
         if (b <= 0).any():
             raise ValueError("baseline: the speedup 100(1 - m/b) needs positive baseline values")
@@ -233,6 +244,8 @@ def time_to_event(
             f"method: expected one time per baseline item (paired, n >= 2), received {tm.size} and {tb.size}"
         )
     check_range("level", level, 0.0, 1.0, closed=False)
+    check_int("n_resamples", n_resamples, minimum=100)
+    check_int("seed", seed, minimum=0)
     n = tb.size
     arms = {
         "baseline": survival(baseline, horizon, level=level),

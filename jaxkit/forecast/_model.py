@@ -249,7 +249,9 @@ def train_forecaster(
 ) -> tuple[DiffusionForecaster, list[dict]]:
     """AdamW with cosine decay from ``lr`` to ``final_lr_fraction * lr`` through :func:`jaxkit.train.fit`;
     returns ``(model, history)``. ``ema_decay``: return the exponential moving average of the weights
-    (:func:`jaxkit.train.track_ema`) instead of the last iterate."""
+    (:func:`jaxkit.train.track_ema`) instead of the last iterate. The windows are trained in float32 (float64
+    windows, as :func:`forecast_windows` builds them, are converted); ``batch_size`` above the number of windows is
+    lowered to it with a ``UserWarning``."""
     check_key("key", key)
     if not 0.0 <= final_lr_fraction <= 1.0:
         raise ValueError(f"final_lr_fraction: expected a value in [0, 1], received {final_lr_fraction}")

@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._typing import Array, ArrayLike, Float
-from .._validate import check_finite, check_float, check_int, check_positive, check_real
+from .._validate import check_finite, check_float, check_int, check_positive, check_real, check_size
 
 __all__ = [
     "fractional_laplacian",
@@ -46,6 +46,7 @@ def wavenumbers(n: int, length: float = 1.0, *, real: bool = False, nyquist_zero
     """
     check_int("n", n, minimum=1)
     check_positive("length", length)
+    check_size("n", 24 * int(n), hint=f"{n} wavenumbers")  # int64 frequencies + float64 result + mask
     q = np.fft.rfftfreq(n, 1.0 / n) if real else np.fft.fftfreq(n, 1.0 / n)
     k = 2.0 * np.pi * q / float(length)
     if nyquist_zero and n % 2 == 0:
@@ -128,6 +129,11 @@ def riesz_multipliers(
     if order not in (1, 2):
         raise ValueError(f"order: expected 1 or 2, received {order}")
     shape = tuple(int(s) for s in shape)
+    d = len(shape)
+    if d and all(isinstance(n, int) and n >= 1 for n in shape):  # (bad sizes are named by wavenumber_grid)
+        n_spec = int(np.prod(shape[:-1], dtype=object)) * (shape[-1] // 2 + 1 if real else shape[-1])
+        n_out = d if order == 1 else d * (d + 1) // 2
+        check_size("shape", 16 * n_spec * (n_out + d + 2), hint=f"the multipliers of a {shape} grid")
     ks = np.broadcast_arrays(*wavenumber_grid(shape, lengths, real=real))
     knorm = np.sqrt(sum(k**2 for k in ks))
     safe = np.where(knorm == 0, 1.0, knorm)

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,12 +53,22 @@ def relative_l2(
 ) -> Scalar | Float[Array, " batch"]:
     """Mean over the batch of ``‖pred - target‖₂ / ‖target‖₂`` (norms over all non-batch axes); with
     ``per_sample=True`` the ``(batch,)`` ratios themselves. Computed in the inputs' dtype (float64 inputs under
-    ``jax.enable_x64`` give float64 ratios)."""
+    ``jax.enable_x64`` give float64 ratios).
+
+    A sample whose target is identically zero has ratio 0 when the prediction is zero too (an exact match) and
+    ``inf`` otherwise (no finite relative error exists; a training loss that meets one stops with
+    ``FloatingPointError``), never NaN. An empty batch raises ``ValueError``."""
     _same_shape(pred, target)
+    if np.ndim(pred) < 1 or np.shape(pred)[0] == 0:
+        raise ValueError(
+            f"pred: expected a non-empty batch (batch, ...) of samples, received shape {np.shape(pred)}"
+        )
     b = pred.shape[0]
     diff = jnp.sqrt(jnp.sum((pred - target).reshape(b, -1) ** 2, axis=1))
     norm = jnp.sqrt(jnp.sum(target.reshape(b, -1) ** 2, axis=1))
-    return diff / norm if per_sample else jnp.mean(diff / norm)
+    pos = norm > 0
+    ratio = jnp.where(pos, diff / jnp.where(pos, norm, 1), jnp.where(diff > 0, jnp.inf, 0).astype(diff.dtype))
+    return ratio if per_sample else jnp.mean(ratio)
 
 
 def mse(pred: Float[Array, "batch ..."], target: Float[Array, "batch ..."]) -> Scalar:
@@ -218,7 +229,9 @@ def _skeleton(record: dict[str, Any]) -> Any:
 @dataclass
 class TrainedOperator:
     """What :func:`train_operator` returns: the trained ``model`` with its input/output normalizers, the training
-    ``history`` and timings. :meth:`save` / :meth:`load` store and restore all of it in one call."""
+    ``history`` (one record at the end of each epoch: ``step``, 0-based ``epoch``, ``loss`` of that step's batch,
+    and the test metrics when evaluated) and timings. :meth:`save` / :meth:`load` store and restore all of it in
+    one call."""
 
     model: eqx.Module
     x_normalizer: GaussianNormalizer
@@ -350,8 +363,7 @@ def train_operator(
     pass ``None`` for one device or a mesh from :func:`jaxkit.train.data_mesh`. With ``checkpoint_dir`` the run
     checkpoints every epoch and ``resume=True`` continues a killed run bit-identically.
     """
-    x_train = np.asarray(x_train, np.float32)
-    y_train = np.asarray(y_train, np.float32)
+    x_train, y_train = _as_float32("x_train", x_train), _as_float32("y_train", y_train)
     check_int("epochs", epochs, minimum=1)
     check_int("batch_size", batch_size, minimum=1)
     if x_train.shape[0] != y_train.shape[0]:
@@ -362,7 +374,7 @@ def train_operator(
     check_finite("y_train", y_train)
     xn, yn = GaussianNormalizer.fit(x_train), GaussianNormalizer.fit(y_train)
     k_fit, k_data = jax.random.split(key)
-    batch_size = min(batch_size, x_train.shape[0])
+    batch_size = _clamped_batch_size(batch_size, x_train.shape[0])
     loader = ArrayLoader((x_train, y_train), batch_size, key=k_data)
     spe = loader.steps_per_epoch
     if isinstance(mesh, str):
@@ -402,6 +414,31 @@ def train_operator(
     return TrainedOperator(result.model, xn, yn, result.history, epoch_time, result.wall_time, result.step)
 
 
+def _as_float32(name: str, x: ArrayLike) -> np.ndarray:
+    """``x`` as float32 (the operators train in float32), with a ``UserWarning`` when float64 data is downcast."""
+    arr = np.asarray(x)
+    if arr.dtype == np.float64:
+        warnings.warn(
+            f"{name}: float64 data is converted to float32 (the neural operators train in float32); pass float32 "
+            "arrays to silence this",
+            UserWarning,
+            stacklevel=3,
+        )
+    return arr.astype(np.float32)
+
+
+def _clamped_batch_size(batch_size: int, n: int) -> int:
+    """``min(batch_size, n)``, with a ``UserWarning`` when ``batch_size`` is larger than the training set."""
+    if batch_size > n:
+        warnings.warn(
+            f"batch_size: {batch_size} is more than the {n} training samples; every batch holds all {n} "
+            "(pass batch_size <= the number of samples to silence this)",
+            UserWarning,
+            stacklevel=3,
+        )
+    return min(batch_size, n)
+
+
 def member(ensemble: TreeT, i: int) -> TreeT:
     """The ``i``-th model of an ensemble built with ``eqx.filter_vmap`` (:func:`jaxkit.train.ensemble_member`)."""
     return ensemble_member(ensemble, i, name="ensemble")
@@ -433,8 +470,7 @@ def train_ensemble(
     epoch divided by the number of members (amortized). Runs on one device.
     """
     keys = jnp.asarray(keys)
-    x_train = np.asarray(x_train, np.float32)
-    y_train = np.asarray(y_train, np.float32)
+    x_train, y_train = _as_float32("x_train", x_train), _as_float32("y_train", y_train)
     check_int("epochs", epochs, minimum=1)
     check_int("batch_size", batch_size, minimum=1)
     if keys.ndim < 1 or keys.shape[0] < 1:
@@ -448,12 +484,14 @@ def train_ensemble(
     n = keys.shape[0]
     xn, yn = GaussianNormalizer.fit(x_train), GaussianNormalizer.fit(y_train)
     init_keys, data_keys = (jnp.stack(ks) for ks in zip(*(jax.random.split(k) for k in keys)))
-    batch_size = min(batch_size, x_train.shape[0])
+    batch_size = _clamped_batch_size(batch_size, x_train.shape[0])
     loaders = [ArrayLoader((x_train, y_train), batch_size, key=k) for k in data_keys]
     spe = loaders[0].steps_per_epoch
 
     def data(step: int) -> Any:  # member i's own shuffle, stacked on the member axis
         return jax.tree_util.tree_map(lambda *xs: np.stack(xs), *(ld(step) for ld in loaders))
+
+    data.steps_per_epoch = spe
 
     stamps: list[float] = []
     result = fit_ensemble(
@@ -475,7 +513,7 @@ def train_ensemble(
     epoch_time = (float(np.median(diffs)) if diffs.size else float(result.wall_time)) / n
     out = []
     for i in range(n):
-        hist = [{"step": h["step"], "loss": h["member_loss"][i]} for h in result.history]
+        hist = [{"step": h["step"], "epoch": h["epoch"], "loss": h["member_loss"][i]} for h in result.history]
         out.append(
             TrainedOperator(
                 member(result.model, i), xn, yn, hist, epoch_time, result.wall_time / n, result.step

@@ -2,7 +2,9 @@
 
 Modules: :mod:`~jaxkit.pde.grf` (Gaussian random fields), :mod:`~jaxkit.pde.burgers`, :mod:`~jaxkit.pde.darcy`,
 :mod:`~jaxkit.pde.navier_stokes` and :mod:`~jaxkit.pde.lno` (Laplace-neural-operator problems); the dataset layer
-(``make_dataset``, ``DATASETS``, disk cache) is at the top of ``jaxkit.pde``.
+(``make_dataset``, ``DATASETS``, disk cache) is at the top of ``jaxkit.pde``. ``DATASETS`` holds every dataset
+``make_dataset`` can generate, as ``{name: one-line description}`` (Burgers, Darcy, Navier–Stokes, Kolmogorov flow
+and the Laplace-neural-operator problems; :func:`register_dataset` adds more).
 
     from jaxkit.pde import make_dataset, DATASETS
     ds = make_dataset("burgers", n_train=100, n_test=20, resolution=256, seed=0)

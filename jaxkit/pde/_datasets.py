@@ -139,6 +139,11 @@ DatasetTable.__module__ = "jaxkit.pde"  # help() names the public package
 
 SPECS: dict[str, DatasetSpec] = {}
 DATASETS: DatasetTable = DatasetTable()
+"""The datasets :func:`make_dataset` can generate, a dict from name to a one-line description (equation, map,
+fine grid and resolutions): ``burgers``, ``darcy``, ``navier_stokes_1e-3`` / ``1e-4`` / ``1e-5``,
+``navier_stokes_re40`` / ``re500`` / ``re5000`` (Kolmogorov flow) and the Laplace-neural-operator problems
+``duffing``, ``beam``, ``diffusion``, ``reaction_diffusion``, ``brusselator``; :func:`register_dataset` adds
+entries and ``dataset_spec(name)`` gives a name's full recipe."""
 
 
 def register_dataset(spec: DatasetSpec) -> DatasetSpec:

@@ -20,6 +20,10 @@ FNO parameterizations (see :data:`FNO_BURGERS`, :data:`FNO_DARCY`, :data:`FNO_NA
 * Darcy ``ψ#N(0, (-Δ + 9 I)^-2)``: Neumann, α=2, τ=3, σ = τ^(α-1) (MATLAB ``GRF.m``); only the sign is used.
 * Navier–Stokes ``w0``: periodic, α=2.5, τ=7, σ = √2·7^1.5 — the published generator (``GaussianRF`` in FNO's
   ``ns_2d.py``) uses σ = τ^(α - d/2) with a real-part-of-complex-noise draw, which doubles the covariance.
+
+Sizes: a grid whose working memory (about ``8 (d + 4)`` bytes per grid point) exceeds the size cap (4 GiB;
+``max_bytes=`` per call or the ``JAXKIT_MAX_BYTES`` environment variable) is refused up front with the memory
+it would need.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._typing import Array, Float, PRNGKey
-from .._validate import check_int, check_key, check_positive
+from .._validate import check_int, check_key, check_positive, check_size
 
 FNO_BURGERS = {"alpha": 2.0, "tau": 5.0, "sigma": 25.0}
 FNO_DARCY = {"alpha": 2.0, "tau": 3.0, "sigma": 3.0}
@@ -40,7 +44,12 @@ FNO_NAVIER_STOKES = {"alpha": 2.5, "tau": 7.0, "sigma": math.sqrt(2.0) * 7.0**1.
 
 
 def _check(
-    shape: Sequence[int], alpha: float, tau: float, sigma: float | None, length: float
+    shape: Sequence[int],
+    alpha: float,
+    tau: float,
+    sigma: float | None,
+    length: float,
+    max_bytes: int | float | None = None,
 ) -> tuple[int, ...]:
     if isinstance(shape, int):
         shape = (shape,)
@@ -54,6 +63,10 @@ def _check(
     if sigma is not None:
         check_positive("sigma", sigma)
     check_positive("length", length)
+    # peak working memory: the float64 spectrum with its d wavenumber grids, plus the complex coefficients
+    check_size(
+        "shape", math.prod(shape) * 8 * (len(shape) + 4), max_bytes=max_bytes, hint=f"a grid of {shape}"
+    )
     return shape
 
 
@@ -69,12 +82,13 @@ def periodic_spectrum(
     sigma: float | None = None,
     length: float = 1.0,
     zero_mean: bool = True,
+    max_bytes: int | None = None,
 ) -> np.ndarray:
     """Eigenvalues ``λ_k`` of ``σ²(-Δ+τ²)^-α`` on the periodic box, laid out like ``numpy.fft.fftn`` output.
 
     ``sigma=None`` uses ``τ^(α - d/2)`` (FNO's default). With ``zero_mean`` the ``k = 0`` entry is 0.
     """
-    shape = _check(shape, alpha, tau, sigma, length)
+    shape = _check(shape, alpha, tau, sigma, length, max_bytes)
     d = len(shape)
     sigma = _default_sigma(alpha, tau, d) if sigma is None else sigma
     ks = np.meshgrid(*[np.fft.fftfreq(n, d=1.0 / n) for n in shape], indexing="ij")
@@ -94,9 +108,10 @@ def neumann_spectrum(
     sigma: float | None = None,
     length: float = 1.0,
     zero_mean: bool = True,
+    max_bytes: int | None = None,
 ) -> np.ndarray:
     """Eigenvalues ``λ_k`` (``k_i = 0..n_i-1``) of ``σ²(-Δ+τ²)^-α`` with zero-Neumann boundaries."""
-    shape = _check(shape, alpha, tau, sigma, length)
+    shape = _check(shape, alpha, tau, sigma, length, max_bytes)
     d = len(shape)
     sigma = _default_sigma(alpha, tau, d) if sigma is None else sigma
     ks = np.meshgrid(*[np.arange(n) for n in shape], indexing="ij")
@@ -118,6 +133,7 @@ def grf_periodic(
     length: float = 1.0,
     zero_mean: bool = True,
     dtype=jnp.float32,
+    max_bytes: int | None = None,
 ) -> Float[Array, "*grid"]:
     r"""One periodic GRF sample on the grid ``x_j = j·L/n`` (FFT synthesis).
 
@@ -125,7 +141,9 @@ def grf_periodic(
     $\sum_k \lambda_k\cos(2\pi k\cdot(x-y)/L)$, i.e. exactly ``σ²(-Δ+τ²)^-α`` truncated to the grid.
     """
     check_key("key", key)
-    lam = periodic_spectrum(shape, alpha=alpha, tau=tau, sigma=sigma, length=length, zero_mean=zero_mean)
+    lam = periodic_spectrum(
+        shape, alpha=alpha, tau=tau, sigma=sigma, length=length, zero_mean=zero_mean, max_bytes=max_bytes
+    )
     n_total = int(np.prod(lam.shape))
     ka, kb = jax.random.split(key)
     a = jax.random.normal(ka, lam.shape, dtype)
@@ -144,10 +162,13 @@ def grf_neumann(
     length: float = 1.0,
     zero_mean: bool = True,
     dtype=jnp.float32,
+    max_bytes: int | None = None,
 ) -> Float[Array, "*grid"]:
     """One zero-Neumann GRF sample at the cell centers ``x_j = (j+½)L/n`` (DCT synthesis, as FNO's ``GRF.m``)."""
     check_key("key", key)
-    lam = neumann_spectrum(shape, alpha=alpha, tau=tau, sigma=sigma, length=length, zero_mean=zero_mean)
+    lam = neumann_spectrum(
+        shape, alpha=alpha, tau=tau, sigma=sigma, length=length, zero_mean=zero_mean, max_bytes=max_bytes
+    )
     xi = jax.random.normal(key, lam.shape, dtype)
     scale = float(np.prod(lam.shape)) ** 0.5
     coef = jnp.asarray(scale * np.sqrt(lam), dtype) * xi

@@ -15,6 +15,12 @@ depending on the gating mechanism and on fixed-width vs unbounded precision. Thi
 Checks. Token ids outside the vocabulary, and NaN/inf in the inputs of the public scans (:func:`diagonal_scan`,
 :func:`dense_scan`, :func:`reflection_scan`) and of :class:`SSMLayer`, raise ``ValueError`` on concrete values and a
 run-time error (``equinox.error_if``) under ``jax.jit``; ``check_finite=False`` skips the finite check for speed.
+
+Constants: ``VARIANTS`` holds the five gate-class names (``time_invariant``, ``selective_nonneg``,
+``selective_signed``, ``selective_complex``, ``dense``; ``COMPLEX_VARIANTS`` the two with complex states) and
+``MODELS`` those plus ``"transformer"``; ``TASKS`` maps every task name (the builtin languages and those added by
+:func:`register_task`) to a factory of its :class:`Task`; ``CONSTRUCTIONS`` maps each task with a hand-set
+construction to the gate classes that have one.
 """
 
 from ._constructions import CONSTRUCTIONS, Construction, construct, first_failure, predict, verify

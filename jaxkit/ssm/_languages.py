@@ -825,6 +825,11 @@ class TaskRegistry(Mapping):
 
 
 TASKS = TaskRegistry(_build())
+"""The named tasks: a read-only mapping from task name to a zero-argument factory returning a :class:`Task`
+(build one with ``get_task(name)``). It holds the builtin languages (parity, counting and position mod m,
+star-free and LTLf-derived languages, the Tomita grammars, bounded and unbounded Dyck, anbn / anbncn, S5 / A5
+word problems, flip-flop and Deletang et al.'s tasks; ``list(TASKS)`` names them) and every task added with
+:func:`register_task`."""
 _CACHE: dict[str, Task] = {}
 
 

@@ -45,8 +45,27 @@ from jaxkit.kernels.linear_scan import linear_scan as _kernel_linear_scan
 
 from ._precision import Precision, quantize
 
-VARIANTS = ("time_invariant", "selective_nonneg", "selective_signed", "selective_complex", "dense")
+
+class GateClasses(tuple):
+    """The SSM gate classes, the ``variant`` names of :class:`SSMLayer` / :class:`SSMModel`, :func:`construct`
+    and ``ProbeConfig(models=...)``: ``time_invariant`` (input-independent complex diagonal transition, S4D /
+    LRU), ``selective_nonneg`` (real diagonal gates in [0, 1], Mamba), ``selective_signed`` (real diagonal gates
+    in [-1, 1]), ``selective_complex`` (input-dependent complex diagonal gates) and ``dense`` (products of
+    generalized Householder reflections, DeltaNet). A tuple of str; iterate it or test membership
+    (``"dense" in VARIANTS``)."""
+
+
+GateClasses.__module__ = "jaxkit.ssm"  # help() names the public package
+
+VARIANTS: tuple[str, ...] = GateClasses(
+    ("time_invariant", "selective_nonneg", "selective_signed", "selective_complex", "dense")
+)
+"""The five SSM gate classes (``variant`` names), from the weakest transition to the most expressive:
+``time_invariant`` (input-independent complex diagonal, S4D / LRU), ``selective_nonneg`` (real diagonal in
+[0, 1], Mamba), ``selective_signed`` (real diagonal in [-1, 1]), ``selective_complex`` (input-dependent complex
+diagonal) and ``dense`` (products of Householder reflections, DeltaNet). A tuple of str."""
 COMPLEX_VARIANTS = ("time_invariant", "selective_complex")
+"""The gate classes whose state is complex (a tuple of str, a subset of :data:`VARIANTS`)."""
 MODES = ("parallel", "recurrent")
 _SAT = 0.05  # stretch of a saturating gate
 

@@ -44,6 +44,8 @@ from ._layers import MODES, VARIANTS, SSMModel
 from ._transformer import POSITIONAL, CausalTransformer
 
 MODELS = VARIANTS + ("transformer",)
+"""The model names ``ProbeConfig(models=...)`` accepts: the gate classes of :data:`VARIANTS` and
+``"transformer"`` (:class:`CausalTransformer`). A tuple of str."""
 
 
 @dataclass(frozen=True)

@@ -211,10 +211,18 @@ def _orbax_checkpointer():
 
 def save_checkpoint(path: str | os.PathLike, tree: PyTree, metadata: dict | None = None) -> Path:
     """Atomically write ``tree`` (a pytree of arrays, PRNG keys included) and ``metadata`` (JSON-able) to the
-    checkpoint folder ``path`` (orbax arrays + a checksummed manifest; see the module docstring)."""
+    checkpoint folder ``path`` (orbax arrays + a checksummed manifest; see the module docstring).
+
+    An existing checkpoint at ``path`` is replaced atomically; any other existing file or non-empty folder is
+    refused with ``FileExistsError`` (nothing is written or removed)."""
     import orbax.checkpoint as ocp
 
     path = Path(path).resolve()
+    if path.exists() and not (path.is_dir() and ((path / MANIFEST).is_file() or not any(path.iterdir()))):
+        raise FileExistsError(
+            f"path: {path} exists and is not a jaxkit checkpoint folder; save_checkpoint replaces only a "
+            "checkpoint (or an empty folder), never other files or folders: choose a new path"
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     records, to_save, _ = _describe(tree)
     if metadata is not None and not isinstance(metadata, dict):

@@ -7,6 +7,7 @@ batches an uninterrupted one would.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -18,21 +19,41 @@ from jaxkit._validate import check_finite, check_int, check_key
 
 
 def _numeric_leaves(arrays: Any) -> Any:
-    """The data pytree as NumPy arrays: numeric, finite (NaN/inf in training data is reported, naming the leaf)."""
+    """The data pytree as NumPy arrays: numeric, finite (NaN/inf in training data is reported, naming the leaf).
+
+    Float64 leaves are converted to float32 when JAX runs in single precision (``jax_enable_x64`` off, the
+    default), with one ``UserWarning`` naming them: JAX would compute them in float32 anyway."""
     out = jax.tree_util.tree_map(np.asarray, arrays)
+    x64 = bool(jax.config.read("jax_enable_x64"))
+    downcast = []
     for path, leaf in jax.tree_util.tree_flatten_with_path(out)[0]:
         name = f"arrays{jax.tree_util.keystr(path)}"
         if leaf.dtype.kind not in "biuf":
             raise TypeError(f"{name}: expected a numeric array, received dtype {leaf.dtype}")
         check_finite(name, leaf)
+        if leaf.dtype == np.float64 and not x64:
+            downcast.append(name)
+    if downcast:
+        warnings.warn(
+            f"{', '.join(downcast)}: float64 data is converted to float32 (JAX computes in float32 unless "
+            "jax_enable_x64 is on); pass float32 arrays to silence this, or enable x64 for double precision",
+            UserWarning,
+            stacklevel=3,
+        )
+        out = jax.tree_util.tree_map(lambda a: a.astype(np.float32) if a.dtype == np.float64 else a, out)
     return out
 
 
 class ArrayLoader:
     """Shuffled mini-batches from arrays sharing a leading sample axis.
 
-    Epoch ``e`` uses the permutation ``jax.random.permutation(fold_in(key, e), n)``; ``drop_last`` drops the
-    incomplete final batch of each epoch so every batch has the same shape (one compilation).
+    Epoch ``e`` uses the permutation ``jax.random.permutation(fold_in(key, e), n)`` and covers steps
+    ``e * steps_per_epoch`` to ``(e + 1) * steps_per_epoch - 1``. ``drop_last=True`` (default) drops the
+    incomplete final batch of each epoch so every batch has the same shape (one compilation): when ``batch_size``
+    does not divide ``n``, ``n % batch_size`` samples are skipped each epoch (a different random subset each epoch
+    with ``shuffle=True``) and the constructor says so once with a ``UserWarning``. ``drop_last=False`` serves
+    them as a smaller final batch (a second compilation). ``batch_size > n`` raises ``ValueError``. Float64 data
+    is converted to float32 unless ``jax_enable_x64`` is on (with a ``UserWarning``).
     """
 
     def __init__(
@@ -43,6 +64,10 @@ class ArrayLoader:
         leaves = jax.tree_util.tree_leaves(arrays)
         if not leaves:
             raise ValueError("arrays: expected a pytree with at least one array, received an empty pytree")
+        if np.ndim(leaves[0]) == 0:
+            raise ValueError(
+                f"arrays: every leaf needs a leading (sample) axis; leaf 0 is a scalar of shape {np.shape(leaves[0])}"
+            )
         n = int(np.shape(leaves[0])[0])
         for i, leaf in enumerate(leaves):
             if np.ndim(leaf) == 0 or np.shape(leaf)[0] != n:
@@ -62,6 +87,16 @@ class ArrayLoader:
         self.shuffle = shuffle
         self.drop_last = drop_last
         self.steps_per_epoch = n // batch_size if drop_last else -(-n // batch_size)
+        remainder = n % batch_size
+        if drop_last and remainder:
+            warnings.warn(
+                f"ArrayLoader: {n} samples in batches of {batch_size} leave {remainder} sample(s) out of every "
+                f"epoch ({self.steps_per_epoch} steps per epoch"
+                + (", a different random subset each epoch" if shuffle else ", always the last ones")
+                + f"); pass drop_last=False to serve them as a smaller final batch, or a batch_size dividing {n}",
+                UserWarning,
+                stacklevel=2,
+            )
         self._perm_cache: tuple[int, np.ndarray] | None = None
 
     def _perm(self, epoch: int) -> np.ndarray:
@@ -75,6 +110,10 @@ class ArrayLoader:
     def indices(self, step: int) -> np.ndarray:
         check_int("step", step, minimum=0)
         epoch, pos = divmod(int(step), self.steps_per_epoch)
+        if epoch >= 2**32:  # the epoch is folded into the key as a uint32
+            raise ValueError(
+                f"step: expected a step within 2**32 epochs ({2**32 * self.steps_per_epoch} steps), received {step}"
+            )
         perm = self._perm(epoch)
         return perm[pos * self.batch_size : (pos + 1) * self.batch_size]
 

@@ -212,6 +212,8 @@ def fit_ensemble(
     def stepped(step: int) -> tuple[np.ndarray, Any]:
         return np.asarray(step, np.int32), data(step)
 
+    stepped.steps_per_epoch = getattr(data, "steps_per_epoch", None)  # history records epochs as fit's does
+
     return fit(
         models,
         ensemble_optimizer(optimizer, n, hyperparams),

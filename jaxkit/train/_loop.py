@@ -39,7 +39,12 @@ from ._sharding import _placement, is_primary, to_host
 
 @dataclass
 class FitResult:
-    """What :func:`fit` returns. ``history`` holds one dict per logged/evaluated step."""
+    """What :func:`fit` returns.
+
+    ``history`` holds one dict per logged/evaluated step (every step with the default ``log_every=1``):
+    ``step`` (optimizer steps done, 1-based), ``loss`` (the training loss of that step's batch), the ``aux``
+    metrics, ``eval_fn``'s metrics when it ran, and ``epoch`` (0-based: ``(step - 1) // steps_per_epoch``) when
+    ``data`` has a ``steps_per_epoch`` (as :class:`ArrayLoader` does)."""
 
     model: Any
     opt_state: Any
@@ -267,14 +272,31 @@ def _check_loss(loss: float, step: int, history: list[dict]) -> None:
         )
 
 
-def _record(done: int, n_steps: int, loss, aux: dict, eval_fn, eval_every: int, log_every: int, model):
+def _steps_per_epoch(data: Any) -> int | None:
+    """``data.steps_per_epoch`` when it is a positive integer (an :class:`ArrayLoader`), else None."""
+    spe = getattr(data, "steps_per_epoch", None)
+    return int(spe) if isinstance(spe, int | np.integer) and not isinstance(spe, bool) and spe > 0 else None
+
+
+def _record(
+    done: int, n_steps: int, loss, aux: dict, eval_fn, eval_every: int, log_every: int, model, spe=None
+):
     """The history record for step ``done`` (None if nothing is logged) and the eval metrics (None if no eval)."""
     evaluate = eval_fn is not None and ((eval_every and done % eval_every == 0) or done == n_steps)
     logged = log_every and (done % log_every == 0 or done == n_steps)
     if not (evaluate or logged):
         return None, None
-    metrics = _to_float_dict(eval_fn(model)) if evaluate else None
-    return {"step": done, "loss": float(loss), **_to_float_dict(aux), **(metrics or {})}, metrics
+    metrics = None
+    if evaluate:
+        got = eval_fn(model)
+        if not isinstance(got, dict):
+            raise TypeError(
+                f"eval_fn: expected a dict of metric name -> float (e.g. {{'val_loss': 0.1}}), received "
+                f"{type(got).__name__}"
+            )
+        metrics = _to_float_dict(got)
+    epoch = {} if spe is None else {"epoch": (done - 1) // spe}
+    return {"step": done, **epoch, "loss": float(loss), **_to_float_dict(aux), **(metrics or {})}, metrics
 
 
 def fit(
@@ -384,7 +406,9 @@ def fit(
         if first is not None:
             s.signature = _signature(s.key, s.opt_state, first, s.model, loss)
         s.step += 1
-        record, metrics = _record(s.step, n_steps, loss, aux, eval_fn, eval_every, log_every, s.model)
+        record, metrics = _record(
+            s.step, n_steps, loss, aux, eval_fn, eval_every, log_every, s.model, _steps_per_epoch(data)
+        )
         if record is not None:
             if nonfinite == "raise":
                 _check_loss(record["loss"], s.step, s.history)

@@ -1,0 +1,40 @@
+"""Cases a fresh set of bad-input probes found unbounded in jaxkit.dynamics: refused up front, in well under a
+second, with the memory they would need (they ran out of memory after seconds, or ran ~forever)."""
+
+import time
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from jaxkit import dynamics as dy
+
+
+def _refused_fast(fn, match):
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=match):
+        fn()
+    assert time.perf_counter() - t0 < 5.0  # generous for a loaded machine; nothing is allocated
+
+
+def test_huge_requests_are_refused_with_the_memory_needed():
+    # 1e12 save times of 8 B = 7.28 TiB
+    _refused_fast(lambda: dy.log_times(1.0, 10**12), r"n: the request needs about 7\.28 TiB")
+    # 1e6 x (1e6 + 1 + 2) float32 parameters of 4 B = 3.64 TiB
+    _refused_fast(lambda: dy.init_relu(jax.random.key(0), 10**6, 10**6, 2, 0.1), r"hidden: .*3\.64 TiB")
+    _refused_fast(lambda: dy.init_deep_linear(jax.random.key(0), (10**6, 10**6, 1), 0.1), "dims: .*size cap")
+    _refused_fast(lambda: dy.init_attention_merged(jax.random.key(0), 10**5, 10**3, 0.1), "dim: .*size cap")
+    # 1e9 saved iterates of 1e4 + 2 float32 values = 36.4 TiB
+    loss = lambda p: jnp.sum((p["w"] - 1.0) ** 2)
+    _refused_fast(
+        lambda: dy.gradient_descent(loss, {"w": jnp.zeros(10**4)}, 0.1, 10**9),
+        r"n_steps: the request needs about 36\.4 TiB.*raise save_every",
+    )
+
+
+def test_ordinary_sizes_still_work():
+    assert dy.log_times(1.0, 50).shape == (50,)
+    assert dy.init_relu(jax.random.key(0), 3, 4, 2, 0.1)["W"].shape == (4, 3)
+    loss = lambda p: jnp.sum((p["w"] - 1.0) ** 2)
+    out = dy.gradient_descent(loss, {"w": jnp.zeros(3)}, 0.1, 20, save_every=5)
+    assert out.loss.shape[0] == 5

@@ -1,0 +1,51 @@
+"""Cases a fresh set of bad-input probes found destructive, cryptic or unbounded in jaxkit.train."""
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+from jaxkit.train import ArrayLoader, fit, full_batch, load_checkpoint, save_checkpoint
+
+
+def test_save_checkpoint_never_replaces_a_file_or_a_users_folder(tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("user data")
+    with pytest.raises(FileExistsError, match="path: .* is not a jaxkit checkpoint folder"):
+        save_checkpoint(notes, {"a": jnp.ones(2)})
+    assert notes.read_text() == "user data"  # (was moved aside and deleted, a checkpoint in its place)
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "x.csv").write_text("1,2")
+    with pytest.raises(FileExistsError, match="not a jaxkit checkpoint folder"):
+        save_checkpoint(folder, {"a": jnp.ones(2)})
+    assert (folder / "x.csv").read_text() == "1,2" and sorted(p.name for p in folder.iterdir()) == ["x.csv"]
+    # an existing checkpoint is replaced, and an empty folder may be used
+    ck = tmp_path / "ck"
+    save_checkpoint(ck, {"a": jnp.ones(2)})
+    save_checkpoint(ck, {"a": jnp.full(2, 3.0)})
+    np.testing.assert_array_equal(np.asarray(load_checkpoint(ck, {"a": jnp.zeros(2)})[0]["a"]), [3.0, 3.0])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    save_checkpoint(empty, {"a": jnp.ones(2)})
+    np.testing.assert_array_equal(np.asarray(load_checkpoint(empty, {"a": jnp.zeros(2)})[0]["a"]), [1.0, 1.0])
+
+
+def test_loader_scalar_leaf_and_unreachable_step_are_named():
+    with pytest.raises(ValueError, match="arrays: every leaf needs a leading"):
+        ArrayLoader({"x": np.float32(1.0)}, 1, key=jax.random.key(0))
+    loader = ArrayLoader({"x": np.ones((8, 2), np.float32)}, 2, key=jax.random.key(0))
+    with pytest.raises(ValueError, match=r"step: expected a step within 2\*\*32 epochs"):
+        loader(10**15)
+    assert loader(4 * (2**32 - 1))["x"].shape == (2, 2)  # the last reachable epoch still works
+
+
+def test_eval_fn_returning_a_non_dict_is_named():
+    model = eqx.nn.Linear(2, 1, key=jax.random.key(0))
+    data = full_batch({"x": np.ones((4, 2), np.float32)})
+    loss = lambda m, b, k: jnp.mean(jax.vmap(m)(b["x"]) ** 2)
+    with pytest.raises(TypeError, match="eval_fn: expected a dict of metric name -> float"):
+        fit(model, optax.sgd(0.1), loss, data, n_steps=2, key=jax.random.key(1), eval_fn=lambda m: 1.0,
+            eval_every=1, progress=False)  # fmt: skip
