@@ -351,6 +351,32 @@ def caption(head: Headline) -> str:
     )
 
 
+def _draw_point(ax, y: float, p: Point) -> None:
+    """Ours (dot, CI bar) just above ``y``; the published number (open diamond) just below."""
+    if p.ours is not None:
+        err = None
+        if p.ours_ci is not None:
+            lo, hi = min(p.ours_ci), max(p.ours_ci)
+            err = [[max(p.ours - lo, 0.0)], [max(hi - p.ours, 0.0)]]
+        ax.errorbar(p.ours, y + 0.12, xerr=err, fmt="o", color="C0", capsize=4, ms=6)
+    if p.published is not None:
+        err = None
+        if p.published_ci is not None:
+            lo, hi = p.published_ci
+            err = [[max(p.published - lo, 0.0)], [max(hi - p.published, 0.0)]]
+        ax.errorbar(
+            p.published,
+            y - 0.12,
+            xerr=err,
+            fmt="D",
+            mfc="white",
+            color="C3",
+            capsize=4,
+            ms=6,
+            mew=1.5,
+        )
+
+
 def draw(head: Headline, path: Path, title: str) -> Path:
     """Write the headline figure to ``path`` (PNG, Agg backend)."""
     import matplotlib
@@ -366,28 +392,7 @@ def draw(head: Headline, path: Path, title: str) -> Path:
     for ax, panel in zip(axes[:, 0], head.panels, strict=True):
         ys = np.arange(len(panel.points))[::-1]
         for y, p in zip(ys, panel.points, strict=True):
-            if p.ours is not None:
-                err = None
-                if p.ours_ci is not None:
-                    lo, hi = min(p.ours_ci), max(p.ours_ci)
-                    err = [[max(p.ours - lo, 0.0)], [max(hi - p.ours, 0.0)]]
-                ax.errorbar(p.ours, y + 0.12, xerr=err, fmt="o", color="C0", capsize=4, ms=6)
-            if p.published is not None:
-                err = None
-                if p.published_ci is not None:
-                    lo, hi = p.published_ci
-                    err = [[max(p.published - lo, 0.0)], [max(hi - p.published, 0.0)]]
-                ax.errorbar(
-                    p.published,
-                    y - 0.12,
-                    xerr=err,
-                    fmt="D",
-                    mfc="white",
-                    color="C3",
-                    capsize=4,
-                    ms=6,
-                    mew=1.5,
-                )
+            _draw_point(ax, y, p)
         if panel.zero:
             ax.axvline(0.0, color="0.4", lw=0.8, ls="--")
         ax.set_yticks(ys, [p.label for p in panel.points], fontsize=9)
