@@ -88,13 +88,17 @@ def _paired_all_table(m):
 
 
 def _allocation_table(m):
-    lines = ["| strategy | Sharpe (95% CI) | ann. return | ann. vol | max DD | Δ vs 1/N (p) | Δ vs MVO (p) |",
+    lines = ["| strategy | Sharpe (95% CI) | ann. return | ann. vol | max DD | Δ vs 1/N [95% CI] (p) | Δ vs MVO [95% CI] (p) |",
              "|---|---|---|---|---|---|---|"]  # fmt: skip
     for name, r in m["allocation"].items():
 
         def diff(ref, r=r):
             d = r.get(f"vs {ref}")
-            return "–" if d is None else f"{d['diff']:+.2f} ({d['p_value']:.2f})"
+            return (
+                "–"
+                if d is None
+                else f"{d['diff']:+.2f} [{d['lo']:+.2f}, {d['hi']:+.2f}] ({d['p_value']:.2f})"
+            )
 
         lines.append(f"| {name} | {r['sharpe']:.2f} [{r['ci95'][0]:.2f}, {r['ci95'][1]:.2f}] | "
                      f"{_f(r.get('ann_return'), '.3f')} | {_f(r.get('ann_volatility'), '.3f')} | "
@@ -131,7 +135,7 @@ def summary(preset, cfg, m) -> str:
         train_cpu_min=np.mean([t["train_cpu_s"] for t in tr]) / 60,
         sample_cpu_min=np.mean([t["sample_cpu_s"] for t in tr]) / 60,
         baseline_cpu_min=m["baseline_cost"]["cpu_s"] / 60,
-        forecast_table=_forecast_table(m), best_baseline=_BASELINE_LABELS.get(best, best),
+        forecast_table=_forecast_table(m), best_baseline=_BASELINE_LABELS.get(best, best), best_key=best,
         paired_table=_paired_table(m), paired_all_table=_paired_all_table(m), verdict=_verdict(m), allocation_table=_allocation_table(m),
         stable_sharpe_range=f"{min(stable):.2f} .. {max(stable):.2f}", mvo_sharpe=m["mvo_sharpe"],
         paper=PAPER, guard=100 * np.mean(list(m["guard_fraction"].values())),

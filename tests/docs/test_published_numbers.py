@@ -41,6 +41,7 @@ REQUIRED = {
     "sigmadock",
     "ssm_expressivity",
     "stable_ablation",
+    "stable",
 }
 
 
