@@ -50,3 +50,31 @@ def subprocess_env() -> dict:
 @pytest.fixture(scope="session")
 def python() -> str:
     return sys.executable
+
+
+# Tests measured at 20 s or more (wall, 2 cores). They are collected first so that pytest-xdist hands them out
+# at the start of the run and the short tests fill in around them; left in file order, one of them starting last
+# keeps a worker busy alone at the end of the run.
+_LONG = (
+    "tests/distributed/test_distributed_runs.py",
+    "tests/docking/test_docking_cli.py::test_train_then_dock",
+    "tests/forecast/test_forecast_model.py::test_trained_on_ar1",
+    "tests/forecast/test_forecast_skill.py",
+    "tests/ssm/test_ssm_probe.py",
+    "tests/docs/test_site.py",
+    "tests/train/test_checkpoint.py::test_sigkill",
+    "tests/train/test_multiprocess.py",
+    "tests/forecast/test_forecast_bad_inputs.py::test_frames_give",
+    "tests/docking/test_docking_dock.py",
+    "tests/docking/test_docking_model.py::test_rotating",
+    "tests/stability/test_stability_seeds.py",
+    "tests/operators/test_operators_models.py::test_ensemble",
+    "tests/docking/test_docking_rank.py",
+    "tests/test_architecture.py::test_public_signatures",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    long_first = [it for it in items if it.nodeid.startswith(_LONG) or it.get_closest_marker("slow")]
+    chosen = {id(it) for it in long_first}
+    items[:] = long_first + [it for it in items if id(it) not in chosen]
