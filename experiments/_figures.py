@@ -134,11 +134,13 @@ def anchor_detail(run_metrics: dict, path: str) -> str:
         if len(parts) == 3 and parts[2] == "solved"
         else None
     )
-    if not isinstance(cell, dict) or not isinstance(cell.get("n_runs"), int) or cell["n_runs"] < 1:
+    counts = _ssm_counts(cell)
+    if counts is None:
         return ""
-    k, n = int(cell.get("runs_solved", 0)), cell["n_runs"]
+    k, n, unit = counts
     lo, hi = wilson_ci(k, n)
-    return f"best run; {k}/{n} runs solve it, 95% Wilson CI {lo:.2f}–{hi:.2f}"
+    lead = "best run; " if unit == "runs" else ""
+    return f"{lead}{k}/{n} {unit} solve it, 95% Wilson CI {lo:.2f}–{hi:.2f}"
 
 
 _UNITS = {
@@ -243,24 +245,35 @@ def _saddle(record: dict) -> Headline | None:
     )
 
 
+def _ssm_counts(cell) -> tuple[int, int, str] | None:
+    """(solved, total, unit) of an SSM cell: runs (older records) or seeds (chosen on validation)."""
+    if not isinstance(cell, dict):
+        return None
+    if isinstance(cell.get("n_runs"), int) and cell["n_runs"] >= 1:
+        return int(cell.get("runs_solved", 0)), cell["n_runs"], "runs"
+    if isinstance(cell.get("n_seeds"), int) and cell["n_seeds"] >= 1:
+        return int(cell.get("n_seeds_solved", 0)), cell["n_seeds"], "seeds"
+    return None
+
+
 def _ssm(record: dict) -> Headline | None:
     m = record.get("metrics") or {}
     pts = []
     for a in record.get("anchors") or []:
         cls, lang = a.get("path", "").split("/")[:2]
-        cell = _get(m, f"cells/{cls}/{lang}")
-        if not isinstance(cell, dict) or not isinstance(cell.get("n_runs"), int) or cell["n_runs"] < 1:
+        counts = _ssm_counts(_get(m, f"cells/{cls}/{lang}"))
+        if counts is None:
             continue
-        k, n = int(cell.get("runs_solved", 0)), cell["n_runs"]
+        k, n, unit = counts
         pts.append(
             Point(
-                f"{cls} · {lang}", k / n, _num(a.get("value")), wilson_ci(k, n), how=f"Wilson, {k}/{n} runs"
+                f"{cls} · {lang}", k / n, _num(a.get("value")), wilson_ci(k, n), how=f"Wilson, {k}/{n} {unit}"
             )
         )
     if not pts:
         return from_anchors(record)
     return Headline(
-        [Panel("fraction of runs solving the language (test accuracy ≥ 0.9)", pts)],
+        [Panel("fraction of runs (seeds) solving the language (test accuracy ≥ 0.9)", pts)],
         published_label="published verdict (1 = learns, 0 = fails)",
     )
 

@@ -619,9 +619,11 @@ def _summary_head(cfg: dict, preset: str, metrics: dict) -> list[str]:
         "a class that the theory says can recognize the language is learned with length generalization; a "
         "'cannot' cell that is not learned counts as agreeing only then, and reads *not settled* otherwise.",
         "",
-        f"Date {time.strftime('%Y-%m-%d')}. CPU time: probes {probe_cpu / 60:.1f} min, constructions "
-        f"{(cpu['constructions'] or 0) / 60:.1f} min, in all {total / 60:.0f} min of process CPU time, so about "
-        f"{total / 120:.0f} min on an idle 2-core machine; wall time {metrics['wall_s'] / 60:.0f} min summed over "
+        f"Date {time.strftime('%Y-%m-%d')}. CPU time: probes "
+        + ", ".join(f"{m} {v / 60:.1f} min" for m, v in cpu["probes"].items() if v)
+        + f"; constructions {(cpu['constructions'] or 0) / 60:.1f} min; in all {total / 60:.0f} min of process "
+        f"CPU time, so about "
+        f"{total / 120:.0f} minutes on an idle 2-core machine; wall time {metrics['wall_s'] / 60:.0f} min summed over "
         "the stages, on a machine shared with other jobs.",
         "",
         f"**Settled cells: {a['settled']} of {a['cells']}; {a['settled_agree']}/{a['settled']} = "
@@ -671,6 +673,9 @@ def _summary(rows: list[dict], metrics: dict, cons: dict, cfg: dict, preset: str
     lines += ["", "## Discussion", "", *DISCUSSION, *notes, ""]
     lines += _construction_lines(cons, cfg)
     lines += ["", "![accuracy per length](acc_by_length.png)", "", "![training curves](train_curves.png)", ""]
+    # the numbers the published-pages check compares with metrics.json
+    lines += ["<!-- headline", "agreement/settled | d", "agreement/cells | d", "agreement/settled_agree | d",
+              "agreement/settled_fraction | .0%", "cpu_s/constructions | min", "-->", ""]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
