@@ -218,9 +218,9 @@ def run(ctx) -> list[dict]:
         "Runs alternate for the given pairs; `speed-up` = median over pairs of (2-process steps/s / 1-process "
         "steps/s); `first step s` = start of `fit` to the end of step 1 in the first pair (compilation; later "
         "one-process runs read their compiled step from JAX's persistent compilation cache); `load` = 1-min load average "
-        "at the end of each run. The machine is shared with other jobs while these numbers were taken (see `load`), "
-        "so the absolute rates are low and the spread is wide; on an idle multi-core or multi-GPU node, run "
-        "`python -m experiments bench scaling` again."
+        "at the end of each run (a load well above the core count means other jobs shared the machine, and the "
+        "rates and their spread suffer). On a multi-core or multi-GPU node, run `python -m experiments bench "
+        "scaling` again."
     )
     return rows
 
