@@ -49,15 +49,21 @@ def _forecast_table(m):
     return "\n".join(head + sorted(lines, key=lambda s: ("diffusion" not in s.split("|")[1], s)))
 
 
+def _diff_cells(d) -> list[str]:
+    """Paired differences (energy ×1e-2, CRPS-sum, CRPS) as ``mean [lo, hi]``, ``*`` when the CI excludes 0."""
+    cells = []
+    for met, sc in (("energy", 1e2), ("crps_sum", 1), ("crps", 1)):
+        x = d[met]
+        star = " *" if x["excludes_0"] else ""
+        cells.append(f"{x['mean'] * sc:+.4f} [{x['ci'][0] * sc:+.4f}, {x['ci'][1] * sc:+.4f}]{star}")
+    return cells
+
+
 def _paired_table(m):
     lines = ["| forecaster − best baseline | energy ×1e-2 (95% CI) | CRPS-sum (95% CI) | CRPS (95% CI) |",
              "|---|---|---|---|"]  # fmt: skip
     for key, d in m["paired_test"].items():
-        cells = []
-        for met, sc in (("energy", 1e2), ("crps_sum", 1), ("crps", 1)):
-            x = d[met]
-            star = " *" if x["excludes_0"] else ""
-            cells.append(f"{x['mean'] * sc:+.4f} [{x['ci'][0] * sc:+.4f}, {x['ci'][1] * sc:+.4f}]{star}")
+        cells = _diff_cells(d)
         lines.append(f"| {key.split(' - ')[0]} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -71,11 +77,7 @@ def _paired_all_table(m):
              "CRPS (95% CI) |", "|---|---|---|---|"]  # fmt: skip
     for key, d in rows.items():
         base = key.split(" - ")[1].rsplit(" [", 1)[0]
-        cells = []
-        for met, sc in (("energy", 1e2), ("crps_sum", 1), ("crps", 1)):
-            x = d[met]
-            star = " *" if x["excludes_0"] else ""
-            cells.append(f"{x['mean'] * sc:+.4f} [{x['ci'][0] * sc:+.4f}, {x['ci'][1] * sc:+.4f}]{star}")
+        cells = _diff_cells(d)
         lines.append(f"| {_BASELINE_LABELS.get(base, base)} | " + " | ".join(cells) + " |")
     names = {"energy": "energy score", "crps_sum": "CRPS-sum"}
     for met in ("energy", "crps_sum"):
