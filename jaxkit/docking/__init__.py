@@ -92,6 +92,7 @@ from ._rank import (
     prepare_receptor,
     rank_poses,
 )
+from ._realset import real_complexes, real_set_manifest
 from ._structures import (
     ORGANIC_ELEMENTS,
     Pocket,
@@ -192,6 +193,8 @@ __all__ = [
     "rank_poses",
     "RankedPose",
     "read_ligand",
+    "real_complexes",
+    "real_set_manifest",
     "reassemble",
     "relax_pose",
     "resolve_pocket",
