@@ -7,6 +7,8 @@ ranks the samples by PoseBusters validity and Vinardo energy; ``python -m jaxkit
 Pieces: fragmentation (:func:`fragment_ligand`), featurization (:func:`ligand_fragments`, :func:`build_complex`,
 :class:`DockingComplex`), the diffusion adapters (:func:`docking_process`, :func:`dsm_loss`,
 :func:`sample_poses`), conformer matching of samples (:func:`match_conformer`), ranking (:func:`rank_poses`), evaluation (:func:`evaluate_complex`, :func:`symmetric_rmsd`).
+Data: a held-out set of real crystal complexes shipped with the package (:func:`real_complexes`, split into
+validation and test before any scoring; :func:`real_set_manifest` gives sources and licences).
 """
 
 from ._api import (

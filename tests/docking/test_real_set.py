@@ -35,6 +35,9 @@ def test_val_and_test_never_overlap():
 
 def test_astex_members_are_test_and_split_follows_the_rule():
     assert "split_rule" in MANIFEST and "astex_list_source" in MANIFEST
+    astex = set(MANIFEST["astex_ids"])
+    assert len(astex) == 85
+    assert all(r["astex"] == (r["pdb_id"] in astex) for r in RECORDS)
     assert all(r["split"] == "test" for r in RECORDS if r["astex"])
     assert [r["split"] for r in RECORDS] == [_rule(r["pdb_id"], r["astex"]) for r in RECORDS]
 
