@@ -87,8 +87,10 @@ def vina_dock(
     exhaustiveness: int = 8,
     seed: int = 0,
     workdir: str | Path | None = None,
+    scoring: str = "vina",
 ) -> tuple[Chem.Mol, float]:
-    """Dock ``mol`` (an ETKDG conformer is generated, so the input pose is not used) with AutoDock Vina.
+    """Dock ``mol`` (an ETKDG conformer is generated, so the input pose is not used) with AutoDock Vina and its
+    ``scoring`` function (``"vina"`` or ``"vinardo"``) in a cubic box of edge ``box_size`` Å at ``center``.
 
     Returns (top-ranked pose as an RDKit molecule with hydrogens removed, Vina score in kcal/mol).
     """
@@ -97,6 +99,8 @@ def vina_dock(
 
     from ._rank import prepare_receptor
 
+    if scoring not in ("vina", "vinardo"):
+        raise ValueError(f"scoring: expected 'vina' or 'vinardo', received {scoring!r}")
     work = Path(workdir or tempfile.mkdtemp(prefix="jaxkit_vina_"))
     receptor = prepare_receptor(protein_pdb, work)
     lig = Chem.AddHs(Chem.RemoveHs(mol))
@@ -108,7 +112,7 @@ def vina_dock(
     pdbqt, ok, err = PDBQTWriterLegacy.write_string(setup)
     if not ok:
         raise RuntimeError(f"meeko could not write the ligand PDBQT: {err}")
-    v = Vina(sf_name="vina", verbosity=0, cpu=1, seed=int(seed))
+    v = Vina(sf_name=scoring, verbosity=0, cpu=1, seed=int(seed))
     v.set_receptor(str(receptor))
     v.set_ligand_from_string(pdbqt)
     v.compute_vina_maps(center=[float(c) for c in center], box_size=[box_size] * 3)
