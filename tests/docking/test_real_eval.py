@@ -1,0 +1,196 @@
+"""The paired real-set evaluation: inputs without the crystal pose, per-complex records, the summary table."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+from rdkit import Chem
+from scipy import stats
+
+from jaxkit.docking import real_complexes, real_set_manifest
+from jaxkit.docking._evaluate import with_positions
+from jaxkit.docking._realeval import (
+    check_no_reference,
+    docking_inputs,
+    evaluate_methods,
+    real_set_table,
+    vina_method,
+)
+
+SMALL = "1ac8"  # 8 heavy atoms, validation split
+
+
+@pytest.fixture(scope="module")
+def example():
+    return next(e for e in real_complexes("val") if e.id == SMALL)
+
+
+def _leaky(example, *, seed):
+    """Inputs that carry the crystal conformer (what check_no_reference must refuse)."""
+    inputs = docking_inputs(example, seed=seed)
+    return dataclasses.replace(inputs, ligand=Chem.Mol(example.mol))
+
+
+def _moved_crystal(example, *, seed):
+    """The crystal conformer rigidly moved: equal after superposition."""
+    inputs = docking_inputs(example, seed=seed)
+    x = example.mol.GetConformer().GetPositions()
+    a = 0.7
+    rot = np.array([[np.cos(a), -np.sin(a), 0], [np.sin(a), np.cos(a), 0], [0, 0, 1]])
+    return dataclasses.replace(inputs, ligand=with_positions(example.mol, x @ rot.T + 5.0))
+
+
+def test_inputs_hold_no_crystal_pose(example):
+    inputs = docking_inputs(example, seed=0)
+    check_no_reference(inputs, example)  # passes
+    assert inputs.ligand.GetNumConformers() == 1
+    assert not inputs.ligand.GetPropsAsDict()
+    np.testing.assert_allclose(inputs.center, example.pocket.center)
+    assert inputs.receptor == example.protein_path
+    with pytest.raises(ValueError, match="inputs.ligand"):
+        check_no_reference(_leaky(example, seed=0), example)
+    with pytest.raises(ValueError, match="inputs.ligand.*superposed"):
+        check_no_reference(_moved_crystal(example, seed=0), example)
+
+
+def test_a_method_handed_the_crystal_pose_is_refused(example):
+    called = []
+
+    def method(inputs):
+        called.append(inputs.id)
+        return [inputs.ligand], {}
+
+    with pytest.raises(ValueError, match="inputs.ligand"):
+        evaluate_methods(example, {"leak": method}, seed=0, make_inputs=_leaky)
+    assert not called
+
+
+def test_validation_and_test_ids_never_overlap():
+    val, test = {e.id for e in real_complexes("val")}, {e.id for e in real_complexes("test")}
+    assert val and test and not val & test
+    astex = {r["pdb_id"] for r in real_set_manifest()["complexes"] if r["astex"]}
+    assert astex <= test
+
+
+def test_evaluate_methods_record(example):
+    def echo(inputs):  # the fresh conformer at the box center, and a second pose
+        x = inputs.ligand.GetConformer().GetPositions()
+        x = x - x.mean(0) + np.asarray(inputs.center)
+        pose = with_positions(inputs.ligand, x)
+        return [pose, pose], {"sample_index": [1, 0], "note": "echo", "array": np.zeros(2)}
+
+    def broken(inputs):
+        raise RuntimeError("no pose")
+
+    rec = evaluate_methods(example, {"echo": echo, "broken": broken}, seed=0)
+    json.dumps(rec)
+    assert rec["id"] == SMALL and rec["split"] == "val"
+    e = rec["methods"]["echo"]
+    assert e["n_poses"] == 2 and e["top1_rmsd"] == e["first_rmsd"] == e["best_rmsd"] > 0.1
+    assert isinstance(e["top1_pb_valid"], bool) and e["cpu_seconds"] >= 0
+    assert e["meta"] == {"sample_index": [1, 0], "note": "echo"}
+    assert rec["methods"]["broken"]["error"] == "RuntimeError: no pose"
+
+
+def test_vina_method_runs_in_the_inputs_box(example):
+    rec = evaluate_methods(example, {"vinardo": vina_method("vinardo", exhaustiveness=1)}, seed=0)
+    v = rec["methods"]["vinardo"]
+    assert "error" not in v, v
+    assert v["meta"]["scoring"] == "vinardo" and np.isfinite(v["top1_rmsd"]) and v["cpu_seconds"] > 0
+    with pytest.raises((ValueError, TypeError), match="scoring"):  # TypeError: the tests' runtime type checks
+        vina_method("ad4")
+
+
+def _records():
+    vina = [1.0, 1.0, 3.0, 3.0, 1.0, 3.0]
+    ours_top, ours_first, ours_best = (
+        [1.0, 3.0, 1.0, 1.0, 1.0, 3.0],
+        [3.0, 3.0, 1.0, 1.0, 1.0, 3.0],
+        [1.0] * 5 + [3.0],
+    )
+    valid = [True, False, True, True, False, True]
+    recs = []
+    for i in range(6):
+        rand = {"n_poses": 1, "top1_rmsd": 0.5, "top1_pb_valid": True, "best_rmsd": 0.5, "cpu_seconds": 2.0}
+        if i == 0:
+            rand = {"error": "RuntimeError: boom", "cpu_seconds": 4.0}
+        recs.append(
+            {
+                "id": f"c{i}",
+                "methods": {
+                    "vina": {
+                        "n_poses": 1,
+                        "top1_rmsd": vina[i],
+                        "top1_pb_valid": True,
+                        "best_rmsd": vina[i],
+                        "cpu_seconds": float(i),
+                    },
+                    "ours": {
+                        "n_poses": 2,
+                        "top1_rmsd": ours_top[i],
+                        "top1_pb_valid": valid[i],
+                        "first_rmsd": ours_first[i],
+                        "first_pb_valid": True,
+                        "best_rmsd": ours_best[i],
+                        "cpu_seconds": 10.0 * (i + 1),
+                    },
+                    "rand": rand,
+                },
+            }
+        )
+    return recs
+
+
+def test_real_set_table_counts_and_tests():
+    t = real_set_table(_records(), reference="vina")
+    json.dumps(t)
+    rows = t["rows"]
+    assert set(rows) == {"vina", "ours", "ours/first", "ours/best_of_n", "rand"}
+    v, o = rows["vina"], rows["ours"]
+    assert (v["n"], v["successes"], v["mcnemar_vs_reference"]) == (6, 3, None)
+    assert (o["successes"], o["pb_valid"], o["success_pb_valid"]) == (4, 4, 3)
+    ci = stats.binomtest(4, 6).proportion_ci(method="wilson")
+    np.testing.assert_allclose(o["ci"], [ci.low, ci.high])
+    ci = stats.binomtest(3, 6).proportion_ci(method="wilson")
+    np.testing.assert_allclose(o["success_pb_ci"], [ci.low, ci.high])
+    # discordant pairs: ours-only successes c2, c3; vina-only c1
+    assert o["mcnemar_vs_reference"] == {"method_only": 2, "reference_only": 1, "p_exact": 1.0}
+    assert o["cpu_seconds_median"] == 35.0 and o["cpu_seconds_mean"] == 35.0
+    assert rows["ours/first"]["successes"] == 3 and rows["ours/first"]["pb_valid"] == 6
+    assert rows["ours/best_of_n"]["successes"] == 5 and "pb_rate" not in rows["ours/best_of_n"]
+    bn = rows["ours/best_of_n"]["mcnemar_vs_reference"]
+    assert (bn["method_only"], bn["reference_only"]) == (2, 0)
+    assert bn["p_exact"] == pytest.approx(stats.binomtest(2, 2, 0.5).pvalue) == pytest.approx(0.5)
+    r = rows["rand"]
+    assert (r["successes"], r["errors"], r["pb_valid"]) == (5, 1, 5)
+    assert r["mcnemar_vs_reference"]["method_only"] == 3 and r["mcnemar_vs_reference"]["reference_only"] == 1
+
+
+def test_real_set_table_mcnemar_matches_statsmodels():
+    sm = pytest.importorskip("statsmodels.stats.contingency_tables")
+    t = real_set_table(_records(), reference="vina")
+    for name in ("ours", "rand", "ours/best_of_n"):
+        m = t["rows"][name]["mcnemar_vs_reference"]
+        ok = t["rows"][name]["successes"]
+        ref = t["rows"]["vina"]["successes"]
+        both = ok - m["method_only"]
+        table = [
+            [both, m["method_only"]],
+            [m["reference_only"], 6 - both - m["method_only"] - m["reference_only"]],
+        ]
+        assert both == ref - m["reference_only"]
+        assert m["p_exact"] == pytest.approx(sm.mcnemar(table, exact=True).pvalue)
+
+
+def test_real_set_table_rejects_unpaired_records():
+    recs = _records()
+    with pytest.raises(ValueError, match="reference"):
+        real_set_table(recs, reference="vinardo")
+    del recs[2]["methods"]["rand"]
+    with pytest.raises(ValueError, match="records"):
+        real_set_table(recs)
+    with pytest.raises(ValueError, match="records"):
+        real_set_table([])
