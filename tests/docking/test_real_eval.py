@@ -194,3 +194,21 @@ def test_real_set_table_rejects_unpaired_records():
         real_set_table(recs)
     with pytest.raises(ValueError, match="records"):
         real_set_table([])
+
+
+def test_random_and_model_methods_share_the_pipeline(example):
+    from jaxkit.docking import SHIPPED_MODEL
+    from jaxkit.docking._realeval import model_method, random_method
+
+    methods = {
+        "random": random_method(n_samples=2),
+        "ours": model_method(SHIPPED_MODEL, n_samples=2, n_steps=5),
+    }
+    rec = evaluate_methods(example, methods, seed=1)
+    for name in methods:
+        m = rec["methods"][name]
+        assert "error" not in m, m
+        assert m["n_poses"] == 2 and sorted(m["meta"]["sample_index"]) == [0, 1]
+        assert m["best_rmsd"] <= min(m["top1_rmsd"], m["first_rmsd"])
+    table = real_set_table([rec], reference="random")
+    assert {"ours", "ours/first", "ours/best_of_n", "random"} <= set(table["rows"])
