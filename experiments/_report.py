@@ -79,7 +79,7 @@ SYSTEMS: tuple[System, ...] = (
         "se3_docking",
         "SE(3) diffusion and docking",
         "SigmaDock-style rigid-fragment diffusion on SE(3) for ligand docking (SigmaDock, ICLR 2026).",
-        ("sigmadock",),
+        ("sigmadock", "docking_real"),
         "docking",
         "Docking",
     ),

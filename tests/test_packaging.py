@@ -258,4 +258,4 @@ def test_a_bare_clone_finds_every_experiments_inputs(tmp_path):
         env={**__import__("os").environ, "PYTHONPATH": str(clone)},
     )
     assert r.returncode == 0, r.stderr[-4000:]
-    assert "checked 4 of" in r.stdout, r.stdout
+    assert "checked 5 of" in r.stdout, r.stdout
