@@ -221,15 +221,17 @@ def vina_method(scoring: Literal["vina", "vinardo"] = "vina", *, exhaustiveness:
     check_int("exhaustiveness", exhaustiveness, minimum=1)
 
     def method(inputs: DockingInputs) -> tuple[list[Chem.Mol], dict]:
-        pose, energy = vina_dock(
-            inputs.receptor,
-            inputs.ligand,
-            np.asarray(inputs.center),
-            box_size=inputs.box_size,
-            exhaustiveness=exhaustiveness,
-            seed=inputs.seed,
-            scoring=scoring,
-        )
+        with tempfile.TemporaryDirectory(prefix="jaxkit_realeval_") as work:
+            pose, energy = vina_dock(
+                inputs.receptor,
+                inputs.ligand,
+                np.asarray(inputs.center),
+                box_size=inputs.box_size,
+                exhaustiveness=exhaustiveness,
+                seed=inputs.seed,
+                workdir=work,
+                scoring=scoring,
+            )
         return [pose], {"energy": energy, "scoring": scoring, "exhaustiveness": exhaustiveness}
 
     return method
@@ -257,8 +259,11 @@ def random_method(
         x = np.asarray(jax.vmap(lambda r, t: to_angstrom(cj, ligand_positions(cj, r, t)))(R, T), np.float64)
         gaps = np.asarray(jax.vmap(lambda r, t: bond_gap(cj, r, t))(R, T), np.float64)
         mols, gaps = assemble_poses(lig, x, gaps, assemble="conformer_matching", seed=inputs.seed)
-        scorer = make_scorer(inputs.pocket, inputs.receptor) if ranking.needs_scorer else None
-        ranked = ranking.rank(mols, gaps, scorer, inputs.receptor, pb_budget=pb_budget)
+        with tempfile.TemporaryDirectory(prefix="jaxkit_realeval_") as work:
+            scorer = (
+                make_scorer(inputs.pocket, inputs.receptor, workdir=work) if ranking.needs_scorer else None
+            )
+            ranked = ranking.rank(mols, gaps, scorer, inputs.receptor, pb_budget=pb_budget)
         return [p.mol for p in ranked], {"sample_index": [p.index for p in ranked], "n_samples": n_samples}
 
     return method
