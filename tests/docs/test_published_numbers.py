@@ -42,6 +42,7 @@ REQUIRED = {
     "ssm_expressivity",
     "stable_ablation",
     "stable",
+    "rno_benchmarks",
 }
 
 
