@@ -358,8 +358,18 @@ def _generate_split(
         idx = jnp.arange(s, s + chunk, dtype=jnp.uint32)  # padded to a fixed chunk: one compilation
         keys = fold(key, idx)
         x, y = fn(keys)
-        out_x[s:stop] = np.asarray(x[: stop - s], dtype=np.float32)
-        out_y[s:stop] = np.asarray(y[: stop - s], dtype=np.float32)
+        x, y = np.asarray(x[: stop - s], dtype=np.float32), np.asarray(y[: stop - s], dtype=np.float32)
+        bad = ~(np.isfinite(x).reshape(len(x), -1).all(1) & np.isfinite(y).reshape(len(y), -1).all(1))
+        if (
+            bad.any()
+        ):  # a solver that blew up (e.g. an explicit step too large for the options) is never stored
+            raise ValueError(
+                f"{desc}: the solver returned non-finite values for {int(bad.sum())} of {stop - s} samples "
+                f"(samples {s}..{stop - 1}); the time step is too large for these options: raise the step count "
+                "(n_steps / dt) or check the parameters"
+            )
+        out_x[s:stop] = x
+        out_y[s:stop] = y
 
 
 def make_dataset(

@@ -126,3 +126,17 @@ def test_subsample_and_refined_resolution_nest_like_make_dataset():
         subsample(fine.y_train, "darcy", 5, stride=4)
     with pytest.raises(ValueError, match="x"):
         subsample(np.zeros(5), "darcy", stride=2)
+
+
+def test_a_solver_that_blows_up_is_refused_not_stored(tmp_path):
+    """Burgers at viscosity 1/1000 and a large initial amplitude with the default 100 ETDRK4 steps (sized for
+    nu = 0.1) overflows; the generator raises instead of returning (or caching) NaN samples, a finite case passes.
+    """
+    from jaxkit.pde import make_dataset
+
+    opts = dict(alpha=2.5, tau=7.0, sigma=400.0, nu=1e-3, fine_resolution=2048)
+    with pytest.raises(ValueError, match="non-finite values.*n_steps"):
+        make_dataset("burgers", n_train=2, n_test=1, resolution=256, cache_dir=tmp_path, **opts)
+    assert [p.name for p in tmp_path.iterdir() if ".tmp" not in p.name] == []  # nothing cached
+    ds = make_dataset("burgers", n_train=2, n_test=1, resolution=256, n_steps=2000, **{**opts, "sigma": 49.0})
+    assert np.isfinite(ds.y_train).all() and np.isfinite(ds.y_test).all()
