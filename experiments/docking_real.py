@@ -17,11 +17,15 @@ from __future__ import annotations
 import time
 
 from experiments import Experiment, register
-from jaxkit.docking import RANKINGS, SHIPPED_MODEL, load_model, real_complexes, real_set_manifest
-from jaxkit.docking._realeval import (
+from jaxkit.docking import (
+    RANKINGS,
+    SHIPPED_MODEL,
     evaluate_methods,
+    load_model,
     model_method,
     random_method,
+    real_complexes,
+    real_set_manifest,
     real_set_table,
     vina_method,
 )
@@ -158,7 +162,7 @@ def _summary(ctx, m) -> str:
         ),
         "",
         "Every method saw the same inputs: the ligand's graph with a fresh RDKit conformer, the shipped pocket and "
-        "receptor, and a 22 Å box centred on the crystal ligand's centroid (redocking); the inputs were checked not "
+        "receptor, and a 22 Å box centered on the crystal ligand's centroid (redocking); the inputs were checked not "
         "to carry the crystal pose. `ours` = the shipped model through `dock` (top-1 after ranking), `ours/first` = "
         "its first sample (unranked), `ours/best_of_n` = best of the N samples (oracle); `random` = prior draws "
         "through the same assembly, minimization and ranking; `vina` / `vinardo` = AutoDock Vina with that scoring "

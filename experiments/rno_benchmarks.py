@@ -491,36 +491,9 @@ def _standard_head(metrics: dict, preset: str) -> list[str]:
     return lines
 
 
-def summary(ctx, metrics: dict, names: list[str]) -> str:
-    cfg = ctx.config
-    lines = ["# rno_benchmarks", ""]
-    if ctx.preset.startswith("standard"):
-        lines += _standard_head(metrics, ctx.preset)
-    lines += [
-        f"Preset `{ctx.preset}`, seed {ctx.seed}; {cfg['seeds']} seed{'s' if cfg['seeds'] > 1 else ''} per model (vmapped ensemble), width "
-        f"{cfg['width']} (per-dataset overrides in the config), {cfg['n_layers']} layers, {cfg['epochs']} epochs, "
-        f"Adam lr {cfg['lr']}, wd {cfg['weight_decay']}, LR x0.5 every {cfg['step_epochs']} epochs.",
-        "",
-        "Datasets run: " + ", ".join(names) + ".",
-    ]
-    d = metrics["_datasets"]
-    if d["missing_from_pde_suite"]:
-        lines.append(
-            "Configured but not in jaxkit.pde (not run): " + ", ".join(d["missing_from_pde_suite"]) + "."
-        )
-    if d["not_configured"]:
-        lines.append(
-            f"In jaxkit.pde but not in the `{ctx.preset}` preset (their generation alone takes longer than "
-            "the preset's budget; `paper` runs them): " + ", ".join(d["not_configured"]) + "."
-        )
-    lines += [
-        "RNO paper anchors for Navier-Stokes (MSE, Re=40: 0.0049, Re=500: 0.4861) refer to its own unpublished "
-        "sets; jaxkit.pde's navier_stokes_re40/re500 are documented stand-ins (Kolmogorov flow), run in `paper`.",
-        "",
-        "| dataset | grid | FNO rel-L2 | RNO rel-L2 | RNO | params FNO / RNO (ratio) | s/epoch FNO / RNO "
-        "| FNO zero-shot | RNO zero-shot | n-vs-2n gap FNO / RNO | anchor |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
+def _table_rows(metrics: dict, names: list[str]) -> list[str]:
+    """One row of the FNO/RNO table per dataset (RNO columns "-" in an FNO-only preset)."""
+    lines: list[str] = []
     for n in names:
         m = metrics[n]
         f, r = m["FNO"], m.get("RNO")
@@ -553,6 +526,40 @@ def summary(ctx, metrics: dict, names: list[str]) -> str:
             + " | ".join(rno)
             + f" | {anchor} |"
         )
+    return lines
+
+
+def summary(ctx, metrics: dict, names: list[str]) -> str:
+    cfg = ctx.config
+    lines = ["# rno_benchmarks", ""]
+    if ctx.preset.startswith("standard"):
+        lines += _standard_head(metrics, ctx.preset)
+    lines += [
+        f"Preset `{ctx.preset}`, seed {ctx.seed}; {cfg['seeds']} seed{'s' if cfg['seeds'] > 1 else ''} per model (vmapped ensemble), width "
+        f"{cfg['width']} (per-dataset overrides in the config), {cfg['n_layers']} layers, {cfg['epochs']} epochs, "
+        f"Adam lr {cfg['lr']}, wd {cfg['weight_decay']}, LR x0.5 every {cfg['step_epochs']} epochs.",
+        "",
+        "Datasets run: " + ", ".join(names) + ".",
+    ]
+    d = metrics["_datasets"]
+    if d["missing_from_pde_suite"]:
+        lines.append(
+            "Configured but not in jaxkit.pde (not run): " + ", ".join(d["missing_from_pde_suite"]) + "."
+        )
+    if d["not_configured"]:
+        lines.append(
+            f"In jaxkit.pde but not in the `{ctx.preset}` preset (their generation alone takes longer than "
+            "the preset's budget; `paper` runs them): " + ", ".join(d["not_configured"]) + "."
+        )
+    lines += [
+        "RNO paper anchors for Navier-Stokes (MSE, Re=40: 0.0049, Re=500: 0.4861) refer to its own unpublished "
+        "sets; jaxkit.pde's navier_stokes_re40/re500 are documented stand-ins (Kolmogorov flow), run in `paper`.",
+        "",
+        "| dataset | grid | FNO rel-L2 | RNO rel-L2 | RNO | params FNO / RNO (ratio) | s/epoch FNO / RNO "
+        "| FNO zero-shot | RNO zero-shot | n-vs-2n gap FNO / RNO | anchor |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    lines += _table_rows(metrics, names)
     wins = [n for n in names if metrics[n].get("verdict") == "wins"]
     ties = [n for n in names if metrics[n].get("verdict") == "ties"]
     losses = [n for n in names if metrics[n].get("verdict") == "loses"]

@@ -94,6 +94,16 @@ from ._rank import (
     prepare_receptor,
     rank_poses,
 )
+from ._realeval import (
+    DockingInputs,
+    check_no_reference,
+    docking_inputs,
+    evaluate_methods,
+    model_method,
+    random_method,
+    real_set_table,
+    vina_method,
+)
 from ._realset import real_complexes, real_set_manifest
 from ._structures import (
     ORGANIC_ELEMENTS,
@@ -118,6 +128,14 @@ from ._train import (
 )
 
 __all__ = [
+    "DockingInputs",
+    "check_no_reference",
+    "docking_inputs",
+    "evaluate_methods",
+    "model_method",
+    "random_method",
+    "real_set_table",
+    "vina_method",
     "CONVERGED_STEPS",
     "RANKINGS",
     "AbstractRanking",

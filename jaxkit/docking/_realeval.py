@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -206,7 +207,8 @@ def evaluate_methods(
             poses, meta = method(own)
             cpu, wall = _cpu() - c0, time.perf_counter() - t0
             row = {**_score_poses(example, list(poses), meta), "meta": _jsonable(meta)}
-        except Exception as e:  # a method that fails on a complex is a recorded failure, not a crash
+        except (ValueError, RuntimeError, OSError, ArithmeticError, subprocess.SubprocessError) as e:
+            # a method that fails on a complex (a solver, RDKit, Vina or a tool's error) is a recorded failure
             cpu, wall = _cpu() - c0, time.perf_counter() - t0
             row = {"error": f"{type(e).__name__}: {str(e).strip()[:300]}"}
         record["methods"][name] = {**row, "cpu_seconds": cpu, "seconds": wall}
