@@ -71,6 +71,8 @@ _LONG = (
     "tests/operators/test_operators_models.py::test_ensemble",
     "tests/docking/test_docking_rank.py",
     "tests/test_architecture.py::test_public_signatures",
+    "tests/docking/test_real_eval.py::test_random_and_model",
+    "tests/test_packaging.py::test_a_bare_clone",
 )
 
 
