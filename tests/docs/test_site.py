@@ -24,6 +24,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+pytestmark = pytest.mark.site  # deselected by default; .ci/run runs it on the strictly built site
+
 ROOT = Path(__file__).resolve().parents[2]
 SITE_ENV = "JAXKIT_SITE_DIR"
 MINI_PAGES = (
