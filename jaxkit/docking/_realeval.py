@@ -39,6 +39,7 @@ from rdkit.Chem import rdMolAlign
 from scipy import stats
 
 from .._validate import check_int
+from ..evaluation import wilson_interval
 from ._api import _sizes_for, assemble_poses, dock
 from ._baselines import vina_dock
 from ._complex import bond_gap, build_complex, ligand_fragments, ligand_positions, to_angstrom
@@ -309,11 +310,6 @@ def model_method(
 
 
 # ------------------------------------------------------------------------------------------------ summary
-def _wilson(k: int, n: int) -> list[float]:
-    ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
-    return [float(ci.low), float(ci.high)]
-
-
 def _outcomes(records: Sequence[dict], name: str, kind: str) -> tuple[np.ndarray, np.ndarray | None]:
     """Per-complex (success, PB-valid) of method ``name``'s ``kind`` pose ('top1', 'first', 'best'); an error is a
     failure on both; PB validity is None for 'best' (the oracle pose is not checked)."""
@@ -372,7 +368,7 @@ def real_set_table(records: Sequence[dict], reference: str = "vina") -> dict:
                 "n": n,
                 "successes": int(ok.sum()),
                 "rate": float(ok.mean()),
-                "ci": _wilson(int(ok.sum()), n),
+                "ci": list(wilson_interval(int(ok.sum()), n)),
                 "cpu_seconds_median": float(np.median(cpu)),
                 "cpu_seconds_mean": float(np.mean(cpu)),
                 "errors": sum("error" in m for m in ms),
@@ -385,10 +381,10 @@ def real_set_table(records: Sequence[dict], reference: str = "vina") -> dict:
                 row |= {
                     "pb_valid": int(valid.sum()),
                     "pb_rate": float(valid.mean()),
-                    "pb_ci": _wilson(int(valid.sum()), n),
+                    "pb_ci": list(wilson_interval(int(valid.sum()), n)),
                     "success_pb_valid": int(both.sum()),
                     "success_pb_rate": float(both.mean()),
-                    "success_pb_ci": _wilson(int(both.sum()), n),
+                    "success_pb_ci": list(wilson_interval(int(both.sum()), n)),
                 }
             rows[name + suffix] = row
     return {"reference": reference, "threshold_A": SUCCESS_RMSD, "n": n, "ids": ids, "rows": rows}
