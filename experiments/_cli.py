@@ -272,6 +272,21 @@ def _bench_section(name: str, description: str, table: str, ctx: RunContext, fig
     )
 
 
+def _import_bench_only(args: argparse.Namespace) -> bool:
+    """``bench NAME`` imports only ``experiments/bench_NAME.py`` (a GPU machine needs jax, not RDKit or Vina);
+    every other command, and an unknown name, imports every experiment module."""
+    import importlib.util
+
+    name = getattr(args, "name", None)
+    if args.cmd != "bench" or not name or name == "all":
+        return False
+    module = f"experiments.bench_{name}"
+    if importlib.util.find_spec(module) is None:
+        return False
+    importlib.import_module(module)
+    return True
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run benchmarks through the harness (``experiments/_harness.py``); rewrite their docs sections and figures."""
     import shutil
@@ -467,7 +482,8 @@ def main(argv: list[str] | None = None) -> int:
     if problem is not None:
         print(f"error: {problem}", file=sys.stderr)
         return 2
-    discover()
+    if not _import_bench_only(args):
+        discover()
     cmds = {
         "list": cmd_list,
         "run": cmd_run,

@@ -322,6 +322,8 @@ def run_bench(
     for case in cases:
         s = run_case(case, pairs)
         summaries.append(s)
+        # finished cases survive a run cut short (a lent GPU's time limit): raw records so far
+        (Path(ctx.out_dir) / "partial.json").write_text(json.dumps(summaries, default=str))
         rows += [dict(_row(s, p, case), **(extra(s, p) if extra else {})) for p in s["peers"]]
     ctx.extra["raw"] = summaries
     ctx.extra["figure"] = str(plot(summaries, cases, Path(ctx.out_dir) / "ratios.png", title))

@@ -288,8 +288,8 @@ def run(ctx) -> list[dict]:
         ctx.extra["note"] = (
             "\nCPU run: the Pallas kernels ran through the interpreter (`interpret=True`), which checks correctness "
             "only (`ratio` = max relative error of forward + VJP / tolerance; <= 1 passes). "
-            f"All passed: {ok}. **The GPU rows (Pallas vs XLA einsum / associative_scan / lax.scan, through the "
-            "harness, GB/s vs copy bandwidth) are unmeasured: no accelerator was lent so far** — "
+            f"All passed: {ok}. The GPU timings (Pallas vs XLA einsum / associative_scan / lax.scan, GB/s vs "
+            "copy bandwidth) need a GPU: see [kernels on GPU](#kernels-on-gpu); "
             "`bash kernels/gpu_check.sh` runs them. " + GOALS + "\n"
         )
         return rows

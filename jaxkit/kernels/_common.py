@@ -20,18 +20,21 @@ def backend() -> str:
     return jax.default_backend()
 
 
-def use_pallas(interpret: bool | None, name: str) -> tuple[bool, bool]:
+def use_pallas(
+    interpret: bool | None, name: str, default_backends: tuple[str, ...] = ("gpu", "tpu")
+) -> tuple[bool, bool]:
     """Decide the path of a kernel call.
 
-    Returns ``(use_pallas, interpret_mode)``. ``interpret=None``: Pallas (compiled) on GPU/TPU, the XLA reference
-    on CPU. ``interpret=True``: the Pallas body through the interpreter on any backend. ``interpret=False``: the
+    Returns ``(use_pallas, interpret_mode)``. ``interpret=None``: Pallas (compiled) on ``default_backends``, the
+    XLA reference elsewhere (a kernel lists only the backends where it was measured faster than XLA, or not
+    measured; see docs/benchmarks.md). ``interpret=True``: the Pallas body through the interpreter on any backend. ``interpret=False``: the
     compiled Pallas kernel, which needs a GPU or TPU.
     """
     if interpret is not None and not isinstance(interpret, bool):
         raise TypeError(f"{name}: interpret: expected None or a bool, received {interpret!r}")
     plat = backend()
     if interpret is None:
-        return (plat in ("gpu", "tpu"), False)
+        return (plat in default_backends, False)
     if interpret:
         return (True, True)
     if plat not in ("gpu", "tpu"):

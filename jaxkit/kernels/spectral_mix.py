@@ -16,7 +16,8 @@ The backward pass is two more launches of the same tiled kernel:
 ``dx[b,i,k] = Σ_o g[b,o,k] conj(W[i,o,k])`` and ``dW[i,o,k] = Σ_b conj(x[b,i,k]) g[b,o,k]``
 (in plane form; JAX's complex-gradient convention is then applied by the plane split/merge outside the kernel).
 
-Dispatch (``interpret``): ``None`` → Pallas (Triton) on GPU and Pallas (Mosaic) on TPU, the XLA reference on CPU;
+Dispatch (``interpret``): ``None`` → Pallas (Mosaic) on TPU, the XLA reference (``einsum``, precision ``HIGHEST``) on
+CPU and GPU (on an H200 the Triton kernel took 2.7x XLA's time, forward and backward: docs/benchmarks.md);
 ``True`` → the Pallas body through the interpreter on any backend; ``False`` → the compiled kernel (GPU/TPU only).
 """
 
@@ -48,6 +49,8 @@ from ._common import (
 __all__ = ["spectral_mix", "spectral_mix_planes", "spectral_mix_reference"]
 
 _FN = "spectral_mix"
+# where interpret=None runs Pallas: on GPU XLA's einsum measured faster (docs/benchmarks.md)
+_DEFAULT_BACKENDS = ("tpu",)
 
 
 def spectral_mix_reference(x: jax.Array, w: jax.Array, *, precision=jax.lax.Precision.HIGHEST) -> jax.Array:
@@ -268,7 +271,7 @@ def spectral_mix(
     Args:
         x: ``(B, I, *modes)`` (or one sample ``(I, *modes)``), real floating or complex.
         w: ``(I, O, *modes)``, real floating or complex (same mode axes as ``x``).
-        interpret: ``None`` dispatches (Pallas on GPU/TPU, XLA einsum on CPU); ``True`` runs the Pallas body in the
+        interpret: ``None`` dispatches (Pallas on TPU, XLA einsum on CPU and GPU); ``True`` runs the Pallas body in the
             interpreter; ``False`` forces the compiled kernel (GPU/TPU).
         block_b, block_o, block_k: tile sizes over batch, output channels and (flattened) modes; defaults per backend.
 
@@ -284,7 +287,7 @@ def spectral_mix(
         out = spectral_mix(x[None], w, interpret=interpret, block_b=block_b, block_o=block_o, block_k=block_k)
         return out[0]
     _check_shapes(tuple(x.shape), tuple(w.shape))
-    pallas, interp = use_pallas(interpret, _FN)
+    pallas, interp = use_pallas(interpret, _FN, _DEFAULT_BACKENDS)
     cfg = _check_blocks(block_b, block_o, block_k, interp)
     dtype = jnp.result_type(x, w)
     if not pallas:
@@ -325,7 +328,7 @@ def spectral_mix_planes(
     if wr.shape != wi.shape:
         raise ValueError(f"{_FN}: wr and wi must have the same shape, received {wr.shape} and {wi.shape}")
     _check_shapes(tuple(xr.shape), tuple(wr.shape), "xr", "wr")
-    pallas, interp = use_pallas(interpret, _FN)
+    pallas, interp = use_pallas(interpret, _FN, _DEFAULT_BACKENDS)
     cfg = _check_blocks(block_b, block_o, block_k, interp)
     dtype = jnp.result_type(xr, xi, wr, wi)
     xr, xi, wr, wi = (v.astype(dtype) for v in (xr, xi, wr, wi))

@@ -34,7 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxkit.kernels.spectral_mix import (
-    spectral_mix as _kernel_spectral_mix,  # Pallas on GPU/TPU, XLA reference on CPU
+    spectral_mix as _kernel_spectral_mix,  # Pallas on TPU, XLA einsum on CPU/GPU
 )
 
 from .._typing import Array, ArrayLike, Float, PRNGKey
@@ -169,7 +169,7 @@ def _irfftn(uh: Array, grid: Sequence[int]) -> Array:
 
 def _use_dft() -> bool:
     """Spectral path: truncated DFT as GEMMs on CPU (no transposes of the field, see ``_rdft_kept``); ``rfftn`` +
-    ``jaxkit.kernels.spectral_mix`` (Pallas) on GPU/TPU."""
+    ``jaxkit.kernels.spectral_mix`` (Pallas on TPU, XLA ``einsum`` on GPU) elsewhere."""
     return jax.default_backend() == "cpu"
 
 

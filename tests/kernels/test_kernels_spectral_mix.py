@@ -222,3 +222,17 @@ def test_compiled_paths_lower(monkeypatch, platform):
     text = lowered.as_text()
     marker = "triton" if platform == "gpu" else "tpu_custom_call"
     assert text.count(marker) >= 3, f"expected forward + 2 backward kernels in the {platform} lowering"
+
+
+@pytest.mark.parametrize("platform,pallas", [("cpu", False), ("gpu", False), ("tpu", True)])
+def test_default_dispatch_per_backend(monkeypatch, platform, pallas):
+    """``interpret=None`` runs Pallas only where it was not measured slower than XLA's einsum (on an H200 it took
+    2.7x the einsum's time, docs/benchmarks.md): TPU; CPU and GPU get the einsum. ``linear_scan`` keeps Pallas on GPU."""
+    import jaxkit.kernels.linear_scan as ls_mod
+
+    monkeypatch.setattr(common, "backend", lambda: platform)
+    assert common.use_pallas(None, "spectral_mix", sm_mod._DEFAULT_BACKENDS) == (pallas, False)
+    assert common.use_pallas(None, "linear_scan") == (platform != "cpu", False)
+    if platform != "cpu":  # interpret=False forces the compiled kernel wherever one exists
+        assert common.use_pallas(False, "spectral_mix", sm_mod._DEFAULT_BACKENDS) == (True, False)
+    assert ls_mod.use_pallas is common.use_pallas
