@@ -67,7 +67,8 @@ diagonal) and ``dense`` (products of Householder reflections, DeltaNet). A tuple
 COMPLEX_VARIANTS = ("time_invariant", "selective_complex")
 """The gate classes whose state is complex (a tuple of str, a subset of :data:`VARIANTS`)."""
 MODES = ("parallel", "recurrent")
-_SAT = 0.05  # stretch of a saturating gate
+_SAT = 0.25  # stretch of a saturating gate (0.05 held the complex gate short of |a| = 1: see the SSM reproduction page)
+_PHASE_DEAD = 0.2  # half-width of the saturating phase's dead zone (in units of pi, after the stretch)
 
 
 def _scan_operand(name: str, x: Any, ndim: int, check_finite: bool) -> jax.Array:
@@ -250,12 +251,16 @@ class SSMLayer(eqx.Module):
     input ``|a| ~ U[0.9, 0.999]``; for ``dense`` the eigenvalue ``1 - β`` along each reflection vector), so
     training starts from a long memory instead of forgetting within a few steps. ``saturating=True`` lets every
     gate reach the ends of its range exactly (``|a| = 1``, ``a = 0``, ``β = 0`` or ``2``) through the stretched
-    ``clip((1 + 2ε) σ(z) - ε, 0, 1)`` (``clip((1 + 2ε) tanh z, -1, 1)`` for the signed gate, ``ε = 0.05``)
+    ``clip((1 + 2ε) σ(z) - ε, 0, 1)`` (``clip((1 + 2ε) tanh z, -1, 1)`` for the signed gate, ``ε = 0.25``)
     instead of only approaching them: a memory that must last 500 steps needs a gate of exactly 1 (float32
     rounds ``σ(z)`` to 1 only for ``z > 17``). ``coupled_input=True`` scales the write by how much the gate
     forgets, ``b_t ← (1 - |a_t|) b_t`` (``dense``: by the mean ``β_t / 2``, as DeltaNet writes ``β k vᵀ``), as in
     Mamba's discretization (``Δ`` sets both) and the RG-LRU: a gate of exactly 1 then holds the state exactly,
-    with no drift from later inputs. The class (the range of ``A``) is unchanged.
+    with no drift from later inputs. ``conv_width=K > 0`` passes the layer input through a depthwise causal
+    convolution of width ``K`` before the gates and writes read it, ``ũ_t = Σ_{j<K} w_j ⊙ u_{t-j}`` (Mamba's
+    ``conv1d``, DeltaNet's short convolutions; initialized to the identity, ``w_0 = 1``): a gate can then depend on the
+    previous few tokens (e.g. open only right after the start token) instead of inferring them from a decaying
+    state. A finite window adds no counting or modular power. The class (the range of ``A``) is unchanged.
     """
 
     variant: str = eqx.field(static=True)
@@ -267,6 +272,7 @@ class SSMLayer(eqx.Module):
     coupled_input: bool = eqx.field(static=True)
     gate_w: jax.Array | None
     gate_b: jax.Array
+    conv_w: jax.Array | None
     in_w: jax.Array
     in_b: jax.Array
     w1: jax.Array
@@ -287,9 +293,11 @@ class SSMLayer(eqx.Module):
         ring_init: bool = False,
         saturating: bool = False,
         coupled_input: bool = False,
+        conv_width: int = 0,
     ):
         check_choice("variant", variant, VARIANTS)
         check_int("d_model", d_model, minimum=1)
+        check_int("conv_width", conv_width, minimum=0)
         check_int("d_state", d_state, minimum=1)
         check_int("n_householder", n_householder, minimum=1)
         d_hidden = 2 * d_model if d_hidden is None else d_hidden
@@ -337,6 +345,7 @@ class SSMLayer(eqx.Module):
             self.gate_b = bias
         self.in_w = scale * jax.random.normal(kb, (s, d_model))
         self.in_b = jnp.zeros((s,))
+        self.conv_w = jnp.zeros((conv_width, d_model)).at[0].set(1.0) if conv_width else None
         f = s + d_model
         self.w1 = jax.random.normal(k1, (d_hidden, f)) / np.sqrt(f)
         self.b1 = jnp.zeros((d_hidden,))
@@ -345,6 +354,7 @@ class SSMLayer(eqx.Module):
 
     def transitions(self, u: jax.Array) -> tuple[jax.Array, jax.Array]:
         """``(A, b)`` for inputs ``u`` of shape ``(T, d)``: ``A`` is ``(T, N)`` (diagonal) or ``(T, N, N)``."""
+        u = self._short_conv(u)
         n = self.d_state
         z = jnp.broadcast_to(self.gate_b, (u.shape[0], self.gate_b.shape[0]))
         if self.gate_w is not None:
@@ -353,7 +363,7 @@ class SSMLayer(eqx.Module):
         v = self.variant
         if v in COMPLEX_VARIANTS:
             r = self._unit(z[:, :n])
-            a = r * jnp.exp(1j * jnp.pi * jnp.tanh(z[:, n:]))
+            a = r * jnp.exp(1j * jnp.pi * self._phase(z[:, n:]))
             return a, self._couple(jax.lax.complex(bin_[:, :n], bin_[:, n:]), 1 - r)
         if v == "selective_nonneg":
             a = self._unit(z)
@@ -364,6 +374,25 @@ class SSMLayer(eqx.Module):
             return a, self._couple(bin_, 1 - jnp.abs(a))
         k, beta = self._reflections(z)
         return jax.vmap(_householder_product)(k, beta), self._couple(bin_, beta.mean(-1, keepdims=True) / 2)
+
+    def _phase(self, z: jax.Array) -> jax.Array:
+        """The complex gate's phase in units of ``π``: ``tanh z``, or with ``saturating`` the stretched
+        ``t = clip((1 + 2ε) tanh z, -1, 1)`` with a dead zone, ``sign(t) max(|t| - δ, 0) / (1 - δ)`` (``δ = 0.2``),
+        so that both a phase of exactly 0 (a rotation-free hold: a phase of 1e-3 turns a held state by 0.5 rad in
+        500 steps) and exactly ``±π`` are reached on open sets of ``z``."""
+        t = jnp.tanh(z)
+        if not self.saturating:
+            return t
+        t = jnp.clip((1 + 2 * _SAT) * t, -1.0, 1.0)
+        return jnp.sign(t) * jnp.maximum(jnp.abs(t) - _PHASE_DEAD, 0.0) / (1 - _PHASE_DEAD)
+
+    def _short_conv(self, u: jax.Array) -> jax.Array:
+        """``conv_width > 0``: the depthwise causal convolution ``Σ_{j<K} w_j ⊙ u_{t-j}`` (zeros before ``t = 0``)."""
+        if self.conv_w is None:
+            return u
+        K, T = self.conv_w.shape[0], u.shape[0]
+        padded = jnp.concatenate([jnp.zeros((K - 1, u.shape[1]), u.dtype), u], 0)
+        return sum(self.conv_w[j] * padded[K - 1 - j : K - 1 - j + T] for j in range(K))
 
     def _couple(self, b: jax.Array, scale: jax.Array) -> jax.Array:
         """``coupled_input``: the write ``b`` scaled by how much the gate forgets (``1 - |a|``; dense: mean β/2)."""
@@ -376,7 +405,7 @@ class SSMLayer(eqx.Module):
         return k, 2.0 * self._unit(z[:, m * n :])
 
     def _unit(self, z: jax.Array) -> jax.Array:
-        """``σ(z)``, or with ``saturating`` the stretched ``clip((1 + 2ε) σ(z) - ε, 0, 1)`` (``ε = 0.05``)."""
+        """``σ(z)``, or with ``saturating`` the stretched ``clip((1 + 2ε) σ(z) - ε, 0, 1)`` (``ε = 0.25``)."""
         s = jax.nn.sigmoid(z)
         return jnp.clip((1 + 2 * _SAT) * s - _SAT, 0.0, 1.0) if self.saturating else s
 
@@ -389,6 +418,7 @@ class SSMLayer(eqx.Module):
         (:func:`reflection_scan`, the cheap sequential form); with a ``precision`` it rounds ``A_t`` and every update.
         """
         if self.variant == "dense" and mode == "recurrent" and precision is None:
+            u = self._short_conv(u)
             z = self.gate_b + u @ self.gate_w.T
             k, beta = self._reflections(z)
             return reflection_scan(
@@ -474,6 +504,7 @@ class SSMModel(eqx.Module):
         ring_init: bool = False,
         saturating: bool = False,
         coupled_input: bool = False,
+        conv_width: int = 0,
     ):
         check_choice("variant", variant, VARIANTS)
         check_int("vocab", vocab, minimum=1)
@@ -494,6 +525,7 @@ class SSMModel(eqx.Module):
                 ring_init=ring_init,
                 saturating=saturating,
                 coupled_input=coupled_input,
+                conv_width=conv_width,
             )
             for k in kl
         )

@@ -53,9 +53,11 @@ class ProbeConfig:
     """What to train and how to score it (defaults: a small model, a short run).
 
     ``tasks`` holds task names (see ``TASKS``) or :class:`Task` objects; ``state_norm`` RMS-normalizes each layer's
-    state before its readout, ``ring_init`` starts the gates near 1 and ``saturating`` lets them reach 1 exactly, ``coupled_input``
-    scales each write by ``1 - |a|`` (see :class:`SSMLayer`); ``bos`` prepends a
-    start token to every string (not trained on, not scored). ``val_lengths`` must be disjoint from ``test_lengths``.
+    state before its readout, ``ring_init`` starts the gates near 1 and ``saturating`` lets them reach 1 exactly,
+    ``coupled_input`` scales each write by ``1 - |a|`` and ``conv_width`` adds a short causal convolution before
+    the gates (see :class:`SSMLayer`); ``bos`` prepends a start token to every string (not trained on, not
+    scored). The defaults are the recipe of the published ``ssm_expressivity`` runs (which switch the write
+    coupling off for ``dense``). ``val_lengths`` must be disjoint from ``test_lengths``.
     """
 
     tasks: tuple[str | Task, ...] = ("parity",)
@@ -68,6 +70,7 @@ class ProbeConfig:
     ring_init: bool = True
     saturating: bool = True
     coupled_input: bool = True
+    conv_width: int = 4
     bos: bool = True
     n_heads: int = 4
     positional: str = "rope"
@@ -165,6 +168,7 @@ def make_model(cfg: ProbeConfig, vocab: int, n_classes: int, key: PRNGKey) -> SS
         ring_init=cfg.ring_init,
         saturating=cfg.saturating,
         coupled_input=cfg.coupled_input,
+        conv_width=cfg.conv_width,
     )
 
 
@@ -250,14 +254,23 @@ def _optimizer(cfg: ProbeConfig) -> optax.GradientTransformation:
 
 
 def _accuracy(
-    cfg: ProbeConfig, models: Any, runs: list, data: dict, lengths: Sequence[int], n: int, pad: int
+    cfg: ProbeConfig,
+    models: Any,
+    runs: list,
+    data: dict,
+    lengths: Sequence[int],
+    n: int,
+    pad: int,
+    losses: list | None = None,
 ) -> list[dict[int, float]]:
-    """Per-run accuracy at each length (scored positions of fresh samples of the run's task)."""
+    """Per-run accuracy at each length (scored positions of fresh samples of the run's task); with ``losses`` (a
+    list) it also appends each run's mean cross-entropy (nats) over the scored positions of every length."""
     params, static = eqx.partition(models, eqx.is_array)
 
     @jax.jit
     def predict(p, tok):
-        return jnp.argmax(_apply(eqx.combine(p, static), tok, cfg.mode), -1)
+        logits = _apply(eqx.combine(p, static), tok, cfg.mode)
+        return jnp.argmax(logits, -1), jax.nn.log_softmax(logits, -1)
 
     out = []
     for r, (ti, _, _) in enumerate(runs):
@@ -266,11 +279,14 @@ def _accuracy(
         B, ch = toks.shape[0], min(cfg.eval_chunk, toks.shape[0])
         padn = (-B) % ch
         tk = np.concatenate([toks, np.full((padn, toks.shape[1]), pad, toks.dtype)]) if padn else toks
-        pred = np.concatenate(
-            [np.asarray(predict(p_r, jnp.asarray(tk[i : i + ch]))) for i in range(0, len(tk), ch)]
-        )
+        chunks = [predict(p_r, jnp.asarray(tk[i : i + ch])) for i in range(0, len(tk), ch)]
+        pred = np.concatenate([np.asarray(c[0]) for c in chunks])
         hit = ((pred[:B] == tgt) & fin).reshape(len(lengths), n, -1).sum((1, 2))
         tot = fin.reshape(len(lengths), n, -1).sum((1, 2))
+        if losses is not None:
+            logp = np.concatenate([np.asarray(c[1]) for c in chunks])[:B]
+            nll = -np.take_along_axis(logp, np.clip(tgt, 0, logp.shape[-1] - 1)[..., None], -1)[..., 0]
+            losses.append(float(nll[fin].mean()) if fin.any() else float("nan"))
         out.append({int(L): float(c / max(t, 1)) for L, c, t in zip(lengths, hit, tot)})
     return out
 
@@ -278,18 +294,23 @@ def _accuracy(
 def select_runs(runs: Sequence[dict]) -> dict[int, int]:
     """For each seed, the index (into ``runs``) of the run chosen on validation.
 
-    Every run is a dict with ``"seed"``, ``"val_acc"`` (mean validation accuracy) and ``"train_acc"``
-    (in-distribution); the chosen run of a seed maximizes ``(val_acc, train_acc)``, the first such run on a tie.
-    No other key is read, so a test accuracy cannot leak into the choice.
+    Every run is a dict with ``"seed"``, ``"val_acc"`` (mean validation accuracy), ``"train_acc"``
+    (in-distribution) and optionally ``"val_loss"`` (mean validation cross-entropy); the chosen run of a seed
+    maximizes ``(val_acc, train_acc, -val_loss)`` (a missing ``val_loss`` counts as 0), the first such run on a
+    tie. No other key is read, so a test accuracy cannot leak into the choice.
     """
+
+    def key(r: dict) -> tuple[float, float, float]:
+        return float(r["val_acc"]), float(r["train_acc"]), -float(r.get("val_loss", 0.0))
+
     chosen: dict[int, int] = {}
     for i, r in enumerate(runs):
         missing = [k for k in ("seed", "val_acc", "train_acc") if k not in r]
         if missing:
             raise ValueError(f"runs: run {i} has no {missing} (expected keys 'seed', 'val_acc', 'train_acc')")
-        s, key = int(r["seed"]), (float(r["val_acc"]), float(r["train_acc"]))
+        s = int(r["seed"])
         j = chosen.get(s)
-        if j is None or key > (float(runs[j]["val_acc"]), float(runs[j]["train_acc"])):
+        if j is None or key(r) > key(runs[j]):
             chosen[s] = i
     return dict(sorted(chosen.items()))
 
@@ -310,7 +331,13 @@ def seed_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[fl
 
 
 def _summarize(
-    cfg: ProbeConfig, runs: list, test_acc: list, val_acc: list, train_acc: list, history: list
+    cfg: ProbeConfig,
+    runs: list,
+    test_acc: list,
+    val_acc: list,
+    train_acc: list,
+    history: list,
+    val_loss: list | None = None,
 ) -> tuple[list, dict]:
     results = []
     names = cfg.task_names
@@ -325,6 +352,7 @@ def _summarize(
                 "mean_acc": float(np.mean(list(test_acc[r].values()))),
                 "val_acc_by_length": val_acc[r],
                 "val_acc": float(np.mean(list(val_acc[r].values()))),
+                "val_loss": float(val_loss[r]) if val_loss is not None else float("nan"),
                 "train_acc_by_length": train_acc[r],
                 "train_acc": float(np.mean(list(train_acc[r].values()))),
                 "final_loss": float(np.mean([c["loss"] for c in curve[-3:]])) if curve else float("nan"),
@@ -334,11 +362,13 @@ def _summarize(
     per_task = {}
     for name in names:
         idx = [i for i, x in enumerate(results) if x["task"] == name]
-        sub = [{k: results[i][k] for k in ("seed", "val_acc", "train_acc")} for i in idx]
+        sub = [{k: results[i][k] for k in ("seed", "val_acc", "train_acc", "val_loss")} for i in idx]
         chosen = [idx[j] for j in select_runs(sub).values()]
         test = [results[i]["mean_acc"] for i in chosen]
         train = [results[i]["train_acc"] for i in chosen]
-        best = max(chosen, key=lambda i: (results[i]["val_acc"], results[i]["train_acc"]))
+        best = max(
+            chosen, key=lambda i: (results[i]["val_acc"], results[i]["train_acc"], -results[i]["val_loss"])
+        )
         lengths = list(results[chosen[0]]["acc_by_length"])
         per_task[name] = {
             "chosen_runs": chosen,
@@ -508,8 +538,9 @@ def train_runs(
     val = _stack_data(tasks, cfg.val_lengths, cfg.n_test, rng, pad, Tval, bos)
     test_acc = _accuracy(cfg, res.model, runs, test, cfg.test_lengths, cfg.n_test, pad)
     train_acc = _accuracy(cfg, res.model, runs, indist, cfg.train_eval_lengths, cfg.n_test, pad)
-    val_acc = _accuracy(cfg, res.model, runs, val, cfg.val_lengths, cfg.n_test, pad)
-    results, per_task = _summarize(cfg, runs, test_acc, val_acc, train_acc, res.history)
+    val_loss: list[float] = []
+    val_acc = _accuracy(cfg, res.model, runs, val, cfg.val_lengths, cfg.n_test, pad, val_loss)
+    results, per_task = _summarize(cfg, runs, test_acc, val_acc, train_acc, res.history, val_loss)
     timing.update(wall=time.perf_counter() - t0, cpu=_cpu_seconds() - c0)
     out = {"config": cfg.to_dict(), "runs": results, "per_task": per_task, "timing": timing}
     if return_models:

@@ -137,3 +137,19 @@ def test_custom_task_trains_predicts_on_new_strings_and_saves_bit_identically(tm
     np.testing.assert_array_equal(np.asarray(back.logits(toks)), np.asarray(probe.logits(toks)))
     np.testing.assert_array_equal(back.predict(strings), probe.predict(strings))
     assert back.config == ProbeConfig(tasks=("ends_in_b",), **common)
+
+
+def test_validation_loss_breaks_ties_and_test_still_unread():
+    """Equal validation and training accuracy: the run with the lower validation cross-entropy is chosen, whatever
+    its test accuracy; without a val_loss key the first run wins, as before."""
+    cfg = ProbeConfig(tasks=("parity",), lrs=(1e-3, 3e-3), n_seeds=1, val_lengths=(50,), test_lengths=(99,))
+    runs = [(0, 0, 1e-3), (0, 0, 3e-3)]
+    test = [{99: 1.0}, {99: 0.5}]
+    val = [{50: 1.0}, {50: 1.0}]
+    train = [{30: 1.0}, {30: 1.0}]
+    _, per = _summarize(cfg, runs, test, val, train, [], val_loss=[0.2, 0.01])
+    assert per["parity"]["chosen_lrs"] == [3e-3] and per["parity"]["test_acc"] == pytest.approx(0.5)
+    _, per = _summarize(cfg, runs, test, val, train, [], val_loss=[0.01, 0.2])
+    assert per["parity"]["chosen_lrs"] == [1e-3]
+    tie = [{"seed": 0, "val_acc": 1.0, "train_acc": 1.0}] * 2
+    assert ssm.select_runs(tie) == {0: 0}
