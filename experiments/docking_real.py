@@ -14,7 +14,9 @@ reports the chosen variant on its validation complexes. All library logic lives 
 
 from __future__ import annotations
 
+import hashlib
 import time
+from pathlib import Path
 
 from experiments import Experiment, register
 from jaxkit.docking import (
@@ -74,9 +76,20 @@ def _methods(cfg: dict, rankings) -> dict:
     return out
 
 
+def _model_sha256() -> str:
+    """SHA-256 over the shipped model (a checkpoint folder: every file's relative path and bytes, in sorted order):
+    part of every stage key, so a retrained model is never scored with the cached poses of the previous one (the
+    run's config does not change when the model does)."""
+    root = Path(SHIPPED_MODEL)
+    h = hashlib.sha256()
+    for f in sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]:
+        h.update(str(f.relative_to(root) if root.is_dir() else f.name).encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
 def _records(ctx, split: str, examples, rankings) -> list[dict]:
     methods = _methods(ctx.config, rankings)
-    tag = "-".join(rankings)
+    tag = "-".join(rankings) + "_" + _model_sha256()[:12]
     return [
         ctx.stage(f"{split}_{ex.id}_{tag}", lambda ex=ex: evaluate_methods(ex, methods, seed=ctx.seed))
         for ex in ctx.progress(examples, desc=f"{split} complexes")
@@ -114,6 +127,7 @@ def run(ctx):
         "records": final_records,
         "validation_records": val_records if cfg["final_split"] != "val" else None,
         "manifest_split_rule": real_set_manifest()["split_rule"],
+        "model_sha256": _model_sha256(),
         "run_wall_s": time.perf_counter() - t0,
         "run_cpu_s": time.process_time() - c0,
     }
