@@ -48,6 +48,9 @@ MODELS = VARIANTS + ("transformer",)
 ``"transformer"`` (:class:`CausalTransformer`). A tuple of str."""
 
 
+_PREDICT_CHUNK = 256  # strings per padded batch in TrainedProbe.predict (bounded memory)
+
+
 @dataclass(frozen=True)
 class ProbeConfig:
     """What to train and how to score it (defaults: a small model, a short run).
@@ -424,12 +427,25 @@ class TrainedProbe:
         """
         if isinstance(strings, str):
             raise TypeError("strings: expected a sequence of strings, received one str; wrap it in a list")
+        enc = [np.asarray(self.task.encode(s)) for s in strings]
+        if any(e.size == 0 for e in enc):
+            raise ValueError("strings: expected non-empty strings, received an empty one")
+        if not enc:
+            return np.zeros((0,), np.int64)
+        # one padded batch per chunk: the models are causal, so padding after a string's last token leaves the
+        # logits at that token unchanged; lengths round up to a power of two so repeated calls reuse compilations
+        longest = max(e.size for e in enc)
+        width = max(16, 1 << (longest - 1).bit_length())
+        if getattr(self.model, "positional", None) == "learned":  # learned positions end at max_len
+            width = max(longest, min(width, self.model.max_len - int(self.config.bos)))
         out = []
-        for s in strings:
-            toks = self.task.encode(s)
-            if toks.size == 0:
-                raise ValueError("strings: expected non-empty strings, received an empty one")
-            out.append(int(np.argmax(np.asarray(self.logits(toks))[-1])))
+        for i in range(0, len(enc), _PREDICT_CHUNK):
+            chunk = enc[i : i + _PREDICT_CHUNK]
+            toks = np.full((len(chunk), width), self.vocab - 1, np.int32)
+            for j, e in enumerate(chunk):
+                toks[j, : e.size] = e
+            logits = np.asarray(self.logits(toks))
+            out += [int(np.argmax(logits[j, e.size - 1])) for j, e in enumerate(chunk)]
         return np.array(out, np.int64)
 
     def save(self, path: str | Path) -> Path:

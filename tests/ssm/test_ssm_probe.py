@@ -131,6 +131,9 @@ def test_custom_task_trains_predicts_on_new_strings_and_saves_bit_identically(tm
     strings = ["ab", "aab", "bba", "abababb", "b" * 30 + "a", "a" * 25 + "b"]
     want = [task.member(s) for s in strings]
     np.testing.assert_array_equal(probe.predict(strings), want)
+    # predict pads the strings into one batch: the same classes as one string at a time
+    one_by_one = [int(np.argmax(np.asarray(probe.logits(task.encode(s)))[-1])) for s in strings[3:5]]
+    np.testing.assert_array_equal(probe.predict(strings[3:5]), one_by_one)
     path = probe.save(tmp_path / "probe")
     back = ssm.TrainedProbe.load(path)
     toks = jax.random.randint(jax.random.key(3), (4, 17), 0, 2)
@@ -153,3 +156,18 @@ def test_validation_loss_breaks_ties_and_test_still_unread():
     assert per["parity"]["chosen_lrs"] == [1e-3]
     tie = [{"seed": 0, "val_acc": 1.0, "train_acc": 1.0}] * 2
     assert ssm.select_runs(tie) == {0: 0}
+
+
+def test_predict_batches_within_learned_positions():
+    """A transformer with learned positions (max_len 20, start token): predict pads to a width that still fits
+    (17 + start = 18 <= 20, not the power of two 32) and gives the one-string-at-a-time classes."""
+    task = ssm.get_task("parity")
+    model = ssm.CausalTransformer(
+        4, 2, key=jax.random.key(0), d_model=8, n_heads=2, positional="learned", max_len=20
+    )
+    probe = ssm.TrainedProbe(
+        model, task, ProbeConfig(tasks=("parity",), model="transformer"), vocab=4, n_classes=2
+    )
+    strings = ["1" * 17, "01", "101"]
+    want = [int(np.argmax(np.asarray(probe.logits(task.encode(s)))[-1])) for s in strings]
+    np.testing.assert_array_equal(probe.predict(strings), want)
