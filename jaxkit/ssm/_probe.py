@@ -271,9 +271,10 @@ def _accuracy(
     params, static = eqx.partition(models, eqx.is_array)
 
     @jax.jit
-    def predict(p, tok):
+    def predict(p, tok):  # (classes,) or, when losses are asked for, (classes, log-probabilities)
         logits = _apply(eqx.combine(p, static), tok, cfg.mode)
-        return jnp.argmax(logits, -1), jax.nn.log_softmax(logits, -1)
+        pred = jnp.argmax(logits, -1)
+        return (pred, jax.nn.log_softmax(logits, -1)) if losses is not None else (pred,)
 
     out = []
     for r, (ti, _, _) in enumerate(runs):

@@ -283,3 +283,27 @@ def test_a_second_claim_in_the_same_process_is_refused(tmp_path):
     with pytest.raises(RunFolderError, match="unreadable"):
         with claim_run_folder(tmp_path, ident, resume=True):
             pass
+
+
+def test_bench_name_imports_only_its_module():
+    """``python -m experiments bench kernels`` on a machine without RDKit (a GPU box): only
+    ``experiments/bench_kernels.py`` is imported, the docking experiments are not."""
+    import textwrap
+    from pathlib import Path
+
+    code = textwrap.dedent(
+        """
+        import argparse, sys
+        sys.modules["rdkit"] = None  # as if RDKit were not installed
+        from experiments._cli import _import_bench_only
+        from experiments import BENCHES
+        assert _import_bench_only(argparse.Namespace(cmd="bench", name="kernels"))
+        assert "kernels" in BENCHES and "experiments.docking_real" not in sys.modules
+        assert not _import_bench_only(argparse.Namespace(cmd="bench", name="all"))
+        assert not _import_bench_only(argparse.Namespace(cmd="run", name="kernels"))
+        print("ok")
+        """
+    )
+    root = Path(experiments.__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=root)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
