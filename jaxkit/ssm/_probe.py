@@ -57,10 +57,10 @@ class ProbeConfig:
 
     ``tasks`` holds task names (see ``TASKS``) or :class:`Task` objects; ``state_norm`` RMS-normalizes each layer's
     state before its readout, ``ring_init`` starts the gates near 1 and ``saturating`` lets them reach 1 exactly,
-    ``coupled_input`` scales each write by ``1 - |a|`` and ``conv_width`` adds a short causal convolution before
-    the gates (see :class:`SSMLayer`); ``bos`` prepends a start token to every string (not trained on, not
-    scored). The defaults are the recipe of the published ``ssm_expressivity`` runs (which switch the write
-    coupling off for ``dense``). ``val_lengths`` must be disjoint from ``test_lengths``.
+    ``coupled_input`` scales each write by ``1 - |a|`` (``dense``: by the mean ``β / 2``) and ``conv_width`` adds
+    a short causal convolution before the gates (see :class:`SSMLayer`); ``bos`` prepends a start token to every
+    string (not trained on, not scored). The defaults are the recipe of the published ``ssm_expressivity`` runs.
+    ``val_lengths`` must be disjoint from ``test_lengths``.
     """
 
     tasks: tuple[str | Task, ...] = ("parity",)
