@@ -11,7 +11,7 @@ variant               transition ``A(x)``                                       
 ``selective_nonneg``  real diagonal ``σ(W x + c) ∈ [0, 1]``                           Mamba
 ``selective_signed``  real diagonal ``tanh(W x + c) ∈ [-1, 1]``                       Grazzi et al. 2025
 ``selective_complex`` complex diagonal ``σ(W_r x + c_r) e^{iπ tanh(W_θ x + c_θ)}``    complex Mamba / RG-LRU
-``dense``             ``Π_j (I - β_j k_j k_jᵀ)``, ``β_j = 2σ(·) ∈ [0, 2]``, ``|k_j| = 1``  DeltaNet (Grazzi)
+``dense``             ``Π_j (I - β_j k_j k_jᵀ)``, ``β_j = 2σ(·) ∈ [0, 2]``, ``|k_j| = 1``  DeltaProduct (Grazzi)
 ====================  ==============================================================  ===================
 
 ``B(x) = W_b x + c_b`` (complex for the complex variants) depends on the input in every variant. Diagonal variants
@@ -233,11 +233,11 @@ def reflection_scan(k: jax.Array, beta: jax.Array, b: jax.Array, *, check_finite
     return jax.lax.scan(step, jnp.zeros(b.shape[1:], b.dtype), (k, beta, b))[1]
 
 
-def _n_gate(variant: str, d_state: int, n_householder: int) -> int:
+def _n_gate(variant: str, d_state: int, n_householder: int, step_gate: bool = False) -> int:
     if variant in COMPLEX_VARIANTS:
         return 2 * d_state
     if variant == "dense":
-        return n_householder * (d_state + 1)
+        return n_householder * (d_state + 1) + int(step_gate)
     return d_state
 
 
@@ -260,7 +260,11 @@ class SSMLayer(eqx.Module):
     convolution of width ``K`` before the gates and writes read it, ``ũ_t = Σ_{j<K} w_j ⊙ u_{t-j}`` (Mamba's
     ``conv1d``, DeltaNet's short convolutions; initialized to the identity, ``w_0 = 1``): a gate can then depend on the
     previous few tokens (e.g. open only right after the start token) instead of inferring them from a decaying
-    state. A finite window adds no counting or modular power. The class (the range of ``A``) is unchanged.
+    state. A finite window adds no counting or modular power. ``step_gate=True`` (``dense`` only) adds one shared
+    step size per step, ``β_j = 2 g s_j`` with ``g, s_j ∈ [0, 1]`` (Mamba's ``Δ`` scales every entry of ``A``
+    alike): a hold (``A = I``, and with ``coupled_input`` no write) then needs the one gate ``g = 0`` instead of
+    every ``β_j = 0``; ``ring_init`` starts ``g`` near 0 and ``s_j`` at 1/2. The class (the range of ``A``) is
+    unchanged: each factor is still a generalized Householder reflection with ``β_j ∈ [0, 2]``.
     """
 
     variant: str = eqx.field(static=True)
@@ -270,6 +274,7 @@ class SSMLayer(eqx.Module):
     state_norm: bool = eqx.field(static=True)
     saturating: bool = eqx.field(static=True)
     coupled_input: bool = eqx.field(static=True)
+    step_gate: bool = eqx.field(static=True)
     gate_w: jax.Array | None
     gate_b: jax.Array
     conv_w: jax.Array | None
@@ -294,9 +299,14 @@ class SSMLayer(eqx.Module):
         saturating: bool = False,
         coupled_input: bool = False,
         conv_width: int = 0,
+        step_gate: bool = False,
     ):
         check_choice("variant", variant, VARIANTS)
         check_int("d_model", d_model, minimum=1)
+        if step_gate and variant != "dense":
+            raise ValueError(
+                f"step_gate: only the 'dense' variant has a shared step size, received {variant!r}"
+            )
         check_int("conv_width", conv_width, minimum=0)
         check_int("d_state", d_state, minimum=1)
         check_int("n_householder", n_householder, minimum=1)
@@ -310,9 +320,9 @@ class SSMLayer(eqx.Module):
             n_householder,
         )
         self.state_norm, self.saturating = bool(state_norm), bool(saturating)
-        self.coupled_input = bool(coupled_input)
+        self.coupled_input, self.step_gate = bool(coupled_input), bool(step_gate)
         kg, kb, k1, k2, kp = jax.random.split(key, 5)
-        g = _n_gate(variant, d_state, n_householder)
+        g = _n_gate(variant, d_state, n_householder, self.step_gate)
         s = 2 * d_state if variant in COMPLEX_VARIANTS else d_state
         scale = 1.0 / np.sqrt(d_model)
         if variant == "time_invariant":  # LRU-style ring init: |a| in [0.9, 0.999], small phases
@@ -334,10 +344,16 @@ class SSMLayer(eqx.Module):
                 u = (
                     (1 - r) / 2 if variant == "dense" else r
                 )  # the unit-interval gate value wanted: β / 2 or |a|
+                if (
+                    variant == "dense" and self.step_gate
+                ):  # g = mean(1 - r), s_j = 1/2: β_j = 1 - r on average
+                    u = jnp.mean(1 - r, keepdims=True)
                 if saturating:  # the pre-clip value, inside (0, 1) so that the gradient flows
                     u = (u + _SAT) / (1 + 2 * _SAT)
                 if variant == "selective_signed":
                     bias = jnp.arctanh(r / (1 + 2 * _SAT) if saturating else r)
+                elif variant == "dense" and self.step_gate:  # s_j biases stay 0 (s_j = 1/2)
+                    bias = bias.at[-1:].set(jnp.log(u / (1 - u)))
                 elif variant == "dense":
                     bias = bias.at[n_householder * d_state :].set(jnp.log(u / (1 - u)))
                 else:
@@ -402,6 +418,8 @@ class SSMLayer(eqx.Module):
         n, m = self.d_state, self.n_householder
         k = z[:, : m * n].reshape(-1, m, n)
         k = k / jnp.sqrt(jnp.sum(k**2, axis=-1, keepdims=True) + 1e-12)
+        if self.step_gate:  # β_j = 2 g s_j: one shared step size g times a per-factor strength s_j
+            return k, 2.0 * self._unit(z[:, -1:]) * self._unit(z[:, m * n : m * n + m])
         return k, 2.0 * self._unit(z[:, m * n :])
 
     def _unit(self, z: jax.Array) -> jax.Array:
@@ -505,6 +523,7 @@ class SSMModel(eqx.Module):
         saturating: bool = False,
         coupled_input: bool = False,
         conv_width: int = 0,
+        step_gate: bool = False,
     ):
         check_choice("variant", variant, VARIANTS)
         check_int("vocab", vocab, minimum=1)
@@ -526,6 +545,7 @@ class SSMModel(eqx.Module):
                 saturating=saturating,
                 coupled_input=coupled_input,
                 conv_width=conv_width,
+                step_gate=step_gate,
             )
             for k in kl
         )

@@ -58,7 +58,8 @@ class ProbeConfig:
     ``tasks`` holds task names (see ``TASKS``) or :class:`Task` objects; ``state_norm`` RMS-normalizes each layer's
     state before its readout, ``ring_init`` starts the gates near 1 and ``saturating`` lets them reach 1 exactly,
     ``coupled_input`` scales each write by ``1 - |a|`` (``dense``: by the mean ``β / 2``) and ``conv_width`` adds
-    a short causal convolution before the gates (see :class:`SSMLayer`); ``bos`` prepends a start token to every
+    a short causal convolution before the gates, ``step_gate`` gives ``dense`` one shared step size per step (see
+    :class:`SSMLayer`; ignored by the other models); ``bos`` prepends a start token to every
     string (not trained on, not scored). The defaults are the recipe of the published ``ssm_expressivity`` runs.
     ``val_lengths`` must be disjoint from ``test_lengths``.
     """
@@ -74,6 +75,7 @@ class ProbeConfig:
     saturating: bool = True
     coupled_input: bool = True
     conv_width: int = 4
+    step_gate: bool = True
     bos: bool = True
     n_heads: int = 4
     positional: str = "rope"
@@ -172,6 +174,7 @@ def make_model(cfg: ProbeConfig, vocab: int, n_classes: int, key: PRNGKey) -> SS
         saturating=cfg.saturating,
         coupled_input=cfg.coupled_input,
         conv_width=cfg.conv_width,
+        step_gate=cfg.step_gate and cfg.model == "dense",
     )
 
 
@@ -469,6 +472,7 @@ class TrainedProbe:
                 f"path: {path} is not a saved TrainedProbe (metadata format {meta.get('format')!r})"
             )
         c = dict(meta["config"])
+        c.setdefault("step_gate", False)  # probes saved before the field existed have no shared step size
         for k, v in c.items():
             if isinstance(v, list):
                 c[k] = tuple(v)
