@@ -203,3 +203,42 @@ def eqx_tree_at(where, tree, value):
     import equinox as eqx
 
     return eqx.tree_at(where, tree, value)
+
+
+def test_dense_step_gate_scales_every_factor_and_holds_exactly_at_zero():
+    """step_gate: A_t = H_m ⋯ H_1, H_j = I - β_j k_j k_jᵀ, with β_j = 2 g s_j (g, s_j the saturating units of the last and the
+    per-factor gate inputs), checked against numpy; recurrent = parallel; g = 0 at every step is an exact hold
+    (A = I, and with coupled writes no write, so the state stays 0); other variants refuse the flag."""
+    m, n = 2, 4
+    kw = {"key": jax.random.key(4), "n_householder": m, "saturating": True, "coupled_input": True}
+    layer = SSMLayer("dense", 8, n, step_gate=True, ring_init=True, **kw)
+    assert layer.gate_w.shape == (m * (n + 1) + 1, 8)
+    eps = layers_mod._SAT
+    z = (
+        np.asarray(layer.gate_b, np.float64)
+        + np.asarray(U, np.float64) @ np.asarray(layer.gate_w, np.float64).T
+    )
+
+    def unit(x):
+        return np.clip((1 + 2 * eps) / (1 + np.exp(-x)) - eps, 0, 1)
+
+    beta = 2 * unit(z[:, -1:]) * unit(z[:, m * n : m * n + m])
+    k = z[:, : m * n].reshape(-1, m, n)
+    k = k / np.linalg.norm(k, axis=-1, keepdims=True)
+    A_ref = np.stack(
+        [
+            np.linalg.multi_dot([np.eye(n) - b[j] * np.outer(kk[j], kk[j]) for j in reversed(range(m))])
+            for b, kk in zip(beta, k)
+        ]
+    )
+    A, b = layer.transitions(U)
+    np.testing.assert_allclose(np.asarray(A), A_ref, atol=2e-5)
+    assert 0 < beta.mean() < 0.2  # ring init: β_j near 0, a long memory
+    hp, hr = layer.states(U, mode="parallel"), layer.states(U, mode="recurrent")
+    np.testing.assert_allclose(np.asarray(hp), np.asarray(hr), atol=1e-5)
+    closed = eqx_tree_at(lambda lyr: lyr.gate_b, layer, layer.gate_b.at[-1].set(-1e4))
+    A0, b0 = closed.transitions(U)
+    np.testing.assert_array_equal(np.asarray(A0), np.broadcast_to(np.eye(n), A0.shape))
+    assert not np.any(np.asarray(b0)) and not np.any(np.asarray(closed.states(U, mode="recurrent")))
+    with pytest.raises(ValueError, match="step_gate: only the 'dense' variant"):
+        SSMLayer("selective_signed", 8, n, key=jax.random.key(0), step_gate=True)
