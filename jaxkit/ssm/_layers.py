@@ -11,7 +11,7 @@ variant               transition ``A(x)``                                       
 ``selective_nonneg``  real diagonal ``σ(W x + c) ∈ [0, 1]``                           Mamba
 ``selective_signed``  real diagonal ``tanh(W x + c) ∈ [-1, 1]``                       Grazzi et al. 2025
 ``selective_complex`` complex diagonal ``σ(W_r x + c_r) e^{iπ tanh(W_θ x + c_θ)}``    complex Mamba / RG-LRU
-``dense``             ``Π_j (I - β_j k_j k_jᵀ)``, ``β_j = 2σ(·) ∈ [0, 2]``, ``|k_j| = 1``  DeltaProduct (Grazzi)
+``dense``             ``Π_j (I - β_j k_j k_jᵀ)``, ``β_j = 2σ(·) ∈ [0, 2]``, ``|k_j| = 1``  DeltaNet (Grazzi)
 ====================  ==============================================================  ===================
 
 ``B(x) = W_b x + c_b`` (complex for the complex variants) depends on the input in every variant. Diagonal variants

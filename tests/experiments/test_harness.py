@@ -38,11 +38,12 @@ def test_a_peer_that_sleeps_and_burns_cpu_in_process_cannot_change_our_timing(su
     assert s["peers"]["greedy peer"]["ratio"] is not None and len(s["peers"]["benign peer"]["ratios"]) == 2
     # timing: ours' median step next to the greedy peer is that of a clean process...
     ours_med = max(r["step"]["median"] for r in runs["ours"])
-    # ...whereas the same greedy peer inside our process slows ours down (GIL taken by its thread)
+    # ...whereas the same greedy peer inside our process slows ours down (GIL taken by its thread): two threads
+    # sharing the GIL give each about half, so ~2x expected; 1.5x leaves room for a loaded machine (1.94x seen)
     env = dict(subprocess_env, OMP_NUM_THREADS="1")
     naive = subprocess.run([sys.executable, WL, str(N)], env=env, capture_output=True, text=True, timeout=120)
     in_process = float(naive.stdout.strip().splitlines()[-1])
-    assert in_process > 2 * ours_med, (in_process, ours_med)
+    assert in_process > 1.5 * ours_med, (in_process, ours_med)
     # ours' own work per call is measured as process CPU time, so a thread burning CPU beside it would at least
     # double it; CPU time of a ~7 ms call still varies by up to ~1.5x on a loaded machine (caches, frequency)
     cpu = _min_times(runs["ours"], "cpu_s")
