@@ -341,13 +341,12 @@ class SSMLayer(eqx.Module):
             if ring_init:  # |a| (dense: the eigenvalue 1 - β along each k) in [0.9, 0.999] at zero input
                 m = n_householder if variant == "dense" else d_state
                 r = jax.random.uniform(kp, (m,), minval=0.9, maxval=0.999)
-                u = (
-                    (1 - r) / 2 if variant == "dense" else r
-                )  # the unit-interval gate value wanted: β / 2 or |a|
-                if (
-                    variant == "dense" and self.step_gate
-                ):  # g = mean(1 - r), s_j = 1/2: β_j = 1 - r on average
-                    u = jnp.mean(1 - r, keepdims=True)
+                # the unit-interval gate value wanted: |a|, β_j / 2, or the shared step g = mean(1 - r) (with
+                # s_j = 1/2, β_j = 1 - r on average)
+                if variant != "dense":
+                    u = r
+                else:
+                    u = jnp.mean(1 - r, keepdims=True) if self.step_gate else (1 - r) / 2
                 if saturating:  # the pre-clip value, inside (0, 1) so that the gradient flows
                     u = (u + _SAT) / (1 + 2 * _SAT)
                 if variant == "selective_signed":

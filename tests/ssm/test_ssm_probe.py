@@ -171,3 +171,29 @@ def test_predict_batches_within_learned_positions():
     strings = ["1" * 17, "01", "101"]
     want = [int(np.argmax(np.asarray(probe.logits(task.encode(s)))[-1])) for s in strings]
     np.testing.assert_array_equal(probe.predict(strings), want)
+
+
+def test_a_probe_saved_before_step_gate_loads_without_it(tmp_path, monkeypatch):
+    """Saves written before ``ProbeConfig.step_gate`` existed hold no such key: a dense probe loads with the step
+    gate off (its gate arrays have the old shape) and gives the same logits; a current save keeps it on."""
+    task = ssm.get_task("parity")
+    old_cfg = ProbeConfig(tasks=("parity",), model="dense", d_model=8, d_state=4, step_gate=False)
+    from jaxkit.ssm._probe import make_model
+
+    model = make_model(old_cfg, 4, 2, jax.random.key(0))
+    probe = ssm.TrainedProbe(model, task, old_cfg, vocab=4, n_classes=2)
+    to_dict = ProbeConfig.to_dict
+    monkeypatch.setattr(
+        ProbeConfig, "to_dict", lambda self: {k: v for k, v in to_dict(self).items() if k != "step_gate"}
+    )
+    path = probe.save(tmp_path / "old")
+    monkeypatch.setattr(ProbeConfig, "to_dict", to_dict)
+    loaded = ssm.TrainedProbe.load(path)
+    assert loaded.config.step_gate is False and not loaded.model.layers[0].step_gate
+    np.testing.assert_array_equal(
+        np.asarray(loaded.logits(task.encode("0110"))), np.asarray(probe.logits(task.encode("0110")))
+    )
+    new_cfg = ProbeConfig(tasks=("parity",), model="dense", d_model=8, d_state=4)
+    new = ssm.TrainedProbe(make_model(new_cfg, 4, 2, jax.random.key(1)), task, new_cfg, vocab=4, n_classes=2)
+    again = ssm.TrainedProbe.load(new.save(tmp_path / "new"))
+    assert again.config.step_gate is True and again.model.layers[0].step_gate
