@@ -57,29 +57,36 @@ PRESETS = {
 REFERENCE = "vina"
 
 
-def _methods(cfg: dict, rankings) -> dict:
-    out = {}
+def _baseline_methods(cfg: dict, rankings) -> dict:
+    """The methods that do not read the model: Vina with both scoring functions and, per ranking, prior draws."""
+    out = {
+        "vinardo": vina_method("vinardo", exhaustiveness=cfg["exhaustiveness"]),
+        "vina": vina_method("vina", exhaustiveness=cfg["exhaustiveness"]),
+    }
     for name in rankings:
-        ranking = RANKINGS[name]
-        out[f"ours:{name}"] = model_method(
+        out[f"random:{name}"] = random_method(
+            n_samples=cfg["n_samples"], ranking=RANKINGS[name], pb_budget=cfg["pb_budget"]
+        )
+    return out
+
+
+def _model_methods(cfg: dict, rankings) -> dict:
+    return {
+        f"ours:{name}": model_method(
             SHIPPED_MODEL,
             n_samples=cfg["n_samples"],
             n_steps=cfg["n_steps"],
-            ranking=ranking,
+            ranking=RANKINGS[name],
             pb_budget=cfg["pb_budget"],
         )
-        out[f"random:{name}"] = random_method(
-            n_samples=cfg["n_samples"], ranking=ranking, pb_budget=cfg["pb_budget"]
-        )
-    out["vinardo"] = vina_method("vinardo", exhaustiveness=cfg["exhaustiveness"])
-    out["vina"] = vina_method("vina", exhaustiveness=cfg["exhaustiveness"])
-    return out
+        for name in rankings
+    }
 
 
 def _model_sha256() -> str:
     """SHA-256 over the shipped model (a checkpoint folder: every file's relative path and bytes, in sorted order):
-    part of every stage key, so a retrained model is never scored with the cached poses of the previous one (the
-    run's config does not change when the model does)."""
+    part of the model's stage keys, so a retrained model is never scored with the cached poses of the previous one
+    (the run's config does not change when the model does)."""
     root = Path(SHIPPED_MODEL)
     h = hashlib.sha256()
     for f in sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]:
@@ -87,12 +94,31 @@ def _model_sha256() -> str:
     return h.hexdigest()
 
 
-def _records(ctx, split: str, examples, rankings) -> list[dict]:
-    methods = _methods(ctx.config, rankings)
-    tag = "-".join(rankings) + "_" + _model_sha256()[:12]
+def _stages(ctx, split: str, examples, methods: dict, tag: str = "") -> dict:
+    """One stage per complex and method (key ``split_id_method[_tag]``): every method's record of every complex,
+    ``{id: {method: row}}`` plus the record header under ``id``'s ``"_header"``."""
+    out: dict = {}
+    for ex in ctx.progress(examples, desc=f"{split}: {', '.join(methods)}"):
+        for name, method in methods.items():
+            key = f"{split}_{ex.id}_{name}" + (f"_{tag}" if tag else "")
+            rec = ctx.stage(
+                key,
+                lambda ex=ex, name=name, method=method: evaluate_methods(ex, {name: method}, seed=ctx.seed),
+            )
+            entry = out.setdefault(ex.id, {"_header": {k: v for k, v in rec.items() if k != "methods"}})
+            entry[name] = rec["methods"][name]
+    return out
+
+
+def _merge(*parts: dict) -> list[dict]:
+    """Per-complex records (``evaluate_methods`` layout) from :func:`_stages` outputs over the same complexes."""
+    ids = list(parts[0])
     return [
-        ctx.stage(f"{split}_{ex.id}_{tag}", lambda ex=ex: evaluate_methods(ex, methods, seed=ctx.seed))
-        for ex in ctx.progress(examples, desc=f"{split} complexes")
+        {
+            **parts[0][i]["_header"],
+            "methods": {k: v for p in parts for k, v in p[i].items() if k != "_header"},
+        }
+        for i in ids
     ]
 
 
@@ -103,18 +129,28 @@ def _project(records: list[dict], ranking: str) -> list[dict]:
 
 
 def run(ctx):
+    """Model-independent methods first (Vina on every complex, prior draws on validation), then the model on
+    validation, the ranking choice, and the model and prior draws on the final split with the chosen ranking."""
     cfg = ctx.config
     t0, c0 = time.perf_counter(), time.process_time()
     val = real_complexes("val")
     val = val[: cfg["n_val"]] if cfg["n_val"] is not None else val
-    val_records = _records(ctx, "val", val, cfg["rankings"])
+    to_test = cfg["final_split"] == "test"
+    val_base = _stages(ctx, "val", val, _baseline_methods(cfg, cfg["rankings"]))
+    test = real_complexes("test") if to_test else []
+    test_vina = _stages(ctx, "test", test, _baseline_methods(cfg, ()))
+    sha = _model_sha256()[:12]
+    val_records = _merge(val_base, _stages(ctx, "val", val, _model_methods(cfg, cfg["rankings"]), sha))
     val_tables = {name: real_set_table(_project(val_records, name), REFERENCE) for name in cfg["rankings"]}
     chosen = max(
         cfg["rankings"],
         key=lambda n: (val_tables[n]["rows"]["ours"]["successes"], -cfg["rankings"].index(n)),
     )
-    if cfg["final_split"] == "test":  # scored once, with the variant chosen above
-        final_records = _project(_records(ctx, "test", real_complexes("test"), (chosen,)), chosen)
+    if to_test:  # the test split, scored once with the variant chosen above
+        random_chosen = {f"random:{chosen}": _baseline_methods(cfg, (chosen,))[f"random:{chosen}"]}
+        test_rest = _stages(ctx, "test", test, random_chosen)
+        test_ours = _stages(ctx, "test", test, _model_methods(cfg, (chosen,)), sha)
+        final_records = _project(_merge(test_vina, test_rest, test_ours), chosen)
     else:
         final_records = _project(val_records, chosen)
     table = real_set_table(final_records, REFERENCE)

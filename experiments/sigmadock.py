@@ -28,6 +28,7 @@ from jaxkit.docking import (
     posebusters_complexes,
     posebusters_valid,
     random_placement,
+    real_training_complexes,
     save_model,
     success_rate,
     symmetric_rmsd,
@@ -37,10 +38,18 @@ from jaxkit.docking import (
     write_poses_sdf,
 )
 
+# Training data (standard, paper): CCD ligands, each pocket either the ligand-hugging shell or the loose pseudo-pocket
+# (``ccd_pocket="mixed"``), plus the real training complexes (``real_training_complexes``: no ligand and no similar
+# protein shared with the held-out real set) repeated REAL_REPEATS times, each copy with its own random cut set.
+REAL_REPEATS = 40
+STANDARD_STEPS = 15000
+
 PRESETS = {
     "quick": dict(
         n_train=200,
         pockets=1,
+        ccd_pocket="mixed",
+        real_train=1,
         augment=1,
         steps=300,
         batch=16,
@@ -58,8 +67,10 @@ PRESETS = {
     "standard": dict(
         n_train=12000,
         pockets=2,
+        ccd_pocket="mixed",
+        real_train=REAL_REPEATS,
         augment=1,
-        steps=18000,
+        steps=STANDARD_STEPS,
         batch=16,
         lr=2e-3,
         width=64,
@@ -76,6 +87,8 @@ PRESETS = {
     "paper": dict(
         n_train=12000,
         pockets=2,
+        ccd_pocket="mixed",
+        real_train=REAL_REPEATS,
         augment=2,
         steps=50000,
         batch=32,
@@ -115,9 +128,15 @@ def _vname(v):
 
 def _train(ctx, cfg, key):
     def data():
-        return ccd_examples(cfg["n_train"], split="train", seed=ctx.seed, pockets_per_ligand=cfg["pockets"])
+        return ccd_examples(
+            cfg["n_train"],
+            split="train",
+            seed=ctx.seed,
+            pockets_per_ligand=cfg["pockets"],
+            pocket=cfg["ccd_pocket"],
+        )
 
-    examples = ctx.stage("train_data", data)
+    examples = ctx.stage("train_data", data) + real_training_complexes() * cfg["real_train"]
     mcfg = ModelConfig(width=cfg["width"], depth=cfg["depth"])
 
     def fit():

@@ -8,7 +8,8 @@ Pieces: fragmentation (:func:`fragment_ligand`), featurization (:func:`ligand_fr
 :class:`DockingComplex`), the diffusion adapters (:func:`docking_process`, :func:`dsm_loss`,
 :func:`sample_poses`), conformer matching of samples (:func:`match_conformer`), ranking (:func:`rank_poses`), evaluation (:func:`evaluate_complex`, :func:`symmetric_rmsd`).
 Data: a held-out set of real crystal complexes shipped with the package (:func:`real_complexes`, split into
-validation and test before any scoring; :func:`real_set_manifest` gives sources and licences).
+validation and test before any scoring; :func:`real_set_manifest` gives sources and licences) and real training
+complexes that share no ligand and no similar protein with it (:func:`real_training_complexes`).
 """
 
 from ._api import (
@@ -47,6 +48,7 @@ from ._datasets import (
     embed_conformer,
     load_complex,
     load_complex_folder,
+    loose_pseudo_pocket,
     posebusters_complexes,
     posebusters_data_dir,
     pseudo_pocket,
@@ -104,7 +106,12 @@ from ._realeval import (
     real_set_table,
     vina_method,
 )
-from ._realset import real_complexes, real_set_manifest
+from ._realset import (
+    real_complexes,
+    real_set_manifest,
+    real_training_complexes,
+    real_training_manifest,
+)
 from ._structures import (
     ORGANIC_ELEMENTS,
     Pocket,
@@ -207,6 +214,7 @@ __all__ = [
     "posebusters_valid",
     "prepare_receptor",
     "PreparedLigand",
+    "loose_pseudo_pocket",
     "pseudo_pocket",
     "random_placement",
     "random_poses",
@@ -215,6 +223,8 @@ __all__ = [
     "read_ligand",
     "real_complexes",
     "real_set_manifest",
+    "real_training_complexes",
+    "real_training_manifest",
     "reassemble",
     "relax_pose",
     "resolve_pocket",

@@ -19,6 +19,13 @@ random "mouth" axis are dropped (an open pocket, as real pockets are); the rest 
 spacing of 1.6 Å (about protein atom density) and typed C/N/O with probabilities 0.64/0.17/0.19. The pocket
 therefore carries the shape of the bound pose, which is what a docking model has to read from a real pocket.
 
+That shell hugs the ligand: every atom sits 3.6-4.6 Å from the pose, so the pocket is a cast of the answer, which
+no real pocket is. :func:`loose_pseudo_pocket` (``ccd_examples(..., pocket="loose")``) loosens it: points on
+spheres of radius 3.4-8 Å, jittered (0.5 Å), one or two mouths of random width (half-angle 35-70°), thinned to a
+random spacing of 1.6-2.2 Å, a random 0-30% of them deleted, typed C/N/O/S (0.62/0.16/0.19/0.03). Some ligand
+atoms are then in contact and others face open space or a far wall, as in real pockets (residues within 10 Å of
+a crystal ligand, which is what the model sees on real proteins).
+
 Splits are by component id: ``sha256(id) mod 10`` = 0 → test, 1 → validation, else train (stable under additions
 to the dictionary).
 """
@@ -156,14 +163,22 @@ def pseudo_pocket(positions: np.ndarray, rng: np.random.Generator, *, points_per
     v = pts - center
     cosang = (v @ mouth) / np.maximum(np.linalg.norm(v, axis=1), 1e-9)
     pts = pts[cosang < np.cos(np.deg2rad(50.0))]
-    pts = pts[rng.permutation(len(pts))]
+    pos = _thin(pts[rng.permutation(len(pts))], 1.6)
+    elements = rng.choice(np.array(["C", "N", "O"]), size=len(pos), p=[0.64, 0.17, 0.19])
+    return _pseudo_atoms(pos, center, elements)
+
+
+def _thin(pts: np.ndarray, spacing: float) -> np.ndarray:
+    """Greedy thinning in the given order: drop later points within ``spacing`` Å of a kept one."""
     keep = np.ones(len(pts), bool)
     d2 = ((pts[:, None, :] - pts[None, :, :]) ** 2).sum(-1)
-    for i in range(len(pts)):  # greedy thinning in random order: drop later points within 1.6 Å of a kept one
+    for i in range(len(pts)):
         if keep[i]:
-            keep[i + 1 :] &= d2[i, i + 1 :] >= 1.6**2
-    pos = pts[keep]
-    elements = rng.choice(np.array(["C", "N", "O"]), size=len(pos), p=[0.64, 0.17, 0.19])
+            keep[i + 1 :] &= d2[i, i + 1 :] >= spacing**2
+    return pts[keep]
+
+
+def _pseudo_atoms(pos: np.ndarray, center: np.ndarray, elements: np.ndarray) -> Pocket:
     n = len(pos)
     return Pocket(
         positions=pos,
@@ -174,6 +189,39 @@ def pseudo_pocket(positions: np.ndarray, rng: np.random.Generator, *, points_per
         atom_names=elements.copy(),
         center=center,
     )
+
+
+def loose_pseudo_pocket(
+    positions: np.ndarray, rng: np.random.Generator, *, points_per_atom: int = 40
+) -> Pocket:
+    """A pseudo-pocket that does not hug the ligand (see the module docstring): points 3.4-8 Å from the ligand
+    atoms, jittered, with one or two random mouths, thinned to a random spacing and randomly holed."""
+    x = np.asarray(positions, dtype=np.float64)
+    if x.ndim != 2 or x.shape[1] != 3 or len(x) < 2:
+        raise ValueError(f"positions: expected shape (n>=2, 3), received {x.shape}")
+    check_int("points_per_atom", points_per_atom, minimum=1)
+    check_finite("positions", x)
+    center = x.mean(0)
+    dirs = rng.normal(size=(len(x), points_per_atom, 3))
+    dirs /= np.linalg.norm(dirs, axis=-1, keepdims=True)
+    radii = rng.uniform(3.4, 8.0, size=(len(x), points_per_atom, 1))
+    pts = (x[:, None, :] + radii * dirs).reshape(-1, 3)
+    pts = pts + rng.normal(scale=0.5, size=pts.shape)
+    dmin = np.sqrt(((pts[:, None, :] - x[None, :, :]) ** 2).sum(-1)).min(1)
+    pts = pts[dmin >= 3.2]
+    v = pts - center
+    vn = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-9)
+    for _ in range(int(rng.integers(1, 3))):  # one or two openings
+        mouth = rng.normal(size=3)
+        mouth /= np.linalg.norm(mouth)
+        open_ = vn @ mouth >= np.cos(np.deg2rad(rng.uniform(35.0, 70.0)))
+        pts, vn = pts[~open_], vn[~open_]
+    pts = _thin(pts[rng.permutation(len(pts))], float(rng.uniform(1.6, 2.2)))
+    pts = pts[rng.random(len(pts)) >= rng.uniform(0.0, 0.3)]
+    if len(pts) == 0:
+        raise ValueError("positions: the loose pseudo-pocket came out empty (a ligand too small to surround)")
+    elements = rng.choice(np.array(["C", "N", "O", "S"]), size=len(pts), p=[0.62, 0.16, 0.19, 0.03])
+    return _pseudo_atoms(pts, center, elements)
 
 
 # ---- the Chemical Component Dictionary, read in bulk -------------------------------------------------------------
@@ -289,12 +337,16 @@ def ccd_examples(
     max_heavy: int = 40,
     max_scan: int = 49000,
     pockets_per_ligand: int = 1,
+    pocket: Literal["shell", "loose", "mixed"] = "shell",
 ) -> list[DockingExample]:
     """``n`` drug-like CCD ligands of one split with ETKDGv3 reference poses in pseudo-pockets (deterministic).
 
     ``pockets_per_ligand > 1`` gives each ligand several reference conformers, each in its own pseudo-pocket
     (data augmentation for training; ids get a ``#k`` suffix). Ligands without torsional bonds are skipped (they
-    teach no reassembly)."""
+    teach no reassembly). ``pocket``: ``"shell"`` (:func:`pseudo_pocket`, the ligand-hugging shell), ``"loose"``
+    (:func:`loose_pseudo_pocket`) or ``"mixed"`` (each pocket either, with probability 1/2)."""
+    if pocket not in ("shell", "loose", "mixed"):
+        raise ValueError(f"pocket: expected 'shell', 'loose' or 'mixed', received {pocket!r}")
     if split not in ("train", "val", "test"):
         raise ValueError(f"split: expected 'train', 'val' or 'test', received {split!r}")
     if n < 1:
@@ -320,9 +372,10 @@ def ccd_examples(
             ref = embed_conformer(heavy, int(rng.integers(2**31 - 1)))
             if ref is None:
                 break
-            pocket = pseudo_pocket(conformer_positions(ref), rng)
+            loose = pocket == "loose" or (pocket == "mixed" and rng.random() < 0.5)
+            shell = (loose_pseudo_pocket if loose else pseudo_pocket)(conformer_positions(ref), rng)
             name = cid if pockets_per_ligand == 1 else f"{cid}#{k}"
-            out.append(DockingExample(name, ref, pocket, split, "ccd"))
+            out.append(DockingExample(name, ref, shell, split, "ccd" if not loose else "ccd-loose"))
             if len(out) >= n:
                 break
     return out

@@ -8,6 +8,11 @@ Astex Diverse Set membership, split, source repository (path, commit, licence) a
 The validation/test split was fixed before any scoring (rule in the manifest's ``split_rule``): Astex Diverse Set
 members are always test; every other complex is validation when the first byte of sha256 of its lower-case PDB id
 is below 102 (about 40 %), test otherwise.
+
+A second folder, ``data/real_train``, holds real complexes for *training* only (:func:`real_training_complexes`):
+PDBbind 2013 core-set complexes outside the held-out set whose ligand (CCD code) is not in it and whose protein
+chains near the ligand are < 30 % identical to every chain of every held-out complex's protein (rule and every
+exclusion in its manifest).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from pathlib import Path
 from ._datasets import DockingExample, load_complex
 
 REAL_SET_DIR = Path(__file__).parent / "data" / "real"
+REAL_TRAIN_DIR = Path(__file__).parent / "data" / "real_train"
 REAL_SPLITS = ("val", "test", "all")
 
 
@@ -32,12 +38,36 @@ def real_split_of(pdb_id: str, *, astex: bool) -> str:
     return "val" if hashlib.sha256(pdb_id.strip().lower().encode()).digest()[0] < 102 else "test"
 
 
-@lru_cache(maxsize=1)
-def _manifest() -> str:
-    path = REAL_SET_DIR / "manifest.json"
+@lru_cache(maxsize=2)
+def _manifest(folder: Path = REAL_SET_DIR) -> str:
+    path = folder / "manifest.json"
     if not path.exists():
         raise FileNotFoundError(f"real-set manifest {path} is missing (is the package data installed?)")
     return path.read_text()
+
+
+def real_training_manifest() -> dict:
+    """The manifest of the real training complexes (a fresh copy): selection, leakage rule, exclusions, records."""
+    return json.loads(_manifest(REAL_TRAIN_DIR))
+
+
+def real_training_complexes(*, cutoff: float = 10.0) -> list[DockingExample]:
+    """The real training complexes (``data/real_train``), ordered by PDB id, split ``"train"``; pockets are the
+    residues within ``cutoff`` Å (at most 12) of the crystal ligand, as in :func:`real_complexes`."""
+    if not isinstance(cutoff, (int, float)) or not 0 < cutoff <= 12.0:
+        raise ValueError(
+            f"cutoff: expected a number in (0, 12] Å (pockets are shipped cut at 12 Å), received {cutoff!r}"
+        )
+    recs = sorted(real_training_manifest()["complexes"], key=lambda r: r["pdb_id"])
+    return [
+        load_complex(
+            REAL_TRAIN_DIR / r["pdb_id"],
+            cutoff=cutoff,
+            split="train",
+            source=f"real-train:{r['source']['repository'].removeprefix('https://github.com/')}",
+        )
+        for r in recs
+    ]
 
 
 def real_set_manifest() -> dict:

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from jaxtyping import TypeCheckError
 from rdkit import Chem
 from rdkit.Chem import AllChem
 
@@ -47,3 +48,19 @@ def test_reassemble_refuses_non_rotations_and_round_trips_frames():
     np.testing.assert_allclose(dk.reassemble(frag, loc, R, t), pos, atol=1e-9)
     with pytest.raises(ValueError, match="rotations: expected rotation matrices"):
         dk.reassemble(frag, loc, 2 * R, t)  # was a pose stretched by 2
+
+
+def test_loose_pseudo_pocket_does_not_hug_the_ligand():
+    """The shell puts every point 3.6-4.6 Å from its ligand atom (3.3 Å clash floor); the loose pocket keeps the
+    3.2 Å clash floor but places a large share of its points farther than 4.6 Å from every ligand atom."""
+    x = dk.conformer_positions(_mol("CC(=O)Nc1ccc(O)cc1CCN(C)C"))
+    for seed in range(4):
+        shell = dk.pseudo_pocket(x, np.random.default_rng(seed)).positions
+        loose = dk.loose_pseudo_pocket(x, np.random.default_rng(seed)).positions
+        near = [np.sqrt(((p[:, None] - x[None]) ** 2).sum(-1)).min(1) for p in (shell, loose)]
+        assert near[0].min() >= 3.3 and near[0].max() <= 4.6 + 1e-9
+        assert near[1].min() >= 3.2 and np.mean(near[1] > 4.6) > 0.3
+        again = dk.loose_pseudo_pocket(x, np.random.default_rng(seed))
+        np.testing.assert_array_equal(again.positions, loose)  # deterministic in the generator
+    with pytest.raises((ValueError, TypeCheckError), match="pocket"):  # the runtime type check names it first
+        dk.ccd_examples(1, pocket="tight")

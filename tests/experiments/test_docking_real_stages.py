@@ -1,5 +1,6 @@
-"""docking_real caches one stage per complex; its key names the model file's SHA-256, so a retrained model is
-never scored with the cached poses of the previous one (the run's config does not change when the file does)."""
+"""docking_real caches one stage per complex and method. The model's keys name the model file's SHA-256, so a
+retrained model is never scored with the cached poses of the previous one (the run's config does not change when
+the file does); the baselines' keys do not, so Vina is not re-run for a new model."""
 
 import hashlib
 import types
@@ -22,16 +23,32 @@ class _Ctx:
         return iterable
 
 
-def test_stage_keys_change_with_the_model_file(monkeypatch, tmp_path):
-    monkeypatch.setattr(dr, "_methods", lambda cfg, rankings: {})
-    monkeypatch.setattr(dr, "evaluate_methods", lambda ex, methods, seed: {"id": ex.id})
+def _fake_eval(ex, methods, seed):
+    (name,) = methods
+    return {"id": ex.id, "split": "val", "methods": {name: {"top1_rmsd": 1.0, "by": name}}}
+
+
+def test_stage_keys_change_with_the_model_file_and_records_merge(monkeypatch, tmp_path):
+    monkeypatch.setattr(dr, "evaluate_methods", _fake_eval)
     examples = [types.SimpleNamespace(id="1abc")]
     ctx = _Ctx()
-    assert dr._records(ctx, "val", examples, ("vinardo",)) == [{"id": "1abc"}]
+    base = dr._stages(ctx, "val", examples, {"vina": None, "random:vinardo": None})
+    ours = dr._stages(ctx, "val", examples, {"ours:vinardo": None}, dr._model_sha256()[:12])
     h = hashlib.sha256()
     for f in sorted(p for p in dr.SHIPPED_MODEL.rglob("*") if p.is_file()):
         h.update(str(f.relative_to(dr.SHIPPED_MODEL)).encode() + b"\0" + f.read_bytes())
-    assert ctx.keys == [f"val_1abc_vinardo_{h.hexdigest()[:12]}"]
+    assert ctx.keys == [
+        "val_1abc_vina",
+        "val_1abc_random:vinardo",
+        f"val_1abc_ours:vinardo_{h.hexdigest()[:12]}",
+    ]
+    (rec,) = dr._merge(base, ours)
+    assert rec["id"] == "1abc" and rec["split"] == "val"
+    assert {k: v["by"] for k, v in rec["methods"].items()} == {
+        "vina": "vina",
+        "random:vinardo": "random:vinardo",
+        "ours:vinardo": "ours:vinardo",
+    }
     # a retrained model (one byte differs in one file of the checkpoint folder) gets other keys
     other = tmp_path / "retrained.jkc"
     for f in (p for p in dr.SHIPPED_MODEL.rglob("*") if p.is_file()):
@@ -40,5 +57,5 @@ def test_stage_keys_change_with_the_model_file(monkeypatch, tmp_path):
     first = next(p for p in sorted(other.rglob("*")) if p.is_file())
     first.write_bytes(first.read_bytes() + b"\0")
     monkeypatch.setattr(dr, "SHIPPED_MODEL", other)
-    dr._records(ctx, "val", examples, ("vinardo",))
-    assert ctx.keys[1].startswith("val_1abc_vinardo_") and ctx.keys[1] != ctx.keys[0]
+    dr._stages(ctx, "val", examples, {"ours:vinardo": None}, dr._model_sha256()[:12])
+    assert ctx.keys[-1].startswith("val_1abc_ours:vinardo_") and ctx.keys[-1] != ctx.keys[2]
