@@ -23,7 +23,7 @@ from ._api import (
     sample_complex,
 )
 from ._assemble import ConformerMatch, match_conformer, rotatable_torsions
-from ._baselines import contact_score, random_placement, vina_dock
+from ._baselines import contact_score, random_placement, vina_dock, vina_pose_energy
 from ._complex import (
     LENGTH_SCALE,
     ComplexSizes,
@@ -97,6 +97,7 @@ from ._rank import (
     rank_poses,
 )
 from ._realeval import (
+    SUCCESS_RMSD,
     DockingInputs,
     check_no_reference,
     docking_inputs,
@@ -104,6 +105,8 @@ from ._realeval import (
     model_method,
     random_method,
     real_set_table,
+    vina_crystal_energies,
+    vina_failure_kinds,
     vina_method,
 )
 from ._realset import (
@@ -135,6 +138,7 @@ from ._train import (
 )
 
 __all__ = [
+    "SUCCESS_RMSD",
     "DockingInputs",
     "check_no_reference",
     "docking_inputs",
@@ -142,6 +146,8 @@ __all__ = [
     "model_method",
     "random_method",
     "real_set_table",
+    "vina_crystal_energies",
+    "vina_failure_kinds",
     "vina_method",
     "CONVERGED_STEPS",
     "RANKINGS",
@@ -241,6 +247,7 @@ __all__ = [
     "train_model",
     "TrainConfig",
     "vina_dock",
+    "vina_pose_energy",
     "VinardoScorer",
     "with_positions",
     "write_poses_sdf",

@@ -8,6 +8,9 @@
   (standard amino acids only; cofactors and other hetero groups are dropped because meeko would fetch their
   templates online; residues meeko cannot build, e.g. distorted side chains, are deleted) by meeko's
   ``mk_prepare_receptor.py``; a cubic box around the pocket center.
+- ``vina_pose_energy``: Vina's energy of a given pose (as placed, and after Vina's local optimization) in the same
+  receptor and box: with the crystal pose it tells a search failure (Vina's docked pose scores worse than the
+  crystal pose) from a scoring failure (it scores better, yet lies elsewhere).
 """
 
 from __future__ import annotations
@@ -120,3 +123,38 @@ def vina_dock(
     energy = float(v.energies(n_poses=1)[0][0])
     pose = RDKitMolCreate.from_pdbqt_mol(PDBQTMolecule(v.poses(n_poses=1), skip_typing=True))[0]
     return Chem.RemoveHs(pose), energy
+
+
+def vina_pose_energy(
+    protein_pdb: str | Path,
+    mol: Chem.Mol,
+    center: np.ndarray,
+    *,
+    box_size: float = 22.0,
+    workdir: str | Path | None = None,
+    scoring: str = "vina",
+    receptor: str | Path | None = None,
+) -> tuple[float, float]:
+    """Vina's energy (kcal/mol) of ``mol``'s pose (hydrogens added at their positions) with the receptor prepared
+    as in :func:`vina_dock` (or the receptor PDBQT ``receptor`` already prepared so): ``(as placed, after Vina's
+    local optimization)``."""
+    from meeko import MoleculePreparation, PDBQTWriterLegacy
+    from vina import Vina
+
+    from ._rank import prepare_receptor
+
+    if scoring not in ("vina", "vinardo"):
+        raise ValueError(f"scoring: expected 'vina' or 'vinardo', received {scoring!r}")
+    if mol.GetNumConformers() == 0:
+        raise ValueError("mol: expected a molecule with a pose (a conformer), received none")
+    if receptor is None:
+        receptor = prepare_receptor(protein_pdb, Path(workdir or tempfile.mkdtemp(prefix="jaxkit_vina_")))
+    lig = Chem.AddHs(Chem.RemoveHs(mol), addCoords=True)
+    pdbqt, ok, err = PDBQTWriterLegacy.write_string(MoleculePreparation().prepare(lig)[0])
+    if not ok:
+        raise RuntimeError(f"meeko could not write the ligand PDBQT: {err}")
+    v = Vina(sf_name=scoring, verbosity=0, cpu=1)
+    v.set_receptor(str(receptor))
+    v.set_ligand_from_string(pdbqt)
+    v.compute_vina_maps(center=[float(c) for c in center], box_size=[box_size] * 3)
+    return float(v.score()[0]), float(v.optimize()[0])

@@ -41,16 +41,17 @@ from scipy import stats
 from .._validate import check_int
 from ..evaluation import wilson_interval
 from ._api import _sizes_for, assemble_poses, dock
-from ._baselines import vina_dock
+from ._baselines import vina_dock, vina_pose_energy
 from ._complex import bond_gap, build_complex, ligand_fragments, ligand_positions, to_angstrom
 from ._datasets import DockingExample, embed_conformer
 from ._dock import random_poses
 from ._evaluate import posebusters_valid, symmetric_rmsd
-from ._rank import CONVERGED_STEPS, AbstractRanking, VinardoRanking, make_scorer
+from ._rank import CONVERGED_STEPS, AbstractRanking, VinardoRanking, make_scorer, prepare_receptor
 from ._structures import Pocket
 from ._train import ModelConfig
 
 SUCCESS_RMSD = 2.0
+"""Success threshold (Å): a top-1 pose whose symmetric RMSD to the crystal pose is below it is a success."""
 REFERENCE_RMSD = 0.1
 """In-place symmetric RMSD (Å) below which a conformer is the reference pose."""
 COPY_RMSD = 0.01
@@ -307,6 +308,51 @@ def model_method(
         }
 
     return method
+
+
+def vina_crystal_energies(
+    example: DockingExample, *, scorings: Sequence[str] = ("vina", "vinardo"), box_size: float = 22.0
+) -> dict:
+    """A diagnostic, not a method (it reads the crystal pose): Vina's energy of the crystal pose in the box of
+    :func:`docking_inputs`, as placed and after local optimization, per scoring function (kcal/mol). A Vina
+    failure whose docked energy is below the optimized crystal energy is the scoring function's (the search found
+    a pose it prefers to the crystal one); above it, the search's."""
+    if example.protein_path is None:
+        raise ValueError(
+            f"example: expected a complex with a protein file, received {example.id!r} without one"
+        )
+    center = np.asarray(example.pocket.center, np.float64)
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="jaxkit_realeval_") as work:
+        receptor = prepare_receptor(example.protein_path, work)
+        for scoring in scorings:
+            placed, optimized = vina_pose_energy(
+                example.protein_path,
+                example.mol,
+                center,
+                box_size=box_size,
+                scoring=scoring,
+                receptor=receptor,
+            )
+            out[scoring] = {"as_placed": placed, "optimized": optimized}
+    return out
+
+
+def vina_failure_kinds(records: Sequence[dict], crystal: Mapping[str, dict], scoring: str) -> dict:
+    """Among the complexes where Vina (``scoring``) misses (top-1 RMSD >= 2 Å or an error): how many docked poses
+    score below the optimized crystal pose (``scoring``: the function prefers a wrong pose) or not (``search``).
+    ``crystal`` maps complex ids to :func:`vina_crystal_energies`; it needs every missed complex."""
+    kinds = {"scoring": 0, "search": 0, "error": 0}
+    for r in records:
+        m = r["methods"][scoring]
+        if "error" in m:
+            kinds["error"] += 1
+            continue
+        if m["top1_rmsd"] < SUCCESS_RMSD:
+            continue
+        docked = m["meta"]["energy"]
+        kinds["scoring" if docked < crystal[r["id"]][scoring]["optimized"] else "search"] += 1
+    return kinds
 
 
 # ------------------------------------------------------------------------------------------------ summary

@@ -17,6 +17,7 @@ from jaxkit.docking._realeval import (
     docking_inputs,
     evaluate_methods,
     real_set_table,
+    vina_failure_kinds,
     vina_method,
 )
 
@@ -102,6 +103,33 @@ def test_vina_method_runs_in_the_inputs_box(example):
     assert v["meta"]["scoring"] == "vinardo" and np.isfinite(v["top1_rmsd"]) and v["cpu_seconds"] > 0
     with pytest.raises((ValueError, TypeError), match="scoring"):  # TypeError: the tests' runtime type checks
         vina_method("ad4")
+
+
+def test_vina_energy_of_its_own_docked_pose_matches_its_docking_energy(example, tmp_path):
+    """vina_pose_energy and vina_dock prepare the ligand alike: re-scoring Vina's docked pose in the receptor it
+    docked into gives the energy Vina reported for it (the pose's hydrogens are re-placed by RDKit); local
+    optimization does not raise it beyond Vina's numerical noise."""
+    from jaxkit.docking import vina_dock, vina_pose_energy
+
+    center = np.asarray(example.pocket.center)
+    pose, energy = vina_dock(
+        example.protein_path, example.mol, center, exhaustiveness=1, seed=0, workdir=tmp_path
+    )
+    placed, optimized = vina_pose_energy(
+        example.protein_path, pose, center, receptor=tmp_path / "receptor.pdbqt"
+    )
+    assert abs(placed - energy) < 0.5 and optimized <= placed + 0.05
+
+
+def test_vina_failure_kinds_splits_misses_by_the_crystal_energy():
+    def rec(i, rmsd, energy):
+        m = {"error": "RuntimeError: x"} if rmsd is None else {"top1_rmsd": rmsd, "meta": {"energy": energy}}
+        return {"id": f"c{i}", "methods": {"vina": m}}
+
+    records = [rec(0, 1.0, -9.0), rec(1, 5.0, -9.0), rec(2, 5.0, -6.0), rec(3, None, None), rec(4, 2.0, -8.5)]
+    crystal = {f"c{i}": {"vina": {"as_placed": -7.0, "optimized": -8.0}} for i in range(5)}
+    # c0 succeeds; c1 (-9 < -8) and c4 (exactly 2 Å is a miss; -8.5 < -8) are the scoring's, c2 the search's
+    assert vina_failure_kinds(records, crystal, "vina") == {"scoring": 2, "search": 1, "error": 1}
 
 
 def _records():
