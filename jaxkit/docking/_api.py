@@ -111,11 +111,17 @@ def resolve_pocket(
     return pocket_from_center(protein_atoms, center, size=size)
 
 
+POCKET_BUCKET = 128
+"""Pockets larger than the model's padding are padded up to a multiple of this many atoms, so that complexes of
+similar size share one compiled sampler (padding atoms are masked: the samples do not depend on it)."""
+
+
 def _sizes_for(config: ModelConfig, lig: PreparedLigand, pocket: Pocket) -> ComplexSizes:
     f = lig.frag
+    bucketed = -(-pocket.n_atoms // POCKET_BUCKET) * POCKET_BUCKET
     return ComplexSizes(
         max(config.ligand, f.n_atoms),
-        max(config.pocket, pocket.n_atoms),
+        config.pocket if pocket.n_atoms <= config.pocket else bucketed,
         max(config.fragments, f.n_fragments),
         max(config.dummies, len(f.dummies), 1),
     )

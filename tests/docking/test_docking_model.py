@@ -122,3 +122,33 @@ def test_untrained_model_is_skip_plus_centering_plus_springs(setup):
     np.testing.assert_allclose(np.asarray(tr)[live], out_t[live], rtol=2e-4, atol=2e-4)
     np.testing.assert_allclose(np.asarray(rot)[live], out_r[live], rtol=2e-4, atol=2e-4)
     assert np.all(np.asarray(tr)[~live] == 0) and np.all(np.asarray(rot)[~live] == 0)
+
+
+def test_padded_pocket_atoms_do_not_change_the_scores(setup):
+    """dock pads a large pocket up to a multiple of POCKET_BUCKET atoms (one compiled sampler per size class):
+    the padding atoms are masked, so the model's output does not change when 128 of them are added."""
+    from jaxkit.docking import ModelConfig
+    from jaxkit.docking._api import POCKET_BUCKET, _sizes_for
+
+    c, model, R, T, f = setup
+    m = _trained_like(model)
+    fields = {k: getattr(c, k) for k in c.__dataclass_fields__}
+    pad = POCKET_BUCKET
+    c_pad = type(c)(
+        **{
+            **fields,
+            "pocket": jnp.concatenate([c.pocket, jnp.full((pad, 3), 0.1, c.pocket.dtype)]),
+            "pocket_features": jnp.concatenate(
+                [c.pocket_features, jnp.zeros((pad,) + c.pocket_features.shape[1:], c.pocket_features.dtype)]
+            ),
+            "pocket_mask": jnp.concatenate([c.pocket_mask, jnp.zeros((pad,), c.pocket_mask.dtype)]),
+        }
+    )
+    a, b = f(m, c, R, T, 0.3), f(m, c_pad, R, T, 0.3)
+    np.testing.assert_allclose(a[0], b[0], atol=2e-4, rtol=2e-4)
+    np.testing.assert_allclose(a[1], b[1], atol=2e-4, rtol=2e-4)
+    ex = ccd_examples(1, split="train", seed=0)[0]
+    lig = ligand_fragments(ex.mol, conformer="rdkit", seed=3)
+    assert _sizes_for(ModelConfig(pocket=1000), lig, ex.pocket).pocket == 1000  # fits: the model's padding
+    small = _sizes_for(ModelConfig(pocket=16), lig, ex.pocket).pocket  # outgrown: the next multiple of 128
+    assert small % POCKET_BUCKET == 0 and ex.pocket.n_atoms <= small < ex.pocket.n_atoms + POCKET_BUCKET
