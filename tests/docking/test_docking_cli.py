@@ -207,7 +207,13 @@ def test_the_shipped_model_loads_and_is_the_standard_preset_model():
     from jaxkit.docking import load_model
 
     model, config, info = load_model(SHIPPED_MODEL)  # checksummed: a damaged or partial copy raises here
-    assert (config.width, config.depth) == (64, 4) and info["preset"] == "standard" and info["steps"] == 18000
+    from experiments.sigmadock import PRESETS
+
+    standard = PRESETS["standard"]
+    assert (config.width, config.depth) == (standard["width"], standard["depth"]) and info[
+        "preset"
+    ] == "standard"
+    assert info["steps"] == standard["steps"]
     n_params = sum(x.size for x in jax.tree.leaves(eqx.filter(model, eqx.is_inexact_array)))
     assert n_params > 10_000 and all(
         bool(jax.numpy.isfinite(x).all()) for x in jax.tree.leaves(eqx.filter(model, eqx.is_inexact_array))
