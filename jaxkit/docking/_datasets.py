@@ -144,8 +144,11 @@ def posebusters_complexes(
     return [load_complex(root / pid, cutoff=cutoff, split="test", source="posebusters") for pid in ids]
 
 
-def pseudo_pocket(positions: np.ndarray, rng: np.random.Generator, *, points_per_atom: int = 24) -> Pocket:
-    """Pseudo-pocket around a ligand pose (see the module docstring for the construction)."""
+def _sphere_points(
+    positions: np.ndarray, rng: np.random.Generator, points_per_atom: int, r_min: float, r_max: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ligand positions, centroid, points): ``points_per_atom`` random directions per ligand atom at radii
+    uniform in [r_min, r_max] Å (validates ``positions`` and ``points_per_atom``)."""
     x = np.asarray(positions, dtype=np.float64)
     if x.ndim != 2 or x.shape[1] != 3 or len(x) < 2:
         raise ValueError(f"positions: expected shape (n>=2, 3), received {x.shape}")
@@ -154,8 +157,13 @@ def pseudo_pocket(positions: np.ndarray, rng: np.random.Generator, *, points_per
     center = x.mean(0)
     dirs = rng.normal(size=(len(x), points_per_atom, 3))
     dirs /= np.linalg.norm(dirs, axis=-1, keepdims=True)
-    radii = rng.uniform(3.6, 4.6, size=(len(x), points_per_atom, 1))
-    pts = (x[:, None, :] + radii * dirs).reshape(-1, 3)
+    radii = rng.uniform(r_min, r_max, size=(len(x), points_per_atom, 1))
+    return x, center, (x[:, None, :] + radii * dirs).reshape(-1, 3)
+
+
+def pseudo_pocket(positions: np.ndarray, rng: np.random.Generator, *, points_per_atom: int = 24) -> Pocket:
+    """Pseudo-pocket around a ligand pose (see the module docstring for the construction)."""
+    x, center, pts = _sphere_points(positions, rng, points_per_atom, 3.6, 4.6)
     dmin = np.sqrt(((pts[:, None, :] - x[None, :, :]) ** 2).sum(-1)).min(1)
     pts = pts[dmin >= 3.3]
     mouth = rng.normal(size=3)
@@ -196,16 +204,7 @@ def loose_pseudo_pocket(
 ) -> Pocket:
     """A pseudo-pocket that does not hug the ligand (see the module docstring): points 3.4-8 Å from the ligand
     atoms, jittered, with one or two random mouths, thinned to a random spacing and randomly holed."""
-    x = np.asarray(positions, dtype=np.float64)
-    if x.ndim != 2 or x.shape[1] != 3 or len(x) < 2:
-        raise ValueError(f"positions: expected shape (n>=2, 3), received {x.shape}")
-    check_int("points_per_atom", points_per_atom, minimum=1)
-    check_finite("positions", x)
-    center = x.mean(0)
-    dirs = rng.normal(size=(len(x), points_per_atom, 3))
-    dirs /= np.linalg.norm(dirs, axis=-1, keepdims=True)
-    radii = rng.uniform(3.4, 8.0, size=(len(x), points_per_atom, 1))
-    pts = (x[:, None, :] + radii * dirs).reshape(-1, 3)
+    x, center, pts = _sphere_points(positions, rng, points_per_atom, 3.4, 8.0)
     pts = pts + rng.normal(scale=0.5, size=pts.shape)
     dmin = np.sqrt(((pts[:, None, :] - x[None, :, :]) ** 2).sum(-1)).min(1)
     pts = pts[dmin >= 3.2]
