@@ -342,6 +342,11 @@ def vina_failure_kinds(records: Sequence[dict], crystal: Mapping[str, dict], sco
     """Among the complexes where Vina (``scoring``) misses (top-1 RMSD >= 2 Å or an error): how many docked poses
     score below the optimized crystal pose (``scoring``: the function prefers a wrong pose) or not (``search``).
     ``crystal`` maps complex ids to :func:`vina_crystal_energies`; it needs every missed complex."""
+    records = list(records)
+    if any(scoring not in r["methods"] for r in records):
+        raise ValueError(
+            f"scoring: expected a method of every record ('vina' or 'vinardo'), received {scoring!r}"
+        )
     kinds = {"scoring": 0, "search": 0, "error": 0}
     for r in records:
         m = r["methods"][scoring]
