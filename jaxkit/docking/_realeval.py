@@ -39,7 +39,7 @@ from rdkit.Chem import rdMolAlign
 from scipy import stats
 
 from .._validate import check_int
-from ..evaluation import wilson_interval
+from ..evaluation import paired_comparison, wilson_interval
 from ._api import _sizes_for, assemble_poses, dock
 from ._baselines import vina_dock, vina_pose_energy
 from ._complex import bond_gap, build_complex, ligand_fragments, ligand_positions, to_angstrom
@@ -380,13 +380,27 @@ def _mcnemar(ok: np.ndarray, ref: np.ndarray) -> dict:
     return {"method_only": b, "reference_only": c, "p_exact": p}
 
 
+def _cpu_ratio(cpu: np.ndarray, ref_cpu: np.ndarray) -> dict | None:
+    """Median over complexes of the paired CPU ratio method / reference, with its percentile-bootstrap 95% CI
+    (:func:`~jaxkit.evaluation.paired_comparison`, ``effect="speedup"``: ratio = 1 - speedup / 100)."""
+    if cpu.size < 2 or (ref_cpu <= 0).any():
+        return None
+    c = paired_comparison(ref_cpu, cpu, effect="speedup")
+    return {
+        "median": 1.0 - c["median"] / 100.0,
+        "ci": [1.0 - c["ci_high"] / 100.0, 1.0 - c["ci_low"] / 100.0],
+    }
+
+
 def real_set_table(records: Sequence[dict], reference: str = "vina") -> dict:
     """Summary of :func:`evaluate_methods` records (one per complex, all with the same methods).
 
     Rows: every method's top-1 pose (``name``); with ``sample_index`` metadata also its first sample
     (``name/first``, unranked); with more than one pose its best-of-N oracle (``name/best_of_n``). Per row: n,
     successes (RMSD < 2 Å), rate and Wilson 95% CI; PB-valid count, rate and CI; success-and-PB-valid likewise;
-    median and mean CPU s/complex; errors; the exact McNemar test of success against ``reference``'s top-1."""
+    median and mean CPU s/complex; the median over complexes of the paired CPU ratio to ``reference`` with its
+    bootstrap 95% CI (``None`` for the reference itself or fewer than 2 complexes); errors; the exact McNemar test
+    of success against ``reference``'s top-1."""
     records = list(records)
     if not records:
         raise ValueError("records: expected at least one evaluate_methods record, received none")
@@ -403,6 +417,7 @@ def real_set_table(records: Sequence[dict], reference: str = "vina") -> dict:
     if reference not in names:
         raise ValueError(f"reference: expected one of the methods {names}, received {reference!r}")
     ref_ok, _ = _outcomes(records, reference, "top1")
+    ref_cpu = np.asarray([r["methods"][reference]["cpu_seconds"] for r in records], np.float64)
     n = len(records)
     rows = {}
     for name in names:
@@ -422,6 +437,7 @@ def real_set_table(records: Sequence[dict], reference: str = "vina") -> dict:
                 "ci": list(wilson_interval(int(ok.sum()), n)),
                 "cpu_seconds_median": float(np.median(cpu)),
                 "cpu_seconds_mean": float(np.mean(cpu)),
+                "cpu_ratio_vs_reference": None if name == reference else _cpu_ratio(cpu, ref_cpu),
                 "errors": sum("error" in m for m in ms),
                 "mcnemar_vs_reference": None
                 if (name == reference and kind == "top1")

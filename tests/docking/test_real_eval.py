@@ -197,6 +197,19 @@ def test_real_set_table_counts_and_tests():
     assert r["mcnemar_vs_reference"]["method_only"] == 3 and r["mcnemar_vs_reference"]["reference_only"] == 1
 
 
+def test_real_set_table_cpu_ratio_is_the_paired_median():
+    recs = _records()
+    assert real_set_table(recs)["rows"]["ours"]["cpu_ratio_vs_reference"] is None  # a reference CPU of 0 s
+    for i, r in enumerate(recs):
+        r["methods"]["vina"]["cpu_seconds"] = float((i + 1) ** 2)
+    rows = real_set_table(recs)["rows"]
+    ratios = np.array([10.0 * (i + 1) / (i + 1) ** 2 for i in range(6)])
+    q = rows["ours"]["cpu_ratio_vs_reference"]
+    assert q["median"] == pytest.approx(np.median(ratios))  # 2.92, not the ratio of medians 35 / 12.5 = 2.8
+    assert ratios.min() <= q["ci"][0] < q["median"] < q["ci"][1] <= ratios.max()
+    assert rows["vina"]["cpu_ratio_vs_reference"] is None
+
+
 def test_real_set_table_mcnemar_matches_statsmodels():
     sm = pytest.importorskip("statsmodels.stats.contingency_tables")
     t = real_set_table(_records(), reference="vina")

@@ -39,6 +39,7 @@ REQUIRED = {
     "pde_datasets",
     "saddle_to_saddle",
     "sigmadock",
+    "docking_real",
     "ssm_expressivity",
     "stable_ablation",
     "stable",
