@@ -1,0 +1,77 @@
+"""Every experiment end to end at its ``smoke`` preset (seconds: tiny sizes, a few steps), as a user runs it:
+``python -m experiments run NAME --preset smoke --out DIR`` in-process, then ``report`` over the results.
+
+A ``smoke`` preset takes every branch its ``quick`` and ``standard`` presets take (each dataset, model, baseline,
+ranking, figure, summary and report path), so a broken data path, metric or summary fails here within minutes
+instead of at the end of the 30-minute main job. ``test_smoke_preset_covers_quick_and_standard`` checks the branch
+switches mechanically: every configuration key of ``quick``/``standard`` is present in ``smoke``, and every
+boolean switch that is on in either is on in ``smoke``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from experiments import _cli, _registry
+
+_registry.discover()
+NAMES = sorted(_registry.EXPERIMENTS)
+
+
+@pytest.fixture(autouse=True)
+def _no_writes_into_the_repository(monkeypatch, tmp_path):
+    """`report` also regenerates docs/reproductions/ from docs/results/: point both at a temporary folder."""
+    from experiments import _report
+
+    monkeypatch.setattr(_report, "PAGES", tmp_path / "reproductions")
+    monkeypatch.setattr(_report, "PUBLISHED", tmp_path / "published")
+    monkeypatch.setattr(_cli, "PUBLISHED", tmp_path / "published")
+
+
+def test_every_experiment_has_a_smoke_preset():
+    missing = [n for n in NAMES if "smoke" not in _registry.EXPERIMENTS[n].presets]
+    assert not missing, f"experiments without a 'smoke' preset: {missing}"
+
+
+def _switches(cfg: dict, prefix: str = "") -> dict[str, object]:
+    """Flattened configuration: booleans and the keys present (nested dicts of options walked)."""
+    out: dict[str, object] = {}
+    for k, v in cfg.items():
+        key = f"{prefix}{k}"
+        out[key] = v
+        if isinstance(v, dict) and all(isinstance(kk, str) for kk in v):
+            out.update(_switches(v, key + "/"))
+    return out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_smoke_preset_covers_quick_and_standard(name):
+    presets = _registry.EXPERIMENTS[name].presets
+    smoke = _switches(presets["smoke"])
+    for other in ("quick", "standard"):
+        if other not in presets:
+            continue
+        ref = _switches(presets[other])
+        top_missing = [k for k in presets[other] if k not in presets["smoke"]]
+        assert not top_missing, f"{name}: smoke lacks {other}'s configuration keys {top_missing}"
+        off = [k for k, v in ref.items() if v is True and smoke.get(k) is not True]
+        assert not off, f"{name}: switches on in {other} but not in smoke: {off}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_smoke_run_end_to_end_and_report(name, tmp_path, capsys):
+    results = tmp_path / "results"
+    out = results / name / "smoke"
+    rc = _cli.main(["run", name, "--preset", "smoke", "--seed", "0", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 0, f"{name} smoke run failed:\n{err[-4000:]}"
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics.get("experiment") == name and metrics.get("preset") == "smoke"
+    summary = (out / "summary.md").read_text()
+    assert len(summary.strip()) > 100, f"{name}: summary.md is (nearly) empty"
+    assert list(out.glob("*.png")), f"{name}: no figure written"
+    assert _cli.main(["report", "--results", str(results)]) == 0
+    report = (results / "REPORT.md").read_text()
+    assert name in report
