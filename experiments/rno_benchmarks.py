@@ -310,14 +310,28 @@ def run_models(name: str, data: dict, make, cfg: dict, seed: int, progress: str)
     }
 
 
-def data_stats(data: dict) -> dict[str, float]:
+def data_stats(data: dict) -> dict[str, float | str]:
     """How hard the map is, from the test set at the training grid: RMS of input and target, and the relative L2
-    error of the identity map and of the best constant-factor map ``y ~ c x`` (trivial predictors)."""
+    error of two trivial predictors, the identity map and its best constant multiple ``y ~ c x``.
+
+    Inputs and targets may differ in channels (Navier–Stokes: 10 input steps, 5 target steps): the trivial
+    predictor is then *persistence*, the last input channel repeated for every target channel (``trivial`` names
+    which one was used). Shapes: ``x (n, c_in, *grid)``, ``y (n, c_out, *grid)`` with the same ``n`` and grid."""
     x, y = (np.asarray(a, np.float64) for a in data["test"][1])
+    if x.shape[0] != y.shape[0] or x.shape[2:] != y.shape[2:]:
+        raise ValueError(
+            f"data: expected test inputs and targets with the same samples and grid, received {x.shape} and "
+            f"{y.shape}"
+        )
+    trivial = "identity"
+    if x.shape[1] != y.shape[1]:
+        x = np.repeat(x[:, -1:], y.shape[1], axis=1)
+        trivial = "persistence (last input channel)"
     c = float(np.sum(x * y) / np.sum(x * x))
     return {
-        "input_rms": float(np.sqrt(np.mean(x**2))),
+        "input_rms": float(np.sqrt(np.mean(np.asarray(data["test"][1][0], np.float64) ** 2))),
         "target_rms": float(np.sqrt(np.mean(y**2))),
+        "trivial": trivial,
         "identity_rel_l2": _rel(x, y),
         "scaled_identity_rel_l2": _rel(c * x, y),
     }
@@ -427,8 +441,8 @@ def _band(value: float, published: float) -> str:
 def _data_line(d: dict) -> str:
     return (
         f"Test data at the training grid: input RMS {d['input_rms']:.3g}, target RMS {d['target_rms']:.3g}; the "
-        f"identity map scores relative L2 {d['identity_rel_l2']:.3g} and the best constant multiple of the input "
-        f"{d['scaled_identity_rel_l2']:.3g}."
+        f"{d.get('trivial', 'identity')} map scores relative L2 {d['identity_rel_l2']:.3g} and its best constant "
+        f"multiple {d['scaled_identity_rel_l2']:.3g}."
     )
 
 
