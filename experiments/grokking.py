@@ -80,6 +80,11 @@ PRESETS = {
         **_COMMON,
     ),
 }
+# seconds: the quick configuration at toy size (every method, curve, statistic and summary path; tests run it)
+PRESETS["smoke"] = dict(
+    PRESETS["quick"], p=7, d_model=8, d_mlp=16, batch_size=16, n_seeds=3, n_steps=30, eval_every=10,
+    agreement_examples=32,
+)  # fmt: skip
 
 
 def _data(cfg: dict, seed: int) -> dict:

@@ -87,6 +87,11 @@ PRESETS = {
         **_COMMON,
     ),
 }
+# seconds: every path of quick and paper (the γ probe included) at toy size; tests run it
+PRESETS["smoke"] = dict(
+    PRESETS["quick"], context=8, d_model=8, d_mlp=16, batch_size=4, n_seeds=3, n_steps=20, eval_every=10,
+    n_eval_windows=8, max_train_chars=5_000, agreement_examples=8, gamma_probe=(0.25,),
+)  # fmt: skip
 
 
 class _Windows:

@@ -82,6 +82,11 @@ PRESETS = {
         **_COMMON,
     ),
 }
+# seconds: every path of quick and paper (the γ probe included) at toy size; tests run it
+PRESETS["smoke"] = dict(
+    PRESETS["quick"], n_bits=6, n_train=64, n_val=64, d_model=8, d_mlp=16, batch_size=16, n_seeds=3, n_steps=30,
+    eval_every=10, agreement_examples=32, gamma_probe=(0.25,),
+)  # fmt: skip
 
 
 def _data(cfg: dict, seed: int) -> dict:

@@ -89,6 +89,15 @@ PRESETS = {
         eval_every=50,
     ),
 }
+# seconds: the code paths of paper and bridge (the reference, full batch, noise on '=', per-variant step
+# budgets) on a toy base model (``base`` overrides BASE below the variant's own settings); tests run it
+PRESETS["smoke"] = dict(
+    variants=("reference", "full batch", "noise also on '='"),
+    n_seeds=3,
+    n_steps={"reference": 20, "full batch": 20, "noise also on '='": 10},
+    eval_every=10,
+    base=dict(p=7, d_model=8, d_mlp=16, batch_size=16),
+)  # fmt: skip
 
 
 def _n_steps(cfg: dict, variant: str) -> int:
@@ -97,7 +106,7 @@ def _n_steps(cfg: dict, variant: str) -> int:
 
 
 def _train(ctx, cfg: dict, variant: str, method: str) -> dict:
-    v = BASE | ALL_VARIANTS[variant]
+    v = BASE | cfg.get("base", {}) | ALL_VARIANTS[variant]
     p, s = v["p"], cfg["n_seeds"]
     splits = [
         modular_addition(p, v["train_fraction"], jax.random.key(10_000 + ctx.seed + i)) for i in range(s)

@@ -61,6 +61,11 @@ PRESETS = {
         **_COMMON,
     ),
 }
+# seconds: the quick grid's paths (ρ < 0 included, as in paper) at toy size; tests run it
+PRESETS["smoke"] = dict(
+    PRESETS["quick"], gammas=(0.05, 0.75), rhos=(-0.5, 0.25), p=7, d_model=8, d_mlp=16, batch_size=16,
+    n_seeds=3, n_steps=30, eval_every=10,
+)  # fmt: skip
 
 
 def _cells(cfg: dict) -> list[tuple[float, float]]:
