@@ -194,6 +194,35 @@ STANDARD_REPO_DATA = dict(
     models=["FNO"],
 )
 
+# seconds: one dataset of each shape the presets produce (1D Burgers with the ablation, 2D Darcy, Navier-Stokes
+# with 10 input / 5 target channels, the 3D space-time Brusselator) at toy size, 2 seeds; tests run it
+SMOKE = dict(
+    QUICK,
+    datasets={
+        "burgers": dict(_QUICK_DATA["burgers"], options={"fine_resolution": 128}, res=32, modes=(4,)),
+        "darcy": dict(_QUICK_DATA["darcy"], options={"fine_resolution": 29}, res=8, modes=(3, 3)),
+        "navier_stokes_1e-3": dict(
+            _QUICK_DATA["navier_stokes_1e-3"],
+            options={"fine_resolution": 16, "dt": 5e-3, "t_final": 15},
+            res=8,
+            modes=(3, 3),
+            n_train=4,
+            n_test=2,
+        ),
+        "brusselator": dict(_QUICK_DATA["brusselator"], modes=(3, 2, 2), n_train=4, n_test=2),
+    },
+    n_train=4,
+    n_test=2,
+    width=4,
+    n_layers=1,
+    proj_hidden=4,
+    epochs=2,
+    batch_size=2,
+    step_epochs=1,
+    seeds=2,
+    ablation_datasets=["burgers"],
+)
+
 ANCHORS = (
     Anchor("burgers/FNO/rel_l2", 0.0149, "FNO paper Table 1, Burgers s=256"),
     Anchor("darcy/FNO/rel_l2", 0.0108, "FNO paper Table 3, Darcy s=85"),
@@ -627,6 +656,7 @@ register(
         name="rno_benchmarks",
         reproduces="RNO paper (ICLR 2026) benchmark tables; FNO paper (ICLR 2021) Tables 1, 3, 4",
         presets={
+            "smoke": copy.deepcopy(SMOKE),
             "quick": copy.deepcopy(QUICK),
             "standard": copy.deepcopy(STANDARD),
             "standard_repo_data": copy.deepcopy(STANDARD_REPO_DATA),

@@ -36,6 +36,13 @@ PRESETS = {
     "standard": dict(_COMMON, steps=3000, n_samples=64, seeds=5, garch=True, sanity=True, sanity_steps=1000),
     "paper": dict(_COMMON, steps=10000, n_samples=128, seeds=5, garch=True, sanity=True, sanity_steps=3000),
 }
+# seconds: the standard preset's paths (GARCH baseline, the sanity check) at toy size: tiny denoiser, few steps,
+# one year per period, decisions every 40 days, 24 samples (> 20 assets, as the views need), 2 seeds; tests run it
+PRESETS["smoke"] = dict(
+    PRESETS["standard"], steps=10, hidden=16, depth=1, channels=8, n_samples=24, seeds=2, diffusion_steps=10,
+    sample_steps=10, batch_size=64, every=40, n_boot=200, sanity_steps=10, choice_years=[2018],
+    validation_years=[2020], test_years=[2022],
+)  # fmt: skip
 PERIODS = ("choice", "validation", "test")
 
 

@@ -78,6 +78,15 @@ PRESETS = {
     "standard": dict(_COMMON),
     "paper": dict(_COMMON, seeds=3),
 }
+# seconds: every sampler and both scalings of the standard variants, at toy size, on the quick preset's 5 tickers;
+# tests run it
+PRESETS["smoke"] = dict(
+    PRESETS["quick"], test_every=40, n_samples=8, hidden=16, depth=1, channels=8, batch_size=64,
+    variants=[
+        _variant("fixed", "cosine", 10, 10, ["ancestral"]),
+        _variant("ewma", "quadratic", 20, 10, ["ancestral", "ancestral_antithetic", "ddim_eta1_20", "ddim_eta0_10"]),
+    ],
+)  # fmt: skip
 
 
 def _data(cfg):

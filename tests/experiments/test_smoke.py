@@ -55,7 +55,10 @@ def test_smoke_preset_covers_quick_and_standard(name):
         ref = _switches(presets[other])
         top_missing = [k for k in presets[other] if k not in presets["smoke"]]
         assert not top_missing, f"{name}: smoke lacks {other}'s configuration keys {top_missing}"
-        off = [k for k, v in ref.items() if v is True and smoke.get(k) is not True]
+        # a switch is on in smoke when it is on there under the same name (for nested options such as the
+        # per-dataset ones: in at least one entry smoke keeps, e.g. ``endpoint`` of one node-grid dataset)
+        on_in_smoke = {k.rsplit("/", 1)[-1] for k, v in smoke.items() if v is True}
+        off = sorted({k.rsplit("/", 1)[-1] for k, v in ref.items() if v is True} - on_in_smoke)
         assert not off, f"{name}: switches on in {other} but not in smoke: {off}"
 
 
