@@ -39,6 +39,24 @@ PRESETS = {
 PERIODS = ("choice", "validation", "test")
 
 
+def _endpoint(garch: bool) -> dict:
+    """The declared primary endpoint: the energy score (the joint metric the comparator is chosen on) of the
+    post-processed diffusion forecaster (mean of the seeds' per-date scores) minus the best post-processed baseline
+    on the validation energy score, paired per test date, circular block bootstrap (default block length
+    ceil(n^(1/3)): 5 of 100 weekly dates), 10,000 resamples, two-sided at 0.05; lower is better."""
+    from jaxkit.evaluation import Endpoint
+
+    bases = [b for b in ("bootstrap", "gaussian", "ewma_gaussian", "garch") if garch or b != "garch"]
+    return Endpoint(
+        metric="energy", method="diffusion (seed mean) [post]", comparator=tuple(f"{b} [post]" for b in bases),
+        test="block_bootstrap", direction="lower", alpha=0.05, split="test", choose_on="validation",
+    ).to_dict()  # fmt: skip
+
+
+for _preset in PRESETS.values():
+    _preset.setdefault("endpoint", _endpoint(_preset.get("garch", True)))
+
+
 def denoiser(cfg):
     """The denoiser object named by the config string (the string form lives only here, at the experiment level;
     the library takes :class:`jaxkit.forecast.MLPNet` / :class:`jaxkit.forecast.AttentionNet`)."""
@@ -196,6 +214,44 @@ def _tables(per_date, seeds, baselines):
     return table, best, paired, paired_all
 
 
+def _records(per_date, dates, positions, sel) -> list[dict]:
+    """Per-date scores of every forecaster row (raw and post-processed, each seed and the seed mean) on the
+    validation and test periods, in time order: the records every headline is computed from."""
+    out = []
+    for (name, kind, period), scores in per_date.items():
+        days = dates[positions[sel[period]]]
+        for i, day in enumerate(days):
+            out.append({"item": str(day.date()), "split": period, "arm": f"{name} [{kind}]",
+                        **{k: float(v[i]) for k, v in scores.items()}})  # fmt: skip
+    return out
+
+
+def _verdicts(cfg, records, baselines) -> dict:
+    """The primary endpoint's verdict and, as one Holm-corrected family, every other comparison of the seed-mean
+    post-processed forecaster with a post-processed baseline (energy, CRPS-sum, CRPS; same block bootstrap)."""
+    from jaxkit.evaluation import Endpoint, endpoint_from_dict, secondary, verdict
+
+    endpoint = endpoint_from_dict(cfg["endpoint"])
+    v = verdict(endpoint, records)
+    family = {}
+    for b in baselines:
+        for met in HEADLINE:
+            if met == endpoint.metric and f"{b} [post]" == v.comparator:
+                continue
+            ep = Endpoint(metric=met, method=endpoint.method, comparator=f"{b} [post]", test="block_bootstrap",
+                          direction="lower", alpha=endpoint.alpha, split="test")  # fmt: skip
+            family[f"{met}: {endpoint.method} - {b} [post]"] = (ep, records)
+    sec = secondary(family)
+    slim = lambda x: {k: getattr(x, k) for k in ("word", "estimate", "ci", "p", "p_adjusted", "block", "n")}  # noqa: E731
+    return {
+        "endpoint": endpoint.to_dict(),
+        "verdict": {k: val for k, val in v.to_dict().items() if k != "details"}
+        | {"choice_means": v.details.get("choice_means")},
+        "verdict_markdown": v.markdown(),
+        "secondary": {k: slim(x) for k, x in sec.items()},
+    }
+
+
 def _allocation(data, cfg, dec_test, forecasts, seeds, test_sel):
     """Daily backtest over the test period; STABLE from each seed's paths as sampled (its views need the
     forecaster's own mean: recentered paths would make every view mean 0)."""
@@ -267,6 +323,8 @@ def run(ctx) -> dict:
     table, best, paired, paired_all = _tables(per_date, seeds, list(base["paths"]))
     series, days, guard = _allocation(data, cfg, dec["test"], forecasts, seeds, sel["test"])
     sharpe = _sharpe(series, seeds, cfg)
+    records = _records(per_date, dates, positions, sel)
+    scored = _verdicts(cfg, records, list(base["paths"]))
     span = lambda p: [str(dates[dec[p][0]].date()), str(dates[dec[p][-1]].date())]  # noqa: E731
     metrics = {
         "periods": {"train": [str(dates[train[0]].date()), str(dates[train[-1]].date())],
@@ -281,6 +339,7 @@ def run(ctx) -> dict:
         "stable_sharpe": float(np.mean([sharpe[f"STABLE (published) s{s}"]["sharpe"] for s in seeds])),
         "mvo_sharpe": sharpe["MVO (sample)"]["sharpe"],
         "diffusion_mse": table["diffusion (seed mean) [raw]"]["test"]["mse"],
+        **scored, "records": records,
     }  # fmt: skip
     if cfg.get("sanity"):
         ckpt = ctx.checkpoint_dir("sanity").resolve()
