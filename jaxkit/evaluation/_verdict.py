@@ -40,11 +40,11 @@ import numpy as np
 from scipy import stats
 
 from .._validate import check_choice, check_int, check_range, check_size
-from ._paired import wilson_interval
+from ._paired import time_to_event, wilson_interval
 
-Test = Literal["block_bootstrap", "wilcoxon", "sign", "mcnemar"]
+Test = Literal["block_bootstrap", "wilcoxon", "sign", "mcnemar", "time_to_event"]
 Direction = Literal["lower", "higher"]
-TESTS: tuple[str, ...] = ("block_bootstrap", "wilcoxon", "sign", "mcnemar")
+TESTS: tuple[str, ...] = ("block_bootstrap", "wilcoxon", "sign", "mcnemar", "time_to_event")
 DIRECTIONS: tuple[str, ...] = ("lower", "higher")
 Records = Sequence[Mapping[str, Any]]
 
@@ -207,7 +207,10 @@ class Endpoint:
             before the run, not a choice made after it.
         test: ``"block_bootstrap"`` (time series: mean difference, circular block bootstrap), ``"wilcoxon"`` or
             ``"sign"`` (independent items: median difference), ``"mcnemar"`` (0/1 outcomes: difference of the
-            rates, exact McNemar).
+            rates, exact McNemar), ``"time_to_event"`` (times to a target, ``None`` = not reached within
+            ``horizon``: :func:`jaxkit.evaluation.time_to_event`'s headline, the median paired speedup
+            $100(1 - m_i/c_i)$ with the Wilcoxon test when no run is censored, else the restricted-mean speedup
+            with the log-rank test; positive = the method reaches the target sooner).
         direction: ``"lower"`` or ``"higher"``: which values of ``metric`` are better.
         alpha: the test's level; intervals are at $1 - \\alpha$.
         split: the records' ``"split"`` that is reported (``None``: records carry no split).
@@ -215,6 +218,8 @@ class Endpoint:
         block: block length of the block bootstrap (``None``: :func:`default_block_length` of the series,
             reported in the verdict); only with ``test="block_bootstrap"``.
         n_resamples, seed: the bootstrap's resamples and seed.
+        horizon: the run length at which runs that never reached the target are censored (``time_to_event``
+            only).
     """
 
     metric: str
@@ -228,6 +233,7 @@ class Endpoint:
     block: int | None = None
     n_resamples: int = 10_000
     seed: int = 0
+    horizon: float | int | None = None
 
     def __post_init__(self):
         _check_name("metric", self.metric)
@@ -269,6 +275,17 @@ class Endpoint:
             check_int("block", self.block, minimum=1)
         check_int("n_resamples", self.n_resamples, minimum=100)
         check_int("seed", self.seed, minimum=0)
+        if (self.test == "time_to_event") != (self.horizon is not None):
+            raise ValueError(
+                f"horizon: expected a run length exactly when test='time_to_event', received horizon="
+                f"{self.horizon!r} with test={self.test!r}"
+            )
+        if self.horizon is not None:
+            check_range("horizon", self.horizon, 0.0, np.inf, closed=False)
+            if self.direction != "lower":
+                raise ValueError(
+                    f"direction: a time to a target is better lower, received {self.direction!r}"
+                )
         for name in ("split", "choose_on"):
             v = getattr(self, name)
             if v is not None:
@@ -396,14 +413,20 @@ class Verdict:
             "wilcoxon": "exact Wilcoxon signed-rank test",
             "sign": "exact sign test",
             "mcnemar": "exact McNemar test",
+            "time_to_event": (
+                "paired per item, Wilcoxon signed-rank test"
+                if self.details.get("headline") == "paired"
+                else f"runs not reaching the target censored at {e.get('horizon')}, log-rank test"
+            ),
         }[e["test"]]
         p = f"p = {self.p:.3g}" + (
             "" if self.p_adjusted is None else f", Holm-adjusted {self.p_adjusted:.3g}"
         )
         return (
-            f"**Primary endpoint** (declared): {e['metric']} ({e['direction']} is better), {e['method']} − "
-            f"{self.comparator}; {test}; α = {self.alpha:g}. **Verdict: {self.word}**: {stat} {self.estimate:+.4g} "
-            f"[{lo:+.4g}, {hi:+.4g}] ({level}, n = {self.n}), {p}."
+            f"**Primary endpoint** (declared): {e['metric']} ({e['direction']} is better), {e['method']} "
+            f"{'vs' if e['test'] == 'time_to_event' else '−'} {self.comparator}; {test}; α = {self.alpha:g}. "
+            f"**Verdict: {self.word}**: {stat} {self.estimate:+.4g} [{lo:+.4g}, {hi:+.4g}] ({level}, n = {self.n}), "
+            f"{p}."
         )
 
 
@@ -437,6 +460,9 @@ def _arm_values(recs: list, endpoint: Endpoint, arm: str, split: str | None) -> 
         if item in out:
             raise ValueError(f"records: item {item!r} of arm {arm!r} (split {split!r}) appears twice")
         v = _need(r, endpoint.metric, i)
+        if v is None and endpoint.test == "time_to_event":  # not reached within the horizon: censored
+            out[item] = None
+            continue
         try:
             v = float(v)
         except (TypeError, ValueError):
@@ -455,7 +481,9 @@ def _comparator(endpoint: Endpoint, recs: list) -> tuple[str, dict]:
     if not isinstance(endpoint.comparator, tuple):
         return endpoint.comparator, {}
     means = {
-        a: float(np.mean(list(_arm_values(recs, endpoint, a, endpoint.choose_on).values())))
+        a: float(
+            np.mean([v for v in _arm_values(recs, endpoint, a, endpoint.choose_on).values() if v is not None])
+        )
         for a in endpoint.comparator
     }
     pick = min if endpoint.direction == "lower" else max
@@ -480,6 +508,8 @@ def _paired_verdict(endpoint: Endpoint, recs: list) -> Verdict:
             f"received {len(m)} and {len(c)} items, unpaired e.g. {only}"
         )
     items = list(m)
+    if endpoint.test == "time_to_event":
+        return _time_verdict(endpoint, comp, items, m, c, extra)
     mv = np.array([m[i] for i in items])
     cv = np.array([c[i] for i in items])
     if mv.size < 2:
@@ -533,6 +563,33 @@ def _paired_verdict(endpoint: Endpoint, recs: list) -> Verdict:
         block=block,
         details=details,
     )
+
+
+def _time_verdict(endpoint: Endpoint, comp: str, items: list, m: dict, c: dict, extra: dict) -> Verdict:
+    """Times to a target, paired per item, censored at the horizon (:func:`jaxkit.evaluation.time_to_event`)."""
+    res = time_to_event(
+        [c[i] for i in items], [m[i] for i in items], endpoint.horizon, level=1.0 - endpoint.alpha,
+        n_resamples=endpoint.n_resamples, seed=endpoint.seed,
+    )  # fmt: skip
+    if res["headline"] == "paired":
+        pc = res["paired"]
+        est, lo, hi, p = pc["median"], pc["ci_low"], pc["ci_high"], pc["wilcoxon_p"]
+        stat = "median paired speedup %"
+    else:
+        rs = res["rmst_speedup"]
+        est, lo, hi = rs["value"], rs["ci_low"], rs["ci_high"]
+        p = 1.0 if res["logrank_p"] is None else res["logrank_p"]
+        stat = "restricted-mean speedup %"
+    word = "inconclusive" if p >= endpoint.alpha or est == 0 else ("better" if est > 0 else "worse")
+    details = {
+        "statistic": stat, "headline": res["headline"], "items": [str(i) for i in items],
+        "reached": {"method": res["method"]["reached"]["k"], "comparator": res["baseline"]["reached"]["k"]},
+        **extra,
+    }  # fmt: skip
+    return Verdict(
+        word=word, estimate=float(est), ci=(float(lo), float(hi)), p=float(p), n=len(items), alpha=endpoint.alpha,
+        endpoint=endpoint.to_dict(), comparator=comp, details=details,
+    )  # fmt: skip
 
 
 def _rate_diff(m, c, axis=-1):
@@ -691,7 +748,10 @@ def secondary(comparisons: Mapping[str, tuple[Endpoint, Records]]) -> dict[str, 
     out = {}
     for (name, v), pa in zip(raw.items(), adj):
         ep = v.endpoint
+        direction = (
+            "higher" if ep["test"] == "time_to_event" else ep["direction"]
+        )  # a speedup: higher is better
         out[name] = dataclasses.replace(
-            v, p_adjusted=float(pa), word=_word(v.estimate, float(pa), v.alpha, ep["direction"])
+            v, p_adjusted=float(pa), word=_word(v.estimate, float(pa), v.alpha, direction)
         )
     return out

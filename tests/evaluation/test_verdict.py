@@ -281,3 +281,36 @@ def test_inputs_are_validated_with_the_argument_named():
         verdict(AgreementEndpoint(controls={}), [{"unit": "A", "item": "x", "claim": "can", "learned": True}])
     with pytest.raises(ValueError, match="controls: item 'z' cannot be its own"):
         AgreementEndpoint(controls={"z": ("z",)})
+
+
+def test_time_to_event_endpoint_is_the_paired_or_censored_headline():
+    from jaxkit.evaluation import time_to_event
+
+    base = [5250, 2150, 5300, 5200, 2850, 4600, 5200, 4200, 1350, 1350]
+    reg = [4000, 2050, 2500, 3000, 2700, 3500, 4500, 3500, 1400, 1450]
+    gf = [6600, 7500, 2500, 3350, None, 6050, None, 3050, 5800, 4400]
+    recs = [
+        {"item": s, "arm": a, "steps": v}
+        for a, vals in (("baseline", base), ("regularizer", reg), ("grokfast", gf))
+        for s, v in enumerate(vals)
+    ]
+    ep = Endpoint("steps", "regularizer", "baseline", "time_to_event", "lower", horizon=10_000)
+    v = verdict(ep, recs)
+    ref = paired_comparison(base, reg, effect="speedup")
+    assert v.details["headline"] == "paired" and v.estimate == pytest.approx(ref["median"])  # +15.06%
+    assert v.p == pytest.approx(stats.wilcoxon(reg, base).pvalue) and v.word == "better"
+    assert v.ci == pytest.approx((ref["ci_low"], ref["ci_high"]))
+    g = verdict(Endpoint("steps", "grokfast", "baseline", "time_to_event", "lower", horizon=10_000), recs)
+    tte = time_to_event(base, gf, 10_000)
+    assert g.details["headline"] == "censored" and g.estimate == pytest.approx(tte["rmst_speedup"]["value"])
+    x = stats.CensoredData(uncensored=[t for t in gf if t is not None], right=[10_000, 10_000])
+    assert g.p == pytest.approx(stats.logrank(x, stats.CensoredData(uncensored=base)).pvalue)
+    assert g.word == "worse" and "log-rank" in g.markdown()
+    fam = secondary(
+        {"g": (Endpoint("steps", "grokfast", "baseline", "time_to_event", "lower", horizon=10_000), recs)}
+    )
+    assert fam["g"].word == "worse" and fam["g"].p_adjusted == pytest.approx(g.p)
+    with pytest.raises(ValueError, match="horizon"):
+        Endpoint("steps", "regularizer", "baseline", "time_to_event", "lower")
+    with pytest.raises(TypeError, match="records: steps of record"):
+        verdict(Endpoint("steps", "grokfast", "baseline", "wilcoxon", "lower"), recs)
