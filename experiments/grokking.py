@@ -23,6 +23,7 @@ import numpy as np
 
 from experiments import Anchor, Experiment, register
 from experiments._stability import (
+    declare_endpoint,
     headline,
     plot_curves,
     restat,
@@ -80,6 +81,7 @@ PRESETS = {
         **_COMMON,
     ),
 }
+declare_endpoint(PRESETS)
 
 
 def _data(cfg: dict, seed: int) -> dict:
@@ -178,6 +180,7 @@ def report(ctx, metrics: dict, record: dict | None = None) -> str:
         times=metrics["train_time"],
         notes=ctx.extra.get("notes", NOTES),
         record=record,
+        metrics=metrics,
     )
 
 

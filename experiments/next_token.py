@@ -20,6 +20,7 @@ import numpy as np
 
 from experiments import Anchor, Experiment, register
 from experiments._stability import (
+    declare_endpoint,
     gamma_probe,
     headline,
     plot_curves,
@@ -87,6 +88,7 @@ PRESETS = {
         **_COMMON,
     ),
 }
+declare_endpoint(PRESETS)
 
 
 class _Windows:
@@ -223,6 +225,7 @@ def report(ctx, metrics: dict, record: dict | None = None) -> str:
         times=metrics["train_time"],
         notes=f"{NOTES}\n\n{probe}".strip(),
         record=record,
+        metrics=metrics,
     )
 
 

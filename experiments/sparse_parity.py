@@ -19,6 +19,7 @@ import numpy as np
 
 from experiments import Anchor, Experiment, register
 from experiments._stability import (
+    declare_endpoint,
     gamma_probe,
     headline,
     plot_curves,
@@ -82,6 +83,7 @@ PRESETS = {
         **_COMMON,
     ),
 }
+declare_endpoint(PRESETS)
 
 
 def _data(cfg: dict, seed: int) -> dict:
@@ -179,6 +181,7 @@ def report(ctx, metrics: dict, record: dict | None = None) -> str:
         times=metrics["train_time"],
         notes=f"{NOTES}\n\n{probe}".strip(),
         record=record,
+        metrics=metrics,
     )
 
 
