@@ -668,7 +668,7 @@ def _baseline_lines(metrics: dict, ds: dict) -> list[str]:
             f"{ratio:.1f}× the {a.value} the RNO paper reports for it ({ds[name]['epochs']} of "
             f"{ds[name]['published_epochs']} epochs, on our data)"
             + (
-                f"; 'RNO lower than {model}' here compares against a {model} far from its published level."
+                f"; 'RNO lower than {model}' here compares against this {model}, far from its published level."
                 if weak
                 else "."
             )
