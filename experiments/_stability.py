@@ -22,54 +22,102 @@ from jaxkit.stability import (
 COLORS = {"baseline": "tab:gray", "regularizer": "tab:blue", "grokfast": "tab:orange"}
 
 
-def declare_endpoint(presets: dict) -> None:
-    """Declare every preset's primary endpoint: steps to the target of the regularizer against the baseline,
-    paired per seed, runs that never reach it censored at ``n_steps`` (:func:`jaxkit.evaluation.verdict` with
-    ``test="time_to_event"``: median paired speedup and Wilcoxon when no run is censored, else restricted-mean
-    speedup and log-rank), two-sided at 0.05. Every other method of the page is a Holm-corrected secondary."""
+def declare_endpoint(presets: dict, method=None, comparator=None, horizon=None) -> None:
+    """Declare every preset's primary endpoint: steps to the target of ``method`` (default the regularizer)
+    against ``comparator`` (default the baseline), paired per seed, runs that never reach it censored at
+    ``horizon`` (default ``n_steps``) (:func:`jaxkit.evaluation.verdict` with ``test="time_to_event"``: median
+    paired speedup and Wilcoxon when no run is censored, else restricted-mean speedup and log-rank), two-sided at
+    0.05. ``method``, ``comparator`` and ``horizon`` may be functions of the preset. Every other comparison of
+    the page is a Holm-corrected secondary."""
     from jaxkit.evaluation import Endpoint
 
+    pick = lambda f, cfg, default: default if f is None else (f(cfg) if callable(f) else f)  # noqa: E731
     for cfg in presets.values():
         cfg.setdefault(
             "endpoint",
             Endpoint(
-                metric="steps", method="regularizer", comparator="baseline", test="time_to_event",
-                direction="lower", alpha=0.05, horizon=cfg["n_steps"],
+                metric="steps", method=pick(method, cfg, "regularizer"), comparator=pick(comparator, cfg, "baseline"),
+                test="time_to_event", direction="lower", alpha=0.05, horizon=pick(horizon, cfg, cfg["n_steps"]),
             ).to_dict(),
         )  # fmt: skip
 
 
-def score(cfg: dict, metrics: dict) -> dict:
-    """The page's verdicts from the stored per-seed steps: the declared endpoint's (primary) and, as one
-    Holm-corrected family, every other method and γ-probe row against the baseline; stored into ``metrics``
-    (``endpoint``, ``records``, ``verdict``, ``verdict_markdown``, ``secondary``) and returned."""
-    from jaxkit.evaluation import Endpoint, endpoint_from_dict, secondary, verdict
-
-    rows = dict(metrics["steps_to_target"])
-    for arm, row in (metrics.get("gamma_probe") or {}).items():
-        rows.setdefault(arm, row)
-    records = [
+def _steps_records(rows: dict) -> list[dict]:
+    """Per seed and arm: steps to the target (``None``: not reached), from ``{arm: {"per_seed": [...]}}``."""
+    return [
         {"item": i, "arm": arm, "steps": v}
         for arm, row in rows.items()
         for i, v in enumerate(row["per_seed"])
     ]
+
+
+def _store(cfg: dict, metrics: dict, records: list[dict], family: dict) -> dict:
+    """Primary verdict of the declared endpoint and the Holm-corrected ``family`` ({name: (method, comparator,
+    horizon)}), stored into ``metrics`` (``endpoint``, ``records``, ``verdict``, ``verdict_markdown``,
+    ``secondary``)."""
+    from jaxkit.evaluation import Endpoint, endpoint_from_dict, secondary, verdict
+
     endpoint = endpoint_from_dict(cfg["endpoint"])
     v = verdict(endpoint, records)
-    family = {
-        f"{arm} vs {endpoint.comparator}": (
-            Endpoint("steps", arm, endpoint.comparator, "time_to_event", "lower", horizon=endpoint.horizon),
-            records,
-        )
-        for arm in rows
-        if arm not in (endpoint.method, endpoint.comparator)
+    eps = {
+        k: (Endpoint("steps", m, c, "time_to_event", "lower", horizon=h), records)
+        for k, (m, c, h) in family.items()
     }
-    sec = secondary(family) if family else {}
+    sec = secondary(eps) if eps else {}
     metrics.update(
         endpoint=endpoint.to_dict(), records=records, verdict=v.to_dict(), verdict_markdown=v.markdown(),
         secondary={k: {"word": x.word, "estimate": x.estimate, "ci": list(x.ci), "p": x.p,
                        "p_adjusted": x.p_adjusted, "headline": x.details["headline"]} for k, x in sec.items()},
     )  # fmt: skip
     return metrics
+
+
+def score(cfg: dict, metrics: dict) -> dict:
+    """The page's verdicts from the stored per-seed steps: the declared endpoint's (primary) and, as one
+    Holm-corrected family, every other method and γ-probe row against the baseline."""
+    from jaxkit.evaluation import endpoint_from_dict
+
+    rows = dict(metrics["steps_to_target"])
+    for arm, row in (metrics.get("gamma_probe") or {}).items():
+        rows.setdefault(arm, row)
+    ep = endpoint_from_dict(cfg["endpoint"])
+    family = {
+        f"{arm} vs {ep.comparator}": (arm, ep.comparator, ep.horizon)
+        for arm in rows
+        if arm not in (ep.method, ep.comparator)
+    }
+    return _store(cfg, metrics, _steps_records(rows), family)
+
+
+def score_cells(cfg: dict, metrics: dict) -> dict:
+    """A sweep page (``metrics["cells"]``: the baseline and one regularizer arm per cell, shared seeds): the
+    declared cell against the baseline, every other cell a Holm-corrected secondary."""
+    from jaxkit.evaluation import endpoint_from_dict
+
+    rows = metrics["cells"]
+    ep = endpoint_from_dict(cfg["endpoint"])
+    family = {
+        f"{c} vs {ep.comparator}": (c, ep.comparator, ep.horizon)
+        for c in rows
+        if c not in (ep.method, ep.comparator)
+    }
+    return _store(cfg, metrics, _steps_records(rows), family)
+
+
+def score_variants(cfg: dict, metrics: dict, horizon) -> dict:
+    """An ablation page (``metrics["variants"]``: per variant its own baseline and regularizer arms): the
+    declared variant's regularizer against its baseline, every other variant's pair a Holm-corrected secondary;
+    ``horizon(variant)`` is that variant's run length."""
+    from jaxkit.evaluation import endpoint_from_dict
+
+    rows = {f"{v} / {arm}": row for v, st in metrics["variants"].items() for arm, row in st.items()}
+    ep = endpoint_from_dict(cfg["endpoint"])
+    family = {
+        f"{v}: regularizer vs baseline": (f"{v} / regularizer", f"{v} / baseline", horizon(v))
+        for v in metrics["variants"]
+        if f"{v} / regularizer" != ep.method
+    }
+    return _store(cfg, metrics, _steps_records(rows), family)
 
 
 def verdict_lines(metrics: dict) -> str:
@@ -331,7 +379,7 @@ def reread(folder) -> dict:
             m["train_time"]["probe_cpu_s"] = float(probe.group(1)) * 60
     record["metrics"] = mod.reanalyse(ctx, m)
     if "endpoint" not in record["config"]:
-        declare_endpoint({"run": record["config"]})
+        declare_endpoint({"run": record["config"]}, **getattr(mod, "ENDPOINT_ARGS", {}))
         record["metrics"]["endpoint_declared"] = (
             "the primary endpoint was declared after this run; the verdict is recomputed from the stored per-seed "
             "steps (no rerun)."

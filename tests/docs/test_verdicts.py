@@ -27,15 +27,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PUBLISHED = ROOT / "docs" / "results"
 STATED = re.compile(r"\*\*Verdict: ([^*]+)\*\*")
 
-_SEEDS = (
-    "no declared primary endpoint yet; per-seed values are stored in metrics.json, so declaring the endpoint "
-    "re-scores this page without a rerun"
-)
 _NONE = "no declared primary endpoint and no per-item records in metrics.json: not re-scored yet"
 PENDING: dict[str, str] = {
-    "stability_ablation/bridge": _SEEDS,
-    "stability_ablation/paper": _SEEDS,
-    "stability_sweep/paper": _SEEDS,
     "stable/quick": "run before the endpoint was declared; the per-date forecast scores were not stored (only the "
     "daily portfolio returns), so the energy-score endpoint needs a rerun of the current experiment",
     "stable/standard": "run before the endpoint was declared; the per-date forecast scores were not stored (only "
