@@ -14,12 +14,15 @@ Statistics (thin over :mod:`scipy.stats` where it has them):
   truncated to $n$ items; default block length $b = \\lceil n^{1/3} \\rceil$ (the rate of the MSE-optimal block
   length for variance and bias estimation, Hall, Horowitz & Jing 1995), always reported; percentile interval; the
   two-sided p-value is the inversion of that interval, $p = \\min(1, 2\\min(P^*(\\bar d^* \\le 0),
-  P^*(\\bar d^* \\ge 0)))$, so $p < \\alpha$ exactly when 0 lies outside the $1 - \\alpha$ percentile interval;
+  P^*(\\bar d^* \\ge 0)))$, so $p < \\alpha$ when 0 lies outside the $1 - \\alpha$ percentile interval (up to
+  the resampling's discreteness);
 * independent items (seeds): the median of $d_i$ with a percentile-bootstrap CI (``scipy.stats.bootstrap``) and
-  the exact Wilcoxon signed-rank test (``scipy.stats.wilcoxon``) or the exact sign test
+  the Wilcoxon signed-rank test (``scipy.stats.wilcoxon``, exact for small samples without ties) or the exact sign test
   (``scipy.stats.binomtest`` on the non-zero signs);
 * paired successes (0/1): the difference of the success rates with a paired percentile-bootstrap CI and the exact
   McNemar test (``scipy.stats.binomtest`` on the discordant pairs $b$, $c$ with $p = 1/2$);
+* times to a target, runs that never reach it censored at the declared horizon: :func:`jaxkit.evaluation.time_to_event`'s
+  headline (median paired speedup and Wilcoxon without censoring, else restricted-mean speedup and log-rank);
 * every rate with its Wilson interval (:func:`jaxkit.evaluation.wilson_interval`);
 * Holm's step-down correction (Holm 1979): with the $m$ p-values sorted $p_{(1)} \\le \\dots \\le p_{(m)}$, the
   adjusted $\\tilde p_{(i)} = \\max_{j \\le i} \\min(1, (m - j + 1) p_{(j)})$; reject where $\\tilde p < \\alpha$.
@@ -410,7 +413,7 @@ class Verdict:
         stat = self.details.get("statistic", "estimate")
         test = {
             "block_bootstrap": f"circular block bootstrap, block {self.block}, {e['n_resamples']:,} resamples",
-            "wilcoxon": "exact Wilcoxon signed-rank test",
+            "wilcoxon": "Wilcoxon signed-rank test",
             "sign": "exact sign test",
             "mcnemar": "exact McNemar test",
             "time_to_event": (
