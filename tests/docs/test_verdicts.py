@@ -27,7 +27,10 @@ ROOT = Path(__file__).resolve().parents[2]
 PUBLISHED = ROOT / "docs" / "results"
 STATED = re.compile(r"\*\*Verdict: ([^*]+)\*\*")
 
-_NONE = "no declared primary endpoint and no per-item records in metrics.json: not re-scored yet"
+_NONE = (
+    "no declared primary endpoint yet: not re-scored (whether its stored data suffice without a rerun is not "
+    "checked)"
+)
 PENDING: dict[str, str] = {
     "stable/quick": "run before the endpoint was declared; the per-date forecast scores were not stored (only the "
     "daily portfolio returns), so the energy-score endpoint needs a rerun of the current experiment",
