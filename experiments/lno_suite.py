@@ -652,7 +652,7 @@ def _headline_block(metrics: dict) -> list[str]:
 
 def _baseline_lines(metrics: dict, ds: dict) -> list[str]:
     """How far each baseline sits from its own published error (a comparison against a baseline far off its
-    published level is labelled as such), and what the gaps rest on."""
+    published level is labeled as such), and what the gaps rest on."""
     out = []
     for a in ANCHORS:
         name, model = a.path.split("/")[:2]

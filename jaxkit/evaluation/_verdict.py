@@ -76,7 +76,7 @@ def _series(name: str, x: Any) -> np.ndarray:
 
 def block_bootstrap(
     x: Sequence[float] | np.ndarray,
-    statistic: Callable[..., Any] = np.mean,
+    statistic: Callable[..., float | np.ndarray] = np.mean,
     *,
     block: int | None = None,
     n_resamples: int = 10_000,
@@ -356,7 +356,7 @@ class AgreementEndpoint:
         }
 
 
-def endpoint_from_dict(d: Mapping[str, Any]) -> Endpoint | AgreementEndpoint:
+def endpoint_from_dict(d: Mapping[str, object]) -> Endpoint | AgreementEndpoint:
     """The endpoint a ``to_dict()`` (as stored in a run's config or metrics) describes."""
     if not isinstance(d, Mapping):
         raise TypeError(f"d: expected a mapping from Endpoint.to_dict(), received {type(d).__name__}")
