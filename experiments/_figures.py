@@ -278,17 +278,29 @@ def _ssm(record: dict) -> Headline | None:
     )
 
 
+def _zero_forecast(m: dict) -> list[Point]:
+    """The zero forecast's MSE beside the forecaster's: recentering sets every post-processed mean path to 0, so
+    the post-processed rows' MSE is exactly the zero forecast's."""
+    post = ((m.get("forecast") or {}).get("diffusion (seed mean) [post]") or {}).get("test") or {}
+    return [] if _num(post.get("mse")) is None else [Point("zero forecast (mean path 0)", post["mse"], None)]
+
+
 def _stable(record: dict) -> Headline | None:
     m = record.get("metrics") or {}
     alloc = m.get("allocation") or {}
     refs = {a.get("path"): _num(a.get("value")) for a in record.get("anchors") or []}
-    seeds = [(v or {}).get("sharpe") for k, v in alloc.items() if k.startswith("STABLE (published) s")]
-    sharpe = Panel("annualised Sharpe ratio, test period")
-    if _num(m.get("stable_sharpe")) is not None:
-        ci = bootstrap_ci(seeds) if len(seeds) > 1 else None
-        how = f"bootstrap of the mean over {len(seeds)} seeds" if ci else ""
-        label = f"STABLE (mean of {len(seeds)} seeds)" if seeds else "STABLE"
-        sharpe.points.append(Point(label, m["stable_sharpe"], refs.get("stable_sharpe"), ci, how=how))
+    # one interval type in the panel: every strategy's Sharpe with its circular block bootstrap over test days;
+    # every STABLE seed shown (no seed-only interval beside a day-bootstrap one)
+    sharpe = Panel("annualised Sharpe ratio, test period (95% CI: block bootstrap over days)")
+    stable_rows = sorted(k for k in alloc if k.startswith("STABLE (published) s"))
+    for k in stable_rows:
+        seed = k.rsplit(" s", 1)[1]
+        sharpe.points.append(
+            Point(f"STABLE, seed {seed}", alloc[k].get("sharpe"), refs.get("stable_sharpe"),
+                  _pair(alloc[k].get("ci95")), how="block bootstrap over days")
+        )  # fmt: skip
+    if not stable_rows and _num(m.get("stable_sharpe")) is not None:
+        sharpe.points.append(Point("STABLE", m["stable_sharpe"], refs.get("stable_sharpe")))
     if _num(m.get("mvo_sharpe")) is not None:
         ci = _pair((alloc.get("MVO (sample)") or {}).get("ci95"))
         sharpe.points.append(
@@ -297,7 +309,7 @@ def _stable(record: dict) -> Headline | None:
                 m["mvo_sharpe"],
                 refs.get("mvo_sharpe"),
                 ci,
-                how="bootstrap over days for MVO",
+                how="block bootstrap over days",
             )
         )
     panels = [sharpe] if sharpe.points else []
@@ -305,16 +317,14 @@ def _stable(record: dict) -> Headline | None:
         panels.append(
             Panel(
                 "forecast MSE of the diffusion's mean path, test period",
-                [
-                    Point(
-                        "diffusion forecaster (seed ensemble)", m["diffusion_mse"], refs.get("diffusion_mse")
-                    )
-                ],
+                [Point("diffusion forecaster (seed ensemble)", m["diffusion_mse"], refs.get("diffusion_mse"))]
+                + _zero_forecast(m),
             )
         )
     for panel in panels:
         panel.zero = panel is sharpe
-    return Headline(panels, note="the forecast MSE has no interval recorded") if panels else None
+    note = "the forecast MSE has no interval recorded; the zero forecast (predict no return) is the no-skill line"
+    return Headline(panels, note=note) if panels else None
 
 
 HEADLINES: dict[str, Callable[[dict], Headline | None]] = {

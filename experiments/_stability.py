@@ -22,6 +22,125 @@ from jaxkit.stability import (
 COLORS = {"baseline": "tab:gray", "regularizer": "tab:blue", "grokfast": "tab:orange"}
 
 
+def declare_endpoint(presets: dict, method=None, comparator=None, horizon=None) -> None:
+    """Declare every preset's primary endpoint: steps to the target of ``method`` (default the regularizer)
+    against ``comparator`` (default the baseline), paired per seed, runs that never reach it censored at
+    ``horizon`` (default ``n_steps``) (:func:`jaxkit.evaluation.verdict` with ``test="time_to_event"``: median
+    paired speedup and Wilcoxon when no run is censored, else restricted-mean speedup and log-rank), two-sided at
+    0.05. ``method``, ``comparator`` and ``horizon`` may be functions of the preset. Every other comparison of
+    the page is a Holm-corrected secondary."""
+    from jaxkit.evaluation import Endpoint
+
+    pick = lambda f, cfg, default: default if f is None else (f(cfg) if callable(f) else f)  # noqa: E731
+    for cfg in presets.values():
+        cfg.setdefault(
+            "endpoint",
+            Endpoint(
+                metric="steps", method=pick(method, cfg, "regularizer"), comparator=pick(comparator, cfg, "baseline"),
+                test="time_to_event", direction="lower", alpha=0.05, horizon=pick(horizon, cfg, cfg["n_steps"]),
+            ).to_dict(),
+        )  # fmt: skip
+
+
+def _steps_records(rows: dict) -> list[dict]:
+    """Per seed and arm: steps to the target (``None``: not reached), from ``{arm: {"per_seed": [...]}}``."""
+    return [
+        {"item": i, "arm": arm, "steps": v}
+        for arm, row in rows.items()
+        for i, v in enumerate(row["per_seed"])
+    ]
+
+
+def _store(cfg: dict, metrics: dict, records: list[dict], family: dict) -> dict:
+    """Primary verdict of the declared endpoint and the Holm-corrected ``family`` ({name: (method, comparator,
+    horizon)}), stored into ``metrics`` (``endpoint``, ``records``, ``verdict``, ``verdict_markdown``,
+    ``secondary``)."""
+    from jaxkit.evaluation import Endpoint, endpoint_from_dict, secondary, verdict
+
+    endpoint = endpoint_from_dict(cfg["endpoint"])
+    v = verdict(endpoint, records)
+    eps = {
+        k: (Endpoint("steps", m, c, "time_to_event", "lower", horizon=h), records)
+        for k, (m, c, h) in family.items()
+    }
+    sec = secondary(eps) if eps else {}
+    metrics.update(
+        endpoint=endpoint.to_dict(), records=records, verdict=v.to_dict(), verdict_markdown=v.markdown(),
+        secondary={k: {"word": x.word, "estimate": x.estimate, "ci": list(x.ci), "p": x.p,
+                       "p_adjusted": x.p_adjusted, "headline": x.details["headline"]} for k, x in sec.items()},
+    )  # fmt: skip
+    return metrics
+
+
+def score(cfg: dict, metrics: dict) -> dict:
+    """The page's verdicts from the stored per-seed steps: the declared endpoint's (primary) and, as one
+    Holm-corrected family, every other method and γ-probe row against the baseline."""
+    from jaxkit.evaluation import endpoint_from_dict
+
+    rows = dict(metrics["steps_to_target"])
+    for arm, row in (metrics.get("gamma_probe") or {}).items():
+        rows.setdefault(arm, row)
+    ep = endpoint_from_dict(cfg["endpoint"])
+    family = {
+        f"{arm} vs {ep.comparator}": (arm, ep.comparator, ep.horizon)
+        for arm in rows
+        if arm not in (ep.method, ep.comparator)
+    }
+    return _store(cfg, metrics, _steps_records(rows), family)
+
+
+def score_cells(cfg: dict, metrics: dict) -> dict:
+    """A sweep page (``metrics["cells"]``: the baseline and one regularizer arm per cell, shared seeds): the
+    declared cell against the baseline, every other cell a Holm-corrected secondary."""
+    from jaxkit.evaluation import endpoint_from_dict
+
+    rows = metrics["cells"]
+    ep = endpoint_from_dict(cfg["endpoint"])
+    family = {
+        f"{c} vs {ep.comparator}": (c, ep.comparator, ep.horizon)
+        for c in rows
+        if c not in (ep.method, ep.comparator)
+    }
+    return _store(cfg, metrics, _steps_records(rows), family)
+
+
+def score_variants(cfg: dict, metrics: dict, horizon) -> dict:
+    """An ablation page (``metrics["variants"]``: per variant its own baseline and regularizer arms): the
+    declared variant's regularizer against its baseline, every other variant's pair a Holm-corrected secondary;
+    ``horizon(variant)`` is that variant's run length."""
+    from jaxkit.evaluation import endpoint_from_dict
+
+    rows = {f"{v} / {arm}": row for v, st in metrics["variants"].items() for arm, row in st.items()}
+    ep = endpoint_from_dict(cfg["endpoint"])
+    family = {
+        f"{v}: regularizer vs baseline": (f"{v} / regularizer", f"{v} / baseline", horizon(v))
+        for v in metrics["variants"]
+        if f"{v} / regularizer" != ep.method
+    }
+    return _store(cfg, metrics, _steps_records(rows), family)
+
+
+def verdict_lines(metrics: dict) -> str:
+    """The primary verdict line and the Holm-corrected secondary table of a scored page."""
+    text = metrics["verdict_markdown"] + "\n\n"
+    sec = metrics.get("secondary") or {}
+    if sec:
+        text += (
+            "Every other comparison on this page, one Holm-corrected family (speedup % against the baseline, "
+            "paired per seed; censored runs as in the primary):\n\n| comparison | speedup % [95% CI] | headline | p | "
+            "Holm p | verdict |\n|---|---|---|---|---|---|\n"
+        )
+        text += "".join(
+            f"| {k} | {x['estimate']:+.1f} [{x['ci'][0]:+.1f}, {x['ci'][1]:+.1f}] | {x['headline']} | "
+            f"{fmt_p(x['p'])} | {fmt_p(x['p_adjusted'])} | {x['word']} |\n"
+            for k, x in sec.items()
+        )
+        text += "\n"
+    if metrics.get("endpoint_declared"):
+        text += f"Re-scored: {metrics['endpoint_declared']}\n\n"
+    return text
+
+
 def run_methods(ctx, cfg: dict, train) -> dict:
     """Baseline, regularizer ``(γ, ρ)`` and Grokfast (``cfg["grokfast"]``), each a resumable stage ``train(spec)``."""
     methods = standard_methods(cfg["gamma"], cfg["rho"], grokfast=tuple(cfg["grokfast"]))
@@ -170,16 +289,20 @@ def summary(
     times: dict,
     notes: str,
     record: dict | None = None,
+    metrics: dict | None = None,
 ) -> str:
     """The run's summary.md: setup, ours-vs-paper table, the speed table, command, date and times; a pure
     function of the run's metrics (``record`` is the run's metrics.json when a published run is re-read)."""
     reg = stats.get("regularizer", {})
     methods = [m for m in stats if m != "baseline"]
+    scored = metrics is not None and "endpoint" in ctx.config
+    if scored:
+        score(ctx.config, metrics)
     text = (
         f"# {title}\n\n{headline_keys('steps_to_target', methods)}\n\n{setup}\n\n"
         "## Ours beside the paper\n\n| quantity | paper | ours (paired per seed, 95% CI) |\n|---|---|---|\n"
         f"{paper_rows}\n\n## Steps to the target\n\n{speed_table(stats)}\n"
-        + (f"Regularizer: {verdict(reg)}. " if reg else "")
+        + (verdict_lines(metrics) if scored else (f"Regularizer: {verdict(reg)}. " if reg else ""))
         + f"{PROTOCOL}\n\n![curves](curves.png)\n\n## Notes\n\n{notes}\n\n## Run\n\n"
         + run_lines(ctx, times, record)
     )
@@ -255,14 +378,20 @@ def reread(folder) -> dict:
         if probe:
             m["train_time"]["probe_cpu_s"] = float(probe.group(1)) * 60
     record["metrics"] = mod.reanalyse(ctx, m)
+    if "endpoint" not in record["config"]:
+        declare_endpoint({"run": record["config"]}, **getattr(mod, "ENDPOINT_ARGS", {}))
+        record["metrics"]["endpoint_declared"] = (
+            "the primary endpoint was declared after this run; the verdict is recomputed from the stored per-seed "
+            "steps (no rerun)."
+        )
     record["reanalysed"] = {
         "date": time.strftime("%Y-%m-%d"),
         "command": f"python -m experiments._stability {folder}",
         "how": "statistics recomputed from the stored per-seed steps to the target (paired per seed; runs that "
         "never reach the target censored); nothing retrained",
     }
+    mod.report(ctx, record["metrics"], record=record)  # scores the page (stored into the metrics)
     (folder / "metrics.json").write_text(json.dumps(record, indent=2) + "\n")
-    mod.report(ctx, record["metrics"], record=record)
     return record
 
 

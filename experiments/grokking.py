@@ -23,6 +23,7 @@ import numpy as np
 
 from experiments import Anchor, Experiment, register
 from experiments._stability import (
+    declare_endpoint,
     headline,
     plot_curves,
     restat,
@@ -85,6 +86,7 @@ PRESETS["smoke"] = dict(
     PRESETS["quick"], p=7, d_model=8, d_mlp=16, batch_size=16, n_seeds=3, n_steps=30, eval_every=10,
     agreement_examples=32,
 )  # fmt: skip
+declare_endpoint(PRESETS)
 
 
 def _data(cfg: dict, seed: int) -> dict:
@@ -183,6 +185,7 @@ def report(ctx, metrics: dict, record: dict | None = None) -> str:
         times=metrics["train_time"],
         notes=ctx.extra.get("notes", NOTES),
         record=record,
+        metrics=metrics,
     )
 
 

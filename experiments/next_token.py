@@ -20,6 +20,7 @@ import numpy as np
 
 from experiments import Anchor, Experiment, register
 from experiments._stability import (
+    declare_endpoint,
     gamma_probe,
     headline,
     plot_curves,
@@ -92,6 +93,7 @@ PRESETS["smoke"] = dict(
     PRESETS["quick"], context=8, d_model=8, d_mlp=16, batch_size=4, n_seeds=3, n_steps=20, eval_every=10,
     n_eval_windows=8, max_train_chars=5_000, agreement_examples=8, gamma_probe=(0.25,),
 )  # fmt: skip
+declare_endpoint(PRESETS)
 
 
 class _Windows:
@@ -228,6 +230,7 @@ def report(ctx, metrics: dict, record: dict | None = None) -> str:
         times=metrics["train_time"],
         notes=f"{NOTES}\n\n{probe}".strip(),
         record=record,
+        metrics=metrics,
     )
 
 

@@ -593,6 +593,24 @@ _HEADLINE_BLOCK = [
 ]
 
 
+def _attention_plateaus(cf: dict, am: dict) -> str:
+    """Which predicted plateaus (k components learned, k = 0 .. heads - 1) were detected, and which were not."""
+    predicted = cf["plateau_levels_predicted"][:-1]  # the last level (all learned) is the end, not a plateau
+    found = {p["learned"] for p in cf["plateaus"]}
+    missed = [k for k in range(len(predicted)) if k not in found]
+    text = (
+        f"on the {len(found)} of {len(predicted)} predicted plateaus detected (k = {sorted(found)} learned)"
+    )
+    if missed:
+        levels = ", ".join(f"{predicted[k]:.2f}" for k in missed)
+        times = ", ".join(f"{t:.0f}" for t in am["component_half_times"])
+        text += (
+            f"; the plateaus at k = {missed} (levels {levels}) were not detected (half-way times of the "
+            f"components: {times})"
+        )
+    return text
+
+
 def summary(ctx, metrics: dict) -> str:
     """Reader-facing summary: theory beside simulation for every network, sweeps, figures."""
     lm, dm, sw = metrics["linear"], metrics["diagonal"], metrics["init_sweep"]
@@ -624,10 +642,11 @@ def summary(ctx, metrics: dict) -> str:
         f"levels within {cf['diagonal']['saddle_level_max_rel_err']:.1%}; the limit is the minimum-ℓ1 "
         f"interpolator to {dm['final_vs_min_l1_max_abs']:.1e}.",
         f"- **Linear attention, separate heads** ({ctx.config['attention']['heads']} heads): components learned "
-        f"in the predicted order {am['order_measured']} (predicted {am['order_predicted']}), active heads "
-        f"{am['measure_levels']}; plateau levels within "
+        f"in the predicted order {am['order_measured']} (predicted {am['order_predicted']}); the number of heads "
+        f"whose |v| ||k|| ||q|| exceeds 0.1 takes the values {am['measure_levels']} along the run (`measure_levels`, not a list of "
+        "heads); plateau levels within "
         + (f"{at_err:.1%}" if at_err is not None else "n/a")
-        + " of the population closed form. Merged key-query: "
+        + f" of the population closed form {_attention_plateaus(cf['attention_separate'], am)}. Merged key-query: "
         f"{metrics['attention']['merged']['plateaus_before_convergence']} plateaus before convergence.",
         f"- **ReLU, scalar input**: kinks {metrics['relu']['kink_levels']}"
         + (
@@ -635,8 +654,8 @@ def summary(ctx, metrics: dict) -> str:
             if metrics["relu"]["monotone"]
             else " (the kink count is not monotone along the run: it drops at least once)"
         )
-        + f", {metrics['relu']['final_kinks']} at the end of the run (the target has 2; loss "
-        f"{metrics['relu']['final_loss']:.2g}, still decreasing)"
+        + f"; the run ends before it converges: {metrics['relu']['final_kinks']} kink at the end (the target "
+        f"has 2; loss {metrics['relu']['final_loss']:.2g})"
         + f"; **ReLU CNN**: effective kernels {metrics['cnn']['kernel_levels']}. Every detected plateau of both "
         f"is a saddle (gradient ≈ 0, negative Hessian eigenvalue): ReLU "
         f"{'yes' if metrics['relu']['all_saddles'] else 'no'}, CNN {'yes' if metrics['cnn']['all_saddles'] else 'no'}.",

@@ -19,6 +19,7 @@ import numpy as np
 
 from experiments import Anchor, Experiment, register
 from experiments._stability import (
+    declare_endpoint,
     gamma_probe,
     headline,
     plot_curves,
@@ -87,6 +88,7 @@ PRESETS["smoke"] = dict(
     PRESETS["quick"], n_bits=6, n_train=64, n_val=64, d_model=8, d_mlp=16, batch_size=16, n_seeds=3, n_steps=30,
     eval_every=10, agreement_examples=32, gamma_probe=(0.25,),
 )  # fmt: skip
+declare_endpoint(PRESETS)
 
 
 def _data(cfg: dict, seed: int) -> dict:
@@ -184,6 +186,7 @@ def report(ctx, metrics: dict, record: dict | None = None) -> str:
         times=metrics["train_time"],
         notes=f"{NOTES}\n\n{probe}".strip(),
         record=record,
+        metrics=metrics,
     )
 
 

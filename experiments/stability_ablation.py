@@ -17,7 +17,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from experiments import Experiment, register
-from experiments._stability import PROTOCOL, restat, resumed_line
+from experiments._stability import (
+    PROTOCOL,
+    declare_endpoint,
+    restat,
+    resumed_line,
+    score_variants,
+    verdict_lines,
+)
 from jaxkit.stability import (
     MethodSpec,
     Transformer,
@@ -103,6 +110,14 @@ PRESETS["smoke"] = dict(
 def _n_steps(cfg: dict, variant: str) -> int:
     n = cfg["n_steps"]
     return int(n[variant]) if isinstance(n, dict) else int(n)
+
+
+ENDPOINT_ARGS = {
+    "method": lambda cfg: f"{cfg['variants'][0]} / regularizer",
+    "comparator": lambda cfg: f"{cfg['variants'][0]} / baseline",
+    "horizon": lambda cfg: _n_steps(cfg, cfg["variants"][0]),
+}
+declare_endpoint(PRESETS, **ENDPOINT_ARGS)
 
 
 def _train(ctx, cfg: dict, variant: str, method: str) -> dict:
@@ -225,10 +240,13 @@ def report(ctx, metrics: dict, record: dict | None = None) -> str:
     else:
         intro = f"Reference: {_setting(BASE)}. Each variant changes one setting of the reference."
     cpu, wall = metrics["train_cpu_time_s"], metrics["train_wall_time_s"]
+    scored = "endpoint" in cfg and score_variants(cfg, metrics, lambda v: _n_steps(cfg, v)) is not None
     text = (
         f"# stability_ablation, preset {ctx.preset}\n\n<!-- headline\n{keys}-->\n\n{intro} "
         f"{cfg['n_seeds']} paired seeds per variant (baseline and regularizer); steps per run: {budget}.\n\n"
-        f"![ablation](ablation.png)\n\n{tables}\n{PROTOCOL}\n\n"
+        f"![ablation](ablation.png)\n\n{tables}\n"
+        + (verdict_lines(metrics) if scored else "")
+        + f"{PROTOCOL}\n\n"
         f"- command: `python -m experiments run stability_ablation --preset {ctx.preset} --seed {ctx.seed}`\n"
         f"- training: {wall / 60:.1f} min wall, {cpu / 60:.1f} min process CPU (shared machine; idle 2-core estimate "
         f"CPU/2 = {cpu / 120:.1f} min)\n" + resumed_line(record, wall)

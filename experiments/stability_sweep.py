@@ -22,7 +22,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from experiments import Experiment, register
-from experiments._stability import PROTOCOL, headline_keys, restat, resumed_line
+from experiments._stability import (
+    PROTOCOL,
+    declare_endpoint,
+    headline_keys,
+    restat,
+    resumed_line,
+    score_cells,
+    verdict_lines,
+)
 from jaxkit.stability import (
     MethodSpec,
     Transformer,
@@ -66,6 +74,18 @@ PRESETS["smoke"] = dict(
     PRESETS["quick"], gammas=(0.05, 0.75), rhos=(-0.5, 0.25), p=7, d_model=8, d_mlp=16, batch_size=16,
     n_seeds=3, n_steps=30, eval_every=10,
 )  # fmt: skip
+
+
+def _primary_cell(cfg: dict) -> str:
+    """The declared cell: the paper's modular-addition setting (0.75, 0.25) when the grid has it, else its first."""
+    g, r = (
+        (0.75, 0.25) if 0.75 in cfg["gammas"] and 0.25 in cfg["rhos"] else (cfg["gammas"][0], cfg["rhos"][0])
+    )
+    return f"γ={g:g}, ρ={r:g}"
+
+
+ENDPOINT_ARGS = {"method": _primary_cell}
+declare_endpoint(PRESETS, **ENDPOINT_ARGS)
 
 
 def _cells(cfg: dict) -> list[tuple[float, float]]:
@@ -183,6 +203,7 @@ def report(ctx, metrics: dict, record: dict | None = None) -> str:
     s, n_cells = cfg["n_seeds"], len(stats) - 1
     helped, hurt = metrics["helped"], metrics["hurt"]
     wall, cpu = metrics["train_wall_time_s"], metrics["train_cpu_time_s"]
+    scored = "endpoint" in cfg and score_cells(cfg, metrics) is not None
     text = (
         f"# stability_sweep, preset {ctx.preset}: γ × ρ on modular addition K={cfg['p']}\n\n"
         f"{headline_keys('cells', [m for m in stats if m != 'baseline'])}\n\n"
@@ -193,7 +214,8 @@ def report(ctx, metrics: dict, record: dict | None = None) -> str:
         f"![heatmap](heatmap.png)\n\n{speed_table(stats)}\n"
         f"CI above zero (helps): {'; '.join(helped) or 'none'}. CI below zero (hurts): {'; '.join(hurt) or 'none'} "
         f"({len(hurt)} of {n_cells} cells; 95% CIs per cell, not corrected for the {n_cells} comparisons).\n\n"
-        f"{PROTOCOL}\n\n"
+        + (verdict_lines(metrics) if scored else "")
+        + f"{PROTOCOL}\n\n"
         f"- command: `python -m experiments run stability_sweep --preset {ctx.preset} --seed {ctx.seed}`\n"
         f"- training: {wall / 60:.1f} min wall, {cpu / 60:.1f} min process CPU (shared machine; "
         f"idle 2-core estimate CPU/2 = {cpu / 120:.1f} min)\n" + resumed_line(record, wall)

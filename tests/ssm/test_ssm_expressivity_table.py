@@ -1,8 +1,8 @@
-"""The expressivity table's outcomes are computed from the metrics: representable (an exact construction),
-learned with length generalization, not learned at this budget; a 'cannot' cell is settled only beside a passing
-positive control in its row."""
+"""The expressivity table's statuses come from the declared endpoint (jaxkit.evaluation.cell_status): a 'can' cell
+agrees only when learned (a construction is reported beside it, not counted); a 'cannot' cell is settled only beside
+the same class's own positive control (a same-difficulty task learned in the same run)."""
 
-from experiments.ssm_expressivity import _agreement, _cells
+from experiments.ssm_expressivity import ENDPOINT, SAME_DIFFICULTY, _cells, _score
 
 
 def _cell(test_acc, train_acc=1.0, solved=None):
@@ -35,40 +35,47 @@ def _status(rows):
     return {(r["model"], r["task"]): r["status"] for r in rows}
 
 
-def test_cannot_cells_are_not_settled_without_a_passing_control():
-    # parity: selective_signed can (claim), selective_nonneg and time_invariant cannot
+def _scored(cells, cons):
+    metrics = {"cells": cells}
+    rows = _cells(metrics, cons)
+    _score(metrics, rows, ENDPOINT)
+    return rows, metrics
+
+
+def test_a_cannot_cell_needs_its_own_class_control_and_a_construction_does_not_count():
+    # parity: selective_signed can; selective_nonneg cannot; nonneg's own control is flip_flop (same difficulty)
     cells = {
-        "selective_signed": {"parity": _cell(0.6)},  # the control fails...
-        "selective_nonneg": {"parity": _cell(0.5)},
-        "time_invariant": {"parity": _cell(0.5)},
+        "selective_signed": {"parity": _cell(0.6)},
+        "selective_nonneg": {"parity": _cell(0.5), "flip_flop": _cell(0.6)},
     }
-    rows = _cells({"cells": cells}, _cons("parity/selective_signed"))
+    rows, m = _scored(cells, _cons("parity/selective_signed", "flip_flop/selective_nonneg"))
     st = _status(rows)
-    assert st[("selective_nonneg", "parity")] == "not settled (no passing positive control)"
-    assert st[("time_invariant", "parity")] == "not settled (no passing positive control)"
-    # ...the 'can' cell agrees by its exact construction only, and says it was not learned
-    assert st[("selective_signed", "parity")] == "agrees (construction; not learned at this budget)"
-    sig = next(r for r in rows if r["model"] == "selective_signed")
-    assert sig["representable"] is True and sig["outcome"].startswith("not learned at this budget")
-    a = _agreement(rows)
-    assert a["settled"] == 1 and a["can_learned"] == 0 and len(a["not_settled"]) == 2
+    assert st[("selective_nonneg", "parity")] == "not settled (no own positive control learned)"
+    # the 'can' cell with an exact construction does not agree when it is not learned
+    assert st[("selective_signed", "parity")] == "does not agree (not learned; exact construction)"
+    a = m["agreement"]
+    assert (a["settled"], a["settled_agree"], a["verdict"]) == (2, 0, "does not agree")
 
-    cells["selective_signed"]["parity"] = _cell(0.99)  # now the control passes
-    rows = _cells({"cells": cells}, _cons("parity/selective_signed"))
+    cells["selective_signed"]["parity"] = _cell(
+        0.99
+    )  # another class learning parity settles nothing for nonneg
+    rows, m = _scored(cells, _cons("parity/selective_signed", "flip_flop/selective_nonneg"))
+    assert _status(rows)[("selective_nonneg", "parity")].startswith("not settled")
+    cells["selective_nonneg"]["flip_flop"] = _cell(1.0)  # its own same-difficulty control is learned
+    rows, m = _scored(cells, _cons("parity/selective_signed", "flip_flop/selective_nonneg"))
     st = _status(rows)
-    assert st[("selective_nonneg", "parity")] == "agrees (not learned; control passes)"
+    assert st[("selective_nonneg", "parity")] == "agrees (not learned; own control flip_flop learned)"
     assert st[("selective_signed", "parity")] == "agrees (learned)"
-    a = _agreement(rows)
-    assert (a["settled"], a["settled_agree"], a["can_learned"]) == (3, 3, 1)
-    assert a["controls"] == {"parity": True}
+    a = m["agreement"]
+    assert (a["settled"], a["settled_agree"], a["can_learned"], a["verdict"]) == (3, 3, 2, "agrees")
+    assert m["records"][0] | {} and {r["item"] for r in m["records"]} == {"parity", "flip_flop"}
 
 
-def test_a_learned_cannot_cell_is_a_contradiction_and_a_broken_construction_settles_nothing():
-    cells = {"selective_nonneg": {"parity": _cell(0.97)}, "dense": {"parity": _cell(0.5)}}
-    rows = _cells({"cells": cells}, _cons("parity/dense", errors=3))
+def test_a_learned_cannot_cell_contradicts_and_last_symbol_or_s5_control_nothing():
+    cells = {"selective_nonneg": {"parity": _cell(0.97), "s5_word": _cell(0.01), "last_symbol": _cell(1.0)}}
+    rows, m = _scored(cells, _cons())
     st = _status(rows)
-    assert st[("selective_nonneg", "parity")] == "CONTRADICTION"
-    assert st[("dense", "parity")] == "not settled"  # a construction with errors is not 'representable'
-    assert next(r for r in rows if r["model"] == "dense")["representable"] is False
-    a = _agreement(rows)
-    assert a["contradictions"] == ["selective_nonneg/parity"] and a["settled_agree"] == 0
+    assert st[("selective_nonneg", "parity")] == "does not agree (learned: contradicts 'cannot')"
+    assert st[("selective_nonneg", "s5_word")].startswith("not settled")  # no task of its difficulty
+    assert "last_symbol" not in {t for ts in SAME_DIFFICULTY.values() for t in ts}
+    assert m["agreement"]["contradictions"] == ["selective_nonneg/parity"]
