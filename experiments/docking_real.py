@@ -57,6 +57,10 @@ PRESETS = {
     "standard": _STANDARD,
     "paper": dict(_STANDARD),  # the registry requires a "paper" preset: the same as "standard"
 }
+# Seconds-to-minutes (tests/experiments/test_smoke.py): standard's path (Vina on the test split, the ranking chosen on
+# validation over all three rankings, the model and prior draws on the test split) on 1 validation and the first
+# 1 of the 74 test complexes (``n_test``, read by the smoke preset only), 2 samples of 2 steps, exhaustiveness 1.
+PRESETS["smoke"] = dict(_STANDARD, n_val=1, n_test=1, n_samples=2, n_steps=2, pb_budget=2, exhaustiveness=1)
 REFERENCE = "vina"
 
 
@@ -239,7 +243,7 @@ def run(ctx):
     val = val[: cfg["n_val"]] if cfg["n_val"] is not None else val
     to_test = cfg["final_split"] == "test"
     val_base = _stages(ctx, "val", val, _baseline_methods(cfg, cfg["rankings"]))
-    test = real_complexes("test") if to_test else []
+    test = real_complexes("test")[: cfg.get("n_test")] if to_test else []
     test_vina = _stages(ctx, "test", test, _baseline_methods(cfg, ()))
     sha = _model_sha256()[:12]
     val_records = _merge(val_base, _stages(ctx, "val", val, _model_methods(cfg, cfg["rankings"]), sha))

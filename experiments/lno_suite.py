@@ -207,6 +207,32 @@ QUICK = dict(
     variants={"reaction_diffusion": {"RNO + instance norm": ("RNO", {"rno_norm": "instance"})}},
 )
 
+
+def _smoke_data() -> dict[str, dict[str, Any]]:
+    out = {}
+    for name, q in _quick_data().items():
+        q = dict(q, n_train=4, n_val=2, n_test=2, epochs=1, batch_size=2)
+        if name == "navier_stokes_re40":
+            q.update(
+                options={"fine_resolution": 16, "dt": 0.02, "t_final": 4, "n_in": 2},
+                resolution=16,
+                modes=(4, 4),
+            )
+        out[name] = q
+    return out
+
+
+# Seconds (tests/experiments/test_smoke.py): quick's six datasets (published reaction-diffusion included) at 4/2/2
+# samples and one epoch, all three models at 2 seeds, standard's two variants, and standard's training-operator
+# check on the first 3 published test samples (of 130).
+SMOKE = dict(
+    QUICK,
+    datasets=_smoke_data(),
+    rd_operator_check=True,
+    rd_operator_check_samples=3,
+    variants=STANDARD["variants"],
+)
+
 ANCHORS = (
     Anchor("duffing/RNO_selected/test_rel_l2", 0.1663, "RNO paper, Duffing (second best LSM 0.1699)"),
     Anchor("beam/RNO_selected/test_rel_l2", 0.0219, "RNO paper, Euler-Bernoulli beam"),
@@ -422,14 +448,16 @@ def run_dataset(ctx, name: str, d: dict) -> dict[str, Any]:
     return out
 
 
-def rd_training_operator_check() -> dict[str, Any]:
+def rd_training_operator_check(n_samples: int | None = None) -> dict[str, Any]:
     """The published reaction-diffusion test inputs pushed through the *training* operator (the PDE with
     D = 1 - 0.95/π², solved by the method of lines from the exact u(x, 0)) and compared with the published labels:
-    how far the test labels are from what the training data define."""
+    how far the test labels are from what the training data define. ``n_samples``: the first n test samples only
+    (``None``: all; the ``smoke`` preset takes a few)."""
     import equinox as eqx
     import jax.numpy as jnp
 
     f, u, x, t = lno.reaction_diffusion_published("test")
+    u = u[:n_samples]
     amps = u[:, 10, 0] / np.sin(np.pi * x[10])
     xf = np.linspace(0.0, 2.0, 157, dtype=np.float32)  # 4x refined grid
 
@@ -474,7 +502,8 @@ def run(ctx) -> dict[str, Any]:
     select_and_compare(metrics, ctx.config)
     if ctx.config.get("rd_operator_check") and "reaction_diffusion" in metrics:
         metrics["reaction_diffusion"]["training_operator_check"] = ctx.stage(
-            f"{ctx.preset}-reaction_diffusion-operator-check", rd_training_operator_check
+            f"{ctx.preset}-reaction_diffusion-operator-check",
+            lambda: rd_training_operator_check(ctx.config.get("rd_operator_check_samples")),
         )
     _figure(ctx, metrics)
     ctx.write_summary(summary(ctx, metrics))
@@ -795,6 +824,7 @@ register(
         reproduces="RNO paper (ICLR 2026) Table 1: LNO-suite rel. L2 (Duffing, beam, diffusion, reaction-diffusion, "
         "Brusselator) and Navier-Stokes Re=40 MSE; FNO, LNO, RNO at the LNO repository's settings",
         presets={
+            "smoke": copy.deepcopy(SMOKE),
             "quick": copy.deepcopy(QUICK),
             "standard": copy.deepcopy(STANDARD),
             "paper": copy.deepcopy(PAPER),

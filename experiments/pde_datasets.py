@@ -72,13 +72,16 @@ PAPER = {
 }
 
 
-def solver_accuracy() -> dict[str, Any]:
+def solver_accuracy(
+    burgers_n: tuple[int, ...] = (1024, 8192), ns_n: int = 64, darcy_n: tuple[int, ...] = (141, 421)
+) -> dict[str, Any]:
     """Each solver against an exact solution, at the published grids and steps, with its time per solve.
 
     Burgers (ETDRK4, ν = 0.1, t = 1, the FNO setting) vs the Cole–Hopf solution at n = 1024 and 8192; the FNO
     Navier–Stokes scheme (Crank–Nicolson + explicit advection, dt = 1e-4 as published, 64²) and IF-RK4 vs the
     Taylor–Green vortex (ν = 1e-3, t = 1); Darcy (PCG, 141² and 421² nodes, a GRF-thresholded coefficient as in
-    the dataset) vs SciPy ``spsolve`` of the same finite-difference system.
+    the dataset) vs SciPy ``spsolve`` of the same finite-difference system. The grid arguments default to these
+    published grids (the ``smoke`` preset passes small ones).
     """
     import jax
     import jax.numpy as jnp
@@ -95,13 +98,13 @@ def solver_accuracy() -> dict[str, Any]:
         return float(np.linalg.norm(a - b) / np.linalg.norm(b))
 
     out: dict[str, Any] = {}
-    for n in (1024, 8192):
+    for n in burgers_n:
         x = np.arange(n) / n
         u0 = np.asarray(burgers.cole_hopf_solution(x, 0.0, nu=0.1), np.float32)
         u1, wall = timed(lambda u0=u0: burgers.solve(u0, nu=0.1, t_final=1.0))
         exact = np.asarray(burgers.cole_hopf_solution(x, 1.0, nu=0.1), np.float64)
         out[f"burgers_n{n}"] = {"rel_err_vs_cole_hopf": rel(u1, exact), "solve_s": wall}
-    n, nu = 64, 1e-3
+    n, nu = ns_n, 1e-3
     w0 = np.asarray(navier_stokes.taylor_green(n, 0.0, nu=nu), np.float32)
     exact = np.asarray(navier_stokes.taylor_green(n, 1.0, nu=nu), np.float64)
     for scheme, dt in (("cn", 1e-4), ("ifrk4", 1e-3)):
@@ -109,7 +112,7 @@ def solver_accuracy() -> dict[str, Any]:
             lambda s=scheme, d=dt: navier_stokes.solve(w0, nu=nu, t_final=1.0, dt=d, scheme=s)[-1]
         )
         out[f"navier_stokes_{scheme}_dt{dt:g}"] = {"rel_err_vs_taylor_green": rel(w1, exact), "solve_s": wall}
-    for n in (141, 421):
+    for n in darcy_n:
         g = np.asarray(grf_neumann(jax.random.key(0), (n, n), alpha=2.0, tau=3.0))
         a = np.where(g >= 0, 12.0, 3.0).astype(np.float32)
         u, wall = timed(lambda a=a: darcy.solve(jnp.asarray(a)))
@@ -134,6 +137,48 @@ STANDARD = {
         if name in ("burgers", "darcy", "duffing", "beam", "diffusion", "reaction_diffusion", "brusselator")
     },
 }
+
+
+# Seconds (tests/experiments/test_smoke.py): every path of quick and standard at tiny sizes: each dataset generator
+# (navier_stokes_1e-4 left out: the same generator as 1e-3 and 1e-5, and leaving one out takes the summary's
+# not-generated estimate that standard prints), Darcy stored at its fine grid (the spsolve check standard takes),
+# the Navier-Stokes sets to t = 3 on a 16² grid, and the solver checks on small grids (Burgers 256, Navier-Stokes
+# 16², Darcy 15² and 29² nodes) instead of the published ones.
+_SMOKE_NS = {"fine_resolution": 16, "dt": 5e-3, "t_final": 3, "n_in": 1}
+_SMOKE_KF = {"fine_resolution": 16, "dt": 1e-2, "t_final": 3, "n_in": 1}
+SMOKE = dict(
+    STANDARD,
+    solver_accuracy_grids={"burgers_n": [256], "ns_n": 16, "darcy_n": [15, 29]},
+    datasets={
+        "burgers": {"n_train": 2, "n_test": 1, "resolution": 64, "options": {"fine_resolution": 128}},
+        "darcy": {"n_train": 2, "n_test": 1, "resolution": 15, "options": {"fine_resolution": 15}},
+        "navier_stokes_1e-3": {"n_train": 1, "n_test": 1, "resolution": 8, "options": _SMOKE_NS},
+        "navier_stokes_1e-5": {"n_train": 1, "n_test": 1, "resolution": 8, "options": _SMOKE_NS},
+        "navier_stokes_re40": {"n_train": 1, "n_test": 1, "resolution": 8, "options": _SMOKE_KF},
+        "navier_stokes_re500": {"n_train": 1, "n_test": 1, "resolution": 8, "options": _SMOKE_KF},
+        "navier_stokes_re5000": {"n_train": 1, "n_test": 1, "resolution": 8, "options": _SMOKE_KF},
+        "duffing": {"n_train": 2, "n_test": 1, "resolution": 256, "options": {"fine_resolution": 512}},
+        "beam": {"n_train": 2, "n_test": 2, "resolution": 11, "options": {"fine_resolution": 11, "n_t": 11}},
+        "diffusion": {
+            "n_train": 2,
+            "n_test": 2,
+            "resolution": 11,
+            "options": {"fine_resolution": 11, "n_t": 11},
+        },
+        "reaction_diffusion": {
+            "n_train": 2,
+            "n_test": 1,
+            "resolution": 10,
+            "options": {"fine_resolution": 10},
+        },
+        "brusselator": {
+            "n_train": 2,
+            "n_test": 1,
+            "resolution": 10,
+            "options": {"fine_resolution": 10, "n_t": 9, "t_final": 4.0},
+        },
+    },
+)
 
 
 def _paper_minutes(name: str, rec: dict) -> str:
@@ -288,7 +333,10 @@ def _headline_block(accuracy: dict | None, datasets: dict) -> list[str]:
 def run(ctx: Any) -> dict[str, Any]:
 
     cfg = ctx.config
-    accuracy = ctx.stage("solver_accuracy", solver_accuracy) if cfg.get("solver_accuracy") else None
+    grids = cfg.get("solver_accuracy_grids", {})  # smoke only: small grids (default: the published ones)
+    accuracy = (
+        ctx.stage("solver_accuracy", lambda: solver_accuracy(**grids)) if cfg.get("solver_accuracy") else None
+    )
     cache_dir = ctx.out_dir / "cache" if cfg.get("cache") else None
     metrics: dict[str, Any] = {}
     samples: dict[str, Any] = {}
@@ -340,7 +388,7 @@ register(
     Experiment(
         name="pde_datasets",
         reproduces="FNO (Li et al. 2021) Burgers/Darcy/Navier-Stokes and LNO (Cao et al. 2023) datasets, regenerated",
-        presets={"quick": QUICK, "standard": STANDARD, "paper": PAPER},
+        presets={"smoke": SMOKE, "quick": QUICK, "standard": STANDARD, "paper": PAPER},
         run=run,
         description=__doc__ or "",
     )

@@ -61,6 +61,18 @@ PAPER: dict[str, Any] = {
     },
 }
 
+# Seconds (tests/experiments/test_smoke.py): every section, figure and closed form of quick, at fewer sweep points,
+# seeds and gradient steps (the linear and diagonal flows are adaptive ODE solves: their cost is compilation).
+SMOKE: dict[str, Any] = dict(
+    QUICK,
+    linear=dict(QUICK["linear"], n_save=201),
+    init_sweep=dict(QUICK["init_sweep"], scales=[1e-2, 1e-4], seeds=1),
+    spectrum_sweep=dict(QUICK["spectrum_sweep"], spectra=[[4.0, 2.0, 1.0]]),
+    relu=dict(QUICK["relu"], width=8, steps=600),
+    cnn=dict(QUICK["cnn"], steps=250, samples=32),
+    attention=dict(QUICK["attention"], n_ctx=16, n_seq=64, steps=400),
+)
+
 
 # ----------------------------------------------------------------------------------------------------------- linear
 def _linear_problem(s: np.ndarray, seed: int = 0):
@@ -708,7 +720,7 @@ register(
     Experiment(
         name="saddle_to_saddle",
         reproduces="Zhang, Saxe & Latham (ICLR 2026) saddle-to-saddle figures; Pesme & Flammarion (2023) Fig. 1",
-        presets={"quick": QUICK, "paper": PAPER},
+        presets={"smoke": SMOKE, "quick": QUICK, "paper": PAPER},
         run=run,
         anchors=(
             Anchor("linear/half_time_max_rel_err", 0.0, "Saxe et al. closed form (exact in the limit)"),

@@ -106,6 +106,28 @@ PRESETS = {
 }
 
 
+# Seconds-to-minutes (tests/experiments/test_smoke.py): standard's path (mixed CCD pockets at 2 per ligand, the real
+# training complexes, validation of every variant, rdkit and oracle conformers on CCD and PoseBusters, random and
+# Vina baselines) at a tiny model and data set, 4 training steps, 2 samples of 2 steps, on the first 1 of the 4
+# PoseBusters complexes (``n_pb``, read by the smoke preset only).
+PRESETS["smoke"] = dict(
+    PRESETS["standard"],
+    n_train=4,
+    real_train=1,
+    steps=4,
+    batch=4,
+    width=8,
+    depth=1,
+    n_test=1,
+    n_samples=2,
+    n_steps=2,
+    pb_budget=2,
+    random_k=8,
+    vina_exhaustiveness=1,
+    n_pb=1,
+)
+
+
 # Assembly x ranking variants compared on CCD validation complexes (split "val", never used for training or test);
 # the best validation top-1 (ties: earlier in this list) is then run on the held-out test sets. "none+vinardo" is
 # the standard run's original path (sampled fragments, PoseBusters-valid first, then Vinardo). "vinardo_minimized"
@@ -353,7 +375,7 @@ def run(ctx):
     trained = _train(ctx, cfg, jax.random.fold_in(key, 1))
     model, mcfg, _ = load_model(trained["path"])
     test = ctx.stage("test_data", lambda: ccd_examples(cfg["n_test"], split="test", seed=ctx.seed + 1))
-    pb = posebusters_complexes()
+    pb = posebusters_complexes()[: cfg.get("n_pb")]
     settings = ("rdkit", "oracle") if cfg["oracle"] else ("rdkit",)
     results = {"train": {k: v for k, v in trained.items() if k != "history"}}
     rnd_ccd = ctx.stage("random_ccd", lambda: _random_rows(test, cfg))

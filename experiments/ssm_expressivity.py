@@ -200,6 +200,35 @@ PRESETS = {
 }
 
 
+# Seconds (tests/experiments/test_smoke.py): every task of quick and standard (binary and many-class groups), every
+# model with standard's per-model task list, the learning-rate choice over two rates and two seeds, every
+# construction of parity and flip_flop (each construction compiles its own model: all 45 take minutes) and both
+# number formats on dyck1 and anbncn, at a tiny one-layer model, 4 steps and short lengths. ``mode`` is standard's
+# "recurrent" (quick's "parallel" scan computes the same recurrence; a preset holds one mode).
+PRESETS["smoke"] = dict(
+    PRESETS["standard"],
+    tasks=list(dict.fromkeys(STANDARD_TASKS + QUICK_TASKS)),
+    n_steps=4,
+    n_seeds=2,
+    lrs=[3e-3, 1e-2],
+    d_model=8,
+    d_state=4,
+    n_layers=1,
+    n_householder=2,
+    batch_size=4,
+    n_train_per_length=2,
+    train_eval_lengths=[8, 12],
+    val_lengths=[20, 23],
+    test_lengths=[26, 27, 30, 31],
+    n_test=2,
+    construction_tasks=["parity", "flip_flop"],
+    construction_random=20,
+    construction_max_len=40,
+    fixed_width=[[4, 0]],
+    low_float=[[3, 2]],
+)
+
+
 class Claim(NamedTuple):
     """Theory at fixed width and at log precision (True/False/None), its source, whether it is a conjecture,
     and the published trained result (True/False/None) with its source."""
@@ -473,7 +502,8 @@ def _probe(cfg: dict, model: str, tasks: list[str], seed: int, ctx) -> dict:
 def _constructions(cfg: dict, progress) -> dict:
     t0, w0 = time.process_time(), time.perf_counter()
     out: dict[str, Any] = {"verify": {}, "fixed_width": {}}
-    items = [(t, v) for t, vs in CONSTRUCTIONS.items() for v in vs]
+    only = cfg.get("construction_tasks")  # smoke only: the constructions of a few tasks (default: every one)
+    items = [(t, v) for t, vs in CONSTRUCTIONS.items() for v in vs if only is None or t in only]
     for task, variant in progress(items, desc="constructions", total=len(items)):
         out["verify"][f"{task}/{variant}"] = verify(
             construct(task, variant), n_random=cfg["construction_random"], max_len=cfg["construction_max_len"]
