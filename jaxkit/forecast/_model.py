@@ -153,16 +153,48 @@ def _thaw(t: tuple) -> dict:
 FORECASTER_FORMAT = "jaxkit.forecast.DiffusionForecaster/1"
 
 
-def save_forecaster(path: str | Path, model: DiffusionForecaster, metadata: dict | None = None) -> Path:
+def _forecaster_like(config: dict) -> DiffusionForecaster:
+    """The skeleton :func:`load_forecaster` fills: the forecaster that ``config`` (thawed) builds."""
+    cfg = dict(config)
+    if isinstance(cfg.get("denoiser"), dict):
+        cfg["denoiser"] = denoiser_from_dict(cfg["denoiser"])
+    return make_forecaster(**cfg, scale=np.ones(cfg["n_assets"], np.float32), key=jax.random.key(0))
+
+
+def save_forecaster(
+    path: str | Path,
+    model: DiffusionForecaster,
+    metadata: dict | None = None,
+    *,
+    overwrite: bool = False,
+) -> Path:
     """Save a forecaster (weights, schedule, scale and its :func:`make_forecaster` config) to the checkpoint
     folder ``path`` in one call (:func:`jaxkit.train.save_checkpoint`: orbax arrays + a checksummed manifest).
-    ``metadata``: optional JSON-able extras stored beside it. :func:`load_forecaster` restores it exactly."""
+    ``metadata``: optional JSON-able extras stored beside it. :func:`load_forecaster` restores it exactly.
+
+    The model's config must describe its arrays (``ValueError`` otherwise: the file would not load back). An
+    existing ``path`` is replaced only with ``overwrite=True`` and only if it holds a saved forecaster
+    (``FileExistsError`` otherwise); the replacement is atomic (the old one or the new one, never neither)."""
     if not isinstance(model, DiffusionForecaster):
         raise TypeError(f"model: expected a DiffusionForecaster, received {type(model).__name__}")
     if not model.config:
         raise ValueError("model: has no config (build it with make_forecaster to be able to save it)")
-    meta = {"format": FORECASTER_FORMAT, "config": _thaw(model.config), "user": dict(metadata or {})}
-    return save_checkpoint(path, model, meta)
+    if metadata is not None and not isinstance(metadata, dict):
+        raise TypeError(f"metadata: expected a JSON-able dict or None, received {type(metadata).__name__}")
+    config = _thaw(model.config)
+    try:
+        like = _forecaster_like(config)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"model: its config cannot rebuild a forecaster ({e})") from None
+    meta = {"format": FORECASTER_FORMAT, "config": config, "user": dict(metadata or {})}
+    try:
+        return save_checkpoint(path, model, meta, overwrite=overwrite, like=like)
+    except ValueError as e:
+        if str(e).startswith("tree:"):
+            raise ValueError(
+                f"model: its config does not describe its arrays ({str(e)[6:].strip()})"
+            ) from None
+        raise
 
 
 def load_forecaster(path: str | Path) -> tuple[DiffusionForecaster, dict]:
@@ -172,10 +204,7 @@ def load_forecaster(path: str | Path) -> tuple[DiffusionForecaster, dict]:
     meta = read_metadata(path)
     if meta.get("format") != FORECASTER_FORMAT:
         raise ValueError(f"path: {path} is not a saved forecaster (format {meta.get('format')!r})")
-    cfg = dict(meta["config"])
-    cfg["denoiser"] = denoiser_from_dict(cfg["denoiser"])
-    like = make_forecaster(**cfg, scale=np.ones(cfg["n_assets"], np.float32), key=jax.random.key(0))
-    model, _ = load_checkpoint(path, like)
+    model, _ = load_checkpoint(path, _forecaster_like(meta["config"]))
     return model, meta.get("user", {})
 
 

@@ -291,7 +291,20 @@ class TrainedOperator:
             "wall_time": float(self.wall_time),
             "n_steps": int(self.n_steps),
         }
-        return save_checkpoint(path, tree, metadata)
+        skeleton = _skeleton(record)
+        like = {
+            "model": eqx.filter(skeleton, eqx.is_array),
+            "x_normalizer": {"mean": self.x_normalizer.mean, "std": self.x_normalizer.std},
+            "y_normalizer": {"mean": self.y_normalizer.mean, "std": self.y_normalizer.std},
+        }
+        try:
+            return save_checkpoint(path, tree, metadata, overwrite=overwrite, like=like)
+        except ValueError as e:
+            if str(e).startswith("tree:"):
+                raise ValueError(
+                    f"model: its config does not describe its arrays ({str(e)[6:].strip()})"
+                ) from None
+            raise
 
     @classmethod
     def load(cls, path: str | Path) -> TrainedOperator:

@@ -452,8 +452,12 @@ class TrainedProbe:
             out += [int(np.argmax(logits[j, e.size - 1])) for j, e in enumerate(chunk)]
         return np.array(out, np.int64)
 
-    def save(self, path: str | Path) -> Path:
-        """Write the model and its configuration to the checkpoint folder ``path`` (``jaxkit.train`` format)."""
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write the model and its configuration to the checkpoint folder ``path`` (``jaxkit.train`` format).
+
+        The configuration must describe the model (``ValueError`` otherwise: the file would not load back). An
+        existing ``path`` is replaced only with ``overwrite=True`` and only if it holds a saved TrainedProbe
+        (``FileExistsError`` otherwise); the replacement is atomic (the old one or the new one, never neither)."""
         meta = {
             "format": "jaxkit.ssm.TrainedProbe/1",
             "config": self.config.to_dict(),
@@ -461,7 +465,19 @@ class TrainedProbe:
             "vocab": self.vocab,
             "n_classes": self.n_classes,
         }
-        return save_checkpoint(path, eqx.filter(self.model, eqx.is_array), meta)
+        like = eqx.filter(
+            make_model(self.config, self.vocab, self.n_classes, jax.random.key(0)), eqx.is_array
+        )
+        try:
+            return save_checkpoint(
+                path, eqx.filter(self.model, eqx.is_array), meta, overwrite=overwrite, like=like
+            )
+        except ValueError as e:
+            if str(e).startswith("tree:"):
+                raise ValueError(
+                    f"config: does not describe the probe's model ({str(e)[6:].strip()})"
+                ) from None
+            raise
 
     @classmethod
     def load(cls, path: str | Path, task: Task | None = None) -> TrainedProbe:
