@@ -36,6 +36,7 @@ def empty_registry(monkeypatch):
 def test_list_and_report_with_zero_experiments(empty_registry, tmp_path, capsys):
     assert _cli.main(["list"]) == 0
     assert "No experiments registered" in capsys.readouterr().out
+    (tmp_path / "results").mkdir()
     assert _cli.main(["report", "--results", str(tmp_path / "results")]) == 0
     report = (tmp_path / "results" / "REPORT.md").read_text()
     assert "No results found" in report
