@@ -39,7 +39,15 @@ import numpy as np
 import optax
 
 from jaxkit._typing import Array, ArrayInput, Batch, Float, Params, PRNGKey, Scalar
-from jaxkit._validate import check_choice, check_int, check_key, check_positive, check_size, error_if_invalid
+from jaxkit._validate import (
+    check_choice,
+    check_int,
+    check_key,
+    check_positive,
+    check_size,
+    error_if_invalid,
+    library_errors,
+)
 
 __all__ = [
     "FlowResult",
@@ -254,6 +262,7 @@ def _to_numpy(out: FlowResult, dt: Any) -> FlowResult:
     return jax.tree.map(np.asarray, out)
 
 
+@library_errors
 def gradient_flow(
     loss_fn: Callable[[Params], Scalar],
     params0: Params,
@@ -320,6 +329,7 @@ def _check_solved(out: FlowResult, on_failure: str, max_steps: int, ts: Array) -
 _jit_flow = jax.jit(_flow_core, static_argnums=(0, 3, 4, 5, 6, 7, 8))
 
 
+@library_errors
 def gradient_flow_batch(
     loss_fn: Callable[[Params], Scalar],
     init_fn: Callable[[PRNGKey, Scalar], Params],
@@ -385,6 +395,7 @@ def _batch_core(loss_fn, init_fn, keys, scales, ts, tau, solver, rtol, atol, gra
 _jit_batch = jax.jit(_batch_core, static_argnums=(0, 1, 5, 6, 7, 8, 9, 10))
 
 
+@library_errors
 def gradient_descent(
     loss_fn: Callable[..., Scalar],
     params0: Params,

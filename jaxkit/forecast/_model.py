@@ -26,7 +26,7 @@ from jaxtyping import Array, Float, PRNGKeyArray
 
 from jaxkit import diffusion as dm
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import as_float64_numpy, check_finite, check_int, check_key, check_size
+from jaxkit._validate import as_float64_numpy, check_finite, check_int, check_key, check_size, library_errors
 from jaxkit.forecast._denoiser import (
     AttentionNet,
     ConditionalDenoiser,
@@ -387,6 +387,7 @@ def _sample(
     return out.reshape(B, k, H, N)
 
 
+@library_errors
 def sample_paths(
     model: DiffusionForecaster,
     history: ArrayInput,

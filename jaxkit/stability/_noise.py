@@ -41,7 +41,7 @@ from jaxtyping import Array, Float
 
 from jaxkit._typing import ArrayInput
 
-from .._validate import check_finite, check_int, check_key, check_range, is_tracer
+from .._validate import check_finite, check_int, check_key, check_range, is_tracer, library_errors
 from ._checks import check_rho, check_token_ids, rho_checked
 
 DOMAINS = ("gaussian", "boolean", "tokens")
@@ -174,6 +174,7 @@ def _stability_core(f, x, key, rho, n_samples, domain, vocab_size, noise_scale, 
 _stability_jit = jax.jit(_stability_core, static_argnums=(0, 4, 5, 6, 7, 8))
 
 
+@library_errors
 def noise_stability(
     f: Callable[[jax.Array], jax.Array],
     x: ArrayInput,
@@ -304,6 +305,7 @@ def _sens_core(f, x, key, n_samples, domain, vocab_size, chunk_size):
 _sens_jit = jax.jit(_sens_core, static_argnums=(0, 3, 4, 5, 6))
 
 
+@library_errors
 def average_sensitivity(
     f: Callable[[jax.Array], jax.Array],
     x: ArrayInput,
