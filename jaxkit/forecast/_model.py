@@ -310,7 +310,21 @@ def train_forecaster(
             stacklevel=2,
         )
     k_data, k_fit = jax.random.split(key)
-    loader = ArrayLoader(arrays, min(batch_size, n), key=k_data)
+    b = min(batch_size, n)
+    with warnings.catch_warnings():  # ArrayLoader's advice names its own drop_last, which this function lacks
+        warnings.filterwarnings("ignore", message="ArrayLoader: ", category=UserWarning)
+        loader = ArrayLoader(arrays, b, key=k_data)
+    if n % b:
+        divisors = [d for d in range(b, 0, -1) if n % d == 0][:1] + [
+            d for d in range(b + 1, n + 1) if n % d == 0
+        ][:1]
+        warnings.warn(
+            f"batch_size: {n} training windows in batches of {b} leave {n % b} window(s) out of every epoch (a "
+            f"different random subset each epoch); pass a batch_size dividing {n} (e.g. "
+            f"{' or '.join(str(d) for d in divisors)}) to use them all",
+            UserWarning,
+            stacklevel=2,
+        )
     sched = optax.cosine_decay_schedule(lr, max(n_steps, 1), alpha=final_lr_fraction)
     opt = optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(sched, weight_decay=weight_decay))
     if ema_decay is not None:
@@ -398,7 +412,7 @@ def sample_paths(
     n_samples: int = 32,
     n_steps: int = 10,
     sampler: Literal["ddim", "ddpm"] = "ddim",
-    eta: float = 0.0,
+    eta: float = 1.0,
     clip_x0: float | None = 6.0,
     scale: ArrayInput | None = None,
     chunk_size: int | None = 256,
@@ -408,8 +422,8 @@ def sample_paths(
 
     ``history`` (B, L, N) raw log returns, ``macro`` (B, M), ``signals`` (B, N, F); ``scale`` (B, N) the
     per-date return scale (required when the model was built with ``per_date_scale=True``, ignored otherwise).
-    ``sampler="ddim"`` uses ``n_steps`` DDIM steps (``eta`` = 0 deterministic, ``eta`` = 1 ancestral on the
-    sub-sequence), ``"ddpm"`` the full ancestral chain. ``clip_x0`` clips the predicted clean sample (in units of
+    ``sampler="ddim"`` uses ``n_steps`` DDIM steps (``eta`` = 1, the default, ancestral on the sub-sequence;
+    ``eta`` = 0 deterministic, which over-disperses on a learned ε), ``"ddpm"`` the full ancestral chain. ``clip_x0`` clips the predicted clean sample (in units of
     the scale) at every step (``None``: no clipping). ``chunk_size``: at most this many paths are computed at
     once (memory grows with it; ``None`` = all ``B * n_samples`` at once). Path ``j`` of date ``b`` depends only
     on ``key``, ``b``, ``j`` and date ``b``'s condition, so the result does not depend on ``chunk_size`` (up to
