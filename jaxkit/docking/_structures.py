@@ -7,6 +7,7 @@ default 10 Å); waters are dropped, other hetero groups (cofactors) are kept as 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -146,7 +147,7 @@ def _check_pdb_coordinates(path: Path, lineno: int, line: str) -> None:
         raise StructureError(
             f"{where}: expected x, y, z numbers in columns 31-54, received {line[30:54].strip()!r}"
         ) from None
-    if not all(np.isfinite(xyz)):
+    if not all(math.isfinite(v) for v in xyz):
         raise StructureError(
             f"{where}: expected finite coordinates, received {', '.join(f.strip() for f in fields)}"
         )
