@@ -323,15 +323,22 @@ def select_runs(runs: Sequence[dict]) -> dict[int, int]:
 
 
 def seed_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
-    """Student-t interval for the mean of per-seed values (``scipy.stats.t``), clipped to [0, 1]; one value: itself."""
+    """Student-t interval for the mean of per-seed values (``scipy.stats.t``), clipped to [0, 1]. It needs at least
+    two values: with one seed no interval is available, and ``ValueError`` says so (it used to return
+    ``[x, x]``, a zero-width interval that looks like certainty)."""
     check_range("confidence", confidence, 0.0, 1.0, closed=False)
     v = np.asarray(values, float)
     if v.ndim != 1 or v.size == 0 or not np.all(np.isfinite(v)):
         raise ValueError(
             f"values: expected a non-empty 1-D sequence of finite per-seed values, received {values!r}"
         )
+    if v.size < 2:
+        raise ValueError(
+            f"values: a confidence interval over seeds needs at least 2 per-seed values, received {v.size} "
+            "(not available from one seed)"
+        )
     m = float(v.mean())
-    if v.size < 2 or float(v.std(ddof=1)) == 0.0:
+    if float(v.std(ddof=1)) == 0.0:
         return m, m
     lo, hi = scipy.stats.t.interval(confidence, v.size - 1, loc=m, scale=scipy.stats.sem(v))
     return float(max(lo, 0.0)), float(min(hi, 1.0))
@@ -382,7 +389,7 @@ def _summarize(
             "best_run": best,
             "chosen_lrs": [results[i]["lr"] for i in chosen],
             "test_acc": float(np.mean(test)),
-            "test_ci": list(seed_interval(test)),
+            "test_ci": list(seed_interval(test)) if len(test) > 1 else None,  # None: one seed, not available
             "test_acc_per_seed": test,
             "val_acc": float(np.mean([results[i]["val_acc"] for i in chosen])),
             "train_acc": float(np.mean(train)),
