@@ -209,7 +209,14 @@ def load_forecaster(path: str | Path) -> tuple[DiffusionForecaster, dict]:
 
 
 def forecaster_loss(model: DiffusionForecaster, batch: dict, key: PRNGKeyArray) -> tuple[Array, dict]:
-    """Mean ε-prediction loss over a batch dict with ``history``, ``target``, ``macro``, ``signals``."""
+    """The training loss over a batch dict with ``history``, ``target``, ``macro``, ``signals``; returns
+    ``(loss, terms)``.
+
+    ``loss`` is a sum, not one mean: the ε-prediction MSE of the blended denoiser plus, for a guided model,
+    ``aux_weight`` times the MSEs of its full-condition and macro-only branches (the module docstring's formula),
+    so a denoiser predicting zero scores ``1 + 2 * aux_weight`` (3 by default), not 1. ``terms`` holds each
+    part: ``eps_mse`` (the blended denoiser's ε-error alone, comparable across models), ``eps_mse_full``,
+    ``eps_mse_macro`` and the mean ``gate``."""
     return _denoiser_loss(model.denoiser, model.schedule, model.scale, model.aux_weight, batch, key)
 
 
@@ -277,7 +284,9 @@ def train_forecaster(
     weight_decay: float = 1e-4,
 ) -> tuple[DiffusionForecaster, list[dict]]:
     """AdamW with cosine decay from ``lr`` to ``final_lr_fraction * lr`` through :func:`jaxkit.train.fit`;
-    returns ``(model, history)``. ``ema_decay``: return the exponential moving average of the weights
+    returns ``(model, history)``; each history record's ``loss`` is :func:`forecaster_loss`'s sum (the blended
+    ε-error plus the two guidance branches', 3 for a zero predictor) and ``eps_mse`` the blended ε-error alone.
+    ``ema_decay``: return the exponential moving average of the weights
     (:func:`jaxkit.train.track_ema`) instead of the last iterate. The windows are trained in float32 (float64
     windows, as :func:`forecast_windows` builds them, are converted); ``batch_size`` above the number of windows is
     lowered to it with a ``UserWarning``."""

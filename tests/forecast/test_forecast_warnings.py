@@ -45,3 +45,32 @@ def test_sample_paths_defaults_to_the_recommended_ancestral_ddim():
         default, np.asarray(sample_paths(m, *cond, jax.random.key(3), eta=1.0, **kw))
     )
     assert not np.allclose(default, np.asarray(sample_paths(m, *cond, jax.random.key(3), eta=0.0, **kw)))
+
+
+def test_the_logged_loss_is_the_documented_sum():
+    """A zero predictor scores 1 per ε-MSE term: loss = 1 + 2 * aux_weight for a guided model (the docstring used to
+    say "mean ε-prediction loss", which a zero predictor would score 1)."""
+    import equinox as eqx
+
+    from jaxkit.forecast import forecaster_loss
+
+    m = make_forecaster(
+        n_assets=2, history=3, horizon=2, n_macro=1, n_signals=1, scale=np.full(2, 0.02),
+        denoiser=MLPNet(hidden=8, depth=1, channels=4), diffusion_steps=8, key=jax.random.key(0),
+    )  # fmt: skip
+    zero = eqx.tree_at(
+        lambda mm: mm.denoiser, m, jax.tree.map(lambda a: a * 0 if eqx.is_inexact_array(a) else a, m.denoiser)
+    )
+    rng = np.random.default_rng(0)
+    B = 512
+    batch = {"history": rng.normal(0, 0.02, (B, 3, 2)).astype(np.float32), "macro": np.zeros((B, 1), np.float32),
+             "signals": np.zeros((B, 2, 1), np.float32), "target": rng.normal(0, 0.02, (B, 2, 2)).astype(np.float32)}  # fmt: skip
+    loss, terms = forecaster_loss(zero, batch, jax.random.key(1))
+    for k in ("eps_mse", "eps_mse_full", "eps_mse_macro"):
+        assert abs(float(terms[k]) - 1.0) < 0.1, (k, terms[k])  # E eps^2 = 1 over 2048 draws
+    np.testing.assert_allclose(
+        float(loss),
+        float(terms["eps_mse"] + m.aux_weight * (terms["eps_mse_full"] + terms["eps_mse_macro"])),
+        rtol=1e-6,
+    )
+    assert abs(float(loss) - 3.0) < 0.3
