@@ -239,10 +239,16 @@ def check_shape_tuple(name: str, shape: Any) -> tuple[int, ...]:
 
 
 def error_if_invalid(x: Any, invalid: Any, message: str) -> Any:
-    """``x`` with a runtime check that also works under ``jax.jit``/``vmap`` (``equinox.error_if``): raises
-    (an ``EqxRuntimeError`` naming ``message``) when any entry of the boolean ``invalid`` is true."""
+    """``x`` with a runtime check that also works under ``jax.jit``/``vmap`` (``equinox.error_if``): raises when
+    any entry of the boolean ``invalid`` is true. On concrete values (an eager call) that is a ``ValueError`` with
+    ``message`` as its first line; on traced values a run-time error of the compiled code carrying ``message``
+    (re-raised as ``ValueError`` by :func:`library_errors` on jaxkit's compiled entry points)."""
     import equinox as eqx
 
+    if not is_tracer(invalid) and not any(is_tracer(leaf) for leaf in jax.tree_util.tree_leaves(x)):
+        if np.any(np.asarray(invalid)):
+            raise ValueError(message)
+        return x
     return eqx.error_if(x, invalid, message)
 
 

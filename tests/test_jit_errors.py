@@ -67,3 +67,37 @@ def test_other_errors_pass_through_unchanged():
 
     with pytest.raises(jax.errors.JaxRuntimeError, match="something else"):
         f()
+
+
+def test_the_check_helper_raises_value_error_eagerly_and_a_runtime_error_under_jit():
+    """Before: `eqx.error_if` on concrete values raised EquinoxRuntimeError whose first line was "Above is the
+    stack outside of JIT..."."""
+    from jaxkit._validate import error_if_invalid
+
+    x = jnp.array([1.0, -1.0])
+    with pytest.raises(ValueError) as e:
+        error_if_invalid(x, x < 0, "x: expected values >= 0")
+    assert _first_line(e.value) == "ValueError: x: expected values >= 0"
+    np.testing.assert_array_equal(error_if_invalid(x, x < -5, "x: never"), x)
+    with pytest.raises(jax.errors.JaxRuntimeError, match="x: expected values >= 0"):
+        jax.jit(lambda v: error_if_invalid(v, v < 0, "x: expected values >= 0"))(x)
+    with pytest.raises(ValueError, match="^x: expected values >= 0$"):
+        jaxkit.jit(lambda v: error_if_invalid(v, v < 0, "x: expected values >= 0"))(x)
+
+
+def test_a_check_firing_inside_fit_surfaces_as_the_librarys_message():
+    import optax
+
+    from jaxkit._validate import error_if_invalid
+    from jaxkit.train import fit, full_batch
+
+    def loss(p, batch, key):
+        p = error_if_invalid(p, p["w"] < 0, "params: went negative")
+        return jnp.sum((p["w"] + 5.0) ** 2)
+
+    data = full_batch({"x": np.zeros((4, 1), np.float32)})
+    with pytest.raises(
+        ValueError
+    ) as e:  # SGD walks w from 1 towards -5: the check fires inside the compiled step
+        fit({"w": jnp.ones(2)}, optax.sgd(0.1), loss, data, n_steps=20, key=jax.random.key(0), progress=False)
+    assert _first_line(e.value) == "ValueError: params: went negative"

@@ -26,7 +26,7 @@ import optax
 from jaxtyping import Key
 
 from .._typing import Array, ArrayLike, Float, PRNGKey, Scalar, TreeT
-from .._validate import check_finite, check_int, check_positive, finite_checked
+from .._validate import check_finite, check_int, check_positive, finite_checked, library_errors
 from ..train import ArrayLoader, data_mesh, ensemble_member, fit, fit_ensemble, init_ensemble
 
 __all__ = [
@@ -141,6 +141,7 @@ def _predict_batch(model: Any, xn: Any, yn: Any, x: Array) -> Array:
     return jax.vmap(lambda s: yn.decode(model(xn.encode(s))))(x)
 
 
+@library_errors
 def predict(
     model: eqx.Module,
     x: ArrayLike,
@@ -350,6 +351,7 @@ def _loss_fn(xn: GaussianNormalizer, yn: GaussianNormalizer) -> Callable:
     return loss
 
 
+@library_errors
 def train_operator(
     model: eqx.Module,
     x_train: ArrayLike,

@@ -36,7 +36,7 @@ import optax
 import scipy.stats
 
 from jaxkit._typing import ArrayInput, PRNGKey
-from jaxkit._validate import check_choice, check_int, check_range
+from jaxkit._validate import check_choice, check_int, check_range, library_errors
 from jaxkit.train import fit_ensemble, init_ensemble, load_checkpoint, read_metadata, save_checkpoint
 
 from ._languages import Task, get_task
@@ -519,6 +519,7 @@ def _cpu_seconds() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
+@library_errors
 def train_runs(
     cfg: ProbeConfig,
     seed: int = 0,
