@@ -57,14 +57,17 @@ def relative_l2(
 
     A sample whose target is identically zero has ratio 0 when the prediction is zero too (an exact match) and
     ``inf`` otherwise (no finite relative error exists; a training loss that meets one stops with
-    ``FloatingPointError``), never NaN. An empty batch raises ``ValueError``."""
+    ``FloatingPointError``), never NaN. Its gradient at a sample predicted exactly is 0 (the norm's minimum; the
+    plain formula gives 0/0 = NaN there). An empty batch raises ``ValueError``."""
     _same_shape(pred, target)
     if np.ndim(pred) < 1 or np.shape(pred)[0] == 0:
         raise ValueError(
             f"pred: expected a non-empty batch (batch, ...) of samples, received shape {np.shape(pred)}"
         )
     b = pred.shape[0]
-    diff = jnp.sqrt(jnp.sum((pred - target).reshape(b, -1) ** 2, axis=1))
+    sq = jnp.sum((pred - target).reshape(b, -1) ** 2, axis=1)
+    # the norm's gradient at an exact match is 0/0: take 0 there (the minimum), never NaN
+    diff = jnp.where(sq > 0, jnp.sqrt(jnp.where(sq > 0, sq, 1)), 0).astype(sq.dtype)
     norm = jnp.sqrt(jnp.sum(target.reshape(b, -1) ** 2, axis=1))
     pos = norm > 0
     ratio = jnp.where(pos, diff / jnp.where(pos, norm, 1), jnp.where(diff > 0, jnp.inf, 0).astype(diff.dtype))
