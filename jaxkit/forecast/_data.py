@@ -146,7 +146,7 @@ def align_published(
     """As-of join: the value on trading date ``d`` is the latest one whose availability date is ``<= d``
     (NaN if none, or if it became available more than ``max_age_days`` before ``d``)."""
     vals = values.to_frame() if isinstance(values, pd.Series) else values
-    if isinstance(available, pd.Series):  # labelled: matched to values by label, not by position
+    if isinstance(available, pd.Series):  # labeled: matched to values by label, not by position
         if not available.index.equals(vals.index):
             if set(available.index) != set(vals.index) or available.index.has_duplicates:
                 raise ValueError(

@@ -1,4 +1,4 @@
-"""Labelled inputs are aligned by label and time indexes are sorted or refused (issue 49): before, a market or
+"""Labeled inputs are aligned by label and time indexes are sorted or refused (issue 49): before, a market or
 oil Series in another order than the returns was used by position, and an availability Series was matched to
 the values by position."""
 
