@@ -16,6 +16,7 @@ from typing import Any
 from ._context import (
     RunContext,
     RunFolderError,
+    check_out_folder,
     claim_run_folder,
     run_folder_busy,
     run_identity,
@@ -200,11 +201,27 @@ def cmd_run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
+    outs = {
+        name: Path(args.out) / name
+        if (args.out and len(names) > 1)
+        else (Path(args.out) if args.out else None)
+        for name in names
+    }
+    try:  # every --out before any work (each is checked again when its run claims it)
+        for out in [Path(args.out)] if args.out else []:
+            if out.exists() and not out.is_dir():
+                raise RunFolderError(
+                    f"--out {out} is an existing file, not a folder; choose a new or empty folder"
+                )
+        for out in outs.values():
+            if out is not None:
+                check_out_folder(out)
+    except RunFolderError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     failed = []
     for name in names:
-        out = (
-            Path(args.out) / name if (args.out and len(names) > 1) else (Path(args.out) if args.out else None)
-        )
+        out = outs[name]
         try:
             run_one(name, args.preset, args.seed, out, args.resume)
         except RunFolderError as e:  # a guard, not a crash: one clear line
@@ -346,7 +363,11 @@ def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    root = Path(args.results)
+    root = Path(args.results if args.results is not None else RESULTS)
+    if args.results is not None and not root.is_dir():  # an explicit --results must be a results folder
+        what = "is a file, not a folder" if root.exists() else "does not exist"
+        print(f"error: --results {root} {what}; give the folder that holds the runs", file=sys.stderr)
+        return 2
     files = sorted(root.glob("**/metrics.json")) if root.exists() else []
     lines = ["# jaxkit results report", ""]
     if not files:
@@ -426,6 +447,25 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return 0
 
 
+def _int_at_least(minimum: int, below: int | None = None):
+    """An argparse ``type``: an integer in ``[minimum, below)``; argparse names the flag in the error."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, received {text!r}") from None
+        if value < minimum or (below is not None and value >= below):
+            bound = f" and < {below}" if below is not None else ""
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}{bound}, received {value}")
+        return value
+
+    return parse
+
+
+_SEED = _int_at_least(0, 2**32)
+
+
 class _Parser(argparse.ArgumentParser):
     """Command-line errors are one line on stderr and exit status 2."""
 
@@ -443,8 +483,8 @@ def add_distributed_flags(p: argparse.ArgumentParser) -> None:
         "and on TPU pods) and split training batches over every device of every process",
     )
     g.add_argument("--coordinator", default=None, metavar="HOST:PORT", help="address of process 0")
-    g.add_argument("--num-processes", dest="n_processes", type=int, default=None, metavar="N")
-    g.add_argument("--process-id", type=int, default=None, metavar="I")
+    g.add_argument("--num-processes", dest="n_processes", type=_int_at_least(1), default=None, metavar="N")
+    g.add_argument("--process-id", type=_int_at_least(0), default=None, metavar="I")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -454,22 +494,27 @@ def main(argv: list[str] | None = None) -> int:
     p_run = sub.add_parser("run", help="run an experiment (or all)")
     p_run.add_argument("name")
     p_run.add_argument("--preset", default="quick")
-    p_run.add_argument("--seed", type=int, default=0)
+    p_run.add_argument("--seed", type=_SEED, default=0)
     p_run.add_argument("--out", default=None)
     p_run.add_argument("--resume", action="store_true")
     add_distributed_flags(p_run)
     p_bench = sub.add_parser("bench", help="run a side-by-side benchmark (or all)")
     p_bench.add_argument("name")
-    p_bench.add_argument("--seed", type=int, default=0)
+    p_bench.add_argument("--seed", type=_SEED, default=0)
     p_bench.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
     p_bench.add_argument(
-        "--pairs", type=int, default=5, help="alternating ours/peer process pairs (>= 5 for docs)"
+        "--pairs",
+        type=_int_at_least(1),
+        default=5,
+        help="alternating ours/peer process pairs (>= 5 for docs)",
     )
     p_bench.add_argument(
         "--cases", nargs="*", default=None, help="only cases whose name contains one of these"
     )
     p_report = sub.add_parser("report", help="collect results/*/metrics.json into results/REPORT.md")
-    p_report.add_argument("--results", default=str(RESULTS))
+    p_report.add_argument(
+        "--results", default=None, help=f"folder of the runs (default {RESULTS}; created if absent)"
+    )
     p_pub = sub.add_parser(
         "publish", help="copy results/NAME/PRESET/{metrics.json,summary.md,*.png} to docs/results/"
     )
@@ -478,6 +523,12 @@ def main(argv: list[str] | None = None) -> int:
     p_pub.add_argument("--results", default=str(RESULTS))
     p_pub.add_argument("--src", default=None, help="run folder (default results/NAME/PRESET)")
     args = parser.parse_args(argv)
+    if args.cmd == "run" and args.out and args.name != "all":  # before --distributed waits for its peers
+        try:
+            check_out_folder(Path(args.out))
+        except RunFolderError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     problem = _start_distributed(args)
     if problem is not None:
         print(f"error: {problem}", file=sys.stderr)

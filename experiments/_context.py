@@ -8,9 +8,11 @@ SHA-256 over every byte; the payload is JSON plus arrays, never a pickle, so rea
 the header records the run identity, checked on load), ``checkpoints/`` (:func:`jaxkit.train.fit` checkpoints)
 and the outputs (``metrics.json``, ``summary.md``, figures).
 
-A run without ``--resume`` in a folder that holds an earlier run clears the folder whole (a folder with other
-files and no run record is refused, not cleared); ``--resume`` continues only the same run (experiment, preset,
-seed, config), recorded in ``run.json`` and in every stage file.
+A folder is a run folder only if it carries ``run.json`` naming an experiment, preset, seed and config (written
+when a run claims the folder). A run without ``--resume`` in a run folder clears it whole; any other existing
+folder that is not empty (a ``checkpoints/`` or ``metrics.json`` proves nothing) is refused and left untouched, as
+is an ``--out`` that is a file. ``--resume`` continues only the same run (experiment, preset, seed, config),
+recorded in ``run.json`` and in every stage file.
 """
 
 from __future__ import annotations
@@ -43,8 +45,7 @@ from jaxkit.train import (
 
 RUN_RECORD = "run.json"
 LOCK_FILE = ".lock"
-_PROGRESS_DIRS = ("stages", "checkpoints")
-_RUN_MARKERS = (RUN_RECORD, LOCK_FILE, "metrics.json", *_PROGRESS_DIRS)
+_IDENTITY_KEYS = ("experiment", "preset", "seed", "config")
 
 
 def to_jsonable(x: Any) -> Any:
@@ -263,34 +264,77 @@ def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return diffs
 
 
-def _owner(out_dir: Path) -> tuple[dict[str, Any] | None, str]:
-    """The identity recorded in the folder (``run.json``, else an older run's ``metrics.json``) and its file."""
-    for fname in (RUN_RECORD, "metrics.json"):
-        f = out_dir / fname
-        if f.exists():
-            try:
-                rec = json.loads(f.read_text())
-                return {k: rec.get(k) for k in ("experiment", "preset", "seed", "config")}, fname
-            except (json.JSONDecodeError, UnicodeDecodeError, AttributeError) as e:
-                raise RunFolderError(
-                    f"run folder {out_dir}: {f} is unreadable ({e}); cannot tell which run owns "
-                    "the folder. Start over without --resume, or choose another --out"
-                ) from e
-    return None, ""
+def _read_run_record(out_dir: Path) -> dict[str, Any] | None:
+    """The run identity recorded in ``out_dir/run.json``, or None if the folder carries no such record.
+
+    Raises :class:`RunFolderError` if ``run.json`` exists but is not this project's run record (unreadable, or
+    missing the experiment, preset, seed or config): such a folder is not taken for a run folder."""
+    f = out_dir / RUN_RECORD
+    if not f.is_file():
+        return None
+    try:
+        rec = json.loads(f.read_text())
+    except (OSError, ValueError) as e:
+        raise RunFolderError(
+            f"--out {out_dir}: {f} is unreadable ({e}), so the folder is not known to be a run folder; nothing "
+            "was changed. Choose another --out"
+        ) from e
+    ok = (
+        isinstance(rec, dict)
+        and all(k in rec for k in _IDENTITY_KEYS)
+        and isinstance(rec["experiment"], str)
+        and isinstance(rec["preset"], str)
+        and isinstance(rec["seed"], int)
+        and isinstance(rec["config"], dict)
+    )
+    if not ok:
+        raise RunFolderError(
+            f"--out {out_dir}: {f} is not a jaxkit run record (expected a JSON object with "
+            f"{', '.join(_IDENTITY_KEYS)}), so the folder is not taken for a run folder; nothing was changed. "
+            "Choose another --out"
+        )
+    return {k: rec[k] for k in _IDENTITY_KEYS}
+
+
+def _user_entries(out_dir: Path) -> list[Path]:
+    return [p for p in out_dir.iterdir() if p.name != LOCK_FILE]
+
+
+def check_out_folder(out_dir: Path) -> None:
+    """Refuse, before anything is written, an ``--out`` that is an existing file, or an existing non-empty folder
+    that carries no run record (``run.json``): nothing in it is touched. Raises :class:`RunFolderError`."""
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise RunFolderError(
+            f"--out {out_dir} is an existing file, not a folder; choose a new or empty folder"
+        )
+    for parent in out_dir.parents:
+        if parent.exists() and not parent.is_dir():
+            raise RunFolderError(f"--out {out_dir}: {parent} is a file, not a folder; choose another --out")
+    if not out_dir.is_dir():
+        return
+    entries = _user_entries(out_dir)
+    if entries and _read_run_record(out_dir) is None:
+        shown = ", ".join(sorted(p.name for p in entries)[:5]) + (", ..." if len(entries) > 5 else "")
+        raise RunFolderError(
+            f"--out {out_dir} is not an empty folder nor a run folder (it holds {shown} and no {RUN_RECORD}); "
+            "nothing was changed. Choose a new or empty folder"
+        )
 
 
 def _check_owner(out_dir: Path, identity: dict[str, Any], resume: bool) -> None:
-    owner, fname = _owner(out_dir)
+    check_out_folder(out_dir)  # again, under the lock
+    owner = _read_run_record(out_dir)
     if resume and owner is not None:
         diffs = _differences(owner, identity)
         if diffs:
             raise RunFolderError(
-                f"--resume: run folder {out_dir} belongs to another run ({fname} records "
+                f"--resume: run folder {out_dir} belongs to another run ({RUN_RECORD} records "
                 + "; ".join(diffs)
                 + "). Resume with the same experiment, preset, seed and config, choose another "
                 "--out, or run without --resume to start over (that clears the folder)"
             )
-    if resume:  # the stage files record their run too: a deleted or replaced run.json cannot mix runs
+    if resume:  # the stage files record their run too: a replaced run.json cannot mix runs
         ident = identity
         others = _stage_owners(
             out_dir, stage_identity(ident["experiment"], ident["preset"], ident["seed"], ident["config"])
@@ -308,17 +352,13 @@ def _check_owner(out_dir: Path, identity: dict[str, Any], resume: bool) -> None:
 
 
 def _clear_run_folder(out_dir: Path, experiment: str) -> None:
-    """Start over: remove everything an earlier run left (outputs included), keeping the held lock file. A
-    folder that holds files but no run record (``run.json``, ``metrics.json``, ``stages/``, ...) is refused."""
-    entries = [p for p in out_dir.iterdir() if p.name != LOCK_FILE]
+    """Start over: remove everything an earlier run left (outputs included), keeping the held lock file. Only a
+    folder carrying a run record (``run.json``) is cleared; :func:`check_out_folder` refused any other."""
+    entries = _user_entries(out_dir)
     if not entries:
         return
-    if not any((out_dir / m).exists() for m in _RUN_MARKERS if m != LOCK_FILE):
-        shown = ", ".join(sorted(p.name for p in entries)[:5]) + (", ..." if len(entries) > 5 else "")
-        raise RunFolderError(
-            f"--out {out_dir} is not an empty folder nor a run folder (it holds {shown}); choose a new or "
-            "empty folder"
-        )
+    if _read_run_record(out_dir) is None:  # unreachable after check_out_folder; never clear a user's folder
+        raise RunFolderError(f"--out {out_dir} is not a run folder (no {RUN_RECORD}); nothing was changed")
     for p in entries:
         if p.is_dir() and not p.is_symlink():
             shutil.rmtree(p)
@@ -347,6 +387,7 @@ def claim_run_folder(out_dir: Path, identity: dict[str, Any], *, resume: bool) -
     The lock is ``flock`` on ``out_dir/.lock``: the kernel drops it when the holding process exits or is killed,
     so a lock file left by a dead process never blocks a new run. Raises :class:`RunFolderError`."""
     out_dir = Path(out_dir)
+    check_out_folder(out_dir)  # before the folder or its lock file is created
     out_dir.mkdir(parents=True, exist_ok=True)
     lock = out_dir / LOCK_FILE
     fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)

@@ -186,6 +186,7 @@ def _train(ctx, cfg, key):
             model,
             mcfg,
             {"steps": cfg["steps"], "n_train": int(batch.T0.shape[0]), "preset": ctx.preset},
+            overwrite=True,  # the run folder's own model file (a --resume that recomputes this stage)
         )
         return {
             "history": history,

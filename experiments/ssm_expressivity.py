@@ -632,11 +632,11 @@ def _table(rows: list[dict]) -> list[str]:
     for r in rows:
         c = r["claim"]
         pub = "" if not c.published_source else f"{_fmt_claim(c.published)} {c.published_source}"
-        lo, hi = r["test_ci"]
+        ci = "[n/a: one seed]" if r["test_ci"] is None else "[{:.2f}, {:.2f}]".format(*r["test_ci"])
         out.append(
             f"| {r['task']} | {r['model']} | {_fmt_claim(c.fixed, c.conjecture)} | "
             f"{_fmt_claim(c.log, c.conjecture)} | {c.source} | {r['construction']} | {pub} | "
-            f"{r['train_acc']:.2f} | {r['val_acc']:.2f} | {r['test_acc']:.2f} [{lo:.2f}, {hi:.2f}] | "
+            f"{r['train_acc']:.2f} | {r['val_acc']:.2f} | {r['test_acc']:.2f} {ci} | "
             f"{r['n_seeds_solved']}/{r['n_seeds']} | {r['outcome']} | {r['control'] or ''} | "
             f"{r['status']} |"
         )

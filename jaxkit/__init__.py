@@ -22,8 +22,31 @@ Conventions shared by every subpackage:
   ``dtype=`` argument (the dynamics flows, the portfolio solvers) compute in the precision asked for.
 - Data handling is never silent: a batch size larger than the data, samples left out of every epoch and
   feature warm-up rows dropped by a data builder are each announced by one ``UserWarning`` per call.
+- Errors: a bad argument raises ``ValueError``/``TypeError`` naming it. A check that can only run inside compiled
+  code (``equinox.error_if``) fires at run time; jaxkit's own compiled entry points re-raise it as ``ValueError``
+  with the library's message first, and :func:`jaxkit.jit` does the same for a function of yours (plain
+  ``jax.jit`` shows it inside ``JaxRuntimeError: INTERNAL: CpuCallback error ...``).
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+
+def jit(fun: Callable[..., Any], **jit_kwargs: Any) -> Callable[..., Any]:
+    """``equinox.filter_jit(fun, **jit_kwargs)`` whose run-time check failures come back as ``ValueError`` with the
+    library's own message first (e.g. ``t: diffusion time outside [0, 1] (or NaN)``), not buried in a
+    ``JaxRuntimeError`` traceback. Arrays are traced, every other argument is static (Equinox's rule)."""
+    import equinox as eqx
+
+    from jaxkit._validate import library_errors
+
+    if not callable(fun):
+        raise TypeError(f"fun: expected a callable, received {type(fun).__name__}")
+    return library_errors(eqx.filter_jit(fun, **jit_kwargs))
+
+
+__all__ = ["__version__", "jit"]

@@ -8,8 +8,10 @@ skipped under tracing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import functools
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -237,11 +239,48 @@ def check_shape_tuple(name: str, shape: Any) -> tuple[int, ...]:
 
 
 def error_if_invalid(x: Any, invalid: Any, message: str) -> Any:
-    """``x`` with a runtime check that also works under ``jax.jit``/``vmap`` (``equinox.error_if``): raises
-    (an ``EqxRuntimeError`` naming ``message``) when any entry of the boolean ``invalid`` is true."""
+    """``x`` with a runtime check that also works under ``jax.jit``/``vmap`` (``equinox.error_if``): raises when
+    any entry of the boolean ``invalid`` is true. On concrete values (an eager call) that is a ``ValueError`` with
+    ``message`` as its first line; on traced values a run-time error of the compiled code carrying ``message``
+    (re-raised as ``ValueError`` by :func:`library_errors` on jaxkit's compiled entry points)."""
     import equinox as eqx
 
+    if not is_tracer(invalid) and not any(is_tracer(leaf) for leaf in jax.tree_util.tree_leaves(x)):
+        if np.any(np.asarray(invalid)):
+            raise ValueError(message)
+        return x
     return eqx.error_if(x, invalid, message)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+_RUNTIME_MESSAGE = re.compile(r"(?:_EquinoxRuntimeError|EquinoxRuntimeError): (.+?)(?:\n\n|\Z)", re.S)
+
+
+def runtime_message(error: BaseException) -> str | None:
+    """The message of the ``eqx.error_if`` check behind a run-time error of compiled code (``JaxRuntimeError:
+    INTERNAL: CpuCallback error ...`` under ``jax.jit``, ``EquinoxRuntimeError`` under ``eqx.filter_jit``), or
+    None if the error did not come from such a check."""
+    found = _RUNTIME_MESSAGE.findall(str(error))
+    return found[-1].strip() if found else None
+
+
+def library_errors(fn: F) -> F:
+    """Decorate a public entry point that runs compiled code: a check that fires at run time inside it
+    (``eqx.error_if``, buried in a ``JaxRuntimeError: INTERNAL: CpuCallback error ...`` traceback) is re-raised
+    as ``ValueError`` whose first line is the library's own message naming the argument."""
+    import equinox as eqx
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (jax.errors.JaxRuntimeError, eqx.EquinoxRuntimeError) as e:
+            message = runtime_message(e)
+            if message is None:
+                raise
+            raise ValueError(message) from None
+
+    return wrapper  # type: ignore[return-value]
 
 
 def is_tracer(x: Any) -> bool:

@@ -381,9 +381,11 @@ def tables() -> dict[str, np.ndarray]:
     path = _cache_path()
     if path.exists():
         try:
-            with np.load(path) as z:
+            with np.load(path, allow_pickle=False) as z:
                 t = {k: z[k] for k in z.files}
-            if t["cdf"].shape == (N_SIGMA, N_OMEGA):
+            if t["cdf"].shape == (N_SIGMA, N_OMEGA) and all(  # a damaged cache (NaN, missing table): rebuilt
+                np.all(np.isfinite(t[k])) for k in ("sigma", "omega_max", "cdf", "score_norm", "mass")
+            ):
                 return t
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # damaged cache: rebuild below
             pass

@@ -43,6 +43,7 @@ from jaxkit._validate import (
     error_if_invalid,
     finite_checked,
     is_tracer,
+    library_errors,
     output_checked,
 )
 from jaxkit.diffusion._schedules import AbstractSchedule, DiscreteSchedule
@@ -96,6 +97,7 @@ def ddim_timesteps(total_steps: int, n_steps: int) -> np.ndarray:
     return ts
 
 
+@library_errors
 def ddpm_sample(
     eps_fn: Callable[[Array, Array], Array],
     schedule: DiscreteSchedule,
@@ -139,6 +141,7 @@ def ddpm_sample(
     return x0
 
 
+@library_errors
 def ddim_sample(
     eps_fn: Callable[[Array, Array], Array],
     schedule: DiscreteSchedule,
@@ -228,6 +231,7 @@ def check_time_grid(ts: ArrayLike, name: str = "ts") -> Array:
     return jnp.asarray(ts)
 
 
+@library_errors
 def reverse_sde_sample(
     score_fn: Callable[[Array, Array], Array],
     schedule: AbstractSchedule,
@@ -276,6 +280,7 @@ def reverse_sde_sample(
     return sol.ys[0]
 
 
+@library_errors
 def probability_flow_sample(
     score_fn: Callable[[Array, Array], Array],
     schedule: AbstractSchedule,

@@ -41,7 +41,14 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float, PRNGKeyArray
 
-from jaxkit._validate import check_choice, check_key, check_positive, finite_checked, output_checked
+from jaxkit._validate import (
+    check_choice,
+    check_key,
+    check_positive,
+    finite_checked,
+    library_errors,
+    output_checked,
+)
 from jaxkit.diffusion import igso3
 from jaxkit.diffusion._euclidean import check_time
 from jaxkit.diffusion._sampling import check_time_grid
@@ -349,6 +356,7 @@ class SE3Diffusion(eqx.Module):
         x = self.trans.sigma(1.0) * jax.random.normal(k_x, (n_bodies, 3), R.dtype)
         return R, x
 
+    @library_errors
     def sample(
         self,
         model: ModelFn,
@@ -409,12 +417,14 @@ class SE3Diffusion(eqx.Module):
             x = (x + self.trans.sigma(t) ** 2 * s_tr) / self.trans.alpha(t)
         return R, x
 
+    @library_errors
     def reverse_sde_sample(
         self, model: ModelFn, R_T: ArrayLike, x_T: ArrayLike, key: PRNGKeyArray, ts: ArrayLike
     ) -> tuple[Array, Array]:
         """``sample(..., sampler=EulerMaruyama())``: geodesic random walk x Euler–Maruyama."""
         return self.sample(model, R_T, x_T, key, ts, sampler=EulerMaruyama())
 
+    @library_errors
     def probability_flow_sample(
         self, model: ModelFn, R_T: ArrayLike, x_T: ArrayLike, ts: ArrayLike
     ) -> tuple[Array, Array]:

@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, PRNGKeyArray
 
-from jaxkit._validate import check_int, check_key, check_positive, output_checked
+from jaxkit._validate import check_int, check_key, check_positive, library_errors, output_checked
 from jaxkit.diffusion import igso3
 from jaxkit.diffusion._sampling import check_time_grid
 from jaxkit.diffusion._schedules import VESchedule
@@ -128,6 +128,7 @@ def _run(
     return R
 
 
+@library_errors
 def reverse_sde_sample(
     score_fn: RotScoreFn,
     schedule: VESchedule,
@@ -142,6 +143,7 @@ def reverse_sde_sample(
     return _run(score_fn, schedule, R_T, key, ts, EulerMaruyama(), check_output)
 
 
+@library_errors
 def probability_flow_sample(
     score_fn: RotScoreFn, schedule: VESchedule, R_T: ArrayLike, ts: ArrayLike, *, check_output: bool = True
 ) -> Array:

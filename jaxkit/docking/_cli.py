@@ -61,20 +61,23 @@ def _parser() -> argparse.ArgumentParser:
     )
     g = d.add_mutually_exclusive_group(required=True)
     g.add_argument("--ref-ligand", help="reference ligand SDF defining the pocket (redocking)")
-    g.add_argument("--center", nargs=3, type=float, metavar=("X", "Y", "Z"), help="pocket center (Å)")
-    d.add_argument("--size", type=float, default=22.0, help="pocket box size (Å) with --center")
+    g.add_argument("--center", nargs=3, type=_finite, metavar=("X", "Y", "Z"), help="pocket center (Å)")
+    d.add_argument("--size", type=_positive_float, default=22.0, help="pocket box size (Å) with --center")
     d.add_argument("--model", default=None, help=f"model file (default: the shipped {SHIPPED_MODEL.name})")
     d.add_argument("--out", required=True, help="output SDF (one record per pose, best first)")
-    d.add_argument("--n-samples", type=int, default=40, help="diffusion samples (poses) to draw")
-    d.add_argument("--steps", type=int, default=30, help="sampler steps")
-    d.add_argument("--seed", type=int, default=0, help="random seed (sampling and the RDKit conformer)")
+    d.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    d.add_argument("--n-samples", type=_positive_int, default=40, help="diffusion samples (poses) to draw")
+    d.add_argument("--steps", type=_positive_int, default=30, help="sampler steps")
+    d.add_argument("--seed", type=_seed, default=0, help="random seed (sampling and the RDKit conformer)")
     d.add_argument(
         "--hydrogens",
         action="store_true",
         help="write the poses with explicit hydrogens (RDKit places them on the docked heavy atoms)",
     )
     d.add_argument("--no-rank", action="store_true", help="skip Vinardo + PoseBusters ranking")
-    d.add_argument("--pb-budget", type=int, default=8, help="PoseBusters checks per complex (ranking)")
+    d.add_argument(
+        "--pb-budget", type=_nonnegative_int, default=8, help="PoseBusters checks per complex (ranking)"
+    )
     d.add_argument(
         "--assemble",
         choices=ASSEMBLIES,
@@ -95,21 +98,82 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument(
         "--data", default=None, help="folder of complexes <id>/<id>_protein.pdb + <id>/<id>_ligand.sdf"
     )
-    t.add_argument("--ccd", type=int, default=0, help="number of CCD pseudo-pocket training ligands")
-    t.add_argument("--out", required=True, help="model file to write")
-    t.add_argument("--steps", type=int, default=2000, help="optimizer steps")
-    t.add_argument("--batch", type=int, default=16, help="complexes per step")
-    t.add_argument("--lr", type=float, default=2e-3, help="peak learning rate")
-    t.add_argument("--width", type=int, default=48, help="model width")
-    t.add_argument("--depth", type=int, default=3, help="message-passing layers")
-    t.add_argument("--augment", type=int, default=1, help="featurizations per complex (conformer / cut set)")
     t.add_argument(
-        "--devices", type=int, default=None, help="devices of the data-parallel mesh (default: all)"
+        "--ccd", type=_nonnegative_int, default=0, help="number of CCD pseudo-pocket training ligands"
     )
-    t.add_argument("--seed", type=int, default=0, help="random seed")
+    t.add_argument("--out", required=True, help="model file to write")
+    t.add_argument("--overwrite", action="store_true", help="replace --out if it is an existing model file")
+    t.add_argument("--steps", type=_positive_int, default=2000, help="optimizer steps")
+    t.add_argument("--batch", type=_positive_int, default=16, help="complexes per step")
+    t.add_argument("--lr", type=_positive_float, default=2e-3, help="peak learning rate")
+    t.add_argument("--width", type=_positive_int, default=48, help="model width")
+    t.add_argument("--depth", type=_positive_int, default=3, help="message-passing layers")
+    t.add_argument(
+        "--augment", type=_positive_int, default=1, help="featurizations per complex (conformer / cut set)"
+    )
+    t.add_argument(
+        "--devices", type=_positive_int, default=None, help="devices of the data-parallel mesh (default: all)"
+    )
+    t.add_argument("--seed", type=_seed, default=0, help="random seed")
     t.add_argument("--resume", action="store_true", help="continue from the checkpoints next to --out")
     _distributed_flags(t)
     return p
+
+
+def _int_at_least(minimum: int, below: int | None = None):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, received {text!r}") from None
+        if value < minimum or (below is not None and value >= below):
+            bound = f" and < {below}" if below is not None else ""
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}{bound}, received {value}")
+        return value
+
+    return parse
+
+
+_positive_int = _int_at_least(1)
+_nonnegative_int = _int_at_least(0)
+_seed = _int_at_least(0, 2**32)
+
+
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, received {text!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"expected a finite number, received {text!r}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = _finite(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, received {text!r}")
+    return value
+
+
+def _check_out(out: str, overwrite: bool, what: str) -> str | None:
+    """``--out``: the file to write. A message naming the flag for a folder, an existing file without
+    ``--overwrite``, or a place that cannot be written; None when fine."""
+    import os
+
+    path = Path(out)
+    if path.is_dir():
+        return f"--out: {out} is a folder; give the {what} to write"
+    if path.exists() and not overwrite:
+        return f"--out: {out} exists; pass --overwrite to replace it, or choose a new file"
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"--out: {parent} is a file, not a folder; cannot write {out}"
+    if not os.access(parent, os.W_OK):
+        return f"--out: cannot write into {parent} (permission denied)"
+    return None
 
 
 class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
@@ -130,8 +194,8 @@ def _distributed_flags(t: argparse.ArgumentParser) -> None:
         "and on TPU pods) and split batches over every device of every process; process 0 writes --out",
     )
     g.add_argument("--coordinator", default=None, metavar="HOST:PORT", help="address of process 0")
-    g.add_argument("--num-processes", dest="n_processes", type=int, default=None, metavar="N")
-    g.add_argument("--process-id", type=int, default=None, metavar="I")
+    g.add_argument("--num-processes", dest="n_processes", type=_positive_int, default=None, metavar="N")
+    g.add_argument("--process-id", type=_nonnegative_int, default=None, metavar="I")
 
 
 _FLAGS = {"coordinator": "--coordinator", "n_processes": "--num-processes", "process_id": "--process-id"}
@@ -170,10 +234,9 @@ def _dock(a: argparse.Namespace) -> int:
     lig = a.ligand
     if Path(lig).suffix.lower() in (".sdf", ".sd", ".mol") and not Path(lig).exists():
         return _fail(f"--ligand: file {lig} does not exist")
-    if a.n_samples < 1:
-        return _fail(f"--n-samples: expected an integer >= 1, received {a.n_samples}")
-    if a.steps < 1:
-        return _fail(f"--steps: expected an integer >= 1, received {a.steps}")
+    problem = _check_out(a.out, a.overwrite, "SDF file")
+    if problem is not None:
+        return _fail(problem)
     model = Path(a.model) if a.model else SHIPPED_MODEL
     if not model.exists():
         return _fail(
@@ -245,6 +308,20 @@ def _train(a: argparse.Namespace) -> int:
 
     if a.data is None and a.ccd <= 0:
         return _fail("train: give --data DIR and/or --ccd N (training complexes)")
+    if a.data is not None and not Path(a.data).is_dir():
+        return _fail(f"--data: folder {a.data} does not exist")
+    problem = _check_out(a.out, a.overwrite, "model file")
+    if problem is None and Path(a.out).exists():  # --overwrite replaces only a docking model file
+        from ._train import load_model
+
+        try:
+            load_model(a.out)
+        except (ValueError, OSError) as e:
+            problem = f"--out: {a.out} is not a docking model file, so it is not replaced ({e})"
+    if problem is not None:
+        return _fail(problem)
+    if a.devices is not None and a.batch % a.devices:
+        return _fail(f"--batch: {a.batch} is not divisible by --devices {a.devices}")
     problem = _start_distributed(a)
     if problem is not None:
         return _fail(problem)
@@ -296,7 +373,7 @@ def _train(a: argparse.Namespace) -> int:
         "data": a.data,
         "ccd": a.ccd,
     }
-    save_model(out, model, config, info)
+    save_model(out, model, config, info, overwrite=a.overwrite)
     if is_primary():
         print(f"wrote {out} ({json.dumps(info)})", file=sys.stderr)
     return 0

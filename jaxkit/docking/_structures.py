@@ -7,6 +7,7 @@ default 10 Å); waters are dropped, other hetero groups (cofactors) are kept as 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,12 +61,40 @@ def load_ligand(
         raise StructureError(f"{where} could not be parsed by RDKit")
     if require_3d and (mol.GetNumConformers() == 0 or not mol.GetConformer().Is3D()):
         raise StructureError(f"{where} has no 3D conformer")
+    if mol.GetNumConformers():
+        pos = mol.GetConformer().GetPositions()
+        bad_atoms = np.flatnonzero(~np.all(np.isfinite(pos), axis=1))
+        if bad_atoms.size:
+            j = int(bad_atoms[0])
+            line = _molfile_atom_line(path, 0 if index is None else int(index), j)
+            at = f", line {line}" if line is not None else ""
+            raise StructureError(
+                f"{where}{at}: atom {j + 1} ({mol.GetAtomWithIdx(j).GetSymbol()}) has non-finite coordinates "
+                f"{pos[j].tolist()} ({bad_atoms.size} such atoms); expected finite coordinates (Å)"
+            )
     bad = sorted({a.GetSymbol() for a in mol.GetAtoms()} - set(allow_elements))
     if bad:
         raise StructureError(
             f"{where} contains unsupported elements {bad} (allowed: {sorted(allow_elements)})"
         )
     return mol
+
+
+def _molfile_atom_line(path: Path, record: int, atom: int) -> int | None:
+    """The 1-based line of atom ``atom`` (0-based) of record ``record`` in an SDF/MOL file (V2000 layout: three
+    header lines and the counts line, then one line per atom), or None if the file cannot be read so."""
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    start, seen = 0, 0
+    for i, text in enumerate(lines):
+        if seen == record:
+            break
+        if text.startswith("$$$$"):
+            seen, start = seen + 1, i + 1
+    line = start + 4 + atom
+    return line + 1 if line < len(lines) else None
 
 
 def ligand_from_smiles(smiles: str, *, allow_elements: frozenset[str] = ORGANIC_ELEMENTS) -> Chem.Mol:
@@ -86,14 +115,17 @@ def ligand_from_smiles(smiles: str, *, allow_elements: frozenset[str] = ORGANIC_
 
 
 def _check_pdb_complete(path: Path) -> None:
-    """A PDB truncated at a line boundary parses cleanly but loses atoms: require an END/ENDMDL record after the
-    last coordinate record (the PDB format's terminator; biotite, RDKit, PyMOL and the PDB itself write it)."""
+    """Every ATOM/HETATM record holds three finite coordinates (columns 31-54, the PDB format's fixed columns),
+    and a PDB truncated at a line boundary, which parses cleanly but loses atoms, is caught: an END/ENDMDL record
+    must follow the last coordinate record (the PDB format's terminator; biotite, RDKit, PyMOL and the PDB
+    itself write it). Raises :class:`StructureError` naming the file and the line."""
     last_coord, last_end = -1, -1
     with open(path, errors="replace") as fh:
         for i, line in enumerate(fh):
             rec = line[:6].strip()
             if rec in ("ATOM", "HETATM"):
                 last_coord = i
+                _check_pdb_coordinates(path, i + 1, line)
             elif rec in ("END", "ENDMDL"):
                 last_end = i
     if last_coord < 0:
@@ -102,6 +134,22 @@ def _check_pdb_complete(path: Path) -> None:
         raise StructureError(
             f"protein file {path} looks truncated: no END record after its last ATOM/HETATM line (line "
             f"{last_coord + 1}); a complete PDB file ends with END"
+        )
+
+
+def _check_pdb_coordinates(path: Path, lineno: int, line: str) -> None:
+    atom = f"{line[12:16].strip() or '?'} {line[17:20].strip()} {line[21:22].strip()}{line[22:26].strip()}"
+    where = f"protein file {path}, line {lineno} (atom {atom})"
+    fields = (line[30:38], line[38:46], line[46:54])
+    try:
+        xyz = [float(f) for f in fields]
+    except ValueError:
+        raise StructureError(
+            f"{where}: expected x, y, z numbers in columns 31-54, received {line[30:54].strip()!r}"
+        ) from None
+    if not all(math.isfinite(v) for v in xyz):
+        raise StructureError(
+            f"{where}: expected finite coordinates, received {', '.join(f.strip() for f in fields)}"
         )
 
 

@@ -226,12 +226,36 @@ def train_model(
 
 
 def save_model(
-    path: str | Path, model: FragmentScoreModel, config: ModelConfig, info: dict | None = None
+    path: str | Path,
+    model: FragmentScoreModel,
+    config: ModelConfig,
+    info: dict | None = None,
+    *,
+    overwrite: bool = False,
 ) -> Path:
-    """Write a model file (atomic, checksummed) holding the parameters and ``config``."""
+    """Write a model file (atomic, checksummed) holding the parameters and ``config``.
+
+    ``config`` must describe ``model`` (the model :func:`build_model` makes from it has the same parameter
+    names, shapes and dtypes; ``ValueError`` otherwise), so the file always loads back. An existing ``path`` is
+    replaced only with ``overwrite=True`` and only if it is a docking model file (``FileExistsError``
+    otherwise); the replacement is atomic (the old file or the new one, never neither)."""
+    from ._model import FragmentScoreModel
+
+    if not isinstance(model, FragmentScoreModel):
+        raise TypeError(f"model: expected a FragmentScoreModel, received {type(model).__name__}")
+    if not isinstance(config, ModelConfig):
+        raise TypeError(f"config: expected a ModelConfig, received {type(config).__name__}")
+    if info is not None and not isinstance(info, dict):
+        raise TypeError(f"info: expected a JSON-able dict or None, received {type(info).__name__}")
     params = eqx.filter(model, eqx.is_inexact_array)
+    like = eqx.filter(build_model(config, jax.random.key(0)), eqx.is_inexact_array)
     meta = {"format": MODEL_FORMAT, "config": config.to_dict(), "info": info or {}}
-    return save_checkpoint(path, params, meta)
+    try:
+        return save_checkpoint(path, params, meta, overwrite=overwrite, like=like)
+    except ValueError as e:
+        if str(e).startswith("tree:"):
+            raise ValueError(f"config: does not describe model ({str(e)[6:].strip()})") from None
+        raise
 
 
 def load_model(path: str | Path) -> tuple[FragmentScoreModel, ModelConfig, dict]:

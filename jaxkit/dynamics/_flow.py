@@ -38,8 +38,17 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from jaxkit._callables import as_pytree
 from jaxkit._typing import Array, ArrayInput, Batch, Float, Params, PRNGKey, Scalar
-from jaxkit._validate import check_choice, check_int, check_key, check_positive, check_size, error_if_invalid
+from jaxkit._validate import (
+    check_choice,
+    check_int,
+    check_key,
+    check_positive,
+    check_size,
+    error_if_invalid,
+    library_errors,
+)
 
 __all__ = [
     "FlowResult",
@@ -254,6 +263,7 @@ def _to_numpy(out: FlowResult, dt: Any) -> FlowResult:
     return jax.tree.map(np.asarray, out)
 
 
+@library_errors
 def gradient_flow(
     loss_fn: Callable[[Params], Scalar],
     params0: Params,
@@ -291,6 +301,7 @@ def gradient_flow(
         p_dtype = _check_params("params0", params0)
         ts = ts.astype(jnp.promote_types(ts.dtype, p_dtype))  # float32 save times, float64 params: float64
         rtol, atol = _tolerances(ts.dtype, rtol, atol)
+        loss_fn = as_pytree(loss_fn, params0, name="loss_fn")  # traced each call: its arrays are never stale
         out = _jit_flow(loss_fn, params0, ts, tau, _solver(solver), rtol, atol, grad_tol, max_steps)
         return _to_numpy(_check_solved(out, on_failure, max_steps, ts), dt)
 
@@ -317,9 +328,10 @@ def _check_solved(out: FlowResult, on_failure: str, max_steps: int, ts: Array) -
     return out
 
 
-_jit_flow = jax.jit(_flow_core, static_argnums=(0, 3, 4, 5, 6, 7, 8))
+_jit_flow = jax.jit(_flow_core, static_argnums=(3, 4, 5, 6, 7, 8))
 
 
+@library_errors
 def gradient_flow_batch(
     loss_fn: Callable[[Params], Scalar],
     init_fn: Callable[[PRNGKey, Scalar], Params],
@@ -367,7 +379,10 @@ def _gradient_flow_batch(
     if np.ndim(keys) < 1 or np.shape(keys)[0] < 1:
         raise ValueError(f"keys: expected a non-empty batch of PRNG keys, received shape {np.shape(keys)}")
     check_key("keys", keys)
-    dtype = _check_params("init_fn(keys[0], scales[0])", jax.eval_shape(init_fn, keys[0], scales[0]))
+    example = jax.eval_shape(init_fn, keys[0], scales[0])
+    dtype = _check_params("init_fn(keys[0], scales[0])", example)
+    init_fn = as_pytree(init_fn, keys[0], scales[0], name="init_fn")  # both traced each call: never stale
+    loss_fn = as_pytree(loss_fn, example, name="loss_fn")
     ts = ts.astype(jnp.promote_types(ts.dtype, dtype))
     rtol, atol = _tolerances(ts.dtype, rtol, atol)
     solver = _solver(solver)
@@ -382,9 +397,10 @@ def _batch_core(loss_fn, init_fn, keys, scales, ts, tau, solver, rtol, atol, gra
     return jax.vmap(lambda k: jax.vmap(lambda s: one(k, s))(scales))(keys)
 
 
-_jit_batch = jax.jit(_batch_core, static_argnums=(0, 1, 5, 6, 7, 8, 9, 10))
+_jit_batch = jax.jit(_batch_core, static_argnums=(5, 6, 7, 8, 9, 10))
 
 
+@library_errors
 def gradient_descent(
     loss_fn: Callable[..., Scalar],
     params0: Params,
@@ -433,6 +449,11 @@ def gradient_descent(
             n_saved * (n_params + 2) * (dt if dt is not None else np.dtype(np.float32)).itemsize,
             hint=f"{n_saved} saved iterates of {n_params} parameters; raise save_every to save fewer",
         )
+        if batch_fn is not None:  # the user's functions traced each call: their arrays are never stale
+            batch_fn = as_pytree(batch_fn, key, name="batch_fn")
+            loss_fn = as_pytree(loss_fn, params0, jax.eval_shape(batch_fn, key), name="loss_fn")
+        else:
+            loss_fn = as_pytree(loss_fn, params0, name="loss_fn")
         out = _jit_gd(loss_fn, params0, lr, n_steps, save_every, batch_fn, key)
         out = _to_numpy(out, dt)
     if on_failure == "flag":
@@ -489,4 +510,4 @@ def _gd_core(loss_fn, params0, lr, n_steps, save_every, batch_fn, key):
     )
 
 
-_jit_gd = jax.jit(_gd_core, static_argnums=(0, 2, 3, 4, 5))
+_jit_gd = jax.jit(_gd_core, static_argnums=(2, 3, 4))

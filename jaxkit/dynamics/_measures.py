@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.flatten_util import ravel_pytree
 
+from jaxkit._callables import as_pytree
 from jaxkit._typing import Array, ArrayInput, Float, Params, PyTree, Scalar
 from jaxkit._validate import (
     as_float64,
@@ -260,7 +261,7 @@ def plateaus(
     return out
 
 
-@jax.jit(static_argnums=0)
+@jax.jit
 def _grad_and_hessian(loss_fn, params):
     flat, unravel = ravel_pytree(params)
 
@@ -295,7 +296,7 @@ def saddle_check(
     n_params = sum(int(np.size(leaf)) for leaf in leaves)
     if n_params > 5000:
         raise ValueError(f"params: dense Hessian needs <= 5000 parameters, received {n_params}")
-    g, h = _grad_and_hessian(loss_fn, params)
+    g, h = _grad_and_hessian(as_pytree(loss_fn, params, name="loss_fn"), params)  # traced: never stale
     h = np.asarray(h, dtype=float)
     if not (np.all(np.isfinite(h)) and np.all(np.isfinite(np.asarray(g)))):
         raise ValueError("loss_fn: the gradient or Hessian at params is not finite")
@@ -304,7 +305,7 @@ def saddle_check(
     return SaddleCheck(gn, float(eig[0]), float(eig[-1]), bool(gn < grad_tol and eig[0] < -eig_tol))
 
 
-@jax.jit(static_argnums=0)
+@jax.jit
 def _grad_norms(loss_fn, traj):
     g = jax.vmap(jax.grad(loss_fn))(traj)
     return jnp.sqrt(sum(jnp.sum(x**2, axis=tuple(range(1, x.ndim))) for x in jax.tree.leaves(g)))
@@ -316,7 +317,12 @@ def grad_norms(loss_fn: Callable[[Params], Scalar], trajectory: Params) -> np.nd
     leaves = jax.tree.leaves(trajectory)
     if not leaves or any(np.ndim(leaf) < 1 for leaf in leaves) or len({np.shape(x)[0] for x in leaves}) != 1:
         raise ValueError("trajectory: expected a params pytree whose leaves share a leading time axis")
-    return np.asarray(_grad_norms(loss_fn, trajectory))
+    point = jax.tree.map(
+        lambda leaf: jax.ShapeDtypeStruct(np.shape(leaf)[1:], jnp.result_type(leaf)), trajectory
+    )
+    return np.asarray(
+        _grad_norms(as_pytree(loss_fn, point, name="loss_fn"), trajectory)
+    )  # traced: never stale
 
 
 class PlateauCheck(NamedTuple):

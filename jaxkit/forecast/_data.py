@@ -146,9 +146,18 @@ def align_published(
     """As-of join: the value on trading date ``d`` is the latest one whose availability date is ``<= d``
     (NaN if none, or if it became available more than ``max_age_days`` before ``d``)."""
     vals = values.to_frame() if isinstance(values, pd.Series) else values
+    if isinstance(available, pd.Series):  # labeled: matched to values by label, not by position
+        if not available.index.equals(vals.index):
+            if set(available.index) != set(vals.index) or available.index.has_duplicates:
+                raise ValueError(
+                    "available: a Series must be indexed by the same labels as values (one availability date "
+                    "per value)"
+                )
+            available = available.reindex(vals.index)
     avail = pd.DatetimeIndex(available)
     if len(avail) != len(vals):
         raise ValueError(f"available: expected {len(vals)} dates, received {len(avail)}")
+    _check_dates(pd.DatetimeIndex(dates), "dates")
     src = vals.reset_index(drop=True).assign(_avail=avail.values).sort_values("_avail")
     src = src.drop_duplicates("_avail", keep="last")
     tgt = pd.DataFrame({"_date": pd.DatetimeIndex(dates).values})
@@ -313,6 +322,12 @@ def stock_signals(
     """Per-stock signals on each date from information up to that close: 21/63/252-day momentum, 21-day realized
     volatility, and Kalman-filtered betas on the market and on oil (returns standardized by a trailing 252-day
     volatility before filtering)."""
+    if not isinstance(log_returns, pd.DataFrame):
+        raise TypeError(
+            f"log_returns: expected a DataFrame (dates x assets), received {type(log_returns).__name__}"
+        )
+    _check_dates(pd.DatetimeIndex(log_returns.index), "log_returns.index")
+    market, oil = (_aligned_series(v, n, log_returns.index) for v, n in ((market, "market"), (oil, "oil")))
     lr = log_returns
     out = {
         "mom_21": lr.rolling(21).sum(),
@@ -336,6 +351,22 @@ def stock_signals(
     out["beta_mkt"] = pd.DataFrame(b[:, :, 1], index=lr.index, columns=lr.columns)
     out["beta_oil"] = pd.DataFrame(b[:, :, 2], index=lr.index, columns=lr.columns)
     return out
+
+
+def _aligned_series(s: Any, name: str, index: pd.Index) -> pd.Series:
+    """``s`` taken by label on ``index`` (never by position): every date of ``index`` must be in ``s``."""
+    if not isinstance(s, pd.Series):
+        raise TypeError(f"{name}: expected a pandas Series indexed by date, received {type(s).__name__}")
+    if s.index.has_duplicates:
+        dup = s.index[s.index.duplicated()][0]
+        raise ValueError(f"{name}: expected unique dates in its index, {dup} appears more than once")
+    missing = index.difference(s.index)
+    if len(missing):
+        raise ValueError(
+            f"{name}: expected a value on every date of log_returns.index, {len(missing)} missing (first "
+            f"{missing[0]})"
+        )
+    return s.reindex(index)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from jaxtyping import Array, Float, PRNGKeyArray
 
 from jaxkit import diffusion as dm
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import as_float64_numpy, check_finite, check_int, check_key, check_size
+from jaxkit._validate import as_float64_numpy, check_finite, check_int, check_key, check_size, library_errors
 from jaxkit.forecast._denoiser import (
     AttentionNet,
     ConditionalDenoiser,
@@ -153,16 +153,48 @@ def _thaw(t: tuple) -> dict:
 FORECASTER_FORMAT = "jaxkit.forecast.DiffusionForecaster/1"
 
 
-def save_forecaster(path: str | Path, model: DiffusionForecaster, metadata: dict | None = None) -> Path:
+def _forecaster_like(config: dict) -> DiffusionForecaster:
+    """The skeleton :func:`load_forecaster` fills: the forecaster that ``config`` (thawed) builds."""
+    cfg = dict(config)
+    if isinstance(cfg.get("denoiser"), dict):
+        cfg["denoiser"] = denoiser_from_dict(cfg["denoiser"])
+    return make_forecaster(**cfg, scale=np.ones(cfg["n_assets"], np.float32), key=jax.random.key(0))
+
+
+def save_forecaster(
+    path: str | Path,
+    model: DiffusionForecaster,
+    metadata: dict | None = None,
+    *,
+    overwrite: bool = False,
+) -> Path:
     """Save a forecaster (weights, schedule, scale and its :func:`make_forecaster` config) to the checkpoint
     folder ``path`` in one call (:func:`jaxkit.train.save_checkpoint`: orbax arrays + a checksummed manifest).
-    ``metadata``: optional JSON-able extras stored beside it. :func:`load_forecaster` restores it exactly."""
+    ``metadata``: optional JSON-able extras stored beside it. :func:`load_forecaster` restores it exactly.
+
+    The model's config must describe its arrays (``ValueError`` otherwise: the file would not load back). An
+    existing ``path`` is replaced only with ``overwrite=True`` and only if it holds a saved forecaster
+    (``FileExistsError`` otherwise); the replacement is atomic (the old one or the new one, never neither)."""
     if not isinstance(model, DiffusionForecaster):
         raise TypeError(f"model: expected a DiffusionForecaster, received {type(model).__name__}")
     if not model.config:
         raise ValueError("model: has no config (build it with make_forecaster to be able to save it)")
-    meta = {"format": FORECASTER_FORMAT, "config": _thaw(model.config), "user": dict(metadata or {})}
-    return save_checkpoint(path, model, meta)
+    if metadata is not None and not isinstance(metadata, dict):
+        raise TypeError(f"metadata: expected a JSON-able dict or None, received {type(metadata).__name__}")
+    config = _thaw(model.config)
+    try:
+        like = _forecaster_like(config)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"model: its config cannot rebuild a forecaster ({e})") from None
+    meta = {"format": FORECASTER_FORMAT, "config": config, "user": dict(metadata or {})}
+    try:
+        return save_checkpoint(path, model, meta, overwrite=overwrite, like=like)
+    except ValueError as e:
+        if str(e).startswith("tree:"):
+            raise ValueError(
+                f"model: its config does not describe its arrays ({str(e)[6:].strip()})"
+            ) from None
+        raise
 
 
 def load_forecaster(path: str | Path) -> tuple[DiffusionForecaster, dict]:
@@ -172,15 +204,19 @@ def load_forecaster(path: str | Path) -> tuple[DiffusionForecaster, dict]:
     meta = read_metadata(path)
     if meta.get("format") != FORECASTER_FORMAT:
         raise ValueError(f"path: {path} is not a saved forecaster (format {meta.get('format')!r})")
-    cfg = dict(meta["config"])
-    cfg["denoiser"] = denoiser_from_dict(cfg["denoiser"])
-    like = make_forecaster(**cfg, scale=np.ones(cfg["n_assets"], np.float32), key=jax.random.key(0))
-    model, _ = load_checkpoint(path, like)
+    model, _ = load_checkpoint(path, _forecaster_like(meta["config"]))
     return model, meta.get("user", {})
 
 
 def forecaster_loss(model: DiffusionForecaster, batch: dict, key: PRNGKeyArray) -> tuple[Array, dict]:
-    """Mean ε-prediction loss over a batch dict with ``history``, ``target``, ``macro``, ``signals``."""
+    """The training loss over a batch dict with ``history``, ``target``, ``macro``, ``signals``; returns
+    ``(loss, terms)``.
+
+    ``loss`` is a sum, not one mean: the ε-prediction MSE of the blended denoiser plus, for a guided model,
+    ``aux_weight`` times the MSEs of its full-condition and macro-only branches (the module docstring's formula),
+    so a denoiser predicting zero scores ``1 + 2 * aux_weight`` (3 by default), not 1. ``terms`` holds each
+    part: ``eps_mse`` (the blended denoiser's ε-error alone, comparable across models), ``eps_mse_full``,
+    ``eps_mse_macro`` and the mean ``gate``."""
     return _denoiser_loss(model.denoiser, model.schedule, model.scale, model.aux_weight, batch, key)
 
 
@@ -248,7 +284,9 @@ def train_forecaster(
     weight_decay: float = 1e-4,
 ) -> tuple[DiffusionForecaster, list[dict]]:
     """AdamW with cosine decay from ``lr`` to ``final_lr_fraction * lr`` through :func:`jaxkit.train.fit`;
-    returns ``(model, history)``. ``ema_decay``: return the exponential moving average of the weights
+    returns ``(model, history)``; each history record's ``loss`` is :func:`forecaster_loss`'s sum (the blended
+    ε-error plus the two guidance branches', 3 for a zero predictor) and ``eps_mse`` the blended ε-error alone.
+    ``ema_decay``: return the exponential moving average of the weights
     (:func:`jaxkit.train.track_ema`) instead of the last iterate. The windows are trained in float32 (float64
     windows, as :func:`forecast_windows` builds them, are converted); ``batch_size`` above the number of windows is
     lowered to it with a ``UserWarning``."""
@@ -281,7 +319,21 @@ def train_forecaster(
             stacklevel=2,
         )
     k_data, k_fit = jax.random.split(key)
-    loader = ArrayLoader(arrays, min(batch_size, n), key=k_data)
+    b = min(batch_size, n)
+    with warnings.catch_warnings():  # ArrayLoader's advice names its own drop_last, which this function lacks
+        warnings.filterwarnings("ignore", message="ArrayLoader: ", category=UserWarning)
+        loader = ArrayLoader(arrays, b, key=k_data)
+    if n % b:
+        divisors = [d for d in range(b, 0, -1) if n % d == 0][:1] + [
+            d for d in range(b + 1, n + 1) if n % d == 0
+        ][:1]
+        warnings.warn(
+            f"batch_size: {n} training windows in batches of {b} leave {n % b} window(s) out of every epoch (a "
+            f"different random subset each epoch); pass a batch_size dividing {n} (e.g. "
+            f"{' or '.join(str(d) for d in divisors)}) to use them all",
+            UserWarning,
+            stacklevel=2,
+        )
     sched = optax.cosine_decay_schedule(lr, max(n_steps, 1), alpha=final_lr_fraction)
     opt = optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(sched, weight_decay=weight_decay))
     if ema_decay is not None:
@@ -358,6 +410,7 @@ def _sample(
     return out.reshape(B, k, H, N)
 
 
+@library_errors
 def sample_paths(
     model: DiffusionForecaster,
     history: ArrayInput,
@@ -368,7 +421,7 @@ def sample_paths(
     n_samples: int = 32,
     n_steps: int = 10,
     sampler: Literal["ddim", "ddpm"] = "ddim",
-    eta: float = 0.0,
+    eta: float = 1.0,
     clip_x0: float | None = 6.0,
     scale: ArrayInput | None = None,
     chunk_size: int | None = 256,
@@ -378,8 +431,8 @@ def sample_paths(
 
     ``history`` (B, L, N) raw log returns, ``macro`` (B, M), ``signals`` (B, N, F); ``scale`` (B, N) the
     per-date return scale (required when the model was built with ``per_date_scale=True``, ignored otherwise).
-    ``sampler="ddim"`` uses ``n_steps`` DDIM steps (``eta`` = 0 deterministic, ``eta`` = 1 ancestral on the
-    sub-sequence), ``"ddpm"`` the full ancestral chain. ``clip_x0`` clips the predicted clean sample (in units of
+    ``sampler="ddim"`` uses ``n_steps`` DDIM steps (``eta`` = 1, the default, ancestral on the sub-sequence;
+    ``eta`` = 0 deterministic, which over-disperses on a learned ε), ``"ddpm"`` the full ancestral chain. ``clip_x0`` clips the predicted clean sample (in units of
     the scale) at every step (``None``: no clipping). ``chunk_size``: at most this many paths are computed at
     once (memory grows with it; ``None`` = all ``B * n_samples`` at once). Path ``j`` of date ``b`` depends only
     on ``key``, ``b``, ``j`` and date ``b``'s condition, so the result does not depend on ``chunk_size`` (up to

@@ -26,7 +26,7 @@ import optax
 from jaxtyping import Key
 
 from .._typing import Array, ArrayLike, Float, PRNGKey, Scalar, TreeT
-from .._validate import check_finite, check_int, check_positive, finite_checked
+from .._validate import check_finite, check_int, check_positive, finite_checked, library_errors
 from ..train import ArrayLoader, data_mesh, ensemble_member, fit, fit_ensemble, init_ensemble
 
 __all__ = [
@@ -57,14 +57,17 @@ def relative_l2(
 
     A sample whose target is identically zero has ratio 0 when the prediction is zero too (an exact match) and
     ``inf`` otherwise (no finite relative error exists; a training loss that meets one stops with
-    ``FloatingPointError``), never NaN. An empty batch raises ``ValueError``."""
+    ``FloatingPointError``), never NaN. Its gradient at a sample predicted exactly is 0 (the norm's minimum; the
+    plain formula gives 0/0 = NaN there). An empty batch raises ``ValueError``."""
     _same_shape(pred, target)
     if np.ndim(pred) < 1 or np.shape(pred)[0] == 0:
         raise ValueError(
             f"pred: expected a non-empty batch (batch, ...) of samples, received shape {np.shape(pred)}"
         )
     b = pred.shape[0]
-    diff = jnp.sqrt(jnp.sum((pred - target).reshape(b, -1) ** 2, axis=1))
+    sq = jnp.sum((pred - target).reshape(b, -1) ** 2, axis=1)
+    # the norm's gradient at an exact match is 0/0: take 0 there (the minimum), never NaN
+    diff = jnp.where(sq > 0, jnp.sqrt(jnp.where(sq > 0, sq, 1)), 0).astype(sq.dtype)
     norm = jnp.sqrt(jnp.sum(target.reshape(b, -1) ** 2, axis=1))
     pos = norm > 0
     ratio = jnp.where(pos, diff / jnp.where(pos, norm, 1), jnp.where(diff > 0, jnp.inf, 0).astype(diff.dtype))
@@ -141,6 +144,7 @@ def _predict_batch(model: Any, xn: Any, yn: Any, x: Array) -> Array:
     return jax.vmap(lambda s: yn.decode(model(xn.encode(s))))(x)
 
 
+@library_errors
 def predict(
     model: eqx.Module,
     x: ArrayLike,
@@ -291,7 +295,20 @@ class TrainedOperator:
             "wall_time": float(self.wall_time),
             "n_steps": int(self.n_steps),
         }
-        return save_checkpoint(path, tree, metadata)
+        skeleton = _skeleton(record)
+        like = {
+            "model": eqx.filter(skeleton, eqx.is_array),
+            "x_normalizer": {"mean": self.x_normalizer.mean, "std": self.x_normalizer.std},
+            "y_normalizer": {"mean": self.y_normalizer.mean, "std": self.y_normalizer.std},
+        }
+        try:
+            return save_checkpoint(path, tree, metadata, overwrite=overwrite, like=like)
+        except ValueError as e:
+            if str(e).startswith("tree:"):
+                raise ValueError(
+                    f"model: its config does not describe its arrays ({str(e)[6:].strip()})"
+                ) from None
+            raise
 
     @classmethod
     def load(cls, path: str | Path) -> TrainedOperator:
@@ -337,6 +354,7 @@ def _loss_fn(xn: GaussianNormalizer, yn: GaussianNormalizer) -> Callable:
     return loss
 
 
+@library_errors
 def train_operator(
     model: eqx.Module,
     x_train: ArrayLike,

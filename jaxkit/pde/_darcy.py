@@ -37,6 +37,7 @@ from .._validate import (
     check_ndim,
     check_positive,
     is_tracer,
+    library_errors,
 )
 
 _In = Array | np.ndarray
@@ -129,6 +130,7 @@ def _as_array(x):
     return np.asarray(x, dtype=jnp.result_type(float)) if isinstance(x, list | tuple) else x
 
 
+@library_errors
 def solve(
     a: Float[_In, "n1 n2"] | list,
     *,

@@ -146,7 +146,18 @@ fine grid and resolutions): ``burgers``, ``darcy``, ``navier_stokes_1e-3`` / ``1
 entries and ``dataset_spec(name)`` gives a name's full recipe."""
 
 
-def register_dataset(spec: DatasetSpec) -> DatasetSpec:
+def register_dataset(spec: DatasetSpec, *, replace: bool = False) -> DatasetSpec:
+    """Add ``spec`` under ``spec.name`` to :data:`DATASETS`. A name already registered (a built-in one included)
+    is replaced only with ``replace=True`` (``ValueError`` otherwise); datasets made from the new spec never reuse
+    the old one's compiled sampler or disk cache (both are keyed by the spec and its sampler's code)."""
+    if not isinstance(spec, DatasetSpec):
+        raise TypeError(f"spec: expected a DatasetSpec, received {type(spec).__name__}")
+    old = SPECS.get(spec.name)
+    if old is not None and old is not spec and not replace:
+        raise ValueError(
+            f"spec: a dataset named {spec.name!r} is already registered; pass replace=True to replace it, or "
+            "choose another name"
+        )
     SPECS[spec.name] = spec
     DATASETS[spec.name] = spec.description
     return spec
@@ -245,6 +256,10 @@ def _cache_key(meta: dict[str, Any]) -> str:
     keyed = {
         k: meta[k] for k in ("name", "params", "resolution", "seed", "n_train", "n_test", "jaxkit_version")
     }
+    if (
+        meta.get("sampler") is not None
+    ):  # a registered (non-built-in) spec: its sampler's code is part of the key
+        keyed["sampler"] = meta["sampler"]
     keyed["format"] = _CACHE_FORMAT
     blob = json.dumps(keyed, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
@@ -306,6 +321,8 @@ def _load_cache(folder: Path, meta: dict[str, Any]) -> PDEDataset | None:
                 meta[k], sort_keys=True, default=str
             ):
                 raise ValueError(f"metadata field {k!r} differs")
+        if stored["metadata"].get("sampler") != meta.get("sampler"):
+            raise ValueError("the dataset's sampler differs from the one that wrote the cache")
     except (OSError, ValueError, KeyError, TypeError, EOFError) as e:  # damaged or partial entry
         warnings.warn(
             f"PDE dataset cache entry {folder} is damaged or incomplete ({type(e).__name__}: {e}); "
@@ -325,17 +342,54 @@ def _load_cache(folder: Path, meta: dict[str, Any]) -> PDEDataset | None:
     )
 
 
-_SAMPLERS: dict[str, Callable] = {}
+_SAMPLERS: dict[str, tuple[DatasetSpec, Callable]] = {}
 
 
 def _cached_sampler(spec: DatasetSpec, params: dict[str, Any]) -> Callable:
-    """One jitted fine-grid sampler per (dataset, parameters): repeated calls reuse the compiled code."""
+    """One jitted fine-grid sampler per (dataset spec, parameters): repeated calls reuse the compiled code; a
+    spec registered anew under the same name gets its own."""
     key = json.dumps([spec.name, params], sort_keys=True, default=str)
-    if key not in _SAMPLERS:
+    hit = _SAMPLERS.get(key)
+    if hit is None or hit[0] is not spec:
         if len(_SAMPLERS) > 32:
             _SAMPLERS.clear()
-        _SAMPLERS[key] = spec.sampler(params, params["fine_resolution"])
-    return _SAMPLERS[key]
+        _SAMPLERS[key] = (spec, spec.sampler(params, params["fine_resolution"]))
+    return _SAMPLERS[key][1]
+
+
+def _code_fingerprint(fn: Any) -> str:
+    """SHA-256 of a function's identity, bytecode (nested code objects included, by content) and the values its
+    closure holds (arrays by their bytes): a disk cache written by another sampler is never taken for this one's."""
+
+    def code_text(code: Any) -> str:
+        consts = [code_text(c) if hasattr(c, "co_code") else repr(c) for c in code.co_consts]
+        return f"{code.co_name}:{code.co_code.hex()}:{consts}:{code.co_names}"
+
+    def value_text(v: Any, depth: int) -> str:
+        if depth > 3:
+            return type(v).__qualname__
+        if callable(v) and hasattr(getattr(v, "__func__", v), "__code__"):
+            return function_text(getattr(v, "__func__", v), depth + 1)
+        if hasattr(v, "__array__") and not isinstance(v, str | bytes):
+            a = np.asarray(v)
+            return f"array{a.shape}{a.dtype}:{hashlib.sha256(a.tobytes()).hexdigest()}"
+        return repr(v)
+
+    def function_text(f: Any, depth: int) -> str:
+        cells = []
+        for c in f.__closure__ or ():
+            try:
+                cells.append(value_text(c.cell_contents, depth))
+            except ValueError:  # an empty cell
+                cells.append("<empty>")
+        return f"{f.__module__}.{f.__qualname__}:{code_text(f.__code__)}:{cells}:{f.__defaults__!r}"
+
+    target = getattr(fn, "__func__", fn)
+    if hasattr(target, "__code__"):
+        text = function_text(target, 0)
+    else:
+        text = f"{type(target).__module__}.{type(target).__qualname__}"
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _generate_split(
@@ -447,6 +501,9 @@ def make_dataset(
         "n_test": n_test,
         "jaxkit_version": _version(),
         "description": spec.description,
+        # built-in specs change only with jaxkit's code (their caches stay valid across processes); a registered
+        # one is keyed by its sampler's code too, so a changed sampler never reads the old cache
+        "sampler": None if _BUILTIN.get(name) is spec else _code_fingerprint(spec.sampler),
     }
     folder = None
     if cache_dir is not None:
@@ -1095,3 +1152,5 @@ __all__ = [
     "register_dataset",
     "subsample",
 ]
+
+_BUILTIN: dict[str, DatasetSpec] = dict(SPECS)  # the specs jaxkit registers itself (at import)

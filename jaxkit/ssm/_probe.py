@@ -36,7 +36,7 @@ import optax
 import scipy.stats
 
 from jaxkit._typing import ArrayInput, PRNGKey
-from jaxkit._validate import check_choice, check_int, check_range
+from jaxkit._validate import check_choice, check_int, check_range, library_errors
 from jaxkit.train import fit_ensemble, init_ensemble, load_checkpoint, read_metadata, save_checkpoint
 
 from ._languages import Task, get_task
@@ -323,15 +323,22 @@ def select_runs(runs: Sequence[dict]) -> dict[int, int]:
 
 
 def seed_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
-    """Student-t interval for the mean of per-seed values (``scipy.stats.t``), clipped to [0, 1]; one value: itself."""
+    """Student-t interval for the mean of per-seed values (``scipy.stats.t``), clipped to [0, 1]. It needs at least
+    two values: with one seed no interval is available, and ``ValueError`` says so (it used to return
+    ``[x, x]``, a zero-width interval that looks like certainty)."""
     check_range("confidence", confidence, 0.0, 1.0, closed=False)
     v = np.asarray(values, float)
     if v.ndim != 1 or v.size == 0 or not np.all(np.isfinite(v)):
         raise ValueError(
             f"values: expected a non-empty 1-D sequence of finite per-seed values, received {values!r}"
         )
+    if v.size < 2:
+        raise ValueError(
+            f"values: a confidence interval over seeds needs at least 2 per-seed values, received {v.size} "
+            "(not available from one seed)"
+        )
     m = float(v.mean())
-    if v.size < 2 or float(v.std(ddof=1)) == 0.0:
+    if float(v.std(ddof=1)) == 0.0:
         return m, m
     lo, hi = scipy.stats.t.interval(confidence, v.size - 1, loc=m, scale=scipy.stats.sem(v))
     return float(max(lo, 0.0)), float(min(hi, 1.0))
@@ -382,7 +389,7 @@ def _summarize(
             "best_run": best,
             "chosen_lrs": [results[i]["lr"] for i in chosen],
             "test_acc": float(np.mean(test)),
-            "test_ci": list(seed_interval(test)),
+            "test_ci": list(seed_interval(test)) if len(test) > 1 else None,  # None: one seed, not available
             "test_acc_per_seed": test,
             "val_acc": float(np.mean([results[i]["val_acc"] for i in chosen])),
             "train_acc": float(np.mean(train)),
@@ -452,8 +459,12 @@ class TrainedProbe:
             out += [int(np.argmax(logits[j, e.size - 1])) for j, e in enumerate(chunk)]
         return np.array(out, np.int64)
 
-    def save(self, path: str | Path) -> Path:
-        """Write the model and its configuration to the checkpoint folder ``path`` (``jaxkit.train`` format)."""
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write the model and its configuration to the checkpoint folder ``path`` (``jaxkit.train`` format).
+
+        The configuration must describe the model (``ValueError`` otherwise: the file would not load back). An
+        existing ``path`` is replaced only with ``overwrite=True`` and only if it holds a saved TrainedProbe
+        (``FileExistsError`` otherwise); the replacement is atomic (the old one or the new one, never neither)."""
         meta = {
             "format": "jaxkit.ssm.TrainedProbe/1",
             "config": self.config.to_dict(),
@@ -461,7 +472,19 @@ class TrainedProbe:
             "vocab": self.vocab,
             "n_classes": self.n_classes,
         }
-        return save_checkpoint(path, eqx.filter(self.model, eqx.is_array), meta)
+        like = eqx.filter(
+            make_model(self.config, self.vocab, self.n_classes, jax.random.key(0)), eqx.is_array
+        )
+        try:
+            return save_checkpoint(
+                path, eqx.filter(self.model, eqx.is_array), meta, overwrite=overwrite, like=like
+            )
+        except ValueError as e:
+            if str(e).startswith("tree:"):
+                raise ValueError(
+                    f"config: does not describe the probe's model ({str(e)[6:].strip()})"
+                ) from None
+            raise
 
     @classmethod
     def load(cls, path: str | Path, task: Task | None = None) -> TrainedProbe:
@@ -496,6 +519,7 @@ def _cpu_seconds() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
+@library_errors
 def train_runs(
     cfg: ProbeConfig,
     seed: int = 0,

@@ -41,7 +41,8 @@ from jaxtyping import Array, Float
 
 from jaxkit._typing import ArrayInput
 
-from .._validate import check_finite, check_int, check_key, check_range, is_tracer
+from .._callables import as_pytree
+from .._validate import check_finite, check_int, check_key, check_range, is_tracer, library_errors
 from ._checks import check_rho, check_token_ids, rho_checked
 
 DOMAINS = ("gaussian", "boolean", "tokens")
@@ -171,9 +172,7 @@ def _stability_core(f, x, key, rho, n_samples, domain, vocab_size, noise_scale, 
     return StabilityEstimate(value, stderr, jnp.mean(sq)), n_bad
 
 
-_stability_jit = jax.jit(_stability_core, static_argnums=(0, 4, 5, 6, 7, 8))
-
-
+@library_errors
 def noise_stability(
     f: Callable[[jax.Array], jax.Array],
     x: ArrayInput,
@@ -216,6 +215,9 @@ def noise_stability(
     x = _as_points(x, domain)
     if domain == "tokens":
         check_token_ids("x", x, vocab_size)
+    # a user's function is traced on every call (its arrays are arguments of the compiled code, never baked in
+    # under the function's identity: changed weights give the new value)
+    f = as_pytree(f, jax.ShapeDtypeStruct(x.shape[1:], x.dtype), name="f")
     if chunk_size is None:
         chunk_size = _auto_chunk(f, x, n_samples)
     args = (
@@ -228,11 +230,8 @@ def noise_stability(
         noise_scale,
         chunk_size,
     )
-    if isinstance(f, eqx.Module):  # trace the model's arrays instead of baking them in as constants
-        params, static = eqx.partition(f, eqx.is_array)
-        est, n_bad = _stability_module_jit(params, static, *args)
-    else:
-        est, n_bad = _stability_jit(f, *args)
+    params, static = eqx.partition(f, eqx.is_array)  # the arrays traced, not baked in as constants
+    est, n_bad = _stability_module_jit(params, static, *args)
     if not check_finite:
         return est
     msg = (
@@ -301,9 +300,7 @@ def _sens_core(f, x, key, n_samples, domain, vocab_size, chunk_size):
     return jnp.mean(vals), jnp.std(vals, ddof=1) / jnp.sqrt(n)
 
 
-_sens_jit = jax.jit(_sens_core, static_argnums=(0, 3, 4, 5, 6))
-
-
+@library_errors
 def average_sensitivity(
     f: Callable[[jax.Array], jax.Array],
     x: ArrayInput,
@@ -340,13 +337,12 @@ def average_sensitivity(
         )
     if domain == "tokens":
         check_token_ids("x", x, vocab_size)
+    f = as_pytree(f, jax.ShapeDtypeStruct(x.shape[1:], x.dtype), name="f")  # traced on every call
     if chunk_size is None:
         chunk = _auto_chunk(f, x, n_samples * x.shape[1])
         chunk_size = chunk
-    if isinstance(f, eqx.Module):
-        params, static = eqx.partition(f, eqx.is_array)
-        return _sens_module(params, static, x, key, n_samples, domain, vocab_size, chunk_size)
-    return _sens_jit(f, x, key, n_samples, domain, vocab_size, chunk_size)
+    params, static = eqx.partition(f, eqx.is_array)
+    return _sens_module(params, static, x, key, n_samples, domain, vocab_size, chunk_size)
 
 
 @eqx.filter_jit

@@ -209,24 +209,132 @@ def _orbax_checkpointer():
     return ocp.Checkpointer(ocp.StandardCheckpointHandler())
 
 
-def save_checkpoint(path: str | os.PathLike, tree: PyTree, metadata: dict | None = None) -> Path:
+def save_checkpoint(
+    path: str | os.PathLike,
+    tree: PyTree,
+    metadata: dict | None = None,
+    *,
+    overwrite: bool = False,
+    like: PyTree | None = None,
+) -> Path:
     """Atomically write ``tree`` (a pytree of arrays, PRNG keys included) and ``metadata`` (JSON-able) to the
     checkpoint folder ``path`` (orbax arrays + a checksummed manifest; see the module docstring).
 
-    An existing checkpoint at ``path`` is replaced atomically; any other existing file or non-empty folder is
-    refused with ``FileExistsError`` (nothing is written or removed)."""
-    import orbax.checkpoint as ocp
+    Nothing of a user's is replaced without consent: a new path or an empty folder is written; an existing
+    checkpoint is replaced only with ``overwrite=True`` and only if it is of the same kind (its metadata's
+    ``"format"`` equals ``metadata["format"]``, both absent for plain checkpoints); a checkpoint of another kind,
+    a damaged one, or any other file or non-empty folder is refused with ``FileExistsError`` (nothing is
+    written or removed), ``overwrite`` or not. The replacement is atomic: an interrupted save leaves the old
+    checkpoint or the new one at ``path``, never neither.
 
-    path = Path(path).resolve()
-    if path.exists() and not (path.is_dir() and ((path / MANIFEST).is_file() or not any(path.iterdir()))):
-        raise FileExistsError(
-            f"path: {path} exists and is not a jaxkit checkpoint folder; save_checkpoint replaces only a "
-            "checkpoint (or an empty folder), never other files or folders: choose a new path"
-        )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    records, to_save, _ = _describe(tree)
+    ``like``: if given, the structure a later :func:`load_checkpoint` will use; ``tree`` must match it leaf by
+    leaf (key paths, shapes, dtypes, PRNG keys), else ``ValueError`` and nothing is written, so a checkpoint
+    that cannot be loaded back is never saved."""
+    if not isinstance(overwrite, bool):
+        raise TypeError(f"overwrite: expected a bool, received {type(overwrite).__name__}")
     if metadata is not None and not isinstance(metadata, dict):
         raise TypeError(f"metadata: expected a JSON-able dict or None, received {type(metadata).__name__}")
+    path = Path(path).resolve()
+    _recover_interrupted(path)
+    if path.exists():
+        if not (path.is_dir() and ((path / MANIFEST).is_file() or not any(path.iterdir()))):
+            raise FileExistsError(
+                f"path: {path} exists and is not a jaxkit checkpoint folder; save_checkpoint replaces only a "
+                "checkpoint (or an empty folder), never other files or folders: choose a new path"
+            )
+        if (path / MANIFEST).is_file():
+            try:
+                old = read_metadata(path)
+            except CheckpointError as e:
+                raise FileExistsError(
+                    f"path: {path} holds a checkpoint that cannot be verified ({e}); it is not replaced: "
+                    "choose a new path, or remove it yourself"
+                ) from None
+            old_kind = old.get("format") if isinstance(old, dict) else None
+            new_kind = (metadata or {}).get("format")
+            if old_kind != new_kind:
+                raise FileExistsError(
+                    f"path: {path} holds a checkpoint of another kind ({_kind(old_kind)}), not "
+                    f"{_kind(new_kind)}; a checkpoint is never replaced by one of another kind, even with "
+                    "overwrite=True: choose a new path"
+                )
+            if not overwrite:
+                raise FileExistsError(
+                    f"path: {path} already holds a checkpoint ({_kind(old_kind)}); pass overwrite=True to "
+                    "replace it"
+                )
+    if like is not None:
+        _check_matches(tree, like)
+    return _write_checkpoint(path, tree, metadata)
+
+
+def _kind(fmt: Any) -> str:
+    return f"a saved {fmt}" if fmt else "a plain checkpoint with no format"
+
+
+def _check_matches(tree: Any, like: Any) -> None:
+    """``tree`` has the leaves (paths, shapes, dtypes, PRNG keys) of ``like``: ValueError naming the first
+    difference otherwise."""
+    got = jax.tree_util.tree_flatten_with_path(tree)[0]
+    want = jax.tree_util.tree_flatten_with_path(like)[0]
+    if len(got) != len(want):
+        raise ValueError(
+            f"tree: holds {len(got)} arrays, the structure it is saved as (like) has {len(want)}"
+        )
+    for i, ((kp, a), (kq, b)) in enumerate(zip(got, want)):
+        pa, pb = jax.tree_util.keystr(kp), jax.tree_util.keystr(kq)
+        if pa != pb:
+            raise ValueError(f"tree: leaf {i} is {pa!r}, the structure it is saved as (like) has {pb!r}")
+        if _is_key(a) != _is_key(b):
+            raise ValueError(f"tree: leaf {i} {pa}: a PRNG key where (like) has an array, or the reverse")
+        sa, sb = tuple(np.shape(a)), tuple(np.shape(b))
+        if sa != sb:
+            raise ValueError(f"tree: leaf {i} {pa} has shape {sa}, the structure it is saved as has {sb}")
+        if not _is_key(a):
+            da, db = np.asarray(a).dtype if not hasattr(a, "dtype") else a.dtype, getattr(b, "dtype", None)
+            if db is None:
+                db = np.asarray(b).dtype
+            if np.dtype(da) != np.dtype(db):
+                raise ValueError(f"tree: leaf {i} {pa} has dtype {da}, the structure it is saved as has {db}")
+
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def _exchange(a: Path, b: Path) -> None:
+    """Swap two existing paths in one atomic step (Linux ``renameat2(RENAME_EXCHANGE)``); OSError if the system
+    or file system cannot."""
+    import ctypes
+    import ctypes.util
+
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+    fn = getattr(libc, "renameat2", None)
+    if fn is None:
+        raise OSError("renameat2 is not available")
+    if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+
+
+def _trash(path: Path) -> Path:
+    return path.parent / f".{path.name}.old"
+
+
+def _recover_interrupted(path: Path) -> None:
+    """A save interrupted between its two renames (systems without an atomic exchange) left the old checkpoint
+    in the hidden sibling ``.<name>.old`` and nothing at ``path``: put it back."""
+    trash = _trash(path)
+    if not path.exists() and (trash / MANIFEST).is_file() and jax.process_index() == 0:
+        os.replace(trash, path)
+        _fsync_dir(path.parent)
+
+
+def _write_checkpoint(path: Path, tree: PyTree, metadata: dict | None) -> Path:
+    import orbax.checkpoint as ocp
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    records, to_save, _ = _describe(tree)
     paths = _leaf_paths(tree)
     try:
         meta_json = json.loads(json.dumps(metadata or {}))
@@ -241,35 +349,47 @@ def save_checkpoint(path: str | os.PathLike, tree: PyTree, metadata: dict | None
     if primary and tmp.exists():
         shutil.rmtree(tmp)  # left over by a process killed mid-write
     _barrier(f"jaxkit_checkpoint_start_{path.name}")
-    if to_save:
-        _orbax_checkpointer().save(tmp / STATE, args=ocp.args.StandardSave(to_save))
-    if primary:
-        tmp.mkdir(parents=True, exist_ok=True)
-        files = {}
-        for rel in _list_files(tmp):
-            f = tmp / rel
-            files[rel] = {"bytes": f.stat().st_size, "sha256": _sha256_file(f)}
-            with open(f, "rb") as fh:
-                os.fsync(fh.fileno())
-        manifest = {
-            "format": FORMAT,
-            "leaves": records,
-            "paths": paths,
-            "metadata": meta_json,
-            "files": files,
-        }
-        write_checked_bytes(tmp / MANIFEST, json.dumps(manifest).encode(), kind="checkpoint-manifest")
-        for d in sorted({(tmp / rel).parent for rel in files}, key=lambda p: -len(p.parts)):
-            _fsync_dir(d)
-        if path.exists():
-            trash = path.parent / f".{path.name}.old"
-            shutil.rmtree(trash, ignore_errors=True)
-            os.replace(path, trash)
-            os.replace(tmp, path)
-            shutil.rmtree(trash, ignore_errors=True)
-        else:
-            os.replace(tmp, path)
-        _fsync_dir(path.parent)
+    try:
+        if to_save:
+            _orbax_checkpointer().save(tmp / STATE, args=ocp.args.StandardSave(to_save))
+        if primary:
+            tmp.mkdir(parents=True, exist_ok=True)
+            files = {}
+            for rel in _list_files(tmp):
+                f = tmp / rel
+                files[rel] = {"bytes": f.stat().st_size, "sha256": _sha256_file(f)}
+                with open(f, "rb") as fh:
+                    os.fsync(fh.fileno())
+            manifest = {
+                "format": FORMAT,
+                "leaves": records,
+                "paths": paths,
+                "metadata": meta_json,
+                "files": files,
+            }
+            write_checked_bytes(tmp / MANIFEST, json.dumps(manifest).encode(), kind="checkpoint-manifest")
+            for d in sorted({(tmp / rel).parent for rel in files}, key=lambda p: -len(p.parts)):
+                _fsync_dir(d)
+            if path.exists():
+                try:
+                    _exchange(tmp, path)  # one atomic step: the old checkpoint or the new one, never neither
+                except OSError:
+                    trash = _trash(path)  # two renames; an interruption between them is undone on next access
+                    shutil.rmtree(trash, ignore_errors=True)
+                    os.replace(path, trash)
+                    os.replace(tmp, path)
+                    shutil.rmtree(trash, ignore_errors=True)
+                    _fsync_dir(path.parent)
+                else:
+                    _fsync_dir(path.parent)
+                    shutil.rmtree(tmp, ignore_errors=True)  # now the old checkpoint
+            else:
+                os.replace(tmp, path)
+                _fsync_dir(path.parent)
+    except BaseException:  # the old checkpoint (if any) is in place: drop the partial new one
+        if primary:
+            shutil.rmtree(tmp, ignore_errors=True)
+        raise
     _barrier(f"jaxkit_checkpoint_{path.name}")
     return path
 
@@ -289,6 +409,7 @@ def _leaf_paths(tree: Any) -> list[str]:
 
 def _verify(path: Path) -> dict:
     """Check every byte of the checkpoint folder against its manifest; return the manifest."""
+    _recover_interrupted(path)
     if not path.exists():
         if path.with_suffix(".jkc").exists() or path.suffix == ".jkc":
             raise CheckpointError(_legacy_message(path))
@@ -463,7 +584,9 @@ class CheckpointManager:
     def save(self, step: int, tree: PyTree, metadata: dict | None = None) -> Path:
         meta = dict(metadata or {})
         meta["step"] = int(step)
-        p = save_checkpoint(self.path(step), tree, meta)
+        p = self.path(step)  # the manager's own numbered folders: a re-saved step replaces itself
+        _recover_interrupted(p)
+        p = _write_checkpoint(p, tree, meta)
         if jax.process_index() == 0:
             for old in self.steps()[: -self.keep]:
                 if old != step:

@@ -36,6 +36,7 @@ import optax
 from jax.sharding import Mesh
 
 from jaxkit._typing import ArrayInput, Batch, PyTree, TreeT
+from jaxkit._validate import library_errors
 
 from ._loop import FitResult, fit
 from ._sharding import DATA_AXIS, MEMBER_AXIS, _Placement, default_mesh
@@ -155,6 +156,7 @@ def ensemble_optimizer(
     return optax.GradientTransformation(init, update)
 
 
+@library_errors
 def fit_ensemble(
     models: PyTree,
     optimizer: optax.GradientTransformation,

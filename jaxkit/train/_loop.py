@@ -31,7 +31,7 @@ import optax
 from tqdm.auto import tqdm
 
 from jaxkit._typing import Batch, PyTree
-from jaxkit._validate import check_key
+from jaxkit._validate import check_key, library_errors
 
 from ._checkpoint import CheckpointManager, CheckpointWarning
 from ._sharding import _placement, is_primary, to_host
@@ -299,6 +299,7 @@ def _record(
     return {"step": done, **epoch, "loss": float(loss), **_to_float_dict(aux), **(metrics or {})}, metrics
 
 
+@library_errors
 def fit(
     model: PyTree,
     optimizer: optax.GradientTransformation,

@@ -12,6 +12,9 @@ each process's local part with ``jax.make_array_from_process_local_data``; the r
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -234,6 +237,11 @@ def initialize_distributed(
     pods); otherwise give ``coordinator_address`` (``"host:port"`` of process 0), ``num_processes`` and this
     process's ``process_id``. ``num_processes=1`` starts no coordinator (one process, all of its local devices).
     On CPU, cross-process collectives need an implementation: ``cpu_collectives`` (``"gloo"``) is set first.
+
+    While it waits for the other processes, a line on stderr says so (coordinator, number of processes, timeout).
+    If they have not all connected within ``initialization_timeout`` seconds, the process prints an error naming
+    the coordinator and the timeout and exits with status 3 (JAX itself would abort it later with a C++ stack
+    trace, SIGABRT): a process waiting inside JAX's C++ client cannot be given a Python exception.
     """
     if num_processes is not None:
         check_int("num_processes", num_processes, minimum=1)
@@ -241,15 +249,44 @@ def initialize_distributed(
         check_int("process_id", process_id, minimum=0)
         if num_processes is not None and process_id >= num_processes:
             raise ValueError(f"process_id: expected 0..{num_processes - 1}, received {process_id}")
+    check_int("initialization_timeout", initialization_timeout, minimum=1)
     if num_processes != 1 and not jax.distributed.is_initialized():
         if cpu_collectives is not None:
             jax.config.update("jax_cpu_collectives_implementation", cpu_collectives)
-        jax.distributed.initialize(
-            coordinator_address=coordinator_address,
-            num_processes=num_processes,
-            process_id=process_id,
-            initialization_timeout=initialization_timeout,
+        who = (
+            f"process {process_id} of {num_processes}"
+            if process_id is not None and num_processes is not None
+            else "this process (cluster auto-detected)"
         )
+        where = coordinator_address or "the auto-detected coordinator"
+        print(
+            f"[jaxkit] {who}: waiting up to {initialization_timeout} s for every process to connect to {where}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+        def give_up() -> None:
+            print(
+                f"error: distributed start timed out: {who} waited {initialization_timeout} s and not every "
+                f"process connected to {where} (is every process started, with the same --coordinator and "
+                "--num-processes, and is the port reachable?)",
+                file=sys.stderr,
+                flush=True,
+            )
+            os._exit(3)
+
+        watchdog = threading.Timer(initialization_timeout, give_up)
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            jax.distributed.initialize(
+                coordinator_address=coordinator_address,
+                num_processes=num_processes,
+                process_id=process_id,
+                initialization_timeout=initialization_timeout + 60,  # the watchdog above speaks first
+            )
+        finally:
+            watchdog.cancel()
     _STATE["distributed"] = True
 
 

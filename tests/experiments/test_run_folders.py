@@ -46,9 +46,9 @@ def _register(calls, name="toy", figure="fig.png"):
     )
 
 
-def test_stage_files_record_the_run_and_a_deleted_run_json_cannot_mix_runs(tmp_path, capsys):
+def test_stage_files_record_the_run_and_a_replaced_run_json_cannot_mix_runs(tmp_path, capsys):
     """Before: with run.json gone, `--resume --preset paper` (or another --seed) reused the quick stages, exited 0
-    and recorded preset 'paper' with quick numbers."""
+    and recorded preset 'paper' with quick numbers. (Since issue 49 a folder without run.json is refused whole.)"""
     calls = []
     _register(calls)
     out = tmp_path / "run"
@@ -56,17 +56,25 @@ def test_stage_files_record_the_run_and_a_deleted_run_json_cannot_mix_runs(tmp_p
     _, info = read_checked_bytes(out / "stages" / "first.stage", kind="stage")
     assert info["experiment"] == "toy" and info["preset"] == "quick" and info["seed"] == 0
     assert len(info["config_sha256"]) == 64
-    # an interrupted run: no metrics.json yet; and the run record deleted
+    # an interrupted run: no metrics.json yet; and the run record replaced by another run's
     (out / "metrics.json").unlink()
-    (out / "run.json").unlink()
     capsys.readouterr()
     for argv in (["--preset", "paper"], ["--seed", "2"]):
+        ident = _cli.run_identity(
+            "toy", *(("paper", 0, {"n": 5}) if argv[0] == "--preset" else ("quick", 2, {"n": 2}))
+        )
+        (out / "run.json").write_text(json.dumps(ident))
         assert _cli.main(["run", "toy", *argv, "--out", str(out), "--resume"]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "holds stage files of another run" in err
         assert "preset 'quick' (this run: 'paper')" in err or "seed 0 (this run: 2)" in err
     assert calls == ["first", "second"] and not (out / "metrics.json").exists()
+    # with run.json deleted the folder is not a run folder any more: refused, even by the same run
+    (out / "run.json").unlink()
+    assert _cli.main(["run", "toy", "--preset", "quick", "--out", str(out), "--resume"]) == 2
+    assert "not an empty folder nor a run folder" in capsys.readouterr().err
     # the same run resumes from its stages
+    (out / "run.json").write_text(json.dumps(_cli.run_identity("toy", "quick", 0, {"n": 2})))
     assert _cli.main(["run", "toy", "--preset", "quick", "--out", str(out), "--resume"]) == 0
     assert calls == ["first", "second"]
     assert json.loads((out / "metrics.json").read_text())["metrics"] == {"b": 4, "n": 2}

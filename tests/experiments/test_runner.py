@@ -36,6 +36,7 @@ def empty_registry(monkeypatch):
 def test_list_and_report_with_zero_experiments(empty_registry, tmp_path, capsys):
     assert _cli.main(["list"]) == 0
     assert "No experiments registered" in capsys.readouterr().out
+    (tmp_path / "results").mkdir()
     assert _cli.main(["report", "--results", str(tmp_path / "results")]) == 0
     report = (tmp_path / "results" / "REPORT.md").read_text()
     assert "No results found" in report
@@ -148,13 +149,17 @@ def test_resume_refuses_a_folder_of_another_run(empty_registry, tmp_path, capsys
     assert _cli.main(["run", "toy", "--seed", "1", "--out", str(out), "--resume"]) == 2
     assert "n: 2 -> 3" in capsys.readouterr().err
     assert (out / "metrics.json").read_text() == before and calls == ["first"]
-    # a folder of an older jaxkit (metrics.json, no run.json) is checked against its metrics.json
-    (out / "run.json").unlink()
-    assert _cli.main(["run", "toy", "--seed", "2", "--out", str(out), "--resume"]) == 2
-    assert "metrics.json records" in capsys.readouterr().err
     # without --resume the run starts over: the earlier run's stages go, the folder is re-labeled
     assert _cli.main(["run", "toy", "--seed", "2", "--out", str(out)]) == 0
     assert json.loads((out / "run.json").read_text())["seed"] == 2 and calls == ["first", "first"]
+    # a folder without run.json (an older jaxkit's, or a user's) is no run folder: refused, with or without
+    # --resume, and left as it was
+    (out / "run.json").unlink()
+    before = sorted(p.name for p in out.rglob("*"))
+    for extra in ([], ["--resume"]):
+        assert _cli.main(["run", "toy", "--seed", "2", "--out", str(out), *extra]) == 2
+        assert "not an empty folder nor a run folder" in capsys.readouterr().err
+    assert sorted(p.name for p in out.rglob("*")) == before and calls == ["first", "first"]
 
 
 def _flip(path, offset, bit):
@@ -250,6 +255,7 @@ def test_lock_fails_fast_while_held_and_a_dead_holder_leaves_no_stale_lock(
         assert "is in use by another run" in err and f"pid {holder.pid}" in err
         assert calls == [] and not (out / "metrics.json").exists()
         (out / "metrics.json").write_text(json.dumps({"experiment": "toy", "preset": "quick"}))
+        (out / "run.json").write_text(json.dumps(_cli.run_identity("toy", "quick", 0, {"n": 2})))
         assert _cli.main(["publish", "toy", "--preset", "quick", "--src", str(out)]) == 2
         assert "run in progress" in capsys.readouterr().err
     finally:

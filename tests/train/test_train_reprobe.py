@@ -22,10 +22,12 @@ def test_save_checkpoint_never_replaces_a_file_or_a_users_folder(tmp_path):
     with pytest.raises(FileExistsError, match="not a jaxkit checkpoint folder"):
         save_checkpoint(folder, {"a": jnp.ones(2)})
     assert (folder / "x.csv").read_text() == "1,2" and sorted(p.name for p in folder.iterdir()) == ["x.csv"]
-    # an existing checkpoint is replaced, and an empty folder may be used
+    # an existing checkpoint is replaced with overwrite=True (issue 49), and an empty folder may be used
     ck = tmp_path / "ck"
     save_checkpoint(ck, {"a": jnp.ones(2)})
-    save_checkpoint(ck, {"a": jnp.full(2, 3.0)})
+    with pytest.raises(FileExistsError, match="pass overwrite=True"):
+        save_checkpoint(ck, {"a": jnp.full(2, 3.0)})
+    save_checkpoint(ck, {"a": jnp.full(2, 3.0)}, overwrite=True)
     np.testing.assert_array_equal(np.asarray(load_checkpoint(ck, {"a": jnp.zeros(2)})[0]["a"]), [3.0, 3.0])
     empty = tmp_path / "empty"
     empty.mkdir()

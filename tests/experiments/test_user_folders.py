@@ -1,0 +1,122 @@
+"""Nothing of a user's is deleted (issue 49): a folder is a run folder only if it carries the project's run.json;
+any other non-empty folder, and an --out that is a file, is refused naming --out and left exactly as it was."""
+
+import dataclasses
+import json
+
+import pytest
+
+from experiments import _cli, _registry
+
+
+@pytest.fixture(autouse=True)
+def _no_writes_into_the_repository(monkeypatch, tmp_path):
+    from experiments import _report
+
+    monkeypatch.setattr(_report, "PAGES", tmp_path / "reproductions")
+    monkeypatch.setattr(_report, "PUBLISHED", tmp_path / "published")
+    monkeypatch.setattr(_cli, "PUBLISHED", tmp_path / "published")
+
+
+@pytest.fixture
+def saddle(monkeypatch):
+    """The real registered experiment, its body replaced by one that records being called (and would write)."""
+    _registry.discover()
+    calls = []
+
+    def run(ctx):
+        calls.append(ctx.out_dir)
+        (ctx.out_dir / "metrics_body.txt").write_text("ran")
+        return {"x": 1.0}
+
+    exp = _cli.EXPERIMENTS["saddle_to_saddle"]
+    monkeypatch.setitem(_cli.EXPERIMENTS, "saddle_to_saddle", dataclasses.replace(exp, run=run))
+    return calls
+
+
+def _snapshot(root):
+    return {str(p.relative_to(root)): (p.read_bytes() if p.is_file() else None) for p in root.rglob("*")}
+
+
+def test_a_users_project_folder_is_refused_and_nothing_deleted(saddle, tmp_path, capsys):
+    """Before: `run saddle_to_saddle --preset quick --out proj` deleted proj/thesis.tex and
+    proj/checkpoints/model.pt ('starting over ... removed the earlier run's 2 files'): a checkpoints/ folder was
+    taken for a run folder."""
+    proj = tmp_path / "proj"
+    (proj / "checkpoints").mkdir(parents=True)
+    (proj / "thesis.tex").write_text("\\documentclass{article}")
+    (proj / "checkpoints" / "model.pt").write_bytes(b"\x80weights")
+    before = _snapshot(proj)
+    for extra in ([], ["--resume"]):
+        rc = _cli.main(["run", "saddle_to_saddle", "--preset", "quick", "--out", str(proj), *extra])
+        err = capsys.readouterr().err
+        assert rc == 2 and err.startswith("error: --out ") and err.count("\n") == 1, err
+        assert "not an empty folder nor a run folder" in err and "thesis.tex" in err
+    assert _snapshot(proj) == before  # not even a lock file
+    assert saddle == []
+
+
+@pytest.mark.parametrize(
+    "contents",
+    [
+        {"metrics.json": '{"experiment": "saddle_to_saddle"}'},
+        {"stages/a.stage": "x"},
+        {".lock": "", "notes.md": "mine"},
+        {"run.json": '{"name": "my own run file"}'},  # a run.json that is not this project's record
+        {"run.json": "not json"},
+    ],
+)
+def test_folders_that_only_look_like_run_folders_are_refused(saddle, tmp_path, capsys, contents):
+    out = tmp_path / "out"
+    for rel, text in contents.items():
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_text(text)
+    before = _snapshot(out)
+    assert _cli.main(["run", "saddle_to_saddle", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --out {out}") and err.count("\n") == 1, err
+    assert _snapshot(out) == before and saddle == []
+
+
+def test_out_that_is_a_file_is_refused_naming_the_flag(saddle, tmp_path, capsys):
+    """Before: a pathlib FileExistsError traceback."""
+    f = tmp_path / "results.txt"
+    f.write_text("mine")
+    for out in (f, f / "sub"):
+        assert _cli.main(["run", "saddle_to_saddle", "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: --out {out}") and ("is a file" in err or "existing file" in err), err
+    assert f.read_text() == "mine" and saddle == []
+
+
+def test_a_run_folder_is_cleared_and_a_run_of_another_identity_is_not_resumed(saddle, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert _cli.main(["run", "saddle_to_saddle", "--out", str(out)]) == 0
+    rec = json.loads((out / "run.json").read_text())
+    assert rec["experiment"] == "saddle_to_saddle" and rec["preset"] == "quick" and rec["seed"] == 0
+    capsys.readouterr()
+    assert _cli.main(["run", "saddle_to_saddle", "--seed", "3", "--out", str(out), "--resume"]) == 2
+    assert "belongs to another run" in capsys.readouterr().err
+    (out / "extra.png").write_bytes(b"old figure")
+    assert _cli.main(["run", "saddle_to_saddle", "--seed", "3", "--out", str(out)]) == 0
+    assert "starting over" in capsys.readouterr().err and not (out / "extra.png").exists()
+    assert json.loads((out / "run.json").read_text())["seed"] == 3 and len(saddle) == 2
+
+
+def test_publish_and_report_work_on_runs_without_run_json(tmp_path, capsys):
+    """Published runs in docs/results (and older result folders) carry no run.json."""
+    src = tmp_path / "results" / "saddle_to_saddle" / "paper"
+    src.mkdir(parents=True)
+    rec = {
+        "experiment": "saddle_to_saddle",
+        "preset": "paper",
+        "seed": 0,
+        "metrics": {"loss": 0.5},
+        "anchors": [],
+    }
+    (src / "metrics.json").write_text(json.dumps(rec))
+    (src / "summary.md").write_text("# s\n")
+    assert _cli.main(["publish", "saddle_to_saddle", "--results", str(tmp_path / "results")]) == 0
+    assert (tmp_path / "published" / "saddle_to_saddle" / "paper" / "summary.md").read_text() == "# s\n"
+    assert _cli.main(["report", "--results", str(tmp_path / "results")]) == 0
+    assert "| saddle_to_saddle | paper | 0 | loss | 0.5 |" in (tmp_path / "results" / "REPORT.md").read_text()
