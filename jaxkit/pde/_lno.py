@@ -111,6 +111,9 @@ def duffing(
     _check_ts(ts)
     check_positive("m", m)
     check_positive("c", c, strict=False)
+    for name, v in (("k", k), ("k3", k3), ("x0", x0), ("v0", v0)):
+        if not np.isfinite(v):
+            raise ValueError(f"{name}: expected a finite value, received {v!r}")
     ts = jnp.asarray(ts)
     rtol, atol = _tols(ts.dtype, rtol, atol)
 

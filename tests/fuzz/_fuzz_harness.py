@@ -26,7 +26,8 @@ import jax
 import numpy as np
 from _fuzz_values import Candidate, Edge, _normal, candidates, edges, shape_from_message
 
-TIMEOUT_S = 10
+TIMEOUT_S = 10  # an edge call
+BASE_TIMEOUT_S = 60  # the base call (it compiles first)
 # integer parameters where a negative value has a meaning (an axis, an offset); a negative count or size does not
 NEGATIVE_OK = re.compile(r"^(axis|axes|offset|shift|lag|index|i|seed_offset)$")
 
@@ -250,7 +251,7 @@ def find_base(
             kwargs = {n: cands[n][i].make() for n, i in idx.items()}
         except Exception as e:  # noqa: BLE001 - a candidate that cannot be built
             return None, f"a candidate value could not be built: {type(e).__name__}: {e}"
-        out, err = call(obj, kwargs)
+        out, err = call(obj, kwargs, BASE_TIMEOUT_S)
         if err is None:
             o = classify(None, out, named=list(cands))
             if o.kind == "ok":

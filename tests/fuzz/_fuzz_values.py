@@ -330,6 +330,8 @@ def candidates(name: str, hint: Any, type_factories: dict[type, Callable[[], Any
                 out += [_const("(0.5,1,2)", (0.5, 1.0, 2.0))]
         elif typing.get_origin(m) in (Callable, typing.get_origin(Callable[[int], int])) or m is Callable:
             out += _callable_candidates(name, typing.get_args(m))
+        elif isinstance(m, type) and not m.__module__.startswith("jaxkit") and m in type_factories:
+            out.append(_c(f"{m.__name__}()", type_factories[m]))
         elif isinstance(m, type) and m.__module__.startswith("jaxkit"):
             if issubclass(m, enum.Enum):
                 out += [_const(f"{m.__name__}.{e.name}", e) for e in m]

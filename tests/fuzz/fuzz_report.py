@@ -41,7 +41,7 @@ def main() -> None:
         print("...", e.name, file=sys.stderr, flush=True)
         if e.name in ff.FACTORIES:
             kwargs = ff.FACTORIES[e.name]()
-            out, err = fh.call(e.obj, kwargs)
+            out, err = fh.call(e.obj, kwargs, fh.BASE_TIMEOUT_S)
             params, _ = fh.signature_parts(e.obj)
             defaults = {k: v for k, v in fh.numeric_defaults(params).items() if k not in kwargs}
             base = None if err else fh.Base(e.obj, kwargs, {}, defaults, out, "factory")
