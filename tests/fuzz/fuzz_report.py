@@ -16,6 +16,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[1]))  # this checkout's jaxkit, not an installed one
 os.environ["XLA_FLAGS"] = "--xla_backend_optimization_level=0"
 
 from jaxtyping import install_import_hook  # noqa: E402
