@@ -514,3 +514,11 @@ def check_size(
             f"{name}: the request needs about {format_bytes(n_bytes)}, above the size cap of {format_bytes(cap)} "
             f"(raise it with max_bytes= or the JAXKIT_MAX_BYTES environment variable){extra}"
         )
+
+
+def seed_rng(seed: Any, name: str = "seed") -> np.random.Generator:
+    """``np.random.default_rng(seed)`` after checking that ``seed`` is a non-negative integer (NumPy's own
+    message, "expected non-negative integer", does not say which argument); ``None`` draws fresh entropy."""
+    if seed is not None:
+        check_int(name, seed, minimum=0)
+    return np.random.default_rng(seed)

@@ -55,6 +55,7 @@ from jaxkit._validate import (
     check_shape_tuple,
     check_size,
     check_trailing_shape,
+    finite_checked,
     range_checked,
     size_cap,
 )
@@ -287,9 +288,12 @@ def score_vector(v: ArrayLike, sigma: ArrayLike) -> Array:
 
     ``v (..., 3)`` are rotation vectors with ``|v| <= pi``; ``sigma`` broadcasts against ``v.shape[:-1]``.
     """
-    v = _as_float(v)
+    v = finite_checked("v", _as_float(v))
     check_trailing_shape("v", v, (3,))
     w = jnp.sqrt(jnp.sum(v * v, -1))
+    w = range_checked(
+        "v", w, 0.0, float(np.pi), what="rotation-vector norms |v|", rtol=1e-6, interval="[0, pi]"
+    )
     return v * score_coef(w, sigma)[..., None]
 
 
@@ -312,6 +316,7 @@ def cdf_reference(omega: ArrayLike, sigma: ArrayLike) -> np.ndarray:
     from scipy.special import erf
 
     sigma = check_sigma("sigma", sigma)
+    _check_omega(omega)
     w, e = np.broadcast_arrays(
         np.clip(np.asarray(omega, np.float64), 0, np.pi), np.asarray(sigma, np.float64)
     )

@@ -90,6 +90,7 @@ def _check_continuous(schedule: object) -> None:
 
 def ddim_timesteps(total_steps: int, n_steps: int) -> np.ndarray:
     """Descending, distinct step indices ``T-1 .. 0`` (``n_steps`` of them, evenly spaced)."""
+    check_int("total_steps", total_steps, minimum=1)
     check_int("n_steps", n_steps, minimum=1)
     if n_steps > total_steps:
         raise ValueError(f"n_steps: expected at most the schedule length {total_steps}, received {n_steps}")
@@ -200,6 +201,8 @@ def time_grid(
     check_int("n_steps", n_steps, minimum=1)
     check_size("n_steps", 32 * (int(n_steps) + 1), hint=f"a grid of {n_steps + 1} times")
     check_choice("kind", kind, ("uniform", "edm"))
+    if not np.isfinite(t_max):
+        raise ValueError(f"t_max: expected a finite time, received {t_max}")
     if not 0 <= t_min < t_max:
         raise ValueError(f"t_min: expected 0 <= t_min < t_max={t_max}, received {t_min}")
     if kind == "edm":

@@ -33,7 +33,7 @@ import numpy as np
 from jaxtyping import Array, ArrayLike, Float
 
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import check_choice, check_int, check_positive, check_range, check_size
+from jaxkit._validate import check_choice, check_finite, check_int, check_positive, check_range, check_size
 
 __all__ = [
     "AbstractSchedule",
@@ -117,6 +117,16 @@ class DiscreteSchedule(eqx.Module):
     alpha_bars: Float[Array, " T"]
     alpha_bars_prev: Float[Array, " T"]
     posterior_variance: Float[Array, " T"]
+
+    def __check_init__(self) -> None:
+        """The five tables are finite and of one length (checked on concrete values; a no-op under tracing)."""
+        names = ("betas", "alphas", "alpha_bars", "alpha_bars_prev", "posterior_variance")
+        shapes = {n: tuple(np.shape(getattr(self, n))) for n in names}
+        if len(set(shapes.values())) != 1:
+            raise ValueError(f"betas, alphas, alpha_bars, alpha_bars_prev, posterior_variance: expected equal "
+                             f"shapes (T,), received {shapes}")  # fmt: skip
+        for n in names:
+            check_finite(n, getattr(self, n))
 
     @property
     def n_steps(self) -> int:
@@ -326,5 +336,7 @@ def edm_sigma_grid(
     """EDM noise levels ``sigma_max -> sigma_min`` (plus a final 0 if ``append_zero``)."""
     check_positive("sigma_min", sigma_min)
     check_positive("sigma_max", sigma_max)
+    if not sigma_max > sigma_min:
+        raise ValueError(f"sigma_max: expected a value > sigma_min={sigma_min}, received {sigma_max}")
     g = edm_grid(n_steps, sigma_min, sigma_max, rho)
     return jnp.concatenate([g, jnp.zeros((1,), g.dtype)]) if append_zero else g

@@ -91,13 +91,16 @@ def normalize(x: ArrayLike, center: ArrayLike, scale: float = 2.7) -> Array:
     """``(x - center) / scale`` (SigmaDock: pocket center, 2.7 Angstrom)."""
     _check_scale(scale)
     _check_center(x, center)
-    return (jnp.asarray(x) - jnp.asarray(center)) / scale
+    x, center = finite_checked("x", jnp.asarray(x)), finite_checked("center", jnp.asarray(center))
+    return (x - center) / scale
 
 
 def denormalize(x: ArrayLike, center: ArrayLike, scale: float = 2.7) -> Array:
     """Inverse of :func:`normalize`."""
     _check_scale(scale)
-    return jnp.asarray(x) * scale + jnp.asarray(center)
+    _check_center(x, center)
+    x, center = finite_checked("x", jnp.asarray(x)), finite_checked("center", jnp.asarray(center))
+    return x * scale + center
 
 
 def _check_state(R: object, x: object, rname: str = "R", xname: str = "x") -> tuple[Array, Array]:

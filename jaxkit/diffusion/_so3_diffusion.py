@@ -57,6 +57,11 @@ def perturb(key: PRNGKeyArray, R0: ArrayLike, sigma: ArrayLike) -> tuple[Array, 
 
 def conditional_score(R_t: ArrayLike, R0: ArrayLike, sigma: ArrayLike) -> Array:
     """Body-frame score of ``IGSO(3)(sigma)`` centered at ``R0``, evaluated at ``R_t``."""
+    R_t, R0 = g.check_rotation("R_t", R_t), g.check_rotation("R0", R0)
+    if jnp.shape(R_t)[:-2] != jnp.shape(R0)[:-2]:
+        raise ValueError(
+            f"R_t, R0: expected the same batch shape, received {jnp.shape(R_t)} and {jnp.shape(R0)}"
+        )
     return igso3.score(R_t, sigma, mean=R0)
 
 

@@ -26,6 +26,8 @@ import numpy as np
 from rdkit import Chem
 from scipy.optimize import minimize
 
+from jaxkit._validate import seed_rng
+
 from ._evaluate import with_positions
 from ._fragments import conformer_positions, fragment_labels, torsional_bonds
 
@@ -175,7 +177,7 @@ def match_conformer(
     quads, sides = rotatable_torsions(mol)
     m = len(quads)
     if m:
-        rng = np.random.default_rng(seed)
+        rng = seed_rng(seed)
         grid = 2.0 * np.pi * np.arange(scan_points) / scan_points
         starts = [np.zeros(m)] + [rng.uniform(0.0, 2.0 * np.pi, m) for _ in range(restarts)]
         theta, _ = min((_greedy(x0, y, quads, sides, s, grid, sweeps) for s in starts), key=lambda r: r[1])

@@ -43,6 +43,8 @@ from rdkit import Chem
 from rdkit.Chem import AllChem
 from rdkit.rdBase import BlockLogs
 
+from jaxkit._validate import seed_rng
+
 from .._validate import check_finite, check_int
 from ._fragments import conformer_positions, heavy_atom_mol, torsional_bonds
 from ._structures import (
@@ -350,7 +352,7 @@ def ccd_examples(
         raise ValueError(f"split: expected 'train', 'val' or 'test', received {split!r}")
     if n < 1:
         raise ValueError(f"n: expected an integer >= 1, received {n}")
-    rng = np.random.default_rng(seed)
+    rng = seed_rng(seed)
     cand = _ccd_candidates(min_heavy, max_heavy)
     order = cand[np.random.default_rng(12345).permutation(len(cand))]  # fixed scan order, independent of seed
     ids = _ccd_tables()["ids"]

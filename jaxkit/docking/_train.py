@@ -18,10 +18,10 @@ from typing import Literal
 
 import equinox as eqx
 import jax
-import numpy as np
 import optax
 from jaxtyping import PRNGKeyArray
 
+from jaxkit._validate import seed_rng
 from jaxkit.train import (
     ArrayLoader,
     CheckpointError,
@@ -149,7 +149,7 @@ def featurize_examples(
     RDKit-conformer fragments the Kabsch-fitted targets keep dummy-partner gaps (0.3 Å median after MMFF), and a
     model trained on them learns weak bond springs (measured: springs 3-4x softer, sampled poses not
     reassembled). Inference always uses RDKit conformers (no leakage)."""
-    rng = np.random.default_rng(seed)
+    rng = seed_rng(seed)
     out, skipped = [], []
     most = max((ex.pocket.n_atoms for ex in examples), default=0)
     if most > sizes.pocket:  # real pockets (10 Å residues) outgrow the CCD padding: pad to the largest

@@ -181,8 +181,10 @@ def init_linear(
 
     See :func:`init_deep_linear` for the schemes; ``scale`` is the initial strength u0 of every mode.
     """
-    for name, v in (("d_in", d_in), ("hidden", hidden), ("d_out", d_out)):
+    sizes = {"d_in": d_in, "hidden": hidden, "d_out": d_out}
+    for name, v in sizes.items():
         check_int(name, v, minimum=1)
+    _check_n_params(max(sizes, key=lambda n: sizes[n]), hidden * (d_in + d_out))
     layers = init_deep_linear(key, (d_in, hidden, d_out), scale, scheme, target)["layers"]
     return {"W1": layers[0], "W2": layers[1]}
 
@@ -259,7 +261,8 @@ def init_cnn(key: PRNGKey, kernels: int, kernel_size: int, channels: int, scale:
     for n, v in (("kernels", kernels), ("kernel_size", kernel_size), ("channels", channels)):
         check_int(n, v, minimum=1)
     _check_scale(scale)
-    _check_n_params("kernels", kernels * (kernel_size + channels))
+    sizes = {"kernels": kernels, "kernel_size": kernel_size, "channels": channels}
+    _check_n_params(max(sizes, key=lambda n: sizes[n]), kernels * (kernel_size + channels))
     k1, k2 = jax.random.split(key)
     a = jnp.sqrt(scale)
     return {

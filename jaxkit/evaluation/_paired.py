@@ -33,6 +33,8 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats
 
+from jaxkit._validate import seed_rng
+
 from .._validate import check_choice, check_int, check_range, check_size
 
 Effect = Literal["difference", "speedup"]
@@ -93,7 +95,7 @@ def _bootstrap_ci(data: tuple, statistic, *, paired: bool, level: float, n_resam
             confidence_level=level,
             n_resamples=n_resamples,
             method="percentile",
-            rng=np.random.default_rng(seed),
+            rng=seed_rng(seed),
         )
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 

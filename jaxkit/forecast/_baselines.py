@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import check_int, check_size
+from jaxkit._validate import check_int, check_size, seed_rng
 
 __all__ = ["ewma_gaussian", "garch_paths", "historical_bootstrap", "rolling_gaussian"]
 
@@ -37,15 +37,20 @@ def historical_bootstrap(returns: ArrayInput, horizon: int, n_samples: int, *, s
     """Paths are random contiguous blocks of ``horizon`` past rows (keeps cross-asset and short serial
     dependence)."""
     r = _window(returns, horizon, n_samples)
-    starts = np.random.default_rng(seed).integers(0, r.shape[0] - horizon + 1, n_samples)
+    starts = seed_rng(seed).integers(0, r.shape[0] - horizon + 1, n_samples)
     return np.stack([r[s : s + horizon] for s in starts])
 
 
 def rolling_gaussian(returns: ArrayInput, horizon: int, n_samples: int, *, seed: int = 0) -> np.ndarray:
     """i.i.d. steps from N(sample mean, sample covariance) of the window."""
     r = _window(returns, horizon, n_samples)
-    mu, cov = r.mean(0), np.cov(r.T)
-    rng = np.random.default_rng(seed)
+    mu, cov = r.mean(0), np.atleast_2d(np.cov(r.T))
+    if np.linalg.eigvalsh(cov).min() <= 1e-12 * max(float(np.trace(cov)), 1e-300):
+        raise ValueError(
+            "returns: expected a window whose sample covariance is positive definite (assets that vary and are "
+            f"not collinear), received eigenvalues down to {np.linalg.eigvalsh(cov).min():.3g}"
+        )
+    rng = seed_rng(seed)
     return rng.multivariate_normal(mu, cov, size=(n_samples, horizon), method="cholesky")
 
 
@@ -68,7 +73,7 @@ def ewma_gaussian(
         raise ValueError(f"returns: expected every asset to vary in the window, constant columns {const}")
     vol = ewma_volatility(r, decay=decay)[-1]
     cov = vol[:, None] * np.corrcoef(r.T).reshape(r.shape[1], r.shape[1]) * vol[None, :]
-    rng = np.random.default_rng(seed)
+    rng = seed_rng(seed)
     return rng.multivariate_normal(np.zeros(r.shape[1]), cov, size=(n_samples, horizon), method="eigh")
 
 
@@ -79,7 +84,7 @@ def garch_paths(returns: ArrayInput, horizon: int, n_samples: int, *, seed: int 
 
     r = _window(returns, horizon, n_samples)
     out = np.empty((n_samples, horizon, r.shape[1]))
-    rng = np.random.default_rng(seed)
+    rng = seed_rng(seed)
     for i in range(r.shape[1]):
         am = arch_model(100 * r[:, i], mean="Constant", vol="GARCH", p=1, q=1, dist="normal", rescale=False)
         with warnings.catch_warnings():

@@ -27,6 +27,19 @@ import numpy as np
 from jaxtyping import Array, Float, Int, PRNGKeyArray
 
 from jaxkit._nn import layer_norm
+from jaxkit._validate import check_int, check_size
+
+
+def _check_sizes(width_name: str, **sizes: int) -> None:
+    """Every size an integer >= 1, and no weight matrix (a size x the layer width ``sizes[width_name]``, float32)
+    above the size cap; the width is checked first, so the message names the size that is too large."""
+    for name, v in sizes.items():
+        check_int(name, v, minimum=1)
+    width = sizes[width_name]
+    check_size(width_name, 16.0 * width * width, hint=f"a ({width}, 4 x {width}) float32 weight matrix")
+    for name, v in sizes.items():
+        check_size(name, 16.0 * v * width, hint=f"a ({v}, 4 x {width}) float32 weight matrix")
+
 
 __all__ = ["AttentionNet", "ConditionalDenoiser", "MLPDenoiser", "MLPNet", "ResidualLayer", "step_embedding"]
 
@@ -85,6 +98,7 @@ class ResidualLayer(eqx.Module):
     heads: int = eqx.field(static=True)
 
     def __init__(self, channels: int, heads: int, *, key: PRNGKeyArray):
+        _check_sizes("channels", channels=channels, heads=heads)
         if channels % heads:
             raise ValueError(f"heads: expected a divisor of channels={channels}, received {heads}")
         rng = _numpy_rng(key)
@@ -151,6 +165,10 @@ class ConditionalDenoiser(eqx.Module):
         guided: bool = True,
         key: PRNGKeyArray,
     ):
+        _check_sizes(
+            "channels", n_assets=n_assets, history=history, horizon=horizon, n_macro=n_macro, n_signals=n_signals,
+            channels=channels, layers=layers, heads=heads,
+        )  # fmt: skip
         rng = _numpy_rng(key)
         C = channels
         self.history, self.horizon, self.channels, self.guided = history, horizon, channels, guided
@@ -269,6 +287,10 @@ class MLPDenoiser(eqx.Module):
         guided: bool = True,
         key: PRNGKeyArray,
     ):
+        _check_sizes(
+            "hidden", n_assets=n_assets, history=history, horizon=horizon, n_macro=n_macro,
+            n_signals=n_signals, hidden=hidden, depth=depth, channels=channels,
+        )  # fmt: skip
         rng = _numpy_rng(key)
         N, L, H, C, W = n_assets, history, horizon, channels, hidden
         self.history, self.horizon, self.channels, self.guided = history, horizon, channels, guided

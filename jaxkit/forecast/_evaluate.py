@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import check_int
+from jaxkit._validate import check_int, check_size, seed_rng
 from jaxkit.forecast._metrics import QUANTILE_LEVELS
 
 __all__ = [
@@ -169,10 +169,15 @@ def paired_difference(
         )
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         raise ValueError("a, b: expected finite scores")
+    check_int("n_resamples", n_resamples, minimum=1)
+    check_int("seed", seed, minimum=0)
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence: expected a value in (0, 1), received {confidence}")
+    check_size("n_resamples", 8 * n_resamples * a.size, hint=f"{n_resamples} resamples of {a.size} dates")
     d = a - b
     res = bootstrap(
         (d,), np.mean, n_resamples=n_resamples, confidence_level=confidence, method="percentile",
-        rng=np.random.default_rng(seed),
+        rng=seed_rng(seed),
     )  # fmt: skip
     lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
     return {"mean": float(d.mean()), "ci": [lo, hi], "excludes_0": bool(hi < 0 or lo > 0), "n": int(d.size)}

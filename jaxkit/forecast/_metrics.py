@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import check_int
+from jaxkit._validate import check_int, seed_rng
 
 __all__ = [
     "QUANTILE_LEVELS",
@@ -111,6 +111,9 @@ def _chunk_rows(m: int, d: int, chunk_bytes: int) -> int:
 
 def _two_samples(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    for name, v in (("x", x), ("y", y)):
+        if v.ndim < 1 or v.shape[0] == 0 or v.size == 0:
+            raise ValueError(f"{name}: expected a non-empty sample (n, d), received shape {v.shape}")
     x, y = x.reshape(x.shape[0], -1), y.reshape(y.shape[0], -1)
     if x.shape[1] != y.shape[1]:
         raise ValueError(f"x, y: expected the same dimension, received {x.shape} and {y.shape}")
@@ -160,7 +163,7 @@ def energy_test(
     rows = _chunk_rows(N, z.shape[1], chunk_bytes)
     for i in range(0, N, rows):
         D[i : i + rows] = np.sqrt(np.sum((z[i : i + rows, None, :] - z[None, :, :]) ** 2, -1))
-    rng = np.random.default_rng(seed)
+    rng = seed_rng(seed)
     total = D.sum()
     stat = np.empty(n_permutations + 1)
     prow = _chunk_rows(N, 3, chunk_bytes)

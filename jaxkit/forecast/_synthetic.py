@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from jaxkit._typing import ArrayInput
+from jaxkit._validate import check_finite, check_size, seed_rng
 
 __all__ = ["ar1_conditional_law", "ar1_windows"]
 
@@ -22,6 +23,7 @@ def _check(phi: float, A: Any) -> np.ndarray:
     A = np.asarray(A, dtype=np.float64)
     if A.ndim != 2 or A.shape[0] != A.shape[1]:
         raise ValueError(f"A: expected a square (N, N) matrix, received shape {A.shape}")
+    check_finite("A", A)
     if not -1.0 < phi < 1.0:
         raise ValueError(f"phi: expected a value in (-1, 1) (stationary), received {phi}")
     return A
@@ -37,7 +39,10 @@ def ar1_windows(
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
             raise ValueError(f"{name}: expected an integer >= {lo}, received {v!r}")
     N = A.shape[0]
-    rng = np.random.default_rng(seed)
+    check_size(
+        "n", 8 * n * (history + horizon) * N * 2, hint=f"{n} windows of {history + horizon} steps x {N}"
+    )
+    rng = seed_rng(seed)
     x = np.zeros((n, history + horizon, N))
     x[:, 0] = rng.normal(size=(n, N)) @ A.T / np.sqrt(1 - phi**2)
     for s in range(1, history + horizon):
@@ -60,6 +65,7 @@ def ar1_conditional_law(
     last = np.asarray(last, dtype=np.float64)
     if last.shape != (A.shape[0],):
         raise ValueError(f"last: expected shape ({A.shape[0]},), received {last.shape}")
+    check_finite("last", last)
     S = A @ A.T
     mean = np.concatenate([phi**h * last for h in range(1, horizon + 1)])
     blocks = [

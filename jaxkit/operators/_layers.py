@@ -327,7 +327,11 @@ def _per_sample(w: Array, u: Array) -> Array:
 def pointwise(
     u: Float[Array, "cin *grid"], weight: Float[Array, "cout cin"], bias: Float[Array, "cout"] | None
 ) -> Float[Array, "cout *grid"]:
-    """1×1 convolution (pointwise channel map) ``W u + b``."""
+    """1×1 convolution (pointwise channel map) ``W u + b``. NaN/inf in a concrete input raises ``ValueError``
+    (under ``jit`` the values are not known and are not checked)."""
+    for name, v in (("u", u), ("weight", weight), ("bias", bias)):
+        if v is not None:
+            check_finite(name, v)
     flat = u.reshape(u.shape[0], -1)  # one contraction axis: XLA:CPU's GEMMs need no copy for the gradients
     y = jax.lax.dot_general(_per_sample(weight, u), flat, (((1,), (0,)), ((), ())))
     if bias is not None:
@@ -345,7 +349,12 @@ def gelu(x: Float[Array, "..."]) -> Float[Array, "..."]:
 def instance_norm(
     u: Float[Array, "c *grid"], scale: Float[Array, "c"], shift: Float[Array, "c"], eps: float = 1e-5
 ) -> Float[Array, "c *grid"]:
-    """Per-channel normalization over the spatial axes (a grid mean, hence resolution-consistent), then affine."""
+    """Per-channel normalization over the spatial axes (a grid mean, hence resolution-consistent), then affine.
+    ``eps > 0`` keeps a constant channel finite; NaN/inf in a concrete input raises ``ValueError``."""
+    if not (isinstance(eps, int | float) and np.isfinite(eps) and eps > 0):
+        raise ValueError(f"eps: expected a finite value > 0, received {eps!r}")
+    for name, v in (("u", u), ("scale", scale), ("shift", shift)):
+        check_finite(name, v)
     axes = tuple(range(1, u.ndim))
     mean = jnp.mean(u, axis=axes, keepdims=True)
     var = jnp.mean((u - mean) ** 2, axis=axes, keepdims=True)

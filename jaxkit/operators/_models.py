@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._typing import Array, ArrayLike, Float, PRNGKey
-from .._validate import check_choice, check_int, check_key, check_range
+from .._validate import check_choice, check_int, check_key, check_range, check_size
 from ._layers import (
     InstanceNorm,
     Pointwise,
@@ -99,6 +99,14 @@ def _validate_config(cfg: OperatorConfig) -> OperatorConfig:
     check_choice("order", cfg.order, (1, 2))
     check_choice("branch", cfg.branch, ("mix", "global", "local"))
     modes = _as_modes(cfg.modes)
+    # parameter memory, refused up front (float32; each Fourier layer holds width x width complex weights per
+    # kept mode): checked size by size so the message names the one that is too large
+    n_modes = int(np.prod([2 * m for m in modes], dtype=np.float64))
+    w, layers = cfg.width, cfg.n_layers
+    check_size("modes", 8.0 * n_modes, hint=f"{n_modes} kept Fourier modes")
+    check_size("width", 8.0 * w * w * n_modes, hint=f"a {w} x {w} complex weight per kept mode")
+    check_size("n_layers", 8.0 * layers * w * w * n_modes, hint=f"{layers} Fourier layers")
+    check_size("proj_hidden", 4.0 * cfg.proj_hidden * max(w, cfg.out_channels), hint="the projection")
     lengths = cfg.lengths
     if lengths is not None:
         lengths = tuple(float(v) for v in lengths)

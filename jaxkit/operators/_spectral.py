@@ -107,6 +107,7 @@ def _nyquist_mask(shape: Sequence[int], axis: int, real: bool) -> np.ndarray:
 def riesz_pairs(d: int) -> list[tuple[int, int]]:
     """Index pairs ``(a, b)``, ``a <= b``, of the second-order Riesz components, in the order they are stacked."""
     check_int("d", d, minimum=1)
+    check_size("d", 64.0 * d * (d + 1) / 2, hint=f"{d} spatial dimensions give d(d+1)/2 index pairs")
     return [(a, b) for a in range(d) for b in range(a, d)]
 
 

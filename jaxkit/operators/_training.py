@@ -60,6 +60,8 @@ def relative_l2(
     ``FloatingPointError``), never NaN. Its gradient at a sample predicted exactly is 0 (the norm's minimum; the
     plain formula gives 0/0 = NaN there). An empty batch raises ``ValueError``."""
     _same_shape(pred, target)
+    check_finite("pred", pred)
+    check_finite("target", target)
     if np.ndim(pred) < 1 or np.shape(pred)[0] == 0:
         raise ValueError(
             f"pred: expected a non-empty batch (batch, ...) of samples, received shape {np.shape(pred)}"
@@ -75,8 +77,10 @@ def relative_l2(
 
 
 def mse(pred: Float[Array, "batch ..."], target: Float[Array, "batch ..."]) -> Scalar:
-    """Mean squared error over all entries."""
+    """Mean squared error over all entries (NaN/inf in concrete inputs raises ``ValueError``)."""
     _same_shape(pred, target)
+    check_finite("pred", pred)
+    check_finite("target", target)
     return jnp.mean((pred - target) ** 2)
 
 

@@ -145,6 +145,7 @@ def cole_hopf_solution(
     check_positive("nu", nu)
     check_positive("length", length)
     check_range("amplitude", amplitude, 0.0, 1.0, closed=False)
+    check_finite("x", x)
     kk = 2 * jnp.pi / length
     decay = amplitude * jnp.exp(-nu * kk**2 * t)
     phi = 1.0 + decay * jnp.cos(kk * x)

@@ -267,6 +267,10 @@ def coefficient_from_grf(
     g: Float[_In, "*grid"], *, high: float = 12.0, low: float = 3.0
 ) -> Float[Array, "*grid"]:
     """FNO thresholding ``ψ(g) = high`` where ``g ≥ 0`` else ``low``."""
+    check_finite("g", g)
+    for name, v in (("high", high), ("low", low)):
+        if not (np.isfinite(v) and v > 0):
+            raise ValueError(f"{name}: expected a finite positive coefficient value, received {v!r}")
     return jnp.where(jnp.asarray(g) >= 0, high, low).astype(jnp.asarray(g).dtype)
 
 

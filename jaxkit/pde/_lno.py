@@ -48,7 +48,7 @@ import numpy as np
 from jaxkit._typing import DTypeLike
 
 from .._typing import Array, ArrayInput, Float
-from .._validate import check_choice, check_int, check_positive
+from .._validate import check_choice, check_int, check_positive, check_size
 
 _In = ArrayInput  # 1-D grids and times: arrays, NumPy arrays or lists, validated at run time
 
@@ -111,6 +111,9 @@ def duffing(
     _check_ts(ts)
     check_positive("m", m)
     check_positive("c", c, strict=False)
+    for name, v in (("k", k), ("k3", k3), ("x0", x0), ("v0", v0)):
+        if not np.isfinite(v):
+            raise ValueError(f"{name}: expected a finite value, received {v!r}")
     ts = jnp.asarray(ts)
     rtol, atol = _tols(ts.dtype, rtol, atol)
 
@@ -305,6 +308,7 @@ def brusselator(
     ``u(0) = a + ε cos(πx) cos(πy)``, ``v(0) = b/a``. Returns ``(u, v)`` at ``ts``."""
     _check_ts(ts)
     check_int("n", n, minimum=3)
+    check_size("n", 4.0 * 2 * n * n * max(int(np.size(ts)), 1), hint=f"u and v on an {n} x {n} grid per time")
     check_positive("du", du)
     check_positive("dv", dv)
     ts = jnp.asarray(ts, dtype)

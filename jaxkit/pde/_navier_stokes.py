@@ -28,7 +28,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._typing import Array, Float
-from .._validate import check_finite, check_float, check_int, check_ndim, check_positive, is_tracer
+from .._validate import (
+    check_finite,
+    check_float,
+    check_int,
+    check_ndim,
+    check_positive,
+    check_size,
+    is_tracer,
+)
 
 _In = Array | np.ndarray
 
@@ -61,6 +69,8 @@ def _spectral_operators(n: int, dtype, length: float = 1.0):
 def velocity(w: Float[_In, "n n"], *, length: float = 1.0) -> Float[Array, "2 n n"]:
     """Velocity ``(u, v) = (∂_yψ, -∂_xψ)`` with ``-Δψ = w`` (spectral, zero-mean stream function)."""
     check_ndim("w", w, 2)
+    check_finite("w", w)
+    check_positive("length", length)
     w = jnp.asarray(w)
     n = w.shape[0]
     ikx, iky, _, inv_lap, _ = _spectral_operators(n, w.dtype, length)
@@ -185,11 +195,19 @@ def _solve_core(w0, f_h, ops, nu, h, per_record, record_steps, scheme):
     return snaps
 
 
+def _check_amplitude(amplitude: float) -> None:
+    if not np.isfinite(amplitude):
+        raise ValueError(f"amplitude: expected a finite value, received {amplitude!r}")
+
+
 def kolmogorov_forcing(
     n: int, *, amplitude: float = 4.0, k: int = 4, dtype=jnp.float32
 ) -> Float[Array, "n n"]:
     """Kolmogorov forcing ``-A cos(k y)`` on the ``n×n`` grid of the ``[0, 2π)²`` torus (PINO/MNO: A = k = 4)."""
     check_int("n", n, minimum=2)
+    check_int("k", k, minimum=1)
+    check_size("n", 4.0 * n * n, hint=f"an {n} x {n} forcing field")
+    _check_amplitude(amplitude)
     y = 2 * jnp.pi * jnp.arange(n, dtype=dtype) / n
     return jnp.broadcast_to(-amplitude * jnp.cos(k * y)[None, :], (n, n)).astype(dtype)
 
@@ -200,6 +218,8 @@ def taylor_green(n: int, t: float, *, nu: float, amplitude: float = 1.0, k: int 
     check_int("k", k, minimum=1)
     check_positive("nu", nu, strict=False)
     check_positive("t", t, strict=False)  # nu < 0 or t < 0 grew the field as e^{+8 pi^2 k^2 |nu t|}
+    check_size("n", 8.0 * n * n, hint=f"an {n} x {n} vorticity field")
+    _check_amplitude(amplitude)
     x = jnp.arange(n, dtype=dtype) / n
     decay = np.exp(-8 * np.pi**2 * k**2 * nu * t)
     return (

@@ -423,6 +423,8 @@ def max_sharpe(
     portfolio.
     """
     labels = _check_mean_cov(mean, cov)
+    if not np.isfinite(risk_free_rate):
+        raise ValueError(f"risk_free_rate: expected a finite value, received {risk_free_rate!r}")
     dt = _resolve_dtype(dtype, mean, cov)
     with precision(dt):
         mu, S = _arr(mean, dt, "mean"), _arr(cov, dt, "cov")

@@ -80,6 +80,8 @@ def market_implied_prior_returns(
     check_covariance("cov", cov)
     check_vector("market_weights", market_weights, np.shape(cov)[0])
     check_positive("risk_aversion", risk_aversion)
+    if not np.isfinite(risk_free_rate):
+        raise ValueError(f"risk_free_rate: expected a finite value, received {risk_free_rate!r}")
     labels = check_labels(market_weights=market_weights, cov=cov)
     w64 = np.asarray(market_weights, np.float64)
     if not w64.sum() > 1e-9 * np.abs(w64).sum():
@@ -108,6 +110,8 @@ def market_implied_risk_aversion(
             f"market_returns: expected at least 2 periods, received shape {np.shape(market_returns)}"
         )
     check_finite("market_returns", market_returns)
+    if not np.isfinite(risk_free_rate):
+        raise ValueError(f"risk_free_rate: expected a finite value, received {risk_free_rate!r}")
     check_int("frequency", frequency, minimum=1)
     var = float(np.var(np.asarray(market_returns, np.float64), ddof=1))
     if not var > 1e-12 * max(float(np.max(np.abs(np.asarray(market_returns, np.float64)))) ** 2, 1e-300):

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import check_finite, check_int, check_ndim
+from jaxkit._validate import check_finite, check_int, check_ndim, seed_rng
 
 __all__ = [
     "annualized_return",
@@ -39,12 +39,25 @@ __all__ = [
 ]
 
 
-def _r(returns: Any) -> np.ndarray:
-    check_ndim("returns", returns, 1, what="a series of periodic returns")
+def _r(returns: Any, name: str = "returns") -> np.ndarray:
+    check_ndim(name, returns, 1, what="a series of periodic returns")
     if np.shape(returns)[0] < 2:
-        raise ValueError(f"returns: expected at least 2 periods, received shape {np.shape(returns)}")
-    check_finite("returns", returns)
+        raise ValueError(f"{name}: expected at least 2 periods, received shape {np.shape(returns)}")
+    check_finite(name, returns)
     return np.asarray(returns, dtype=np.float64)
+
+
+def _rf(rf: Any) -> float:
+    if not np.isfinite(rf):
+        raise ValueError(f"rf: expected a finite per-period risk-free rate, received {rf!r}")
+    return float(rf)
+
+
+def _bootstrap_args(level: Any, n_boot: Any, seed: Any) -> None:
+    if not 0 < level < 1:
+        raise ValueError(f"level: expected a value in (0, 1), received {level}")
+    check_int("n_boot", n_boot, minimum=1)
+    check_int("seed", seed, minimum=0)
 
 
 def _simple(returns: Any) -> np.ndarray:
@@ -87,7 +100,7 @@ def _ratio(num: float, den: float, what: str) -> float:
 def sharpe_ratio(returns: ArrayInput, rf: float = 0.0, periods_per_year: int = 252) -> float:
     """Annualised Sharpe ratio of per-period ``returns``; ``rf`` is the per-period risk-free rate (a daily rate
     for daily returns: annual / 252)."""
-    x = _r(returns) - rf
+    x = _r(returns) - _rf(rf)
     return np.sqrt(_ppy(periods_per_year)) * _ratio(
         np.mean(x), np.std(x, ddof=1), "sharpe_ratio (constant returns)"
     )
@@ -95,7 +108,7 @@ def sharpe_ratio(returns: ArrayInput, rf: float = 0.0, periods_per_year: int = 2
 
 def sortino_ratio(returns: ArrayInput, rf: float = 0.0, periods_per_year: int = 252) -> float:
     """Annualised Sortino ratio of per-period ``returns``; ``rf`` per period."""
-    x = _r(returns) - rf
+    x = _r(returns) - _rf(rf)
     down = np.sqrt(np.mean(np.minimum(x, 0.0) ** 2))
     return np.sqrt(_ppy(periods_per_year)) * _ratio(np.mean(x), down, "sortino_ratio (no downside deviation)")
 
@@ -164,12 +177,11 @@ def sharpe_confidence_interval(
 ) -> tuple[float, float, float]:
     r"""``(sharpe, lo, hi)``: annualised Sharpe ratio with a percentile interval from a circular block bootstrap
     (blocks of ``block`` periods keep volatility clustering and serial dependence; Politis & Romano 1992)."""
-    x = _r(returns) - rf
-    if not 0 < level < 1:
-        raise ValueError(f"level: expected a value in (0, 1), received {level}")
+    x = _r(returns) - _rf(rf)
+    _bootstrap_args(level, n_boot, seed)
     if block < 1 or block > x.shape[0]:
         raise ValueError(f"block: expected an integer in [1, {x.shape[0]}], received {block}")
-    idx = _circular_block_indices(np.random.default_rng(seed), x.shape[0], int(block), int(n_boot))
+    idx = _circular_block_indices(seed_rng(seed), x.shape[0], int(block), int(n_boot))
     sr = _sharpe_rows(x[idx], periods_per_year)
     lo, hi = np.nanquantile(sr, [(1 - level) / 2, (1 + level) / 2])
     return float(sharpe_ratio(x, 0.0, periods_per_year)), float(lo), float(hi)
@@ -191,12 +203,13 @@ def sharpe_difference_test(
     Returns ``diff`` $= \widehat{SR}_a - \widehat{SR}_b$ (annualised), its percentile interval ``lo``/``hi`` and
     the two-sided p-value $\Pr^*(|\Delta^* - \hat\Delta| \ge |\hat\Delta|)$ from the centered bootstrap
     distribution."""
-    a, b = _r(returns_a), _r(returns_b)
+    a, b = _r(returns_a, "returns_a"), _r(returns_b, "returns_b")
+    _bootstrap_args(level, n_boot, seed)
     if a.shape != b.shape:
         raise ValueError(f"returns_a, returns_b: expected the same dates, received {a.shape} and {b.shape}")
     if block < 1 or block > a.shape[0]:
         raise ValueError(f"block: expected an integer in [1, {a.shape[0]}], received {block}")
-    idx = _circular_block_indices(np.random.default_rng(seed), a.shape[0], int(block), int(n_boot))
+    idx = _circular_block_indices(seed_rng(seed), a.shape[0], int(block), int(n_boot))
     d_hat = float(_sharpe_rows(a, periods_per_year) - _sharpe_rows(b, periods_per_year))
     d = _sharpe_rows(a[idx], periods_per_year) - _sharpe_rows(b[idx], periods_per_year)
     d = d[np.isfinite(d)]

@@ -47,7 +47,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxkit._validate import check_choice, check_int
+from jaxkit._validate import check_choice, check_int, seed_rng
 
 from ._languages import Task, get_task
 from ._layers import COMPLEX_VARIANTS, VARIANTS, SSMLayer, SSMModel, check_tokens
@@ -617,7 +617,7 @@ def verify(
     ref, defined = _reference(task, toks)
     pred = predict(c, toks, precision)
     exh_err = int(((pred != ref) & defined).sum())
-    rng = np.random.default_rng(seed)
+    rng = seed_rng(seed)
     rand_err, n_checked = 0, 0
     if n_random:
         lengths = rng.integers(1, max_len + 1, n_random)

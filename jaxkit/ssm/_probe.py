@@ -36,7 +36,7 @@ import optax
 import scipy.stats
 
 from jaxkit._typing import ArrayInput, PRNGKey
-from jaxkit._validate import check_choice, check_int, check_range, library_errors
+from jaxkit._validate import check_choice, check_int, check_range, library_errors, seed_rng
 from jaxkit.train import fit_ensemble, init_ensemble, load_checkpoint, read_metadata, save_checkpoint
 
 from ._languages import Task, get_task
@@ -547,7 +547,7 @@ def train_runs(
     V, C = max(t.vocab for t in tasks) + 1 + int(cfg.bos), max(t.n_classes for t in tasks)
     pad = V - 1
     bos = V - 2 if cfg.bos else None
-    rng = np.random.default_rng(seed)
+    rng = seed_rng(seed)
     Ttr = max(t.seq_len(cfg.train_max_len) for t in tasks)
     train = _stack_data(tasks, range(1, cfg.train_max_len + 1), cfg.n_train_per_length, rng, pad, Ttr, bos)
     runs = [(ti, s, lr) for ti in range(len(tasks)) for s in range(cfg.n_seeds) for lr in cfg.lrs]

@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxkit._typing import ArrayInput
+from jaxkit._validate import seed_rng
 
 from .._validate import check_int, check_key, check_range
 
@@ -197,6 +198,6 @@ def stream_windows(
     last = len(stream) - context - 1
     if last < 1:
         raise ValueError(f"stream: expected more than context+1={context + 1} tokens, received {len(stream)}")
-    starts = np.random.default_rng(seed).integers(0, last, n_windows)
+    starts = seed_rng(seed).integers(0, last, n_windows)
     idx = starts[:, None] + np.arange(context)[None, :]
     return np.asarray(stream)[idx], np.asarray(stream)[idx + 1]

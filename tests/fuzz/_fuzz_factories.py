@@ -1,0 +1,436 @@
+"""Valid base calls for the exports that cannot be built from their signatures alone (they need a model, a file,
+a user's function, a string naming a registered item), and builders for the jaxkit types that appear in
+signatures. The edge table then perturbs one argument of these base calls at a time.
+
+Each factory returns the keyword arguments of one small, valid call; sizes are the smallest that exercise the
+function (the default fuzz run has to stay within its time budget).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxkit import diffusion as dm
+from jaxkit import dynamics as dy
+from jaxkit import forecast as fc
+from jaxkit import operators as op
+from jaxkit import ssm
+
+KEY = jax.random.key(0)
+
+
+def _normal(*shape: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+@functools.cache
+def _fno() -> op.NeuralOperator:
+    return op.build_operator(
+        op.OperatorConfig("fno", 1, 1, (4,), width=4, n_layers=1, proj_hidden=4), key=KEY
+    )
+
+
+@functools.cache
+def _forecaster() -> fc.DiffusionForecaster:
+    return fc.make_forecaster(
+        n_assets=2,
+        history=4,
+        horizon=2,
+        n_macro=1,
+        n_signals=1,
+        scale=np.ones(2, np.float32),
+        key=KEY,
+        denoiser=fc.MLPNet(hidden=8, depth=1, channels=4),
+        diffusion_steps=4,
+    )
+
+
+def _windows() -> dict[str, np.ndarray]:
+    return fc.ar1_windows(6, 4, 2, 0.5, np.eye(2, dtype=np.float32) * 0.1, seed=0)
+
+
+@functools.cache
+def _construction() -> ssm.Construction:
+    return ssm.construct("parity", "dense")
+
+
+def _unit(*shape: int) -> np.ndarray:
+    x = _normal(*shape)
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def _dates(n: int = 400):
+    import pandas as pd
+
+    return pd.bdate_range("2015-01-01", periods=n)
+
+
+def _frame(n: int = 300, cols: int = 3, positive: bool = True):
+    import pandas as pd
+
+    x = np.exp(np.cumsum(0.01 * _normal(n, cols, seed=7), 0)) if positive else _normal(n, cols, seed=7)
+    return pd.DataFrame(x, index=_dates(n), columns=[f"c{i}" for i in range(cols)])
+
+
+def _lin_loss(p: Any) -> Any:
+    return 0.5 * jnp.sum((p["W"] - jnp.eye(2)) ** 2)
+
+
+@functools.cache
+def _dock() -> dict[str, Any]:
+    """A small ligand (3 fragments) in a pseudo-pocket around its own conformer: the docking building blocks."""
+    from rdkit import Chem
+    from rdkit.Chem import AllChem
+
+    from jaxkit import docking as dk
+
+    mol = Chem.AddHs(Chem.MolFromSmiles("OCCc1ccc(CC(=O)N)cc1"))
+    AllChem.EmbedMolecule(mol, randomSeed=0)
+    lig = dk.ligand_fragments(mol, conformer="rdkit", seed=0)
+    pos = dk.conformer_positions(lig.frag.mol)
+    pocket = dk.pseudo_pocket(pos, np.random.default_rng(0))
+    c = dk.build_complex(lig, pocket)
+    f = lig.frag.n_fragments
+    process = dk.docking_process()
+    return {
+        "mol": lig.frag.mol,
+        "lig": lig,
+        "frag": lig.frag,
+        "pocket": pocket,
+        "c": c,
+        "positions": pos,
+        "R": jnp.tile(jnp.eye(3), (f, 1, 1)),
+        "T": jnp.zeros((f, 3)),
+        "process": process,
+        "model": dk.exact_model(process),
+    }
+
+
+def _dk(*names: str, **extra: Any) -> Callable[[], dict[str, Any]]:
+    def make() -> dict[str, Any]:
+        d = _dock()
+        return {n.split("=")[0]: d[n.split("=")[-1]] for n in names} | extra
+
+    return make
+
+
+def _docking_types() -> dict[type, Callable[[], Any]]:
+    from rdkit import Chem
+
+    from jaxkit import docking as dk
+
+    return {
+        Chem.Mol: lambda: _dock()["mol"],
+        dk.PreparedLigand: lambda: _dock()["lig"],
+        dk.Fragmentation: lambda: _dock()["frag"],
+        dk.Pocket: lambda: _dock()["pocket"],
+        dk.DockingComplex: lambda: _dock()["c"],
+        dm.SE3Diffusion: lambda: _dock()["process"],
+    }
+
+
+TYPE_FACTORIES: dict[type, Callable[[], Any]] = {
+    dm.VPSchedule: dm.VPSchedule,
+    dm.DiscreteSchedule: lambda: dm.discrete_schedule("linear", 8),
+    ssm.Formula: lambda: ssm.parse("F a"),
+    ssm.Construction: _construction,
+    fc.DiffusionForecaster: _forecaster,
+    op.NeuralOperator: _fno,
+    op.OperatorConfig: lambda: op.OperatorConfig("fno", 1, 1, (4,), width=4, n_layers=1, proj_hidden=4),
+}
+
+TYPE_FACTORIES.update(_docking_types())
+
+FACTORIES: dict[str, Callable[[], dict[str, Any]]] = {
+    # docking
+    "jaxkit.docking.bond_gap": _dk("c", "R", "T"),
+    "jaxkit.docking.pose_rmsd": _dk("c", "R", "T"),
+    "jaxkit.docking.ligand_positions": _dk("c", "R", "T"),
+    "jaxkit.docking.dummy_positions": _dk("c", "R", "T"),
+    "jaxkit.docking.random_poses": _dk("c", n=2, key=KEY),
+    "jaxkit.docking.dsm_loss": _dk("model", "process", "c", key=KEY),
+    "jaxkit.docking.sample_poses": _dk("model", "process", "c", key=KEY, n_steps=2),
+    "jaxkit.docking.dock_samples": _dk("model", "process", "c", key=KEY, n_samples=2, n_steps=2),
+    "jaxkit.docking.to_angstrom": lambda: {"c": _dock()["c"], "x_scaled": jnp.zeros((4, 3))},
+    "jaxkit.docking.fragment_frames": _dk("frag", "positions"),
+    "jaxkit.docking.local_coordinates": _dk("frag", "positions"),
+    "jaxkit.docking.build_complex": _dk("lig", "pocket"),
+    "jaxkit.docking.with_positions": _dk("mol", "positions"),
+    "jaxkit.docking.match_conformer": lambda: {
+        "mol": _dock()["mol"],
+        "target": _dock()["positions"],
+        "restarts": 1,
+        "scan_points": 8,
+        "sweeps": 1,
+    },
+    "jaxkit.docking.consensus_counts": lambda: {
+        "positions": np.stack([_dock()["positions"] + 0.1 * i for i in range(3)])
+    },
+    "jaxkit.docking.contact_score": lambda: {
+        "ligand": _dock()["positions"],
+        "pocket": np.asarray(_dock()["pocket"].positions),
+    },
+    "jaxkit.docking.pseudo_pocket": lambda: {
+        "positions": _dock()["positions"],
+        "rng": np.random.default_rng(0),
+    },
+    "jaxkit.docking.loose_pseudo_pocket": lambda: {
+        "positions": _dock()["positions"],
+        "rng": np.random.default_rng(0),
+    },
+    "jaxkit.docking.stack_complexes": lambda: {"complexes": [_dock()["c"], _dock()["c"]]},
+    "jaxkit.docking.ligand_from_smiles": lambda: {"smiles": "CCO"},
+    "jaxkit.docking.split_of": lambda: {"component_id": "ATP"},
+    # diffusion
+    "jaxkit.diffusion.check_time": lambda: {"schedule": dm.VPSchedule(), "t": np.float32(0.5)},
+    "jaxkit.diffusion.check_time_grid": lambda: {"ts": np.linspace(1.0, 0.0, 5, dtype=np.float32)},
+    "jaxkit.diffusion.denormalize": lambda: {"x": _normal(5, 3), "center": _normal(3, seed=1)},
+    "jaxkit.diffusion.alpha_bars_from_betas": lambda: {"betas": np.linspace(1e-3, 0.1, 8, dtype=np.float32)},
+    "jaxkit.diffusion.igso3.check_sigma": lambda: {"name": "sigma", "sigma": 0.5},
+    "jaxkit.diffusion.DSMTerms": lambda: {"rot": jnp.float32(1.0), "trans": jnp.float32(2.0)},
+    # dynamics
+    "jaxkit.dynamics.linear_apply": lambda: {
+        "params": dy.init_linear(KEY, 3, 4, 2, 0.1),
+        "x": jnp.asarray(_normal(3)),
+    },
+    "jaxkit.dynamics.relu_apply": lambda: {
+        "params": dy.init_relu(KEY, 3, 4, 2, 0.1),
+        "x": jnp.asarray(_normal(3)),
+    },
+    "jaxkit.dynamics.quadratic_apply": lambda: {
+        "params": dy.init_quadratic(KEY, 3, 4, 0.1),
+        "x": jnp.asarray(_normal(3)),
+    },
+    "jaxkit.dynamics.relu_scalar_apply": lambda: {
+        "params": dy.init_relu_scalar(KEY, 4, 0.1),
+        "x": jnp.float32(0.3),
+    },
+    "jaxkit.dynamics.diagonal_apply": lambda: {
+        "params": dy.init_diagonal(3, 0.1),
+        "x": jnp.asarray(_normal(3)),
+    },
+    "jaxkit.dynamics.deep_linear_apply": lambda: {
+        "params": dy.init_deep_linear(KEY, (3, 4, 4, 2), 0.1),
+        "x": jnp.asarray(_normal(3)),
+    },
+    "jaxkit.dynamics.init_deep_linear": lambda: {"key": KEY, "dims": (3, 4, 2), "scale": 0.1},
+    "jaxkit.dynamics.kink_count": lambda: {
+        "params": dy.init_relu_scalar(KEY, 4, 0.5),
+        "x_range": (-2.0, 2.0),
+    },
+    "jaxkit.dynamics.linear_fixed_point": lambda: {
+        "sigma_yx": np.diag([3.0, 2.0, 1.0]).astype(np.float32),
+        "modes": np.array([0, 1]),
+        "hidden": 2,
+    },
+    "jaxkit.dynamics.crossing_time": lambda: {
+        "ts": np.linspace(0, 1, 8, dtype=np.float32),
+        "values": np.linspace(0, 1, 8, dtype=np.float32),
+        "level": 0.5,
+    },
+    "jaxkit.dynamics.plateaus": lambda: {
+        "ts": np.linspace(0.01, 1, 16, dtype=np.float32),
+        "loss": np.linspace(1, 0.1, 16, dtype=np.float32),
+    },
+    "jaxkit.dynamics.saxe_half_time": lambda: {"s": np.float32(2.0), "u0": np.float32(0.01)},
+    "jaxkit.dynamics.saddle_check": lambda: {"loss_fn": _lin_loss, "params": {"W": jnp.zeros((2, 2))}},
+    "jaxkit.dynamics.grad_norms": lambda: {"loss_fn": _lin_loss, "trajectory": {"W": jnp.zeros((3, 2, 2))}},
+    "jaxkit.dynamics.gradient_descent": lambda: {
+        "loss_fn": _lin_loss,
+        "params0": {"W": jnp.zeros((2, 2))},
+        "lr": 0.1,
+        "n_steps": 4,
+    },
+    "jaxkit.dynamics.gradient_flow": lambda: {
+        "loss_fn": _lin_loss,
+        "params0": {"W": jnp.zeros((2, 2))},
+        "ts": np.linspace(0, 1, 4, dtype=np.float32),
+    },
+    "jaxkit.dynamics.mse_loss": lambda: {
+        "apply": dy.linear_apply,
+        "params": dy.init_linear(KEY, 3, 4, 2, 0.1),
+        "inputs": _normal(5, 3),
+        "targets": _normal(5, 2, seed=1),
+    },
+    # evaluation
+    "jaxkit.evaluation.survival": lambda: {"times": np.array([1.0, 3.0, np.inf, 2.0]), "horizon": 5.0},
+    "jaxkit.evaluation.time_to_event": lambda: {
+        "baseline": np.array([1.0, 3.0, 4.0, 2.0, 6.0]),
+        "method": np.array([2.0, 1.0, 3.0, 1.0, 2.0]),
+        "horizon": 8.0,
+    },
+    # forecast
+    "jaxkit.forecast.score_paths": lambda: {"paths": _normal(3, 8, 2, 2), "truth": _normal(3, 2, 2, seed=1)},
+    "jaxkit.forecast.fit_postprocess": lambda: {
+        "paths": _normal(3, 8, 2, 2),
+        "truth": _normal(3, 2, 2, seed=1),
+    },
+    "jaxkit.forecast.moment_z_scores": lambda: {
+        "samples": _normal(64, 2),
+        "mean": np.zeros(2, np.float32),
+        "cov": np.eye(2, dtype=np.float32),
+    },
+    "jaxkit.forecast.forecaster_loss": lambda: {
+        "model": _forecaster(),
+        "batch": {k: jnp.asarray(v) for k, v in _windows().items()},
+        "key": KEY,
+    },
+    "jaxkit.forecast.sample_paths": lambda: {
+        "model": _forecaster(),
+        "history": _normal(1, 4, 2),
+        "macro": _normal(1, 1),
+        "signals": _normal(1, 2, 1),
+        "key": KEY,
+        "n_samples": 2,
+        "n_steps": 2,
+    },
+    "jaxkit.forecast.rolling_zscore": lambda: {"df": _frame(), "window": 20},
+    "jaxkit.forecast.stable_macro_features": lambda: {"macro": _frame(), "norm_window": 20},
+    "jaxkit.forecast.market_data_from_frames": lambda: {"prices": _frame(), "norm_window": 20},
+    "jaxkit.forecast.walk_forward_splits": lambda: {
+        "dates": np.asarray(_dates(800)),
+        "test_years": [2017],
+        "horizon": 2,
+        "history": 4,
+    },
+    # operators
+    "jaxkit.operators.predict": lambda: {
+        "model": _fno(),
+        "x": _normal(2, 1, 8),
+        "x_normalizer": op.GaussianNormalizer(jnp.zeros(()), jnp.ones(())),
+        "y_normalizer": op.GaussianNormalizer(jnp.zeros(()), jnp.ones(())),
+    },
+    "jaxkit.operators.evaluate": lambda: {
+        "model": _fno(),
+        "x": _normal(2, 1, 8),
+        "y": _normal(2, 1, 8, seed=1),
+        "x_normalizer": op.GaussianNormalizer(jnp.zeros(()), jnp.ones(())),
+        "y_normalizer": op.GaussianNormalizer(jnp.zeros(()), jnp.ones(())),
+    },
+    "jaxkit.operators.count_params": lambda: {"model": _fno()},
+    "jaxkit.operators.to_flax": lambda: {"model": _fno()},
+    "jaxkit.operators.grid_spacing": lambda: {"grid": (8,), "lengths": (1.0,)},
+    "jaxkit.operators.spectral_conv": lambda: {
+        "u": jnp.asarray(_normal(2, 8)),
+        "weight_re": jnp.asarray(_normal(3, 2, 2)),
+        "weight_im": jnp.asarray(_normal(3, 2, 2, seed=1)),
+    },
+    "jaxkit.operators.mode_mix": lambda: {
+        "x": jnp.asarray(_normal(2, 3) + 1j * _normal(2, 3, seed=1)),
+        "w": jnp.asarray(_normal(2, 2, 3) + 1j * _normal(2, 2, 3, seed=2)),
+    },
+    "jaxkit.operators.train_operator": lambda: {
+        "model": _fno(),
+        "x_train": _normal(4, 1, 8),
+        "y_train": _normal(4, 1, 8, seed=1),
+        "epochs": 1,
+        "batch_size": 2,
+        "key": KEY,
+        "progress": False,
+    },
+    # pde
+    "jaxkit.pde.dataset_spec": lambda: {"name": "burgers"},
+    "jaxkit.pde.allowed_resolutions": lambda: {"name": "burgers"},
+    "jaxkit.pde.refined_resolution": lambda: {"name": "burgers", "resolution": 256, "factor": 2},
+    "jaxkit.pde.subsample": lambda: {"x": _normal(2, 1024), "name": "burgers", "resolution": 256},
+    "jaxkit.pde.darcy.solve": lambda: {"a": np.full((9, 9), 4.0, np.float32)},
+    "jaxkit.pde.darcy.assemble": lambda: {"a": np.full((9, 9), 4.0, np.float32)},
+    "jaxkit.pde.darcy.reference_solve": lambda: {"a": np.full((9, 9), 4.0, np.float32)},
+    "jaxkit.pde.lno.duffing": lambda: {"forcing": jnp.sin, "ts": np.linspace(0, 1, 8, dtype=np.float32)},
+    "jaxkit.pde.lno.beam_exact": lambda: {
+        "amplitude": 1.0,
+        "x": np.linspace(0, 1, 8, dtype=np.float32),
+        "ts": np.linspace(0, 1, 4, dtype=np.float32),
+    },
+    "jaxkit.pde.lno.diffusion_exact": lambda: {
+        "amplitude": 1.0,
+        "x": np.linspace(0, 1, 8, dtype=np.float32),
+        "ts": np.linspace(0, 1, 4, dtype=np.float32),
+    },
+    "jaxkit.pde.lno.reaction_diffusion_manufactured": lambda: {
+        "amplitude": 1.0,
+        "x": np.linspace(0, 1, 8, dtype=np.float32),
+        "ts": np.linspace(0, 1, 4, dtype=np.float32),
+    },
+    # portfolio
+    "jaxkit.portfolio.he_litterman_omega": lambda: {
+        "cov": np.eye(3, dtype=np.float32) * 0.01,
+        "P": np.eye(3, dtype=np.float32),
+        "tau": 0.05,
+    },
+    "jaxkit.portfolio.idzorek_omega": lambda: {
+        "confidences": np.array([0.5, 0.5, 0.5], np.float32),
+        "cov": np.eye(3, dtype=np.float32) * 0.01,
+        "P": np.eye(3, dtype=np.float32),
+        "tau": 0.05,
+    },
+    "jaxkit.portfolio.rebalance_indices": lambda: {"dates": np.asarray(_dates(100))},
+    "jaxkit.portfolio.run_backtest": lambda: {
+        "prices": 100 * np.exp(np.cumsum(0.01 * _normal(30, 3), 0)),
+        "rebalance_index": np.array([0, 10, 20]),
+        "target_weights": np.full((3, 3), 1 / 3, np.float32),
+    },
+    "jaxkit.portfolio.sharpe_difference_test": lambda: {
+        "returns_a": 0.01 * _normal(60) + 0.001,
+        "returns_b": 0.01 * _normal(60, seed=1),
+    },
+    "jaxkit.portfolio.solve_qp_nonneg": lambda: {
+        "H": np.eye(3, dtype=np.float32),
+        "c": -np.ones(3, np.float32),
+        "A": np.ones((1, 3), np.float32),
+        "b": np.ones(1, np.float32),
+    },
+    "jaxkit.portfolio.walk_forward": lambda: {
+        "prices": 100 * np.exp(np.cumsum(0.01 * _normal(80, 3), 0)),
+        "strategy": lambda r, w: np.full(3, 1 / 3),
+        "dates": np.asarray(_dates(80)),
+        "start": 20,
+    },
+    # ssm
+    "jaxkit.ssm.predict": lambda: {"c": _construction(), "tokens": np.array([[0, 1, 1, 0]])},
+    "jaxkit.ssm.first_failure": lambda: {
+        "c": ssm.construct("dyck1", "dense"),
+        "precision": ssm.parse_precision("float5e10m"),
+        "max_n": 64,
+    },
+    "jaxkit.ssm.verify": lambda: {"c": _construction(), "exhaustive_len": 4, "n_random": 10, "max_len": 16},
+    "jaxkit.ssm.seed_interval": lambda: {"values": [0.5, 0.6, 0.7]},
+    "jaxkit.ssm.parse": lambda: {"text": "F a"},
+    "jaxkit.ssm.get_task": lambda: {"name": "parity"},
+    "jaxkit.ssm.parse_precision": lambda: {"spec": "fixed4.8"},
+    "jaxkit.ssm.construct": lambda: {"task": "parity", "variant": "dense"},
+    "jaxkit.ssm.accepts": lambda: {"f": "F a", "traces": np.array([[[0], [1], [0]]], bool), "props": ["a"]},
+    "jaxkit.ssm.evaluate": lambda: {"f": "F a", "traces": np.array([[[0], [1], [0]]], bool), "props": ["a"]},
+    "jaxkit.ssm.prefix_labels": lambda: {
+        "f": "F a",
+        "traces": np.array([[[0], [1], [0]]], bool),
+        "props": ["a"],
+    },
+    "jaxkit.ssm.reflection_scan": lambda: {
+        "k": jnp.asarray(_unit(4, 2, 3)),
+        "beta": jnp.full((4, 2), 0.5),
+        "b": jnp.asarray(_normal(4, 3, seed=1)),
+    },
+    "jaxkit.ssm.householder_product": lambda: {"k": jnp.asarray(_unit(2, 3)), "beta": jnp.full((2,), 0.5)},
+    # stability
+    "jaxkit.stability.noise_stability": lambda: {
+        "f": lambda x: jnp.tanh(x.sum(-1)),
+        "x": _normal(64, 3),
+        "rho": 0.5,
+        "key": KEY,
+    },
+    "jaxkit.stability.average_sensitivity": lambda: {
+        "f": lambda x: jnp.tanh(x.sum(-1)),
+        "x": np.sign(_normal(64, 3)),
+        "key": KEY,
+        "domain": "boolean",
+    },
+    "jaxkit.stability.correlated_copy": lambda: {"x": jnp.asarray(_normal(16, 3)), "key": KEY, "rho": 0.5},
+    "jaxkit.stability.char_dataset": lambda: {"text": "abcabcabd" * 20},
+}
