@@ -59,8 +59,8 @@ PRESETS = {
 }
 # Seconds-to-minutes (tests/experiments/test_smoke.py): standard's path (Vina on the test split, the ranking chosen on
 # validation over all three rankings, the model and prior draws on the test split) on 1 validation and the first
-# 1 of the 74 test complexes (``n_test``, read by the smoke preset only), 2 samples of 2 steps, exhaustiveness 1.
-PRESETS["smoke"] = dict(_STANDARD, n_val=1, n_test=1, n_samples=2, n_steps=2, pb_budget=2, exhaustiveness=1)
+# 2 of the 74 test complexes (``n_test``, read by the smoke preset only), 2 samples of 2 steps, exhaustiveness 1.
+PRESETS["smoke"] = dict(_STANDARD, n_val=1, n_test=2, n_samples=2, n_steps=2, pb_budget=2, exhaustiveness=1)
 REFERENCE = "vina"
 
 
