@@ -7,6 +7,8 @@ import contextlib
 import copy
 import json
 import platform
+import signal
+import subprocess
 import sys
 import time
 from importlib import metadata
@@ -186,6 +188,27 @@ def _start_distributed(args: argparse.Namespace) -> str | None:
     return None
 
 
+def _run_child(name: str, preset: str, seed: int, out: Path | None, resume: bool) -> str | None:
+    """Run one experiment of ``run all`` in a fresh Python process; returns why it failed, or None.
+
+    One process per experiment bounds the memory of the suite by its largest experiment: in a single process
+    the compiled XLA executables of every experiment accumulate until LLVM cannot map more memory (the main job
+    died that way, a segmentation fault after ``LLVM compilation error: Cannot allocate memory``)."""
+    cmd = [sys.executable, "-m", "experiments", "run", name, "--preset", preset, "--seed", str(seed)]
+    if out is not None:
+        cmd += ["--out", str(out)]
+    if resume:
+        cmd.append("--resume")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    rc = subprocess.run(cmd, check=False).returncode
+    if rc == 0:
+        return None
+    if rc < 0:
+        return f"killed by signal {signal.Signals(-rc).name} (exit {rc})"
+    return f"exit status {rc} (its error is printed above)"
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     names = sorted(EXPERIMENTS) if args.name == "all" else [args.name]
     if args.name != "all" and args.name not in EXPERIMENTS:
@@ -220,8 +243,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     failed = []
+    isolate = len(names) > 1 and not getattr(args, "distributed", False)
     for name in names:
         out = outs[name]
+        if isolate:  # `run all`: each experiment in its own process (see _run_child)
+            problem = _run_child(name, args.preset, args.seed, out, args.resume)
+            if problem:
+                failed.append(f"{name}: {problem}")
+            continue
         try:
             run_one(name, args.preset, args.seed, out, args.resume)
         except RunFolderError as e:  # a guard, not a crash: one clear line

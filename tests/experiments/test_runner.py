@@ -313,3 +313,36 @@ def test_bench_name_imports_only_its_module():
     root = Path(experiments.__file__).resolve().parents[1]
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=root)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+def test_run_all_runs_each_experiment_in_its_own_process(monkeypatch, tmp_path, capsys):
+    """`run all` starts one Python process per experiment (compiled code of earlier experiments must not pile up
+    in one process: the main job once died of it), passes preset, seed, folder and --resume on, and a child
+    killed by a signal fails the suite naming the signal while the other experiments still run."""
+    calls = []
+
+    def fake_run(cmd, check):
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, -11 if cmd[4] == "grokking" else 0)
+
+    monkeypatch.setattr(_cli.subprocess, "run", fake_run)
+    out = tmp_path / "suite"
+    assert _cli.main(["run", "all", "--preset", "quick", "--seed", "3", "--out", str(out), "--resume"]) == 1
+    names = sorted(_registry.EXPERIMENTS)
+    assert [c[4] for c in calls] == names
+    for c in calls:
+        assert c[:4] == [sys.executable, "-m", "experiments", "run"]
+        assert c[5:] == ["--preset", "quick", "--seed", "3", "--out", str(out / c[4]), "--resume"]
+    err = capsys.readouterr().err
+    assert "grokking: killed by signal SIGSEGV (exit -11)" in err
+    assert err.count("\n  ") == 1  # only the one failure is listed
+
+
+def test_run_all_child_process_really_runs(tmp_path):
+    """The child command line `run all` builds is a working one: a real child runs the smallest smoke preset."""
+    out = tmp_path / "saddle"
+    assert _cli._run_child("saddle_to_saddle", "smoke", 0, out, False) is None
+    assert json.loads((out / "metrics.json").read_text())["preset"] == "smoke"
+    assert _cli._run_child("no_such_experiment", "smoke", 0, tmp_path / "x", False) == (
+        "exit status 2 (its error is printed above)"
+    )
