@@ -209,21 +209,15 @@ def _run_child(name: str, preset: str, seed: int, out: Path | None, resume: bool
     return f"exit status {rc} (its error is printed above)"
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    names = sorted(EXPERIMENTS) if args.name == "all" else [args.name]
-    if args.name != "all" and args.name not in EXPERIMENTS:
-        return _unknown("experiment", args.name, sorted(EXPERIMENTS))
-    if not names:
-        print("No experiments registered; nothing to run.")
-        return 0
+def _check_run_args(args: argparse.Namespace, names: list[str]) -> tuple[dict[str, Path | None], str | None]:
+    """Every preset and ``--out`` checked before any work: the run folder of each experiment, or an error."""
     for name in names:
         presets = list(EXPERIMENTS[name].presets)
         if args.preset not in presets:
-            print(
-                f"error: experiment {name!r} has no preset {args.preset!r}; valid presets: {', '.join(presets)}",
-                file=sys.stderr,
+            return (
+                {},
+                f"experiment {name!r} has no preset {args.preset!r}; valid presets: {', '.join(presets)}",
             )
-            return 2
     outs = {
         name: Path(args.out) / name
         if (args.out and len(names) > 1)
@@ -240,31 +234,51 @@ def cmd_run(args: argparse.Namespace) -> int:
             if out is not None:
                 check_out_folder(out)
     except RunFolderError as e:
+        return {}, str(e)
+    return outs, None
+
+
+def _run_in_process(name: str, args: argparse.Namespace, out: Path | None, alone: bool) -> str | None:
+    """One experiment in this process; returns why it failed (``run all`` goes on), or None. Alone, an
+    experiment's exception propagates; a run-folder guard is one clear line either way."""
+    try:
+        run_one(name, args.preset, args.seed, out, args.resume)
+    except RunFolderError as e:  # a guard, not a crash: one clear line
         print(f"error: {e}", file=sys.stderr)
+        return f"{name}: {e}"
+    except Exception as e:  # keep going in `run all`, report at the end
+        if alone:
+            raise
+        import traceback
+
+        traceback.print_exc()
+        return f"{name}: {type(e).__name__}: {e}"
+    return None
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    names = sorted(EXPERIMENTS) if args.name == "all" else [args.name]
+    if args.name != "all" and args.name not in EXPERIMENTS:
+        return _unknown("experiment", args.name, sorted(EXPERIMENTS))
+    if not names:
+        print("No experiments registered; nothing to run.")
+        return 0
+    outs, error = _check_run_args(args, names)
+    if error:
+        print(f"error: {error}", file=sys.stderr)
         return 2
     failed = []
     isolate = len(names) > 1 and not getattr(args, "distributed", False)
     for name in names:
-        out = outs[name]
         if isolate:  # `run all`: each experiment in its own process (see _run_child)
-            problem = _run_child(name, args.preset, args.seed, out, args.resume)
-            if problem:
-                failed.append(f"{name}: {problem}")
-            continue
-        try:
-            run_one(name, args.preset, args.seed, out, args.resume)
-        except RunFolderError as e:  # a guard, not a crash: one clear line
-            print(f"error: {e}", file=sys.stderr)
-            if len(names) == 1:
+            problem = _run_child(name, args.preset, args.seed, outs[name], args.resume)
+            problem = problem and f"{name}: {problem}"
+        else:
+            problem = _run_in_process(name, args, outs[name], alone=len(names) == 1)
+            if problem and len(names) == 1:
                 return 2
-            failed.append(f"{name}: {e}")
-        except Exception as e:  # keep going in `run all`, report at the end
-            if len(names) == 1:
-                raise
-            import traceback
-
-            traceback.print_exc()
-            failed.append(f"{name}: {type(e).__name__}: {e}")
+        if problem:
+            failed.append(problem)
     if failed:
         print("Failed experiments:\n  " + "\n  ".join(failed), file=sys.stderr)
         return 1
