@@ -211,7 +211,7 @@ QUICK = dict(
 def _smoke_data() -> dict[str, dict[str, Any]]:
     out = {}
     for name, q in _quick_data().items():
-        q = dict(q, n_train=4, n_val=2, n_test=2, epochs=1, batch_size=2)
+        q = dict(q, n_train=4, n_val=2, n_test=2, epochs=1, batch_size=2, width=4, proj_hidden=8)
         if name == "navier_stokes_re40":
             q.update(
                 options={"fine_resolution": 16, "dt": 0.02, "t_final": 4, "n_in": 2},
@@ -223,11 +223,14 @@ def _smoke_data() -> dict[str, dict[str, Any]]:
 
 
 # Seconds (tests/experiments/test_smoke.py): quick's six datasets (published reaction-diffusion included) at 4/2/2
-# samples and one epoch, all three models at 2 seeds, standard's two variants, and standard's training-operator
+# samples and one epoch, all three models at 2 seeds (one Fourier layer, width 4, projection 8: compilation is most
+# of the cost), standard's two variants, and standard's training-operator
 # check on the first 3 published test samples (of 130).
 SMOKE = dict(
     QUICK,
     datasets=_smoke_data(),
+    n_layers=1,
+    proj_hidden=8,
     rd_operator_check=True,
     rd_operator_check_samples=3,
     variants=STANDARD["variants"],
