@@ -45,6 +45,7 @@ from ._datasets import (
     POSEBUSTERS_IDS,
     DockingExample,
     ccd_examples,
+    ccd_ligand_candidates,
     embed_conformer,
     load_complex,
     load_complex_folder,
@@ -78,6 +79,13 @@ from ._fragments import (
     minimal_cut_sets,
     reassemble,
     torsional_bonds,
+)
+from ._heldout import (
+    HeldOutLigands,
+    check_no_held_out,
+    held_out_ccd_codes,
+    held_out_ligands,
+    inchikey_block,
 )
 from ._model import FragmentScoreModel
 from ._rank import (
@@ -166,6 +174,12 @@ __all__ = [
     "build_complex",
     "build_model",
     "ccd_examples",
+    "ccd_ligand_candidates",
+    "check_no_held_out",
+    "held_out_ccd_codes",
+    "held_out_ligands",
+    "inchikey_block",
+    "HeldOutLigands",
     "ComplexSizes",
     "conformer_positions",
     "contact_score",
