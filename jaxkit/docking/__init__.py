@@ -14,6 +14,7 @@ complexes that share no ligand and no similar protein with it (:func:`real_train
 
 from ._api import (
     DockingResult,
+    StageProgress,
     assemble_poses,
     dock,
     evaluate_complex,
@@ -64,7 +65,15 @@ from ._dock import (
     random_poses,
     sample_poses,
 )
-from ._evaluate import posebusters_valid, success_rate, symmetric_rmsd, with_positions, write_poses_sdf
+from ._evaluate import (
+    SDF_FIELDS,
+    pose_fields,
+    posebusters_valid,
+    success_rate,
+    symmetric_rmsd,
+    with_positions,
+    write_poses_sdf,
+)
 from ._fragments import (
     Fragmentation,
     FragmentationError,
@@ -103,6 +112,7 @@ from ._rank import (
     pose_checks,
     prepare_receptor,
     rank_poses,
+    ranking_warning,
 )
 from ._realeval import (
     SUCCESS_RMSD,
@@ -174,6 +184,10 @@ __all__ = [
     "build_complex",
     "build_model",
     "ccd_examples",
+    "StageProgress",
+    "SDF_FIELDS",
+    "pose_fields",
+    "ranking_warning",
     "ccd_ligand_candidates",
     "check_no_held_out",
     "held_out_ccd_codes",

@@ -6,7 +6,9 @@ dock:  ``--protein P.pdb --ligand L.sdf|SMILES (--ref-ligand R.sdf | --center x 
        per pose, best first, with the data fields listed in :data:`SDF_FIELDS` (also printed by
        ``dock --help``). ``--hydrogens`` writes the poses with explicit hydrogens (placed by RDKit on the heavy
        atoms' coordinates); by default only heavy atoms are written, as they were docked. Without ``--model``
-       the model shipped with the package is used.
+       the model shipped with the package is used. Each stage (preparation, sampling, minimization, validity
+       checks) is shown on standard error with its elapsed time and ETA; when no pose passes the validity checks
+       a warning is printed and written in every record's ``warning`` field.
 train: ``--data DIR`` (folders ``<id>/<id>_protein.pdb`` + ``<id>/<id>_ligand.sdf``) and/or ``--ccd N`` (CCD
        pseudo-pockets), ``--out M``; ``--steps``, ``--batch``, ``--devices`` (data-parallel mesh), ``--resume``,
        ``--distributed [--coordinator HOST:PORT --num-processes N --process-id I]`` (one of several processes).
@@ -22,24 +24,9 @@ import time
 from pathlib import Path
 
 from ._api import ASSEMBLIES
+from ._evaluate import SDF_FIELDS
 from ._rank import RANKINGS
 from ._train import SHIPPED_MODEL
-
-SDF_FIELDS = {
-    "rank": "1 for the top pose, then 2, 3, ... (records are written best first)",
-    "sample": "index (0-based) of the diffusion sample the pose came from",
-    "vinardo_kcal_mol": "Vinardo energy (kcal/mol) of the written pose (after Vina's local minimization with "
-    "--ranking vinardo_minimized/vinardo_converged; as sampled with vinardo; nan with --no-rank or consensus)",
-    "pb_valid": "PoseBusters verdict: yes (all checks pass), no (a check fails, see failed_checks), or unchecked "
-    "(not tested: PoseBusters runs in ranking order until the first valid pose, at most --pb-budget poses; "
-    "none with --no-rank)",
-    "failed_checks": "comma-separated names of the failed checks (PoseBusters', or bond_gap); empty when none",
-    "bond_gap_A": "RMS distance (Å) between each fragment-junction dummy atom and the atom it stands for, as "
-    "sampled (0 for conformer-matched poses); above 0.6 Å the pose is marked pb_valid no, failed check bond_gap",
-    "conformer_match_rmsd": "with --assemble conformer_matching: RMSD (Å) between the sampled fragment atoms and "
-    "the RDKit conformer fitted to them (before any Vina minimization); absent with --assemble none",
-}
-"""The data fields of every SDF record written by ``python -m jaxkit.docking dock`` and their meaning."""
 
 
 def _fields_epilog() -> str:
@@ -157,7 +144,6 @@ def _fail(msg: str) -> int:
 
 def _dock(a: argparse.Namespace) -> int:
     import jax
-    from rdkit import Chem
 
     from ._api import dock, read_ligand, resolve_pocket
     from ._evaluate import write_poses_sdf
@@ -194,6 +180,9 @@ def _dock(a: argparse.Namespace) -> int:
         flush=True,
     )
     t0 = time.perf_counter()
+    from ._api import StageProgress
+
+    progress = StageProgress()
     res = dock(
         a.protein,
         mol,
@@ -207,28 +196,17 @@ def _dock(a: argparse.Namespace) -> int:
         conformer_seed=a.seed,
         assemble=a.assemble,
         ranking=RANKINGS[a.ranking],
+        progress=progress,
     )
-    props = []
-    for p in res.poses:
-        props.append(
-            {
-                "rank": p.rank + 1,
-                "sample": p.index,
-                "vinardo_kcal_mol": f"{p.vinardo:.3f}",
-                "pb_valid": {True: "yes", False: "no", None: "unchecked"}[p.pb_valid],
-                "bond_gap_A": f"{p.bond_gap:.3f}",
-                "failed_checks": ",".join(p.failed_checks),
-            }
-        )
-    name = Chem.MolToSmiles(res.ligand.frag.mol)
-    mols = [p.mol for p in res.poses]
-    if a.hydrogens:
-        mols = [Chem.AddHs(m, addCoords=True) for m in mols]
-    write_poses_sdf(a.out, mols, [f"{name} pose {i + 1}" for i in range(len(res.poses))], props)
+    progress.close()
+    write_poses_sdf(a.out, res, hydrogens=a.hydrogens)
     top = res.top
+    for w in res.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    verdict = {True: "yes", False: "no", None: "unchecked"}[top.pb_valid]
     print(
         f"wrote {len(res.poses)} poses to {a.out} in {time.perf_counter() - t0:.1f} s; top pose: Vinardo "
-        f"{top.vinardo:.2f} kcal/mol, PoseBusters {props[0]['pb_valid']}",
+        f"{top.vinardo:.2f} kcal/mol, PoseBusters {verdict}",
         file=sys.stderr,
     )
     return 0
