@@ -25,6 +25,7 @@ from ._api import (
 )
 from ._assemble import ConformerMatch, match_conformer, rotatable_torsions
 from ._baselines import contact_score, random_placement, vina_dock, vina_pose_energy
+from ._batch import SUMMARY_COLUMNS, LigandRecord, dock_many, is_ligand_library, read_ligands
 from ._complex import (
     LENGTH_SCALE,
     ComplexSizes,
@@ -184,6 +185,11 @@ __all__ = [
     "build_complex",
     "build_model",
     "ccd_examples",
+    "SUMMARY_COLUMNS",
+    "LigandRecord",
+    "dock_many",
+    "is_ligand_library",
+    "read_ligands",
     "StageProgress",
     "SDF_FIELDS",
     "pose_fields",

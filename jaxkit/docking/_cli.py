@@ -44,14 +44,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     d.add_argument("--protein", required=True, help="protein PDB file")
     d.add_argument(
-        "--ligand", required=True, help="ligand SDF/MOL file (chemistry only is used) or a SMILES string"
+        "--ligand",
+        required=True,
+        help="ligand SDF/MOL file (chemistry only is used) or a SMILES string; or several ligands (a "
+        "multi-record SDF or a SMILES file .smi/.smiles/.txt, one 'SMILES name' per line): then --out is a "
+        "folder that gets one SDF per ligand and summary.csv, and a rerun resumes where it stopped",
     )
     g = d.add_mutually_exclusive_group(required=True)
     g.add_argument("--ref-ligand", help="reference ligand SDF defining the pocket (redocking)")
     g.add_argument("--center", nargs=3, type=float, metavar=("X", "Y", "Z"), help="pocket center (Å)")
     d.add_argument("--size", type=float, default=22.0, help="pocket box size (Å) with --center")
     d.add_argument("--model", default=None, help=f"model file (default: the shipped {SHIPPED_MODEL.name})")
-    d.add_argument("--out", required=True, help="output SDF (one record per pose, best first)")
+    d.add_argument(
+        "--out",
+        required=True,
+        help="output SDF (one record per pose, best first); a folder for several ligands",
+    )
     d.add_argument("--n-samples", type=int, default=40, help="diffusion samples (poses) to draw")
     d.add_argument("--steps", type=int, default=30, help="sampler steps")
     d.add_argument("--seed", type=int, default=0, help="random seed (sampling and the RDKit conformer)")
@@ -169,6 +177,12 @@ def _dock(a: argparse.Namespace) -> int:
         load_model(model)  # fail before the slow steps if it is not a model file
     except (ValueError, OSError) as e:
         return _fail(f"--model: {e}")
+    from ._batch import SMILES_SUFFIXES, is_ligand_library
+
+    if Path(lig).suffix.lower() in SMILES_SUFFIXES and not Path(lig).exists():
+        return _fail(f"--ligand: file {lig} does not exist")
+    if is_ligand_library(lig):
+        return _dock_batch(a, model)
     mol = read_ligand(lig)
     pocket = resolve_pocket(
         load_protein(a.protein), a.ref_ligand if a.ref_ligand is not None else tuple(a.center), size=a.size
@@ -207,6 +221,63 @@ def _dock(a: argparse.Namespace) -> int:
     print(
         f"wrote {len(res.poses)} poses to {a.out} in {time.perf_counter() - t0:.1f} s; top pose: Vinardo "
         f"{top.vinardo:.2f} kcal/mol, PoseBusters {verdict}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _dock_batch(a: argparse.Namespace, model: Path) -> int:
+    """``--ligand`` is a SMILES file or a multi-record SDF: one SDF per ligand and summary.csv in the folder --out."""
+    import jax
+    from tqdm.auto import tqdm
+
+    from ._batch import dock_many, read_ligands
+
+    out = Path(a.out)
+    if out.suffix.lower() in (".sdf", ".sd") or out.is_file():
+        return _fail(
+            f"--out: with several ligands, expected a folder for one SDF per ligand, received {a.out}"
+        )
+    n = len(read_ligands(a.ligand))
+    print(f"docking {n} ligands of {a.ligand} into {a.protein} -> {out}/ ...", file=sys.stderr, flush=True)
+    bar = tqdm(total=n, desc="ligands", file=sys.stderr, unit="ligand", mininterval=1.0)
+    failed = []
+
+    def progress(done: int, total: int, row: dict) -> None:
+        if bar.n == 0 and total < n:
+            bar.update(n - total)  # finished before a resume
+            print(f"resumed: {n - total} ligands were already done", file=sys.stderr)
+        bar.update(1)
+        if row["status"] != "ok":
+            failed.append(row["name"])
+            bar.write(f"failed: {row['name']}: {row['error']}", file=sys.stderr)
+        elif row["warning"]:
+            bar.write(f"warning: {row['name']}: {row['warning']}", file=sys.stderr)
+
+    t0 = time.perf_counter()
+    rows = dock_many(
+        a.protein,
+        a.ligand,
+        out,
+        pocket=a.ref_ligand if a.ref_ligand is not None else tuple(a.center),
+        model=model,
+        key=jax.random.key(a.seed),
+        n_samples=a.n_samples,
+        n_steps=a.steps,
+        pocket_size=a.size,
+        rank=not a.no_rank,
+        pb_budget=a.pb_budget,
+        conformer_seed=a.seed,
+        assemble=a.assemble,
+        ranking=RANKINGS[a.ranking],
+        hydrogens=a.hydrogens,
+        progress=progress,
+    )
+    bar.close()
+    n_failed = sum(r["status"] != "ok" for r in rows)
+    print(
+        f"docked {len(rows) - n_failed} of {len(rows)} ligands ({n_failed} failed) in "
+        f"{time.perf_counter() - t0:.1f} s; summary: {out / 'summary.csv'}",
         file=sys.stderr,
     )
     return 0
