@@ -43,6 +43,15 @@ from ._complex import (
     stack_complexes,
     to_angstrom,
 )
+from ._confidence import (
+    ConfidenceInputs,
+    ConfidenceModel,
+    confidence_inputs,
+    confidence_loss,
+    confidence_scores,
+    confidence_training_data,
+    train_confidence,
+)
 from ._datasets import (
     POSEBUSTERS_IDS,
     DockingExample,
@@ -185,6 +194,13 @@ __all__ = [
     "build_complex",
     "build_model",
     "ccd_examples",
+    "ConfidenceInputs",
+    "ConfidenceModel",
+    "confidence_inputs",
+    "confidence_loss",
+    "confidence_scores",
+    "confidence_training_data",
+    "train_confidence",
     "SUMMARY_COLUMNS",
     "LigandRecord",
     "dock_many",
