@@ -50,6 +50,8 @@ from ._confidence import (
     confidence_loss,
     confidence_scores,
     confidence_training_data,
+    load_confidence_model,
+    save_confidence_model,
     train_confidence,
 )
 from ._datasets import (
@@ -200,6 +202,8 @@ __all__ = [
     "confidence_loss",
     "confidence_scores",
     "confidence_training_data",
+    "load_confidence_model",
+    "save_confidence_model",
     "train_confidence",
     "SUMMARY_COLUMNS",
     "LigandRecord",

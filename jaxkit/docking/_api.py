@@ -35,6 +35,7 @@ from ._complex import (
     relax_pose,
     to_angstrom,
 )
+from ._confidence import ConfidenceModel, confidence_inputs, confidence_scores, load_confidence_model
 from ._datasets import DockingExample
 from ._dock import dock_samples
 from ._evaluate import symmetric_rmsd, with_positions
@@ -283,6 +284,7 @@ def dock(
     assemble: Assemble = "conformer_matching",
     ranking: AbstractRanking = VinardoRanking(minimize=True, minimize_steps=CONVERGED_STEPS),
     progress: Progress | None = None,
+    confidence: ConfidenceModel | str | Path | None = None,
 ) -> DockingResult:
     """Dock ``ligand`` into ``protein`` at ``pocket``; returns the ranked poses (see the module docstring).
 
@@ -290,7 +292,9 @@ def dock(
     with the package (``SHIPPED_MODEL``), as on the command line. ``key`` defaults to ``jax.random.key(0)``, the
     command line's ``--seed 0``. ``progress(stage, done, total)`` is called through the stages ``"preparation"``,
     ``"sampling"``, ``"minimization"`` (or ``"scoring"``) and ``"validity checks"`` (``done = 0`` opens a stage).
-    When no pose passes the validity checks the result's ``warnings`` say so. ``rank=False`` keeps the
+    When no pose passes the validity checks the result's ``warnings`` say so. ``confidence`` (a
+    :class:`ConfidenceModel` or its file) gives every pose its ``confidence`` (it does not change the order).
+    ``rank=False`` keeps the
     sampling order (no Vinardo, no PoseBusters). ``assemble="conformer_matching"`` (default) turns every sample
     into the ligand's conformer fitted to it (:func:`match_conformer`), so every pose is a valid molecule;
     ``"none"`` keeps the sampled rigid fragments. ``ranking`` is a ranking object: the default
@@ -307,6 +311,7 @@ def dock(
     check_choice("assemble", assemble, ASSEMBLIES)
     _check_ranking("ranking", ranking)
     model, config = _load(model)
+    confidence = _load_confidence(confidence)
     report = progress if progress is not None else (lambda stage, done, total: None)
     t0 = time.perf_counter()
     report("preparation", 0, 1)
@@ -334,6 +339,17 @@ def dock(
         assemble=assemble,
         ranking=ranking,
         pb_budget=pb_budget,
+        confidence=confidence,
+    )
+
+
+def _load_confidence(confidence) -> ConfidenceModel | None:
+    if confidence is None or isinstance(confidence, ConfidenceModel):
+        return confidence
+    if isinstance(confidence, str | Path):
+        return load_confidence_model(confidence)[0]
+    raise TypeError(
+        f"confidence: expected a ConfidenceModel, its file or None, received {type(confidence).__name__}"
     )
 
 
@@ -364,6 +380,7 @@ def _dock_prepared(
     assemble,
     ranking,
     pb_budget,
+    confidence=None,
 ) -> DockingResult:
     """Sample, assemble and rank one prepared complex (the part of :func:`dock` after the pocket is ready)."""
     report("sampling", 0, 1)
@@ -372,6 +389,12 @@ def _dock_prepared(
     )
     report("sampling", 1, 1)
     ranked = ranking.rank(mols, gaps, scorer, protein, pb_budget=pb_budget, progress=report)
+    if confidence is not None:
+        report("confidence", 0, 1)
+        poses = [conformer_positions(Chem.RemoveHs(p.mol)) for p in ranked]
+        for p, s in zip(ranked, confidence_scores(confidence, confidence_inputs(c), poses)):
+            p.confidence = float(s)
+        report("confidence", 1, 1)
     warning = ranking_warning(ranked, pb_budget)
     return DockingResult(ranked, time.perf_counter() - t0, lig, c, [warning] if warning else [])
 

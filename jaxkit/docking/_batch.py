@@ -29,8 +29,18 @@ from rdkit import Chem
 
 from .. import diffusion as dm
 from .._validate import check_choice, check_key
-from ._api import ASSEMBLIES, Assemble, _check_ranking, _dock_prepared, _load, _sizes_for, resolve_pocket
+from ._api import (
+    ASSEMBLIES,
+    Assemble,
+    _check_ranking,
+    _dock_prepared,
+    _load,
+    _load_confidence,
+    _sizes_for,
+    resolve_pocket,
+)
 from ._complex import ComplexSizes, build_complex, ligand_fragments
+from ._confidence import ConfidenceModel
 from ._evaluate import write_poses_sdf
 from ._model import FragmentScoreModel
 from ._rank import CONVERGED_STEPS, AbstractRanking, Progress, SamplingOrder, VinardoRanking, make_scorer
@@ -47,7 +57,7 @@ SUMMARY_COLUMNS = {
     "status": "ok (docked) or failed (see error)",
     "error": "why the ligand failed; empty when ok",
     "n_poses": "poses written to the ligand's SDF",
-    "top_confidence": "the top pose's confidence; blank (no confidence model is shipped)",
+    "top_confidence": "the top pose's confidence (probability within 2 Å); blank without a confidence model",
     "top_vinardo_kcal_mol": "Vinardo energy (kcal/mol) of the top pose (nan without ranking)",
     "top_pb_valid": "PoseBusters verdict of the top pose: yes, no or unchecked",
     "warning": "the docking run's warning (e.g. no pose passed the validity checks); empty when none",
@@ -162,6 +172,7 @@ def dock_many(
     hydrogens: bool = False,
     progress: Callable[[int, int, dict], None] | None = None,
     stage_progress: Progress | None = None,
+    confidence: ConfidenceModel | str | Path | None = None,
 ) -> list[dict]:
     """Dock every ligand of ``ligands`` (a file for :func:`read_ligands`, or a list of molecules / SMILES) into
     ``protein`` at ``pocket`` (see :func:`jaxkit.docking.dock`, whose defaults these are); writes one SDF per
@@ -201,6 +212,9 @@ def dock_many(
         "conformer_seed": conformer_seed,
         "assemble": assemble,
         "ranking": repr(ranking),
+        "confidence": str(Path(confidence).resolve())
+        if isinstance(confidence, str | Path)
+        else repr(confidence)[:80],
     }
     meta = out / "batch.json"
     if out.exists() and any(out.iterdir()):
@@ -219,6 +233,7 @@ def dock_many(
     report = stage_progress if stage_progress is not None else (lambda stage, done, total: None)
 
     net, config = _load(model)
+    conf = _load_confidence(confidence)
     atoms = load_protein(protein)
     poc = resolve_pocket(atoms, pocket, size=pocket_size)
     ranking = ranking if rank else SamplingOrder()
@@ -269,6 +284,7 @@ def dock_many(
                 assemble=assemble,
                 ranking=ranking,
                 pb_budget=pb_budget,
+                confidence=conf,
             )
             name = _file_name(r)
             tmp = out / (name + ".tmp")
@@ -280,6 +296,7 @@ def dock_many(
                 n_poses=str(len(res.poses)),
                 top_vinardo_kcal_mol=f"{top.vinardo:.3f}",
                 top_pb_valid={True: "yes", False: "no", None: "unchecked"}[top.pb_valid],
+                top_confidence="" if top.confidence is None else f"{top.confidence:.4f}",
                 warning="; ".join(res.warnings),
                 sdf=name,
             )

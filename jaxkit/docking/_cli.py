@@ -60,6 +60,12 @@ def _parser() -> argparse.ArgumentParser:
         required=True,
         help="output SDF (one record per pose, best first); a folder for several ligands",
     )
+    d.add_argument(
+        "--confidence",
+        default=None,
+        help="confidence model file (save_confidence_model): every pose gets its confidence field; the "
+        "order is unchanged (none is shipped yet)",
+    )
     d.add_argument("--n-samples", type=int, default=40, help="diffusion samples (poses) to draw")
     d.add_argument("--steps", type=int, default=30, help="sampler steps")
     d.add_argument("--seed", type=int, default=0, help="random seed (sampling and the RDKit conformer)")
@@ -158,7 +164,11 @@ def _dock(a: argparse.Namespace) -> int:
     from ._structures import load_protein
     from ._train import load_model
 
-    for name, path in (("--protein", a.protein), ("--ref-ligand", a.ref_ligand)):
+    for name, path in (
+        ("--protein", a.protein),
+        ("--ref-ligand", a.ref_ligand),
+        ("--confidence", a.confidence),
+    ):
         if path is not None and not Path(path).exists():
             return _fail(f"{name}: file {path} does not exist")
     lig = a.ligand
@@ -211,6 +221,7 @@ def _dock(a: argparse.Namespace) -> int:
         assemble=a.assemble,
         ranking=RANKINGS[a.ranking],
         progress=progress,
+        confidence=a.confidence,
     )
     progress.close()
     write_poses_sdf(a.out, res, hydrogens=a.hydrogens)
@@ -272,6 +283,7 @@ def _dock_batch(a: argparse.Namespace, model: Path) -> int:
         ranking=RANKINGS[a.ranking],
         hydrogens=a.hydrogens,
         progress=progress,
+        confidence=a.confidence,
     )
     bar.close()
     n_failed = sum(r["status"] != "ok" for r in rows)

@@ -16,6 +16,8 @@ cannot reach it at inference; the pose to judge is passed explicitly, in Å.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -258,3 +260,47 @@ def confidence_training_data(
         rmsd = np.array([symmetric_rmsd(m, ex.mol) for m in mols])
         out.append((inputs, x, np.zeros((len(mols), 0)), (rmsd < SUCCESS_RMSD_A).astype(np.float32)))
     return out
+
+
+CONFIDENCE_FORMAT = "jaxkit-docking-confidence/1"
+
+
+def _hyper(model: ConfidenceModel) -> dict:
+    return {
+        "width": int(model.atom_embed.out_features),
+        "depth": len(model.layers),
+        "n_rbf": model.n_rbf,
+        "k_pocket": model.k_pocket,
+        "cutoff": model.cutoff,
+        "n_extra": model.n_extra,
+    }
+
+
+def save_confidence_model(path: str | Path, model: ConfidenceModel, info: dict | None = None) -> Path:
+    """Write a confidence model file (atomic, checksummed: :func:`jaxkit.train.save_checkpoint`)."""
+    from jaxkit.train import save_checkpoint
+
+    if not isinstance(model, ConfidenceModel):
+        raise TypeError(f"model: expected a ConfidenceModel, received {type(model).__name__}")
+    meta = {"format": CONFIDENCE_FORMAT, "config": _hyper(model), "info": info or {}}
+    return save_checkpoint(path, eqx.filter(model, eqx.is_inexact_array), meta)
+
+
+def load_confidence_model(path: str | Path) -> tuple[ConfidenceModel, dict]:
+    """Read a file written by :func:`save_confidence_model`; returns ``(model, info)``. Raises ``ValueError``
+    naming the file if it is not a confidence model file."""
+    from jaxkit.train import CheckpointError, load_checkpoint, read_metadata
+
+    path = Path(path)
+    try:
+        meta = read_metadata(path)
+    except (CheckpointError, OSError) as e:
+        raise ValueError(f"confidence model file {path} cannot be read ({e})") from None
+    if meta.get("format") != CONFIDENCE_FORMAT:
+        raise ValueError(
+            f"confidence model file {path}: expected format {CONFIDENCE_FORMAT!r}, received {meta.get('format')!r}"
+        )
+    skeleton = ConfidenceModel(**meta["config"], key=jax.random.key(0))
+    params, static = eqx.partition(skeleton, eqx.is_inexact_array)
+    loaded, _ = load_checkpoint(path, params)
+    return eqx.combine(loaded, static), meta.get("info", {})

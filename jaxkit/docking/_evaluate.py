@@ -98,6 +98,8 @@ SDF_FIELDS = {
     "failed_checks": "comma-separated names of the failed checks (PoseBusters', or bond_gap); empty when none",
     "bond_gap_A": "RMS distance (Å) between each fragment-junction dummy atom and the atom it stands for, as "
     "sampled (0 for conformer-matched poses); above 0.6 Å the pose is marked pb_valid no, failed check bond_gap",
+    "confidence": "the confidence model's probability that the pose is within 2 Å of the crystal pose; empty "
+    "without a confidence model (--confidence)",
     "warning": "empty, or the run's warning (the same on every record), e.g. that no pose passed the validity "
     "checks within the budget, so the top pose is not a checked-valid one",
     "conformer_match_rmsd": "with --assemble conformer_matching: RMSD (Å) between the sampled fragment atoms and "
@@ -116,6 +118,7 @@ def pose_fields(pose, warnings: list[str] | tuple[str, ...] = ()) -> dict[str, s
         "pb_valid": {True: "yes", False: "no", None: "unchecked"}[pose.pb_valid],
         "bond_gap_A": f"{pose.bond_gap:.3f}",
         "failed_checks": ",".join(pose.failed_checks),
+        "confidence": "" if pose.confidence is None else f"{pose.confidence:.4f}",
         "warning": "; ".join(warnings),
     }
 
@@ -134,7 +137,7 @@ def write_poses_sdf(
     ``poses`` is a docking result (:func:`jaxkit.docking.dock`'s ``DockingResult``: its poses, best first, and
     its warnings), a list of ranked poses, or a list of RDKit molecules. Ranked poses get the data fields of
     :data:`SDF_FIELDS` (``rank``, ``sample``, ``vinardo_kcal_mol``, ``pb_valid``, ``bond_gap_A``,
-    ``failed_checks``, ``warning``; the command line writes the same) and by default the names
+    ``failed_checks``, ``confidence``, ``warning``; the command line writes the same) and by default the names
     ``"<SMILES> pose <rank>"``; ``props`` (one dict per pose) add or override fields. ``hydrogens=True`` writes
     explicit hydrogens placed by RDKit on the heavy atoms' coordinates."""
     from pathlib import Path

@@ -236,6 +236,7 @@ class RankedPose:
     pb_valid: bool | None
     failed_checks: list[str]
     rank: int = -1
+    confidence: float | None = None
 
 
 def rank_poses(

@@ -110,3 +110,28 @@ def test_training_data_are_poses_sampled_by_the_model_labelled_by_rmsd(complexes
         rmsd = np.array([symmetric_rmsd(with_positions(ex.mol, xi[:n]), ex.mol) for xi in x])
         assert np.array_equal(y, (rmsd < 2.0).astype(np.float32))
         assert not np.allclose(x[0, :n], ex.reference_positions, atol=0.1)  # a sample, not the crystal pose
+
+
+def test_confidence_model_saves_loads_and_dock_reports_each_poses_confidence(tmp_path):
+    from pathlib import Path
+
+    import posebusters
+    from rdkit import Chem
+
+    from jaxkit.docking import dock, load_confidence_model, save_confidence_model, write_poses_sdf
+
+    model = ConfidenceModel(width=8, depth=1, n_extra=0, key=jax.random.key(3))
+    path = save_confidence_model(tmp_path / "conf.jkc", model, {"note": "untrained"})
+    back, info = load_confidence_model(path)
+    assert info == {"note": "untrained"}
+    with pytest.raises(ValueError, match="confidence model file"):
+        load_confidence_model(tmp_path / "missing.jkc")
+    pb = Path(posebusters.__file__).parent / "datasets" / "pdb" / "1s3v"
+    prot, lig = pb / "1s3v_protein_one_lig_removed.pdb", pb / "1s3v_ligand.sdf"
+    res = dock(prot, lig, pocket=str(lig), n_samples=2, n_steps=2, rank=False, confidence=path)
+    inputs = confidence_inputs(res.complex)
+    want = confidence_scores(model, inputs, [p.mol.GetConformer().GetPositions() for p in res.poses])
+    got = np.array([p.confidence for p in res.poses])
+    assert np.allclose(got, want, atol=1e-6) and np.all((got > 0) & (got < 1))
+    recs = list(Chem.SDMolSupplier(str(write_poses_sdf(tmp_path / "p.sdf", res))))
+    assert [float(r.GetProp("confidence")) for r in recs] == pytest.approx(got, abs=1e-4)
