@@ -8,7 +8,10 @@ dock:  ``--protein P.pdb --ligand L.sdf|SMILES (--ref-ligand R.sdf | --center x 
        atoms' coordinates); by default only heavy atoms are written, as they were docked. Without ``--model``
        the model shipped with the package is used. Each stage (preparation, sampling, minimization, validity
        checks) is shown on standard error with its elapsed time and ETA; when no pose passes the validity checks
-       a warning is printed and written in every record's ``warning`` field.
+       a warning is printed and written in every record's ``warning`` field. ``--ligand`` may be a file of
+       several ligands (a SMILES file ``.smi``/``.smiles``/``.txt`` or a multi-record SDF): ``--out`` is then a
+       folder with one SDF per ligand and ``summary.csv`` (:func:`jaxkit.docking.dock_many`; a rerun resumes).
+       ``--confidence FILE`` adds each pose's confidence (a model from ``save_confidence_model``).
 train: ``--data DIR`` (folders ``<id>/<id>_protein.pdb`` + ``<id>/<id>_ligand.sdf``) and/or ``--ccd N`` (CCD
        pseudo-pockets), ``--out M``; ``--steps``, ``--batch``, ``--devices`` (data-parallel mesh), ``--resume``,
        ``--distributed [--coordinator HOST:PORT --num-processes N --process-id I]`` (one of several processes).
