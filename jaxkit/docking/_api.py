@@ -395,7 +395,7 @@ def _dock_prepared(
         for p, s in zip(ranked, confidence_scores(confidence, confidence_inputs(c), poses)):
             p.confidence = float(s)
         report("confidence", 1, 1)
-    warning = ranking_warning(ranked, pb_budget)
+    warning = None if isinstance(ranking, SamplingOrder) else ranking_warning(ranked, pb_budget)
     return DockingResult(ranked, time.perf_counter() - t0, lig, c, [warning] if warning else [])
 
 

@@ -307,13 +307,18 @@ def rank_poses(
 
 
 def ranking_warning(ranked: list[RankedPose], pb_budget: int | None) -> str | None:
-    """A warning when poses were checked and none passed (``None`` otherwise, and for unchecked orders such as
-    :class:`SamplingOrder`): how many were checked, the budget, and the top pose's failed checks."""
+    """A warning when poses were checked and none passed, or when the budget (``pb_budget=0``) allowed no check
+    (``None`` otherwise; callers skip unchecked orders such as :class:`SamplingOrder`): how many were checked,
+    the budget, and the top pose's failed checks."""
     if not ranked or any(p.pb_valid is True for p in ranked):
         return None
     checked = [p for p in ranked if p.pb_valid is False]
-    if not checked:
-        return None
+    if not checked:  # nothing checked: silent only when no check was asked for (an unchecked order)
+        return (
+            "no pose was checked for validity (budget 0 checks): the top pose is unchecked"
+            if pb_budget == 0
+            else None
+        )
     unchecked = sum(p.pb_valid is None for p in ranked)
     budget = "all poses" if pb_budget is None else f"budget {pb_budget} checks"
     top = ranked[0]

@@ -82,6 +82,9 @@ def test_an_unchecked_pose_never_outranks_a_checked_lower_energy_one(monkeypatch
     assert ranked[0].index == 2 and ranked[0].pb_valid is True
     assert [p.index for p in ranked[1:]] == [1, 0, 3]
     assert ranking_warning(ranked, 2) is None
+    # a budget of 0 checks nothing: said too
+    ranked = _rank.rank_poses(poses, [0.0] * 4, _TableScorer(energy), None, pb_budget=0)
+    assert all(p.pb_valid is None for p in ranked) and "no pose was checked" in ranking_warning(ranked, 0)
 
 
 def test_rank_poses_reports_minimization_and_check_progress(monkeypatch):
