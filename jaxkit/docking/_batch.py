@@ -28,7 +28,7 @@ from jaxtyping import PRNGKeyArray
 from rdkit import Chem
 
 from .. import diffusion as dm
-from .._validate import check_choice, check_key
+from .._validate import check_choice, check_int, check_key, check_positive
 from ._api import (
     ASSEMBLIES,
     Assemble,
@@ -183,10 +183,17 @@ def dock_many(
     the ligands already in its summary; different settings raise ``ValueError``."""
     if isinstance(n_samples, bool) or not isinstance(n_samples, int) or n_samples < 1:
         raise ValueError(f"n_samples: expected an integer >= 1, received {n_samples!r}")
+    check_int("n_steps", n_steps, minimum=1)
+    check_positive("pocket_size", pocket_size)
+    if pb_budget is not None:
+        check_int("pb_budget", pb_budget, minimum=0)
+    check_int("conformer_seed", conformer_seed, minimum=0)
     key = jax.random.key(0) if key is None else key
     check_key("key", key)
     check_choice("assemble", assemble, ASSEMBLIES)
     _check_ranking("ranking", ranking)
+    if not Path(protein).is_file():
+        raise ValueError(f"protein: expected a PDB file, received {protein} (no such file)")
     if isinstance(ligands, str | Path):
         records, source = read_ligands(ligands), str(Path(ligands).resolve())
     else:

@@ -25,8 +25,23 @@ import numpy as np
 import optax
 from jaxtyping import Array, Float, PRNGKeyArray
 
-from .._validate import check_int, check_key
-from ._complex import LENGTH_SCALE, N_ATOM_FEATURES, N_POCKET_FEATURES, ComplexSizes, DockingComplex
+from .._validate import (
+    check_finite,
+    check_int,
+    check_key,
+    check_positive,
+    check_size,
+    finite_checked,
+    range_checked,
+)
+from ._complex import (
+    LENGTH_SCALE,
+    N_ATOM_FEATURES,
+    N_PAIR_FEATURES,
+    N_POCKET_FEATURES,
+    ComplexSizes,
+    DockingComplex,
+)
 from ._datasets import DockingExample
 from ._model import FragmentScoreModel, InteractionLayer, _rbf, _silu_mlp
 
@@ -39,13 +54,36 @@ class ConfidenceInputs(eqx.Module):
     ``pair_features``, ``atom_mask``; pocket ``pocket`` (scaled, centered), ``pocket_features``, ``pocket_mask``;
     ``center`` (Å). No reference pose."""
 
-    atom_features: Array
-    pair_features: Array
-    atom_mask: Array
-    pocket: Array
-    pocket_features: Array
-    pocket_mask: Array
-    center: Array
+    atom_features: Array | np.ndarray
+    pair_features: Array | np.ndarray
+    atom_mask: Array | np.ndarray
+    pocket: Array | np.ndarray
+    pocket_features: Array | np.ndarray
+    pocket_mask: Array | np.ndarray
+    center: Array | np.ndarray
+
+    def __check_init__(self):
+        # a concrete NaN/inf field is refused here (no-op on tracers: under jit the arrays come from a checked
+        # DockingComplex or from this constructor called eagerly)
+        for name in (
+            "atom_features",
+            "pair_features",
+            "atom_mask",
+            "pocket",
+            "pocket_features",
+            "pocket_mask",
+            "center",
+        ):
+            check_finite(name, getattr(self, name))
+
+
+def _confidence_param_count(width: int, depth: int, n_rbf: int, n_extra: int) -> int:
+    """Parameters of a :class:`ConfidenceModel` (Python integers: no overflow for absurd sizes)."""
+    embed = (N_ATOM_FEATURES + 1) * width + (N_POCKET_FEATURES + 1) * width
+    pair = 3 * width * width + 2 * width  # a, b (no bias), d of a PairBlock
+    layer = 2 * pair + (N_PAIR_FEATURES + 2 * n_rbf) * width + (3 * width + 1) * width + (width + 1) * width
+    head = (width + n_extra + 1) * width + width + 1
+    return embed + depth * layer + head
 
 
 def confidence_inputs(c: DockingComplex) -> ConfidenceInputs:
@@ -96,6 +134,15 @@ class ConfidenceModel(eqx.Module):
         check_int("width", width, minimum=1)
         check_int("depth", depth, minimum=1)
         check_int("n_extra", n_extra, minimum=0)
+        check_int("n_rbf", n_rbf, minimum=2)  # the radial basis spaces its centres d_max / (n_rbf - 1) apart
+        check_int("k_pocket", k_pocket, minimum=1)
+        check_positive("cutoff", cutoff)
+        n_params = _confidence_param_count(width, depth, n_rbf, n_extra)
+        check_size(
+            f"width={width}, depth={depth}, n_rbf={n_rbf}, n_extra={n_extra}",
+            4 * n_params,
+            hint="ConfidenceModel parameters (float32)",
+        )
         keys = jax.random.split(key, depth + 3)
         self.atom_embed = eqx.nn.Linear(N_ATOM_FEATURES, width, key=keys[0])
         self.pocket_embed = eqx.nn.Linear(N_POCKET_FEATURES, width, key=keys[1])
@@ -135,15 +182,18 @@ class ConfidenceModel(eqx.Module):
         return self.head(jnp.concatenate([pooled, extra]))[0]
 
 
-def pad_pose(x: np.ndarray, inputs: ConfidenceInputs) -> np.ndarray:
-    """A pose ``(n_atoms, 3)`` Å padded with the pocket center to the complex's ``L`` ligand slots."""
+def pad_pose(x: np.ndarray, inputs: ConfidenceInputs, name: str = "x") -> np.ndarray:
+    """A pose ``(n_atoms, 3)`` Å padded with the pocket center to the complex's ``L`` ligand slots (errors name
+    the argument ``name``)."""
     x = np.asarray(x, np.float64)
     L = int(np.shape(inputs.atom_mask)[0])
     n = int(np.asarray(inputs.atom_mask).sum())
     if x.ndim != 2 or x.shape != (n, 3):
-        raise ValueError(f"x: expected the pose's {n} atoms as shape ({n}, 3) Å, received shape {x.shape}")
+        raise ValueError(
+            f"{name}: expected the pose's {n} atoms as shape ({n}, 3) Å, received shape {x.shape}"
+        )
     if not np.all(np.isfinite(x)):
-        raise ValueError("x: expected finite coordinates (Å), received NaN or inf")
+        raise ValueError(f"{name}: expected finite coordinates (Å), received NaN or inf")
     out = np.tile(np.asarray(inputs.center, np.float64), (L, 1))
     out[:n] = x
     return out
@@ -156,7 +206,25 @@ def confidence_loss(
     extra: Float[Array, "b e"],
     labels: Float[Array, " b"],
 ) -> Float[Array, ""]:
-    """Mean binary cross-entropy of the logits of poses ``x`` (one complex's inputs shared) against ``labels``."""
+    """Mean binary cross-entropy of the logits of poses ``x`` (one complex's inputs shared) against ``labels``
+    (in [0, 1]). Non-finite ``x``/``extra``/``labels`` or labels outside [0, 1] raise ``ValueError`` naming the
+    argument, eagerly and under ``jit`` (``eqx.error_if``)."""
+    if not isinstance(model, ConfidenceModel):
+        raise TypeError(f"model: expected a ConfidenceModel, received {type(model).__name__}")
+    if not isinstance(inputs, ConfidenceInputs):
+        raise TypeError(f"inputs: expected ConfidenceInputs, received {type(inputs).__name__}")
+    b, L = np.shape(x)[0], np.shape(inputs.atom_mask)[0]
+    if np.shape(x) != (b, L, 3):
+        raise ValueError(f"x: expected poses of shape (b, {L}, 3) Å, received {np.shape(x)}")
+    if np.shape(extra) != (b, model.n_extra):
+        raise ValueError(
+            f"extra: expected shape ({b}, {model.n_extra}) (one row per pose of x), received {np.shape(extra)}"
+        )
+    if np.shape(labels) != (b,):
+        raise ValueError(f"labels: expected shape ({b},) (one per pose of x), received {np.shape(labels)}")
+    x = finite_checked("x", x)
+    extra = finite_checked("extra", extra)
+    labels = range_checked("labels", labels, 0.0, 1.0)
     logits = jax.vmap(model, in_axes=(None, 0, 0))(inputs, x, extra)
     return jnp.mean(optax.sigmoid_binary_cross_entropy(logits, labels))
 
@@ -174,6 +242,7 @@ def train_confidence(
     extra (b, n_extra), labels (b,) in {0, 1})``; each step takes one complex (cycled in a key-shuffled order)."""
     check_key("key", key)
     check_int("n_steps", n_steps, minimum=1)
+    check_positive("lr", lr)
     if not data:
         raise ValueError("data: expected at least one training complex, received none")
     n_extra = int(np.shape(data[0][2])[-1])
@@ -209,8 +278,21 @@ def confidence_scores(
             f"inputs: expected ConfidenceInputs (confidence_inputs(complex): no reference pose), received "
             f"{type(inputs).__name__}"
         )
-    x = jnp.asarray(np.stack([pad_pose(p, inputs) for p in poses]))
-    e = jnp.zeros((len(poses), model.n_extra)) if extra is None else jnp.asarray(extra)
+    if not isinstance(model, ConfidenceModel):
+        raise TypeError(f"model: expected a ConfidenceModel, received {type(model).__name__}")
+    if len(poses) == 0:
+        raise ValueError("poses: expected at least one pose, received none")
+    x = jnp.asarray(np.stack([pad_pose(p, inputs, "poses") for p in poses]))
+    if extra is None:
+        e = jnp.zeros((len(poses), model.n_extra))
+    else:
+        if np.shape(extra) != (len(poses), model.n_extra):
+            raise ValueError(
+                f"extra: expected shape ({len(poses)}, {model.n_extra}) (one row per pose), received "
+                f"{np.shape(extra)}"
+            )
+        check_finite("extra", extra)
+        e = jnp.asarray(extra)
     return np.asarray(jax.nn.sigmoid(jax.vmap(model, in_axes=(None, 0, 0))(inputs, x, e)))
 
 
@@ -276,14 +358,24 @@ def _hyper(model: ConfidenceModel) -> dict:
     }
 
 
-def save_confidence_model(path: str | Path, model: ConfidenceModel, info: dict | None = None) -> Path:
-    """Write a confidence model file (atomic, checksummed: :func:`jaxkit.train.save_checkpoint`)."""
+def save_confidence_model(
+    path: str | Path, model: ConfidenceModel, info: dict | None = None, *, overwrite: bool = False
+) -> Path:
+    """Write a confidence model file (atomic, checksummed: :func:`jaxkit.train.save_checkpoint`). An existing
+    ``path`` is replaced only with ``overwrite=True`` and only if it is a confidence model file
+    (``FileExistsError`` otherwise, nothing written)."""
     from jaxkit.train import save_checkpoint
 
     if not isinstance(model, ConfidenceModel):
         raise TypeError(f"model: expected a ConfidenceModel, received {type(model).__name__}")
+    if info is not None and not isinstance(info, dict):
+        raise TypeError(f"info: expected a JSON-able dict or None, received {type(info).__name__}")
     meta = {"format": CONFIDENCE_FORMAT, "config": _hyper(model), "info": info or {}}
-    return save_checkpoint(path, eqx.filter(model, eqx.is_inexact_array), meta)
+    # the structure load_confidence_model rebuilds from the metadata: a file that cannot load back is never written
+    like = eqx.filter(ConfidenceModel(**_hyper(model), key=jax.random.key(0)), eqx.is_inexact_array)
+    return save_checkpoint(
+        path, eqx.filter(model, eqx.is_inexact_array), meta, overwrite=overwrite, like=like
+    )
 
 
 def load_confidence_model(path: str | Path) -> tuple[ConfidenceModel, dict]:

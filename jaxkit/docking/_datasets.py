@@ -344,6 +344,9 @@ def ccd_ligand_candidates(
     this list, in order, so any training selection is a subset of it."""
     if split not in ("train", "val", "test"):
         raise ValueError(f"split: expected 'train', 'val' or 'test', received {split!r}")
+    check_int("min_heavy", min_heavy, minimum=1)
+    check_int("max_heavy", max_heavy, minimum=min_heavy)
+    check_int("max_scan", max_scan, minimum=1)
     cand = _ccd_candidates(min_heavy, max_heavy)
     order = cand[np.random.default_rng(12345).permutation(len(cand))][:max_scan]
     ids = _ccd_tables()["ids"]

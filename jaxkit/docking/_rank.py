@@ -310,6 +310,8 @@ def ranking_warning(ranked: list[RankedPose], pb_budget: int | None) -> str | No
     """A warning when poses were checked and none passed, or when the budget (``pb_budget=0``) allowed no check
     (``None`` otherwise; callers skip unchecked orders such as :class:`SamplingOrder`): how many were checked,
     the budget, and the top pose's failed checks."""
+    if pb_budget is not None:
+        check_int("pb_budget", pb_budget, minimum=0)
     if not ranked or any(p.pb_valid is True for p in ranked):
         return None
     checked = [p for p in ranked if p.pb_valid is False]
