@@ -28,7 +28,7 @@ from jaxtyping import PRNGKeyArray
 from rdkit import Chem
 
 from .. import diffusion as dm
-from .._validate import check_choice, check_int, check_key, check_positive
+from .._validate import check_choice, check_int, check_key, check_positive, check_size
 from ._api import (
     ASSEMBLIES,
     Assemble,
@@ -40,7 +40,7 @@ from ._api import (
     resolve_pocket,
 )
 from ._complex import ComplexSizes, build_complex, ligand_fragments
-from ._confidence import ConfidenceModel
+from ._confidence import ConfidenceModel, check_samples_memory
 from ._evaluate import write_poses_sdf
 from ._model import FragmentScoreModel
 from ._rank import CONVERGED_STEPS, AbstractRanking, Progress, SamplingOrder, VinardoRanking, make_scorer
@@ -183,7 +183,10 @@ def dock_many(
     the ligands already in its summary; different settings raise ``ValueError``."""
     if isinstance(n_samples, bool) or not isinstance(n_samples, int) or n_samples < 1:
         raise ValueError(f"n_samples: expected an integer >= 1, received {n_samples!r}")
+    check_samples_memory(n_samples, ComplexSizes().ligand)
     check_int("n_steps", n_steps, minimum=1)
+    # the sampler's time grid (jaxkit.diffusion's rule), checked here so that it fails the call, not each ligand
+    check_size("n_steps", 32 * (n_steps + 1), hint=f"a grid of {n_steps + 1} times")
     check_positive("pocket_size", pocket_size)
     if pb_budget is not None:
         check_int("pb_budget", pb_budget, minimum=0)

@@ -307,7 +307,6 @@ def _dock(a: argparse.Namespace) -> int:
 
 def _dock_batch(a: argparse.Namespace, model: Path) -> int:
     """``--ligand`` is a SMILES file or a multi-record SDF: one SDF per ligand and summary.csv in the folder --out."""
-    import jax
     from tqdm.auto import tqdm
 
     from ._batch import dock_many, read_ligands
@@ -334,7 +333,28 @@ def _dock_batch(a: argparse.Namespace, model: Path) -> int:
             bar.write(f"warning: {row['name']}: {row['warning']}", file=sys.stderr)
 
     t0 = time.perf_counter()
-    rows = dock_many(
+    try:
+        rows = _dock_many_cli(dock_many, a, out, model, progress)
+    except ValueError as e:  # the folder checks of dock_many name its argument; the user typed --out
+        msg = str(e)
+        if not msg.startswith("out_dir:"):
+            raise
+        return _fail("--out:" + msg.removeprefix("out_dir:"))
+    finally:
+        bar.close()
+    n_failed = sum(r["status"] != "ok" for r in rows)
+    print(
+        f"docked {len(rows) - n_failed} of {len(rows)} ligands ({n_failed} failed) in "
+        f"{time.perf_counter() - t0:.1f} s; summary: {out / 'summary.csv'}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _dock_many_cli(dock_many, a: argparse.Namespace, out: Path, model: Path, progress) -> list[dict]:
+    import jax
+
+    return dock_many(
         a.protein,
         a.ligand,
         out,
@@ -353,14 +373,6 @@ def _dock_batch(a: argparse.Namespace, model: Path) -> int:
         progress=progress,
         confidence=a.confidence,
     )
-    bar.close()
-    n_failed = sum(r["status"] != "ok" for r in rows)
-    print(
-        f"docked {len(rows) - n_failed} of {len(rows)} ligands ({n_failed} failed) in "
-        f"{time.perf_counter() - t0:.1f} s; summary: {out / 'summary.csv'}",
-        file=sys.stderr,
-    )
-    return 0
 
 
 def _train(a: argparse.Namespace) -> int:

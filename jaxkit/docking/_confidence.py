@@ -86,6 +86,13 @@ def _confidence_param_count(width: int, depth: int, n_rbf: int, n_extra: int) ->
     return embed + depth * layer + head
 
 
+def check_samples_memory(n_samples: int, n_ligand: int, name: str = "n_samples") -> None:
+    """Refuse up front (``ValueError`` naming ``name`` and the memory) a number of poses whose coordinates alone,
+    ``(n_samples, n_ligand, 3)`` float64 (plus one PRNG key each), exceed the size cap: a lower bound of what
+    sampling them holds at once."""
+    check_size(name, n_samples * (n_ligand * 3 * 8 + 8), hint=f"{n_samples} poses of {n_ligand} atoms")
+
+
 def confidence_inputs(c: DockingComplex) -> ConfidenceInputs:
     """The fields of ``c`` the confidence model may read (never ``R0``/``T0``, the reference pose)."""
     if not isinstance(c, DockingComplex):
@@ -320,6 +327,10 @@ def confidence_training_data(
 
     check_key("key", key)
     check_int("n_samples", n_samples, minimum=1)
+    check_int("n_steps", n_steps, minimum=1)
+    if not examples:
+        raise ValueError("examples: expected at least one training complex, received none")
+    check_samples_memory(n_samples, sizes.ligand if sizes is not None else ComplexSizes().ligand)
     ligs = [ligand_fragments(ex.mol, conformer="rdkit", seed=conformer_seed) for ex in examples]
     if sizes is None:
         fields = ("ligand", "pocket", "fragments", "dummies")
