@@ -328,6 +328,7 @@ def confidence_training_data(
     check_key("key", key)
     check_int("n_samples", n_samples, minimum=1)
     check_int("n_steps", n_steps, minimum=1)
+    check_int("conformer_seed", conformer_seed, minimum=0)  # RDKit reads a negative seed as "random"
     if not examples:
         raise ValueError("examples: expected at least one training complex, received none")
     check_samples_memory(n_samples, sizes.ligand if sizes is not None else ComplexSizes().ligand)
