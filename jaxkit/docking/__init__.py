@@ -14,6 +14,7 @@ complexes that share no ligand and no similar protein with it (:func:`real_train
 
 from ._api import (
     DockingResult,
+    StageProgress,
     assemble_poses,
     dock,
     evaluate_complex,
@@ -24,6 +25,7 @@ from ._api import (
 )
 from ._assemble import ConformerMatch, match_conformer, rotatable_torsions
 from ._baselines import contact_score, random_placement, vina_dock, vina_pose_energy
+from ._batch import SUMMARY_COLUMNS, LigandRecord, dock_many, is_ligand_library, read_ligands
 from ._complex import (
     LENGTH_SCALE,
     ComplexSizes,
@@ -41,10 +43,23 @@ from ._complex import (
     stack_complexes,
     to_angstrom,
 )
+from ._confidence import (
+    ConfidenceInputs,
+    ConfidenceModel,
+    confidence_inputs,
+    confidence_loss,
+    confidence_scores,
+    confidence_training_data,
+    cross_validate_rankings,
+    load_confidence_model,
+    save_confidence_model,
+    train_confidence,
+)
 from ._datasets import (
     POSEBUSTERS_IDS,
     DockingExample,
     ccd_examples,
+    ccd_ligand_candidates,
     embed_conformer,
     load_complex,
     load_complex_folder,
@@ -63,7 +78,15 @@ from ._dock import (
     random_poses,
     sample_poses,
 )
-from ._evaluate import posebusters_valid, success_rate, symmetric_rmsd, with_positions, write_poses_sdf
+from ._evaluate import (
+    SDF_FIELDS,
+    pose_fields,
+    posebusters_valid,
+    success_rate,
+    symmetric_rmsd,
+    with_positions,
+    write_poses_sdf,
+)
 from ._fragments import (
     Fragmentation,
     FragmentationError,
@@ -78,6 +101,13 @@ from ._fragments import (
     minimal_cut_sets,
     reassemble,
     torsional_bonds,
+)
+from ._heldout import (
+    HeldOutLigands,
+    check_no_held_out,
+    held_out_ccd_codes,
+    held_out_ligands,
+    inchikey_block,
 )
 from ._model import FragmentScoreModel
 from ._rank import (
@@ -95,6 +125,7 @@ from ._rank import (
     pose_checks,
     prepare_receptor,
     rank_poses,
+    ranking_warning,
 )
 from ._realeval import (
     SUCCESS_RMSD,
@@ -166,6 +197,31 @@ __all__ = [
     "build_complex",
     "build_model",
     "ccd_examples",
+    "ConfidenceInputs",
+    "ConfidenceModel",
+    "confidence_inputs",
+    "confidence_loss",
+    "confidence_scores",
+    "confidence_training_data",
+    "cross_validate_rankings",
+    "load_confidence_model",
+    "save_confidence_model",
+    "train_confidence",
+    "SUMMARY_COLUMNS",
+    "LigandRecord",
+    "dock_many",
+    "is_ligand_library",
+    "read_ligands",
+    "StageProgress",
+    "SDF_FIELDS",
+    "pose_fields",
+    "ranking_warning",
+    "ccd_ligand_candidates",
+    "check_no_held_out",
+    "held_out_ccd_codes",
+    "held_out_ligands",
+    "inchikey_block",
+    "HeldOutLigands",
     "ComplexSizes",
     "conformer_positions",
     "contact_score",

@@ -8,11 +8,12 @@ size). It draws ``n_samples`` poses with the diffusion model and ranks them (:fu
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TextIO
 
 import equinox as eqx
 import jax
@@ -34,6 +35,7 @@ from ._complex import (
     relax_pose,
     to_angstrom,
 )
+from ._confidence import ConfidenceModel, confidence_inputs, confidence_scores, load_confidence_model
 from ._datasets import DockingExample
 from ._dock import dock_samples
 from ._evaluate import symmetric_rmsd, with_positions
@@ -42,11 +44,13 @@ from ._model import FragmentScoreModel
 from ._rank import (
     CONVERGED_STEPS,
     AbstractRanking,
+    Progress,
     RankedPose,
     SamplingOrder,
     VinardoRanking,
     make_scorer,
     pose_checks,
+    ranking_warning,
 )
 from ._structures import (
     Pocket,
@@ -57,17 +61,53 @@ from ._structures import (
     load_protein,
     pocket_from_center,
 )
-from ._train import ModelConfig, load_model
+from ._train import SHIPPED_MODEL, ModelConfig, load_model
+
+
+class StageProgress:
+    """A ``progress(stage, done, total)`` callback that shows each stage of a docking run on ``stream`` (standard
+    error) as a tqdm bar with elapsed time and ETA: preparation, sampling, minimization or scoring, validity
+    checks. The bar of a stage with ``total = 1`` shows its elapsed time when it ends."""
+
+    def __init__(self, stream: TextIO | None = None, *, prefix: str = ""):
+        self.stream = stream if stream is not None else sys.stderr
+        self.prefix = prefix
+        self.stage: str | None = None
+        self.bar = None
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        from tqdm.auto import tqdm
+
+        if stage != self.stage:
+            self.close()
+            self.stage = stage
+            self.bar = tqdm(
+                total=max(int(total), 1),
+                desc=f"{self.prefix}{stage}",
+                file=self.stream,
+                mininterval=1.0,
+                unit="pose" if total > 1 else "stage",
+                leave=True,
+            )
+        if self.bar is not None and done > self.bar.n:
+            self.bar.update(done - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        self.bar, self.stage = None, None
 
 
 @dataclass
 class DockingResult:
-    """Ranked poses (best first, heavy atoms, Å) of one docking run and how long it took."""
+    """Ranked poses (best first, heavy atoms, Å) of one docking run, how long it took, and its warnings (e.g. no
+    pose passed the validity checks: :func:`ranking_warning`)."""
 
     poses: list[RankedPose]
     seconds: float
     ligand: PreparedLigand
     complex: DockingComplex
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def top(self) -> RankedPose:
@@ -232,8 +272,8 @@ def dock(
     *,
     pocket: Pocket | Chem.Mol | str | Path | Sequence[float],
     n_samples: int = 40,
-    model: FragmentScoreModel | str | Path,
-    key: PRNGKeyArray,
+    model: FragmentScoreModel | str | Path = SHIPPED_MODEL,
+    key: PRNGKeyArray | None = None,
     pocket_size: float = 22.0,
     n_steps: int = 30,
     sampler: dm.AbstractSE3Sampler = dm.DDIM(eta=1.0),
@@ -243,10 +283,18 @@ def dock(
     workdir: str | Path | None = None,
     assemble: Assemble = "conformer_matching",
     ranking: AbstractRanking = VinardoRanking(minimize=True, minimize_steps=CONVERGED_STEPS),
+    progress: Progress | None = None,
+    confidence: ConfidenceModel | str | Path | None = None,
 ) -> DockingResult:
     """Dock ``ligand`` into ``protein`` at ``pocket``; returns the ranked poses (see the module docstring).
 
-    ``model`` is a :class:`FragmentScoreModel` or a model file (:func:`load_model`). ``rank=False`` keeps the
+    ``model`` is a :class:`FragmentScoreModel` or a model file (:func:`load_model`); by default the model shipped
+    with the package (``SHIPPED_MODEL``), as on the command line. ``key`` defaults to ``jax.random.key(0)``, the
+    command line's ``--seed 0``. ``progress(stage, done, total)`` is called through the stages ``"preparation"``,
+    ``"sampling"``, ``"minimization"`` (or ``"scoring"``) and ``"validity checks"`` (``done = 0`` opens a stage).
+    When no pose passes the validity checks the result's ``warnings`` say so. ``confidence`` (a
+    :class:`ConfidenceModel` or its file) gives every pose its ``confidence`` (it does not change the order).
+    ``rank=False`` keeps the
     sampling order (no Vinardo, no PoseBusters). ``assemble="conformer_matching"`` (default) turns every sample
     into the ligand's conformer fitted to it (:func:`match_conformer`), so every pose is a valid molecule;
     ``"none"`` keeps the sampled rigid fragments. ``ranking`` is a ranking object: the default
@@ -258,30 +306,97 @@ def dock(
     complexes (the ``sigmadock`` reproduction page reports them)."""
     if isinstance(n_samples, bool) or not isinstance(n_samples, int) or n_samples < 1:
         raise ValueError(f"n_samples: expected an integer >= 1, received {n_samples!r}")
+    key = jax.random.key(0) if key is None else key
     check_key("key", key)
     check_choice("assemble", assemble, ASSEMBLIES)
     _check_ranking("ranking", ranking)
-    config = ModelConfig()
-    if isinstance(model, str | Path):
-        model, config, _ = load_model(model)
-    elif not isinstance(model, FragmentScoreModel):
-        raise TypeError(
-            f"model: expected a FragmentScoreModel or a model file path, received {type(model).__name__}"
-        )
+    model, config = _load(model)
+    confidence = _load_confidence(confidence)
+    report = progress if progress is not None else (lambda stage, done, total: None)
     t0 = time.perf_counter()
+    report("preparation", 0, 1)
     protein = Path(protein)
     atoms = load_protein(protein)
     poc = resolve_pocket(atoms, pocket, size=pocket_size)
     mol = read_ligand(ligand)
     lig = ligand_fragments(mol, conformer="rdkit", seed=conformer_seed)
     c = build_complex(lig, poc, sizes=_sizes_for(config, lig, poc), name=str(protein))
+    ranking = ranking if rank else SamplingOrder()
+    scorer = make_scorer(poc, protein, workdir=workdir) if ranking.needs_scorer else None
+    report("preparation", 1, 1)
+    return _dock_prepared(
+        model,
+        c,
+        lig,
+        key,
+        scorer,
+        protein,
+        t0,
+        report,
+        n_samples=n_samples,
+        n_steps=n_steps,
+        sampler=sampler,
+        assemble=assemble,
+        ranking=ranking,
+        pb_budget=pb_budget,
+        confidence=confidence,
+    )
+
+
+def _load_confidence(confidence) -> ConfidenceModel | None:
+    if confidence is None or isinstance(confidence, ConfidenceModel):
+        return confidence
+    if isinstance(confidence, str | Path):
+        return load_confidence_model(confidence)[0]
+    raise TypeError(
+        f"confidence: expected a ConfidenceModel, its file or None, received {type(confidence).__name__}"
+    )
+
+
+def _load(model) -> tuple[FragmentScoreModel, ModelConfig]:
+    if isinstance(model, str | Path):
+        model, config, _ = load_model(model)
+        return model, config
+    if not isinstance(model, FragmentScoreModel):
+        raise TypeError(
+            f"model: expected a FragmentScoreModel or a model file path, received {type(model).__name__}"
+        )
+    return model, ModelConfig()
+
+
+def _dock_prepared(
+    model,
+    c,
+    lig,
+    key,
+    scorer,
+    protein,
+    t0,
+    report,
+    *,
+    n_samples,
+    n_steps,
+    sampler,
+    assemble,
+    ranking,
+    pb_budget,
+    confidence=None,
+) -> DockingResult:
+    """Sample, assemble and rank one prepared complex (the part of :func:`dock` after the pocket is ready)."""
+    report("sampling", 0, 1)
     mols, gaps = sample_complex(
         model, c, lig, key, n_samples=n_samples, n_steps=n_steps, sampler=sampler, assemble=assemble
     )
-    ranking = ranking if rank else SamplingOrder()
-    scorer = make_scorer(poc, protein, workdir=workdir) if ranking.needs_scorer else None
-    ranked = ranking.rank(mols, gaps, scorer, protein, pb_budget=pb_budget)
-    return DockingResult(ranked, time.perf_counter() - t0, lig, c)
+    report("sampling", 1, 1)
+    ranked = ranking.rank(mols, gaps, scorer, protein, pb_budget=pb_budget, progress=report)
+    if confidence is not None:
+        report("confidence", 0, 1)
+        poses = [conformer_positions(Chem.RemoveHs(p.mol)) for p in ranked]
+        for p, s in zip(ranked, confidence_scores(confidence, confidence_inputs(c), poses)):
+            p.confidence = float(s)
+        report("confidence", 1, 1)
+    warning = None if isinstance(ranking, SamplingOrder) else ranking_warning(ranked, pb_budget)
+    return DockingResult(ranked, time.perf_counter() - t0, lig, c, [warning] if warning else [])
 
 
 def evaluate_complex(

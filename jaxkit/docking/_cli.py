@@ -6,7 +6,12 @@ dock:  ``--protein P.pdb --ligand L.sdf|SMILES (--ref-ligand R.sdf | --center x 
        per pose, best first, with the data fields listed in :data:`SDF_FIELDS` (also printed by
        ``dock --help``). ``--hydrogens`` writes the poses with explicit hydrogens (placed by RDKit on the heavy
        atoms' coordinates); by default only heavy atoms are written, as they were docked. Without ``--model``
-       the model shipped with the package is used.
+       the model shipped with the package is used. Each stage (preparation, sampling, minimization, validity
+       checks) is shown on standard error with its elapsed time and ETA; when no pose passes the validity checks
+       a warning is printed and written in every record's ``warning`` field. ``--ligand`` may be a file of
+       several ligands (a SMILES file ``.smi``/``.smiles``/``.txt`` or a multi-record SDF): ``--out`` is then a
+       folder with one SDF per ligand and ``summary.csv`` (:func:`jaxkit.docking.dock_many`; a rerun resumes).
+       ``--confidence FILE`` adds each pose's confidence (a model from ``save_confidence_model``).
 train: ``--data DIR`` (folders ``<id>/<id>_protein.pdb`` + ``<id>/<id>_ligand.sdf``) and/or ``--ccd N`` (CCD
        pseudo-pockets), ``--out M``; ``--steps``, ``--batch``, ``--devices`` (data-parallel mesh), ``--resume``,
        ``--distributed [--coordinator HOST:PORT --num-processes N --process-id I]`` (one of several processes).
@@ -22,24 +27,9 @@ import time
 from pathlib import Path
 
 from ._api import ASSEMBLIES
+from ._evaluate import SDF_FIELDS
 from ._rank import RANKINGS
 from ._train import SHIPPED_MODEL
-
-SDF_FIELDS = {
-    "rank": "1 for the top pose, then 2, 3, ... (records are written best first)",
-    "sample": "index (0-based) of the diffusion sample the pose came from",
-    "vinardo_kcal_mol": "Vinardo energy (kcal/mol) of the written pose (after Vina's local minimization with "
-    "--ranking vinardo_minimized/vinardo_converged; as sampled with vinardo; nan with --no-rank or consensus)",
-    "pb_valid": "PoseBusters verdict: yes (all checks pass), no (a check fails, see failed_checks), or unchecked "
-    "(not tested: PoseBusters runs in ranking order until the first valid pose, at most --pb-budget poses; "
-    "none with --no-rank)",
-    "failed_checks": "comma-separated names of the failed checks (PoseBusters', or bond_gap); empty when none",
-    "bond_gap_A": "RMS distance (Å) between each fragment-junction dummy atom and the atom it stands for, as "
-    "sampled (0 for conformer-matched poses); above 0.6 Å the pose is marked pb_valid no, failed check bond_gap",
-    "conformer_match_rmsd": "with --assemble conformer_matching: RMSD (Å) between the sampled fragment atoms and "
-    "the RDKit conformer fitted to them (before any Vina minimization); absent with --assemble none",
-}
-"""The data fields of every SDF record written by ``python -m jaxkit.docking dock`` and their meaning."""
 
 
 def _fields_epilog() -> str:
@@ -57,15 +47,29 @@ def _parser() -> argparse.ArgumentParser:
     )
     d.add_argument("--protein", required=True, help="protein PDB file")
     d.add_argument(
-        "--ligand", required=True, help="ligand SDF/MOL file (chemistry only is used) or a SMILES string"
+        "--ligand",
+        required=True,
+        help="ligand SDF/MOL file (chemistry only is used) or a SMILES string; or several ligands (a "
+        "multi-record SDF or a SMILES file .smi/.smiles/.txt, one 'SMILES name' per line): then --out is a "
+        "folder that gets one SDF per ligand and summary.csv, and a rerun resumes where it stopped",
     )
     g = d.add_mutually_exclusive_group(required=True)
     g.add_argument("--ref-ligand", help="reference ligand SDF defining the pocket (redocking)")
     g.add_argument("--center", nargs=3, type=_finite, metavar=("X", "Y", "Z"), help="pocket center (Å)")
     d.add_argument("--size", type=_positive_float, default=22.0, help="pocket box size (Å) with --center")
     d.add_argument("--model", default=None, help=f"model file (default: the shipped {SHIPPED_MODEL.name})")
-    d.add_argument("--out", required=True, help="output SDF (one record per pose, best first)")
+    d.add_argument(
+        "--out",
+        required=True,
+        help="output SDF (one record per pose, best first); a folder for several ligands",
+    )
     d.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    d.add_argument(
+        "--confidence",
+        default=None,
+        help="confidence model file (save_confidence_model): every pose gets its confidence field; the "
+        "order is unchanged (none is shipped yet)",
+    )
     d.add_argument("--n-samples", type=_positive_int, default=40, help="diffusion samples (poses) to draw")
     d.add_argument("--steps", type=_positive_int, default=30, help="sampler steps")
     d.add_argument("--seed", type=_seed, default=0, help="random seed (sampling and the RDKit conformer)")
@@ -221,22 +225,31 @@ def _fail(msg: str) -> int:
 
 def _dock(a: argparse.Namespace) -> int:
     import jax
-    from rdkit import Chem
 
     from ._api import dock, read_ligand, resolve_pocket
     from ._evaluate import write_poses_sdf
     from ._structures import load_protein
     from ._train import load_model
 
-    for name, path in (("--protein", a.protein), ("--ref-ligand", a.ref_ligand)):
+    for name, path in (
+        ("--protein", a.protein),
+        ("--ref-ligand", a.ref_ligand),
+        ("--confidence", a.confidence),
+    ):
         if path is not None and not Path(path).exists():
             return _fail(f"{name}: file {path} does not exist")
     lig = a.ligand
     if Path(lig).suffix.lower() in (".sdf", ".sd", ".mol") and not Path(lig).exists():
         return _fail(f"--ligand: file {lig} does not exist")
-    problem = _check_out(a.out, a.overwrite, "SDF file")
-    if problem is not None:
-        return _fail(problem)
+    from ._batch import SMILES_SUFFIXES, is_ligand_library
+
+    if Path(lig).suffix.lower() in SMILES_SUFFIXES and not Path(lig).exists():
+        return _fail(f"--ligand: file {lig} does not exist")
+    library = is_ligand_library(lig)
+    if not library:  # one ligand: --out is an SDF file (several: a folder, checked by _dock_batch)
+        problem = _check_out(a.out, a.overwrite, "SDF file")
+        if problem is not None:
+            return _fail(problem)
     model = Path(a.model) if a.model else SHIPPED_MODEL
     if not model.exists():
         return _fail(
@@ -246,6 +259,8 @@ def _dock(a: argparse.Namespace) -> int:
         load_model(model)  # fail before the slow steps if it is not a model file
     except (ValueError, OSError) as e:
         return _fail(f"--model: {e}")
+    if library:
+        return _dock_batch(a, model)
     mol = read_ligand(lig)
     pocket = resolve_pocket(
         load_protein(a.protein), a.ref_ligand if a.ref_ligand is not None else tuple(a.center), size=a.size
@@ -257,6 +272,9 @@ def _dock(a: argparse.Namespace) -> int:
         flush=True,
     )
     t0 = time.perf_counter()
+    from ._api import StageProgress
+
+    progress = StageProgress()
     res = dock(
         a.protein,
         mol,
@@ -270,31 +288,91 @@ def _dock(a: argparse.Namespace) -> int:
         conformer_seed=a.seed,
         assemble=a.assemble,
         ranking=RANKINGS[a.ranking],
+        progress=progress,
+        confidence=a.confidence,
     )
-    props = []
-    for p in res.poses:
-        props.append(
-            {
-                "rank": p.rank + 1,
-                "sample": p.index,
-                "vinardo_kcal_mol": f"{p.vinardo:.3f}",
-                "pb_valid": {True: "yes", False: "no", None: "unchecked"}[p.pb_valid],
-                "bond_gap_A": f"{p.bond_gap:.3f}",
-                "failed_checks": ",".join(p.failed_checks),
-            }
-        )
-    name = Chem.MolToSmiles(res.ligand.frag.mol)
-    mols = [p.mol for p in res.poses]
-    if a.hydrogens:
-        mols = [Chem.AddHs(m, addCoords=True) for m in mols]
-    write_poses_sdf(a.out, mols, [f"{name} pose {i + 1}" for i in range(len(res.poses))], props)
+    progress.close()
+    write_poses_sdf(a.out, res, hydrogens=a.hydrogens)
     top = res.top
+    for w in res.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    verdict = {True: "yes", False: "no", None: "unchecked"}[top.pb_valid]
     print(
         f"wrote {len(res.poses)} poses to {a.out} in {time.perf_counter() - t0:.1f} s; top pose: Vinardo "
-        f"{top.vinardo:.2f} kcal/mol, PoseBusters {props[0]['pb_valid']}",
+        f"{top.vinardo:.2f} kcal/mol, PoseBusters {verdict}",
         file=sys.stderr,
     )
     return 0
+
+
+def _dock_batch(a: argparse.Namespace, model: Path) -> int:
+    """``--ligand`` is a SMILES file or a multi-record SDF: one SDF per ligand and summary.csv in the folder --out."""
+    from tqdm.auto import tqdm
+
+    from ._batch import dock_many, read_ligands
+
+    out = Path(a.out)
+    if out.suffix.lower() in (".sdf", ".sd") or out.is_file():
+        return _fail(
+            f"--out: with several ligands, expected a folder for one SDF per ligand, received {a.out}"
+        )
+    n = len(read_ligands(a.ligand))
+    print(f"docking {n} ligands of {a.ligand} into {a.protein} -> {out}/ ...", file=sys.stderr, flush=True)
+    bar = tqdm(total=n, desc="ligands", file=sys.stderr, unit="ligand", mininterval=1.0)
+    failed = []
+
+    def progress(done: int, total: int, row: dict) -> None:
+        if bar.n == 0 and total < n:
+            bar.update(n - total)  # finished before a resume
+            print(f"resumed: {n - total} ligands were already done", file=sys.stderr)
+        bar.update(1)
+        if row["status"] != "ok":
+            failed.append(row["name"])
+            bar.write(f"failed: {row['name']}: {row['error']}", file=sys.stderr)
+        elif row["warning"]:
+            bar.write(f"warning: {row['name']}: {row['warning']}", file=sys.stderr)
+
+    t0 = time.perf_counter()
+    try:
+        rows = _dock_many_cli(dock_many, a, out, model, progress)
+    except ValueError as e:  # the folder checks of dock_many name its argument; the user typed --out
+        msg = str(e)
+        if not msg.startswith("out_dir:"):
+            raise
+        return _fail("--out:" + msg.removeprefix("out_dir:"))
+    finally:
+        bar.close()
+    n_failed = sum(r["status"] != "ok" for r in rows)
+    print(
+        f"docked {len(rows) - n_failed} of {len(rows)} ligands ({n_failed} failed) in "
+        f"{time.perf_counter() - t0:.1f} s; summary: {out / 'summary.csv'}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _dock_many_cli(dock_many, a: argparse.Namespace, out: Path, model: Path, progress) -> list[dict]:
+    import jax
+
+    return dock_many(
+        a.protein,
+        a.ligand,
+        out,
+        pocket=a.ref_ligand if a.ref_ligand is not None else tuple(a.center),
+        model=model,
+        key=jax.random.key(a.seed),
+        n_samples=a.n_samples,
+        n_steps=a.steps,
+        pocket_size=a.size,
+        rank=not a.no_rank,
+        pb_budget=a.pb_budget,
+        conformer_seed=a.seed,
+        assemble=a.assemble,
+        ranking=RANKINGS[a.ranking],
+        hydrogens=a.hydrogens,
+        progress=progress,
+        confidence=a.confidence,
+    )
 
 
 def _train(a: argparse.Namespace) -> int:

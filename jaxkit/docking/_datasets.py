@@ -27,7 +27,8 @@ atoms are then in contact and others face open space or a far wall, as in real p
 a crystal ligand, which is what the model sees on real proteins).
 
 Splits are by component id: ``sha256(id) mod 10`` = 0 → test, 1 → validation, else train (stable under additions
-to the dictionary).
+to the dictionary). Training ligands (split ``train``) never include a ligand of the real held-out set
+(:func:`jaxkit.docking.held_out_ccd_codes`: by CCD code and by InChIKey block).
 """
 
 from __future__ import annotations
@@ -327,6 +328,41 @@ def embed_conformer(mol: Chem.Mol, seed: int, *, optimize: bool = True) -> Chem.
     return Chem.RemoveAllHs(molh)
 
 
+def ccd_ligand_candidates(
+    split: Literal["train", "val", "test"],
+    *,
+    min_heavy: int = 10,
+    max_heavy: int = 40,
+    max_scan: int = 49000,
+) -> list[tuple[int, str]]:
+    """``(table index, CCD code)`` of every component :func:`ccd_examples` may take for ``split``, in its scan order.
+
+    The scan order is a fixed permutation of the components with ``min_heavy..max_heavy`` heavy atoms and organic
+    elements (independent of any seed); the first ``max_scan`` are scanned and those of ``split`` kept. For
+    ``split="train"`` every held-out real-set ligand (by CCD code or InChIKey block,
+    :func:`jaxkit.docking.held_out_ccd_codes`) is left out. :func:`ccd_examples` takes its ligands from
+    this list, in order, so any training selection is a subset of it."""
+    if split not in ("train", "val", "test"):
+        raise ValueError(f"split: expected 'train', 'val' or 'test', received {split!r}")
+    check_int("min_heavy", min_heavy, minimum=1)
+    check_int("max_heavy", max_heavy, minimum=min_heavy)
+    check_int("max_scan", max_scan, minimum=1)
+    cand = _ccd_candidates(min_heavy, max_heavy)
+    order = cand[np.random.default_rng(12345).permutation(len(cand))][:max_scan]
+    ids = _ccd_tables()["ids"]
+    excluded: frozenset[str] = frozenset()
+    if split == "train":
+        from ._heldout import held_out_ccd_codes
+
+        excluded = held_out_ccd_codes()
+    out = []
+    for idx in order:
+        cid = str(ids[idx])
+        if split_of(cid) == split and cid not in excluded:
+            out.append((int(idx), cid))
+    return out
+
+
 def ccd_examples(
     n: int,
     *,
@@ -345,7 +381,11 @@ def ccd_examples(
     ``pockets_per_ligand > 1`` gives each ligand several reference conformers, each in its own pseudo-pocket
     (data augmentation for training; ids get a ``#k`` suffix). Ligands without torsional bonds are skipped (they
     teach no reassembly). ``pocket``: ``"shell"`` (:func:`pseudo_pocket`, the ligand-hugging shell), ``"loose"``
-    (:func:`loose_pseudo_pocket`) or ``"mixed"`` (each pocket either, with probability 1/2)."""
+    (:func:`loose_pseudo_pocket`) or ``"mixed"`` (each pocket either, with probability 1/2).
+
+    Ligands are taken in the order of :func:`ccd_ligand_candidates`; for ``split="train"`` that excludes every
+    ligand of the real held-out set (validation and test) by CCD code and by InChIKey block, so no training
+    ligand is one the real-set evaluation docks."""
     if pocket not in ("shell", "loose", "mixed"):
         raise ValueError(f"pocket: expected 'shell', 'loose' or 'mixed', received {pocket!r}")
     if split not in ("train", "val", "test"):
@@ -353,21 +393,22 @@ def ccd_examples(
     if n < 1:
         raise ValueError(f"n: expected an integer >= 1, received {n}")
     rng = seed_rng(seed)
-    cand = _ccd_candidates(min_heavy, max_heavy)
-    order = cand[np.random.default_rng(12345).permutation(len(cand))]  # fixed scan order, independent of seed
-    ids = _ccd_tables()["ids"]
+    held = None
+    if split == "train":
+        from ._heldout import held_out_ligands
+
+        held = held_out_ligands()
     out: list[DockingExample] = []
-    for scanned, idx in enumerate(order):
-        if len(out) >= n or scanned >= max_scan:
+    for idx, cid in ccd_ligand_candidates(split, min_heavy=min_heavy, max_heavy=max_heavy, max_scan=max_scan):
+        if len(out) >= n:
             break
-        cid = str(ids[idx])
-        if split_of(cid) != split:
-            continue
-        mol = ccd_mol(int(idx))
+        mol = ccd_mol(idx)
         if mol is None:
             continue
         heavy = Chem.RemoveAllHs(mol)
         if not min_torsions <= len(torsional_bonds(heavy)) <= max_torsions:
+            continue
+        if held is not None and held.reason(None, heavy) is not None:  # a second guard (InChIKey block)
             continue
         for k in range(pockets_per_ligand):
             ref = embed_conformer(heavy, int(rng.integers(2**31 - 1)))

@@ -87,25 +87,90 @@ def posebusters_valid(pred: Chem.Mol, protein_pdb) -> tuple[bool, dict]:
     return all(checks.values()), checks
 
 
+SDF_FIELDS = {
+    "rank": "1 for the top pose, then 2, 3, ... (records are written best first)",
+    "sample": "index (0-based) of the diffusion sample the pose came from",
+    "vinardo_kcal_mol": "Vinardo energy (kcal/mol) of the written pose (after Vina's local minimization with "
+    "--ranking vinardo_minimized/vinardo_converged; as sampled with vinardo; nan with --no-rank or consensus)",
+    "pb_valid": "PoseBusters verdict: yes (all checks pass), no (a check fails, see failed_checks), or unchecked "
+    "(not tested: PoseBusters runs in ranking order until the first valid pose, at most --pb-budget poses; "
+    "none with --no-rank). Only a passed check moves a pose above lower-energy ones",
+    "failed_checks": "comma-separated names of the failed checks (PoseBusters', or bond_gap); empty when none",
+    "bond_gap_A": "RMS distance (Å) between each fragment-junction dummy atom and the atom it stands for, as "
+    "sampled (0 for conformer-matched poses); above 0.6 Å the pose is marked pb_valid no, failed check bond_gap",
+    "confidence": "the confidence model's probability that the pose is within 2 Å of the crystal pose; empty "
+    "without a confidence model (--confidence)",
+    "warning": "empty, or the run's warning (the same on every record), e.g. that no pose passed the validity "
+    "checks within the budget, so the top pose is not a checked-valid one",
+    "conformer_match_rmsd": "with --assemble conformer_matching: RMSD (Å) between the sampled fragment atoms and "
+    "the RDKit conformer fitted to them (before any Vina minimization); absent with --assemble none",
+}
+"""The data fields of every SDF record :func:`write_poses_sdf` writes for ranked poses (and the command line's
+``dock``), with their meaning."""
+
+
+def pose_fields(pose, warnings: list[str] | tuple[str, ...] = ()) -> dict[str, str]:
+    """The :data:`SDF_FIELDS` of one ranked pose (a ``RankedPose``) as strings, ``warnings`` joined by ``"; "``."""
+    return {
+        "rank": str(pose.rank + 1),
+        "sample": str(pose.index),
+        "vinardo_kcal_mol": f"{pose.vinardo:.3f}",
+        "pb_valid": {True: "yes", False: "no", None: "unchecked"}[pose.pb_valid],
+        "bond_gap_A": f"{pose.bond_gap:.3f}",
+        "failed_checks": ",".join(pose.failed_checks),
+        "confidence": "" if pose.confidence is None else f"{pose.confidence:.4f}",
+        "warning": "; ".join(warnings),
+    }
+
+
 def write_poses_sdf(
-    path, mols: list[Chem.Mol], names: list[str] | None = None, props: list[dict] | None = None
+    path,
+    poses,
+    names: list[str] | None = None,
+    props: list[dict] | None = None,
+    *,
+    hydrogens: bool = False,
+    warnings: list[str] | None = None,
 ):
-    """Write poses to an SDF file (one record per molecule; ``props`` become SDF data fields)."""
+    """Write poses to an SDF file, one record per pose, in the given order; returns the path.
+
+    ``poses`` is a docking result (:func:`jaxkit.docking.dock`'s ``DockingResult``: its poses, best first, and
+    its warnings), a list of ranked poses, or a list of RDKit molecules. Ranked poses get the data fields of
+    :data:`SDF_FIELDS` (``rank``, ``sample``, ``vinardo_kcal_mol``, ``pb_valid``, ``bond_gap_A``,
+    ``failed_checks``, ``confidence``, ``warning``; the command line writes the same) and by default the names
+    ``"<SMILES> pose <rank>"``; ``props`` (one dict per pose) add or override fields. ``hydrogens=True`` writes
+    explicit hydrogens placed by RDKit on the heavy atoms' coordinates."""
     from pathlib import Path
 
-    mols = list(mols)
+    from ._rank import RankedPose
+
+    if hasattr(poses, "poses") and hasattr(poses, "warnings"):  # a DockingResult
+        warnings = list(poses.warnings) if warnings is None else warnings
+        poses = poses.poses
+    items = list(poses)
+    ranked = bool(items) and all(isinstance(p, RankedPose) for p in items)
+    if not ranked and not all(isinstance(p, Chem.Mol) for p in items):
+        raise TypeError(
+            "poses: expected a DockingResult, a list of RankedPose or a list of RDKit molecules, received "
+            f"{sorted({type(p).__name__ for p in items})}"
+        )
     for name, seq in (("names", names), ("props", props)):
-        if seq is not None and len(seq) != len(mols):
-            raise ValueError(f"{name}: expected one entry per molecule ({len(mols)}), received {len(seq)}")
+        if seq is not None and len(seq) != len(items):
+            raise ValueError(f"{name}: expected one entry per molecule ({len(items)}), received {len(seq)}")
+    mols = [p.mol for p in items] if ranked else items
+    if ranked and names is None:
+        smiles = Chem.MolToSmiles(Chem.RemoveHs(mols[0]))
+        names = [f"{smiles} pose {p.rank + 1}" for p in items]
+    fields = [pose_fields(p, warnings or ()) if ranked else {} for p in items]
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     writer = Chem.SDWriter(str(path))
     try:
         for i, mol in enumerate(mols):
-            m = Chem.Mol(mol)
+            m = Chem.AddHs(mol, addCoords=True) if hydrogens else Chem.Mol(mol)
             if names is not None:
                 m.SetProp("_Name", str(names[i]))
-            for k, v in (props[i] if props is not None else {}).items():
+            for k, v in {**fields[i], **(props[i] if props is not None else {})}.items():
                 m.SetProp(str(k), str(v))
             writer.write(m)
     finally:

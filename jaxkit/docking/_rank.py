@@ -11,8 +11,10 @@
   without a protein file, the ``mol`` checks.
 - :func:`rank_poses`: poses whose bond gap exceeds ``max_gap`` (fragments not reassembled) are invalid without
   calling PoseBusters; the rest are scored by Vinardo and checked in energy order until one passes (at most
-  ``pb_budget`` checks, or all with ``pb_budget=None``). Order: valid poses by energy, then unchecked ones by
-  energy, then invalid ones by energy. ``minimize=True`` first replaces every pose by its Vina-minimized pose
+  ``pb_budget`` checks, or all with ``pb_budget=None``). Order: valid poses by energy, then every other pose by
+  energy (at equal energy a checked pose first): only a passed check promotes a pose, so an unchecked pose never
+  outranks a checked one of lower energy, and when no pose passes, the top pose is the lowest-energy one with its
+  failed checks named (:func:`ranking_warning` says so). ``minimize=True`` first replaces every pose by its Vina-minimized pose
   and ranks by the minimized energy; ``minimize_steps`` caps Vina's BFGS steps (0: Vina's default budget of
   ``(25 + n_movable_atoms)/3`` steps; :data:`CONVERGED_STEPS`: in practice until Vina's BFGS stops by itself, at
   a gradient norm below 1e-5 or where no line-search step descends, so every pose reaches its local minimum). ``order="consensus"`` replaces the energy by the confidence-free consensus
@@ -27,6 +29,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Literal
@@ -218,6 +221,10 @@ def consensus_counts(positions, threshold: float = 2.0) -> tuple[np.ndarray, np.
     return counts.astype(np.int64), mean
 
 
+Progress = Callable[[str, int, int], None]
+"""A progress callback ``progress(stage, done, total)``: ``done = 0`` opens the stage, ``done = total`` ends it."""
+
+
 @dataclass
 class RankedPose:
     """One sampled pose with its ranking information (``rank`` 0 is the top pose)."""
@@ -229,6 +236,7 @@ class RankedPose:
     pb_valid: bool | None
     failed_checks: list[str]
     rank: int = -1
+    confidence: float | None = None
 
 
 def rank_poses(
@@ -242,9 +250,13 @@ def rank_poses(
     order: Literal["vinardo", "consensus"] = "vinardo",
     minimize: bool = False,
     minimize_steps: int = 0,
+    progress: Progress | None = None,
 ) -> list[RankedPose]:
     """Rank poses (see the module docstring); returns them best first with ``rank`` set (``RankedPose.mol`` is
-    the minimized pose with ``minimize=True``; ``minimize_steps`` is passed to :meth:`VinardoScorer.minimize`)."""
+    the minimized pose with ``minimize=True``; ``minimize_steps`` is passed to :meth:`VinardoScorer.minimize`).
+    ``progress(stage, done, total)`` is called as each pose is minimized or scored (stage ``"minimization"`` /
+    ``"scoring"``) and checked (``"validity checks"``; ``done = 0`` opens a stage). :func:`ranking_warning` says
+    when no pose passed the checks."""
     check_int("minimize_steps", minimize_steps, minimum=0)
     if order not in ("vinardo", "consensus"):
         raise ValueError(f"order: expected 'vinardo' or 'consensus', received {order!r}")
@@ -253,12 +265,18 @@ def rank_poses(
             "minimize: Vina minimization needs order='vinardo' and a scorer, received "
             f"order={order!r}, scorer={type(scorer).__name__}"
         )
+    report = progress if progress is not None else (lambda stage, done, total: None)
+    stage = "minimization" if minimize else ("scoring" if scorer is not None and order == "vinardo" else "")
     poses = []
     for i, (m, g) in enumerate(zip(mols, gaps)):
+        if stage and i == 0:
+            report(stage, 0, len(mols))
         if minimize and float(g) <= max_gap:
             m, e = scorer.minimize(m, max_steps=minimize_steps)
         else:
             e = scorer.score(m) if (scorer is not None and order == "vinardo") else float("nan")
+        if stage:
+            report(stage, i + 1, len(mols))
         broken = float(g) > max_gap
         poses.append(RankedPose(i, m, e, float(g), False if broken else None, ["bond_gap"] if broken else []))
     if order == "consensus":
@@ -268,18 +286,51 @@ def rank_poses(
     else:
         energy = lambda p: p.vinardo if np.isfinite(p.vinardo) else np.inf
     checked = 0
+    todo = sum(p.pb_valid is None for p in poses)
+    todo = todo if pb_budget is None else min(todo, pb_budget)
+    report("validity checks", 0, todo)
     for p in sorted(poses, key=energy):
         if p.pb_valid is not None or (pb_budget is not None and checked >= pb_budget):
             continue
         p.pb_valid, p.failed_checks = pose_checks(p.mol, protein_pdb)
         checked += 1
+        report("validity checks", checked, todo)
         if p.pb_valid and pb_budget is not None:
             break
-    order = {True: 0, None: 1, False: 2}
-    ranked = sorted(poses, key=lambda p: (order[p.pb_valid], energy(p), p.bond_gap))
+    # only a passed check promotes a pose above lower-energy ones: valid poses first, then the energy order (at
+    # equal energy a checked pose before an unchecked one), so an unchecked pose never outranks a checked one
+    # of lower energy (checks run in energy order: the top pose is a checked one whenever any pose was checked)
+    ranked = sorted(poses, key=lambda p: (p.pb_valid is not True, energy(p), p.pb_valid is None, p.bond_gap))
     for r, p in enumerate(ranked):
         p.rank = r
     return ranked
+
+
+def ranking_warning(ranked: list[RankedPose], pb_budget: int | None) -> str | None:
+    """A warning when poses were checked and none passed, or when the budget (``pb_budget=0``) allowed no check
+    (``None`` otherwise; callers skip unchecked orders such as :class:`SamplingOrder`): how many were checked,
+    the budget, and the top pose's failed checks."""
+    if pb_budget is not None:
+        check_int("pb_budget", pb_budget, minimum=0)
+    if not ranked or any(p.pb_valid is True for p in ranked):
+        return None
+    checked = [p for p in ranked if p.pb_valid is False]
+    if not checked:  # nothing checked: silent only when no check was asked for (an unchecked order)
+        return (
+            "no pose was checked for validity (budget 0 checks): the top pose is unchecked"
+            if pb_budget == 0
+            else None
+        )
+    unchecked = sum(p.pb_valid is None for p in ranked)
+    budget = "all poses" if pb_budget is None else f"budget {pb_budget} checks"
+    top = ranked[0]
+    state = (
+        f"fails {','.join(top.failed_checks) or 'the checks'}" if top.pb_valid is False else "is unchecked"
+    )
+    return (
+        f"no pose passed the validity checks ({len(checked)} failed, {unchecked} unchecked; {budget}): "
+        f"the top pose {state}; treat it with care, or raise the budget (pb_budget)"
+    )
 
 
 # ------------------------------------------------------------------------------------------------ ranking objects
@@ -297,6 +348,7 @@ class AbstractRanking:
         protein_pdb: str | Path | None,
         *,
         pb_budget: int | None = 8,
+        progress: Progress | None = None,
     ) -> list[RankedPose]:
         raise NotImplementedError
 
@@ -305,7 +357,7 @@ class AbstractRanking:
 class SamplingOrder(AbstractRanking):
     """No ranking: the poses in sampling order, unchecked (no Vinardo, no PoseBusters)."""
 
-    def rank(self, mols, gaps, scorer, protein_pdb, *, pb_budget=8) -> list[RankedPose]:
+    def rank(self, mols, gaps, scorer, protein_pdb, *, pb_budget=8, progress=None) -> list[RankedPose]:
         return [
             RankedPose(i, m, float("nan"), float(g), None, [], rank=i)
             for i, (m, g) in enumerate(zip(mols, gaps))
@@ -328,11 +380,18 @@ class VinardoRanking(AbstractRanking):
     def __post_init__(self) -> None:
         check_int("minimize_steps", self.minimize_steps, minimum=0)
 
-    def rank(self, mols, gaps, scorer, protein_pdb, *, pb_budget=8) -> list[RankedPose]:
+    def rank(self, mols, gaps, scorer, protein_pdb, *, pb_budget=8, progress=None) -> list[RankedPose]:
         minimize = self.minimize and scorer is not None
         steps = self.minimize_steps if minimize else 0
         return rank_poses(
-            mols, gaps, scorer, protein_pdb, pb_budget=pb_budget, minimize=minimize, minimize_steps=steps
+            mols,
+            gaps,
+            scorer,
+            protein_pdb,
+            pb_budget=pb_budget,
+            minimize=minimize,
+            minimize_steps=steps,
+            progress=progress,
         )
 
 
@@ -341,8 +400,10 @@ class ConsensusRanking(AbstractRanking):
     """PoseBusters-valid poses first, then the consensus of the samples (:func:`consensus_counts`: most other
     samples within 2 Å first); no Vinardo."""
 
-    def rank(self, mols, gaps, scorer, protein_pdb, *, pb_budget=8) -> list[RankedPose]:
-        return rank_poses(mols, gaps, None, protein_pdb, pb_budget=pb_budget, order="consensus")
+    def rank(self, mols, gaps, scorer, protein_pdb, *, pb_budget=8, progress=None) -> list[RankedPose]:
+        return rank_poses(
+            mols, gaps, None, protein_pdb, pb_budget=pb_budget, order="consensus", progress=progress
+        )
 
 
 RANKINGS: dict[str, AbstractRanking] = {

@@ -104,3 +104,27 @@ def test_train_out_is_checked_before_training(no_work, tmp_path, capsys):
         assert _main(["train", "--ccd", "4", "--out", str(mine), *extra]) == 2
         assert "--out: " in capsys.readouterr().err
     assert mine.read_text() == "precious"
+
+
+def test_dock_library_into_a_folder_of_the_users_is_refused_naming_out(
+    no_work, monkeypatch, tmp_path, capsys
+):
+    """Several ligands write into the folder --out; a non-empty folder that is not a batch folder is refused
+    before any docking, naming --out (not dock_many's argument), and nothing of the user's is touched."""
+    from jaxkit.docking import _batch
+
+    monkeypatch.setattr(_batch, "_dock_prepared", lambda *a, **k: pytest.fail("work started"))
+    lib = tmp_path / "ligands.smi"
+    lib.write_text("CCO ethanol\nc1ccccc1O phenol\n")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep")
+    argv = ["dock", "--protein", PROT, "--ligand", str(lib), "--ref-ligand", LIG, "--out", str(mine)]
+    assert _main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"error: --out: {mine} exists, is not empty and is not a batch folder" in err, err
+    assert (
+        sorted(p.name for p in mine.iterdir()) == ["notes.txt"] and (mine / "notes.txt").read_text() == "keep"
+    )
+    assert _main([*argv[:-1], str(tmp_path / "poses.sdf")]) == 2  # several ligands need a folder, not an SDF
+    assert "--out: with several ligands, expected a folder" in capsys.readouterr().err

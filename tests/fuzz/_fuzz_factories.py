@@ -434,3 +434,160 @@ FACTORIES: dict[str, Callable[[], dict[str, Any]]] = {
     "jaxkit.stability.correlated_copy": lambda: {"x": jnp.asarray(_normal(16, 3)), "key": KEY, "rho": 0.5},
     "jaxkit.stability.char_dataset": lambda: {"text": "abcabcabd" * 20},
 }
+
+
+# ----------------------------------------------------------------------------- docking: confidence, batch, held out
+# Small real inputs: the ligand/pocket of ``_dock`` (a pseudo-pocket around a 3-fragment ligand) and, for the
+# files, the PoseBusters 1S3V test complex shipped with the posebusters package.
+
+
+@functools.cache
+def _tmp() -> Any:
+    import tempfile
+    from pathlib import Path
+
+    return Path(tempfile.mkdtemp(prefix="jaxkit-fuzz-"))
+
+
+@functools.cache
+def _confidence() -> dict[str, Any]:
+    from jaxkit import docking as dk
+    from jaxkit.docking._confidence import pad_pose
+
+    d = _dock()
+    inputs = dk.confidence_inputs(d["c"])
+    model = dk.ConfidenceModel(width=4, depth=1, n_rbf=4, k_pocket=4, key=KEY)
+    poses = [d["positions"], d["positions"] + 1.5]
+    x = np.stack([pad_pose(p, inputs) for p in poses]).astype(np.float32)
+    one = (inputs, x, np.zeros((2, 0), np.float32), np.array([1.0, 0.0], np.float32))
+    two = (inputs, x[::-1].copy(), np.zeros((2, 0), np.float32), np.array([0.0, 1.0], np.float32))
+    path = _tmp() / "confidence.ckpt"
+    dk.save_confidence_model(path, model, {"note": "fuzz"})
+    return {"inputs": inputs, "model": model, "poses": poses, "x": x, "data": [one, two], "path": path}
+
+
+@functools.cache
+def _ligand_files() -> dict[str, Any]:
+    smi = _tmp() / "ligands.smi"
+    smi.write_text("CCO ethanol\nc1ccccc1O phenol\n")
+    return {"smi": smi}
+
+
+def _ranked() -> list[Any]:
+    from jaxkit import docking as dk
+
+    mol = _dock()["mol"]
+    return [
+        dk.RankedPose(0, mol, -5.0, 0.1, False, ["clashes"], rank=0),
+        dk.RankedPose(1, mol, -4.0, 0.2, None, [], rank=1),
+    ]
+
+
+def _example() -> Any:
+    from jaxkit import docking as dk
+
+    d = _dock()
+    return dk.DockingExample("XYZ", d["mol"], d["pocket"], "train", "ccd")
+
+
+FACTORIES.update(
+    {
+        "jaxkit.docking.ConfidenceInputs": lambda: {
+            f: np.asarray(getattr(_confidence()["inputs"], f))
+            for f in (
+                "atom_features",
+                "pair_features",
+                "atom_mask",
+                "pocket",
+                "pocket_features",
+                "pocket_mask",
+                "center",
+            )
+        },
+        "jaxkit.docking.confidence_loss": lambda: {
+            "model": _confidence()["model"],
+            "inputs": _confidence()["inputs"],
+            "x": jnp.asarray(_confidence()["x"]),
+            "extra": jnp.zeros((2, 0)),
+            "labels": jnp.array([1.0, 0.0]),
+        },
+        "jaxkit.docking.confidence_scores": lambda: {
+            "model": _confidence()["model"],
+            "inputs": _confidence()["inputs"],
+            "poses": _confidence()["poses"],
+        },
+        "jaxkit.docking.train_confidence": lambda: {
+            "data": _confidence()["data"],
+            "n_steps": 1,
+            "width": 4,
+            "depth": 1,
+            "key": KEY,
+        },
+        "jaxkit.docking.cross_validate_rankings": lambda: {
+            "data": _confidence()["data"],
+            "energies": [np.array([-5.0, -4.0]), np.array([-3.0, -6.0])],
+            "n_folds": 2,
+            "n_steps": 1,
+            "width": 4,
+            "depth": 1,
+            "key": KEY,
+        },
+        "jaxkit.docking.save_confidence_model": lambda: {
+            "path": _tmp() / "saved.ckpt",
+            "model": _confidence()["model"],
+            "overwrite": True,
+        },
+        "jaxkit.docking.load_confidence_model": lambda: {"path": _confidence()["path"]},
+        "jaxkit.docking.LigandRecord": lambda: {"index": 0, "name": "ethanol", "mol": _dock()["mol"]},
+        "jaxkit.docking.is_ligand_library": lambda: {"path": _ligand_files()["smi"]},
+        "jaxkit.docking.read_ligands": lambda: {"path": _ligand_files()["smi"]},
+        "jaxkit.docking.pose_fields": lambda: {"pose": _ranked()[0], "warnings": ["w"]},
+        "jaxkit.docking.ranking_warning": lambda: {"ranked": _ranked(), "pb_budget": 1},
+        "jaxkit.docking.check_no_held_out": lambda: {"examples": [_example()]},
+        "jaxkit.docking.HeldOutLigands": lambda: {
+            "codes": frozenset({"ATP"}),
+            "blocks": frozenset({"ZKHQWZAMYRWXGA"}),
+            "pdb_ids": frozenset({"1abc"}),
+            "by_block": {"ZKHQWZAMYRWXGA": "1abc"},
+            "formulas": frozenset(),
+        },
+    }
+)
+
+
+def _pb_1s3v() -> tuple[Any, Any]:
+    """The PoseBusters test complex 1S3V shipped with the posebusters package: protein PDB and ligand SDF."""
+    from pathlib import Path
+
+    import posebusters
+
+    d = Path(posebusters.__file__).parent / "datasets" / "pdb" / "1s3v"
+    return d / "1s3v_protein_one_lig_removed.pdb", d / "1s3v_ligand.sdf"
+
+
+FACTORIES.update(
+    {
+        "jaxkit.docking.confidence_training_data": lambda: {
+            "score_model": __import__("jaxkit.docking", fromlist=["x"]).build_model(
+                __import__("jaxkit.docking", fromlist=["x"]).ModelConfig(
+                    width=4, depth=1, n_rbf=4, k_pocket=4
+                ),
+                KEY,
+            ),
+            "examples": [_example()],
+            "key": KEY,
+            "n_samples": 1,
+            "n_steps": 1,
+        },
+        "jaxkit.docking.dock_many": lambda: {
+            "protein": _pb_1s3v()[0],
+            "ligands": ["CCOc1ccccc1C(=O)N"],
+            "out_dir": _tmp() / "batch",
+            "pocket": str(_pb_1s3v()[1]),
+            "n_samples": 1,
+            "n_steps": 1,
+            "rank": False,
+            "pb_budget": 0,
+        },
+    }
+)
