@@ -115,14 +115,24 @@ def _laplacian_inverse(r, h: float):
     return _dst1(_dst1(rh / lam, 0), 1) * (2.0 / (m + 1)) ** 2
 
 
-class SolveInfo(NamedTuple):
-    """Convergence report of :func:`solve`: ``converged`` (PCG reached ``tol`` before ``maxiter``), the number of
-    ``iterations`` and PCG's final relative residual ``‖r_k‖₂/‖b‖₂`` (the recursively updated residual PCG stops
-    on; in float32 the recomputed ``‖b - A u‖`` has a rounding floor of about ``eps·cond(A)``)."""
-
+class _SolveInfoFields(NamedTuple):
     converged: Array
     iterations: Array
     residual: Array
+
+
+class SolveInfo(_SolveInfoFields):
+    """Convergence report of :func:`solve`: ``converged`` (PCG reached ``tol`` before ``maxiter``), the number of
+    ``iterations`` and PCG's final relative residual ``‖r_k‖₂/‖b‖₂`` (the recursively updated residual PCG stops
+    on; in float32 the recomputed ``‖b - A u‖`` has a rounding floor of about ``eps·cond(A)``). Every field is
+    finite (``ValueError`` naming the field otherwise; traced values, inside ``jit``/``vmap``, are not read)."""
+
+    __slots__ = ()
+
+    def __new__(cls, converged: Array, iterations: Array, residual: Array) -> SolveInfo:
+        for name, value in (("converged", converged), ("iterations", iterations), ("residual", residual)):
+            check_finite(name, value)
+        return super().__new__(cls, converged, iterations, residual)
 
 
 def _as_array(x):

@@ -44,7 +44,7 @@ import numpy as np
 
 from jaxkit._typing import ArrayInput
 
-from .._validate import check_choice, check_int
+from .._validate import check_choice, check_finite, check_int
 
 _CACHE_FORMAT = 2  # 2: meta.json carries a SHA-256 of its own body
 
@@ -191,10 +191,12 @@ def subsample(
 
     Give either the target ``resolution`` (it must nest in the current one: ``(n-1)/(r-1)`` integral on node
     grids, ``n/r`` on periodic grids) or the ``stride`` (kept points: ``0, s, 2s, …``; on a node grid the last
-    point is kept only when ``s`` divides ``n - 1``). Returns a contiguous NumPy copy.
+    point is kept only when ``s`` divides ``n - 1``). Returns a contiguous NumPy copy. ``x`` must be finite (a
+    NaN/inf entry is refused, naming ``x``).
     """
     spec = _spec(name)
     arr = np.asarray(x)
+    check_finite("x", arr)
     axes = [ax % arr.ndim if -arr.ndim <= ax < arr.ndim else None for ax in spec.sub_axes]
     if None in axes or arr.ndim < 2:
         raise ValueError(
