@@ -434,3 +434,67 @@ FACTORIES: dict[str, Callable[[], dict[str, Any]]] = {
     "jaxkit.stability.correlated_copy": lambda: {"x": jnp.asarray(_normal(16, 3)), "key": KEY, "rho": 0.5},
     "jaxkit.stability.char_dataset": lambda: {"text": "abcabcabd" * 20},
 }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# dynamics / pde / diffusion: factories for exports that were PENDING (issue 49, branch i49a). Kept in one block,
+# apart from the table above, so that merging beside the docking factories stays simple.
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _attention_sample() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One in-context regression prompt: xs (N, D), ys (N,), x_query (D,)."""
+    xs = _normal(6, 3, seed=3)
+    return xs, xs @ np.array([1.0, -0.5, 0.25], np.float32), _normal(3, seed=4)
+
+
+def _scalar_net_loss(p: Any) -> Any:
+    """The two-layer scalar linear net on target 1: ``½(1 − ab)²``, a strict saddle at a = b = 0."""
+    return 0.5 * (1.0 - p["a"] * p["b"]) ** 2
+
+
+def _flow_result() -> dy.FlowResult:
+    """The exact gradient flow of ``_scalar_net_loss`` from the balanced start a = b = 1e-2 (Saxe et al. 2014):
+    ``u = ab = 1/(1 + (1/u0 − 1) e^{−2t})``, a plateau near the saddle, then the drop to the minimum."""
+    ts = np.linspace(0.0, 8.0, 33)
+    u = 1.0 / (1.0 + (1.0 / 1e-4 - 1.0) * np.exp(-2.0 * ts))
+    a = np.sqrt(u).astype(np.float32)
+    return dy.FlowResult(
+        jnp.asarray(ts, jnp.float32),
+        {"a": jnp.asarray(a), "b": jnp.asarray(a)},
+        jnp.asarray(0.5 * (1.0 - u) ** 2, jnp.float32),
+        jnp.float32(ts[-1]),
+        jnp.bool_(False),
+    )
+
+
+FACTORIES.update(
+    {
+        "jaxkit.dynamics.Network": lambda: {
+            "apply": dy.linear_apply,
+            "unit_spec": dict(dy.NETWORKS["linear"].unit_spec),
+        },
+        "jaxkit.dynamics.active_heads": lambda: {"params": dy.init_attention_separate(KEY, 3, 2, 1.0)},
+        "jaxkit.dynamics.active_kernels": lambda: {"params": dy.init_cnn(KEY, 2, 3, 2, 1.0)},
+        "jaxkit.dynamics.attention_separate_apply": lambda: {
+            "params": dy.init_attention_separate(KEY, 3, 2, 1.0),
+            "x": _attention_sample(),
+        },
+        "jaxkit.dynamics.attention_merged_apply": lambda: {
+            "params": dy.init_attention_merged(KEY, 3, 2, 1.0),
+            "x": _attention_sample(),
+        },
+        "jaxkit.dynamics.cnn_apply": lambda: {
+            "params": dy.init_cnn(KEY, 2, 3, 2, 1.0),
+            "x": jnp.asarray(_normal(6)),
+        },
+        "jaxkit.dynamics.embed_unit": lambda: {
+            "params": dy.init_linear(KEY, 3, 2, 2, 0.1),
+            "unit_spec": dict(dy.NETWORKS["linear"].unit_spec),
+        },
+        "jaxkit.dynamics.plateau_saddle_checks": lambda: {
+            "loss_fn": _scalar_net_loss,
+            "result": _flow_result(),
+        },
+    }
+)

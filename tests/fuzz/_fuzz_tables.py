@@ -83,15 +83,7 @@ PENDING: dict[str, str] = {
     "jaxkit.docking.vina_pose_energy": "no base call from the signature and no factory yet (no candidate value for protein_pdb: str | pathlib.Path)",
     "jaxkit.docking.write_poses_sdf": "no base call from the signature and no factory yet (no candidate value for path: <class 'inspect._empty'>)",
     "jaxkit.dynamics.FlowResult": "no base call from the signature and no factory yet (no candidate value for params: <class 'jaxtyping.PyTree[Any]'>)",
-    "jaxkit.dynamics.Network": "no base call from the signature and no factory yet (no candidate value for unit_spec: dict[str, tuple[int, str]])",
-    "jaxkit.dynamics.active_heads": "no base call from the signature and no factory yet (no candidate value for params: dict[str, jaxtyping.PyTree])",
-    "jaxkit.dynamics.active_kernels": "no base call from the signature and no factory yet (no candidate value for params: dict[str, jaxtyping.PyTree])",
-    "jaxkit.dynamics.attention_merged_apply": "no base call from the signature and no factory yet (no candidate value for params: dict[str, jaxtyping.PyTree])",
-    "jaxkit.dynamics.attention_separate_apply": "no base call from the signature and no factory yet (no candidate value for params: dict[str, jaxtyping.PyTree])",
-    "jaxkit.dynamics.cnn_apply": "no base call from the signature and no factory yet (no candidate value for params: dict[str, jaxtyping.PyTree])",
-    "jaxkit.dynamics.embed_unit": "no base call from the signature and no factory yet (no candidate value for params: dict[str, jaxtyping.PyTree])",
     "jaxkit.dynamics.gradient_flow_batch": "no base call from the signature and no factory yet (TypeError: neg does not accept dtype key<fry>. Accepted dtypes are subtypes of integer, ",
-    "jaxkit.dynamics.plateau_saddle_checks": "no base call from the signature and no factory yet (no candidate value for result: <class 'jaxkit.dynamics._flow.FlowResult'>)",
     "jaxkit.forecast.DiffusionForecaster": "no base call from the signature and no factory yet (no candidate value for denoiser: jaxkit.forecast._denoiser.ConditionalDenoiser | jaxkit.",
     "jaxkit.forecast.MarketData": "no base call from the signature and no factory yet (no candidate value for tickers: tuple[str, ...])",
     "jaxkit.forecast.align_published": "no base call from the signature and no factory yet (no candidate value for values: pandas.Series | pandas.DataFrame)",
@@ -886,257 +878,6 @@ KNOWN_VIOLATIONS: dict[str, dict[tuple[str, str], str]] = {
             "-inf",
         ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
     },
-    "jaxkit.dynamics.DiagonalJumps": {
-        (
-            "times",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "times",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "times",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "saddles",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "saddles",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "saddles",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "losses",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "losses",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "losses",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "duals",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "duals",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "duals",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "coords",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "coords",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "coords",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.dynamics.Plateau": {
-        (
-            "start",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "start",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "start",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("end", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("end", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "end",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "level",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "level",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "level",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.dynamics.PlateauCheck": {
-        (
-            "level",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "level",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "level",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "start",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "start",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "start",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("end", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("end", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "end",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "grad_norm",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "grad_norm",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "grad_norm",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "min_eig",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "min_eig",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "min_eig",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.dynamics.SaddleCheck": {
-        (
-            "grad_norm",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "grad_norm",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "grad_norm",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "min_eig",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "min_eig",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "min_eig",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "max_eig",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "max_eig",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "max_eig",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.dynamics.crossing_time": {
-        (
-            "values",
-            "zeros",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "values",
-            "negative",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.dynamics.diagonal_apply": {
-        ("x", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.dynamics.diagonal_jumps": {
-        (
-            "X",
-            "zeros",
-        ): "accepted with a result of another shape: a degenerate input needs a clear error or a documented result",
-        (
-            "X",
-            "duplicate",
-        ): "accepted with a result of another shape: a degenerate input needs a clear error or a documented result",
-        (
-            "X",
-            "singular",
-        ): "accepted with a result of another shape: a degenerate input needs a clear error or a documented result",
-        (
-            "y",
-            "zeros",
-        ): "accepted with a result of another shape: a degenerate input needs a clear error or a documented result",
-    },
-    "jaxkit.dynamics.linear_apply": {
-        ("x", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.dynamics.plateaus": {
-        (
-            "loss",
-            "zeros",
-        ): "accepted with a result of another shape: a degenerate input needs a clear error or a documented result",
-        (
-            "loss",
-            "duplicate",
-        ): "accepted with a result of another shape: a degenerate input needs a clear error or a documented result",
-    },
-    "jaxkit.dynamics.quadratic_apply": {
-        ("x", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.dynamics.relu_apply": {
-        ("x", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.dynamics.relu_scalar_apply": {
-        ("x", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
     "jaxkit.evaluation.time_to_event": {
         (
             "baseline",
@@ -1292,182 +1033,6 @@ KNOWN_VIOLATIONS: dict[str, dict[tuple[str, str], str]] = {
             "modes",
             "huge",
         ): "a size beyond memory reaches the allocator: no up-front size check for this argument yet",
-    },
-    "jaxkit.pde.darcy.SolveInfo": {
-        (
-            "converged",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "converged",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "converged",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "iterations",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "iterations",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "iterations",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "residual",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "residual",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "residual",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.pde.lno.beam_exact": {
-        (
-            "amplitude",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "amplitude",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "amplitude",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("ts", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("ts", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("ts", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "omega",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "omega",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "omega",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("ei", "zero"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "ei",
-            "negative",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("ei", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("ei", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("ei", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "rho_a",
-            "zero",
-        ): "an error of another type escapes: ZeroDivisionError, to be refused with ValueError naming the argument",
-        (
-            "rho_a",
-            "negative",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "rho_a",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "rho_a",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "rho_a",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "rho_a",
-            "rho=-1",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "length",
-            "zero",
-        ): "an error of another type escapes: ZeroDivisionError, to be refused with ValueError naming the argument",
-        (
-            "length",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "length",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "length",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.pde.lno.diffusion_exact": {
-        (
-            "ts",
-            "drawn",
-        ): "drawn (negative) times make the exact solution overflow: times are not checked to be >= 0 yet",
-        (
-            "amplitude",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "amplitude",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "amplitude",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("ts", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("ts", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("ts", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "omega",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "omega",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "omega",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("d", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("d", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("d", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "length",
-            "zero",
-        ): "an error of another type escapes: ZeroDivisionError, to be refused with ValueError naming the argument",
-        (
-            "length",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.pde.navier_stokes.kolmogorov_forcing": {
-        (
-            "k",
-            "huge",
-        ): "a size beyond memory reaches the allocator: no up-front size check for this argument yet",
-    },
-    "jaxkit.pde.subsample": {
-        ("x", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
     },
     "jaxkit.portfolio.BacktestResult": {
         (
@@ -1961,5 +1526,26 @@ DOCUMENTED: dict[str, tuple[frozenset[str], str]] = {
     "jaxkit.diffusion.igso3.angle_log_density": (
         frozenset({"zeros", "drawn"}),
         "the angle density (1 - cos ω)/π · f vanishes at ω = 0, so its logarithm is -inf there (exact)",
+    ),
+    "jaxkit.dynamics.crossing_time": (
+        frozenset({"zeros", "negative", "drawn"}),
+        "a series that never reaches the level has no crossing time: nan, with a RuntimeWarning saying so",
+    ),
+}
+
+
+# Results whose length depends on the values, by definition (docs/contracts.md, "Documented exceptions"): export
+# -> (edges, reason). On these edges a result of another length than the base call's is what the function
+# documents (a list of the plateaus found, the jumps of a path), not a violation; a non-finite result, an error of
+# the wrong type or a hang still is.
+SHAPE_BY_VALUE: dict[str, tuple[frozenset[str], str]] = {
+    "jaxkit.dynamics.plateaus": (
+        frozenset({"zeros", "duplicate"}),
+        "a list of the plateaus found in the curve: a constant curve is one plateau, a flat step adds one",
+    ),
+    "jaxkit.dynamics.diagonal_jumps": (
+        frozenset({"zeros", "duplicate", "singular", "collinear", "negative"}),
+        "the path of the saddle-jump algorithm has as many jumps as the data asks for: none when the gradient "
+        "vanishes at β = 0 (X = 0 or y = 0: β = 0 is already critical), fewer for a rank-deficient X",
     ),
 }
