@@ -294,7 +294,9 @@ class DiagonalJumps(_DiagonalJumpsFields):
         coords: np.ndarray,
         complete: bool = True,
     ) -> DiagonalJumps:
-        _finite_fields({"times": times, "saddles": saddles, "losses": losses, "duals": duals, "coords": coords})
+        _finite_fields(
+            {"times": times, "saddles": saddles, "losses": losses, "duals": duals, "coords": coords}
+        )
         return super().__new__(cls, times, saddles, losses, duals, coords, complete)
 
 
