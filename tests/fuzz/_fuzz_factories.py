@@ -498,3 +498,84 @@ FACTORIES.update(
         },
     }
 )
+
+
+def _vp_call(**arrays: Any) -> Callable[[], dict[str, Any]]:
+    """A call on the VP schedule at t = 0.5 with the named (3,)-vectors (distinct seeds)."""
+
+    def make() -> dict[str, Any]:
+        vecs = {k: _normal(3, seed=s) if v is None else v for s, (k, v) in enumerate(arrays.items())}
+        return {"schedule": dm.VPSchedule(), "t": np.float32(0.5)} | vecs
+
+    return make
+
+
+def _score_fn(x: Any, t: Any) -> Any:
+    """The exact score of a standard normal target, ``-x``."""
+    return -x
+
+
+def _rot_score_fn(R: Any, t: Any) -> Any:
+    return jnp.zeros(R.shape[:-2] + (3,), R.dtype)
+
+
+def _rotations(n: int) -> np.ndarray:
+    from jaxkit.geometry import so3
+
+    return np.asarray(so3.exp(jnp.asarray(0.3 * _normal(n, 3, seed=5))))
+
+
+FACTORIES.update(
+    {
+        "jaxkit.diffusion.conditional_score": _vp_call(x_t=None, x0=None),
+        "jaxkit.diffusion.eps_to_score": _vp_call(eps=None),
+        "jaxkit.diffusion.score_to_eps": _vp_call(score=None),
+        "jaxkit.diffusion.predict_x0": _vp_call(x_t=None, eps=None),
+        "jaxkit.diffusion.q_sample": _vp_call(x0=None, noise=None),
+        "jaxkit.diffusion.marginal_coefs": _vp_call(),
+        "jaxkit.diffusion.gaussian_marginal_score": _vp_call(
+            x_t=None, mean=None, std=np.full(3, 0.5, np.float32)
+        ),
+        "jaxkit.diffusion.q_posterior": lambda: {
+            "schedule": dm.discrete_schedule("linear", 8),
+            "x0": _normal(3, seed=0),
+            "x_t": _normal(3, seed=1),
+            "t": np.int32(3),
+        },
+        "jaxkit.diffusion.probability_flow_sample": lambda: {
+            "score_fn": _score_fn,
+            "schedule": dm.VPSchedule(),
+            "x_T": _normal(2, 3),
+            "ts": np.linspace(1.0, 1e-3, 4, dtype=np.float32),
+        },
+        "jaxkit.diffusion.reverse_sde_sample": lambda: {
+            "score_fn": _score_fn,
+            "schedule": dm.VPSchedule(),
+            "x_T": _normal(2, 3),
+            "key": KEY,
+            "ts": np.linspace(1.0, 1e-3, 4, dtype=np.float32),
+        },
+        "jaxkit.diffusion.so3_diffusion.probability_flow_sample": lambda: {
+            "score_fn": _rot_score_fn,
+            "schedule": dm.VESchedule(),
+            "R_T": _rotations(2),
+            "ts": np.linspace(1.0, 1e-3, 4, dtype=np.float32),
+        },
+        "jaxkit.diffusion.so3_diffusion.reverse_sde_sample": lambda: {
+            "score_fn": _rot_score_fn,
+            "schedule": dm.VESchedule(),
+            "R_T": _rotations(2),
+            "key": KEY,
+            "ts": np.linspace(1.0, 1e-3, 4, dtype=np.float32),
+        },
+    }
+)
+
+FACTORIES.update(
+    {
+        "jaxkit.pde.darcy.apply_operator": lambda: {
+            "a": np.full((9, 9), 4.0, np.float32),
+            "u_interior": _normal(7, 7),
+        },
+    }
+)

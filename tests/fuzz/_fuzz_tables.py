@@ -25,18 +25,6 @@ PENDING: dict[str, str] = {
     "jaxkit.diffusion.AbstractSE3Sampler": "no base call from the signature and no factory yet (TypeError: Can't instantiate abstract class AbstractSE3Sampler with abstract methods rot",
     "jaxkit.diffusion.AbstractSchedule": "no base call from the signature and no factory yet (TypeError: Can't instantiate abstract class AbstractSchedule with abstract methods diffu",
     "jaxkit.diffusion.Parametrization": "no base call from the signature and no factory yet (TypeError: Cannot instantiate typing.Literal)",
-    "jaxkit.diffusion.conditional_score": "no base call from the signature and no factory yet (TypeError: t: expected an integer step index in [0, 7] for a DiscreteSchedule, received ",
-    "jaxkit.diffusion.eps_to_score": "no base call from the signature and no factory yet (TypeError: t: expected an integer step index in [0, 7] for a DiscreteSchedule, received ",
-    "jaxkit.diffusion.gaussian_marginal_score": "no base call from the signature and no factory yet (TypeError: t: expected an integer step index in [0, 7] for a DiscreteSchedule, received ",
-    "jaxkit.diffusion.marginal_coefs": "no base call from the signature and no factory yet (TypeError: t: expected an integer step index in [0, 7] for a DiscreteSchedule, received ",
-    "jaxkit.diffusion.predict_x0": "no base call from the signature and no factory yet (TypeError: t: expected an integer step index in [0, 7] for a DiscreteSchedule, received ",
-    "jaxkit.diffusion.probability_flow_sample": "no base call from the signature and no factory yet (ValueError: ts: expected a 1-D descending time grid with >= 2 entries, received shape (2",
-    "jaxkit.diffusion.q_posterior": "no base call from the signature and no factory yet (TypeError: t: expected an integer step index in [0, 7] for a DiscreteSchedule, received ",
-    "jaxkit.diffusion.q_sample": "no base call from the signature and no factory yet (TypeError: t: expected an integer step index in [0, 7] for a DiscreteSchedule, received ",
-    "jaxkit.diffusion.reverse_sde_sample": "no base call from the signature and no factory yet (ValueError: ts: expected a 1-D descending time grid with >= 2 entries, received shape (2",
-    "jaxkit.diffusion.score_to_eps": "no base call from the signature and no factory yet (TypeError: t: expected an integer step index in [0, 7] for a DiscreteSchedule, received ",
-    "jaxkit.diffusion.so3_diffusion.probability_flow_sample": "no base call from the signature and no factory yet (ValueError: ts: expected a 1-D descending time grid with >= 2 entries, received shape (2",
-    "jaxkit.diffusion.so3_diffusion.reverse_sde_sample": "no base call from the signature and no factory yet (ValueError: ts: expected a 1-D descending time grid with >= 2 entries, received shape (2",
     "jaxkit.docking.DockingExample": "no base call from the signature and no factory yet (no candidate value for id: <class 'str'>)",
     "jaxkit.docking.DockingInputs": "no base call from the signature and no factory yet (no candidate value for id: <class 'str'>)",
     "jaxkit.docking.DockingResult": "no base call from the signature and no factory yet (no candidate value for poses: list[jaxkit.docking._rank.RankedPose])",
@@ -116,7 +104,6 @@ PENDING: dict[str, str] = {
     "jaxkit.operators.train_ensemble": "no base call from the signature and no factory yet (TypeCheckError: Type-check error whilst checking the parameters of jaxkit.operators._tra",
     "jaxkit.pde.DatasetSpec": "no base call from the signature and no factory yet (no candidate value for name: <class 'str'>)",
     "jaxkit.pde.PDEDataset": "no base call from the signature and no factory yet (no candidate value for name: <class 'str'>)",
-    "jaxkit.pde.darcy.apply_operator": "no base call from the signature and no factory yet (TypeCheckError: Type-check error whilst checking the parameters of jaxkit.pde._darcy.app",
     "jaxkit.pde.make_dataset": "no base call from the signature and no factory yet (no candidate value for name: <class 'str'>)",
     "jaxkit.pde.register_dataset": "no base call from the signature and no factory yet (no candidate value for spec: <class 'jaxkit.pde._datasets.DatasetSpec'>)",
     "jaxkit.ssm.Construction": "no base call from the signature and no factory yet (no candidate value for task: <class 'str'>)",
@@ -273,106 +260,6 @@ KNOWN_VIOLATIONS: dict[str, dict[tuple[str, str], str]] = {
             "returns",
             "drawn",
         ): "drawn returns (uniform in [-10, 10]) compound to an overflowing annualised return: no overflow check yet",
-    },
-    "jaxkit.diffusion.DSMTerms": {
-        ("rot", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("rot", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "rot",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "trans",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "trans",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "trans",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.diffusion.SE3Marginal": {
-        ("R_t", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("R_t", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "R_t",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x_t", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x_t", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "x_t",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "rot_score",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "rot_score",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "rot_score",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "trans_score",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "trans_score",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "trans_score",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("v", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("v", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("v", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("z", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("z", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("z", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "sigma_rot",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "sigma_rot",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "sigma_rot",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "sigma_trans",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "sigma_trans",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "sigma_trans",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.diffusion.dsm_loss": {
-        (
-            "x0",
-            "empty",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.diffusion.eps_loss": {
-        (
-            "x0",
-            "empty",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
     },
     "jaxkit.docking.ConformerMatch": {
         (

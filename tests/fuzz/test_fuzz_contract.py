@@ -82,7 +82,9 @@ def test_the_lists_name_exports():
     assert sorted(set(ft.SLOW) - set(EXPORTS)) == [], "SLOW names an export that no longer exists"
     assert sorted(set(ft.SLOW) & set(ft.PENDING)) == [], "an export is either PENDING or fuzzed"
     assert sorted(set(ft.KNOWN_VIOLATIONS) - set(EXPORTS)) == []
-    assert sorted(set(ft.SHAPE_BY_VALUE) - set(EXPORTS)) == [], "SHAPE_BY_VALUE names an export that no longer exists"
+    assert sorted(set(ft.SHAPE_BY_VALUE) - set(EXPORTS)) == [], (
+        "SHAPE_BY_VALUE names an export that no longer exists"
+    )
     assert all(isinstance(r, str) and r for v in ft.KNOWN_VIOLATIONS.values() for r in v.values())
     assert all(isinstance(r, str) and r for r in (*ft.PENDING.values(), *ft.SLOW.values()))
 
