@@ -579,3 +579,29 @@ FACTORIES.update(
         },
     }
 )
+
+FACTORIES.update(
+    {
+        "jaxkit.pde.PDEDataset": lambda: {
+            "name": "burgers",
+            "x_train": _normal(3, 1, 8),
+            "y_train": _normal(3, 1, 8, seed=1),
+            "x_test": _normal(2, 1, 8, seed=2),
+            "y_test": _normal(2, 1, 8, seed=3),
+            "grid": (np.linspace(0, 1, 8),),
+        },
+    }
+)
+
+
+def _spec_fields() -> dict[str, Any]:
+    """Every field of the registered Burgers recipe (a valid DatasetSpec, built again field by field)."""
+    import dataclasses
+
+    from jaxkit import pde
+
+    spec = pde.dataset_spec("burgers")
+    return {f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)}
+
+
+FACTORIES["jaxkit.pde.DatasetSpec"] = _spec_fields

@@ -102,8 +102,6 @@ PENDING: dict[str, str] = {
     "jaxkit.operators.operator_apply": "no base call from the signature and no factory yet (no candidate value for params: <class 'dict'>)",
     "jaxkit.operators.riesz_spectral_conv": "no base call from the signature and no factory yet (TypeCheckError: Type-check error whilst checking the parameters of jaxkit.operators._lay",
     "jaxkit.operators.train_ensemble": "no base call from the signature and no factory yet (TypeCheckError: Type-check error whilst checking the parameters of jaxkit.operators._tra",
-    "jaxkit.pde.DatasetSpec": "no base call from the signature and no factory yet (no candidate value for name: <class 'str'>)",
-    "jaxkit.pde.PDEDataset": "no base call from the signature and no factory yet (no candidate value for name: <class 'str'>)",
     "jaxkit.pde.make_dataset": "no base call from the signature and no factory yet (no candidate value for name: <class 'str'>)",
     "jaxkit.pde.register_dataset": "no base call from the signature and no factory yet (no candidate value for spec: <class 'jaxkit.pde._datasets.DatasetSpec'>)",
     "jaxkit.ssm.Construction": "no base call from the signature and no factory yet (no candidate value for task: <class 'str'>)",
