@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, PRNGKeyArray
 
-from jaxkit._validate import finite_checked, is_tracer
+from jaxkit._validate import check_nonempty, finite_checked, is_tracer
 from jaxkit.diffusion._schedules import AbstractSchedule, DiscreteSchedule
 
 Schedule: TypeAlias = DiscreteSchedule | AbstractSchedule
@@ -97,6 +97,19 @@ def _check_sigma_nonzero(sigma: Array, t: Any) -> Array:
     return sigma
 
 
+def _check_broadcasts(name: str, x: Array, target_name: str, target: Array) -> None:
+    """``x`` must broadcast to the shape of ``target`` (``ValueError`` naming both otherwise)."""
+    try:
+        ok = np.broadcast_shapes(x.shape, target.shape) == target.shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(
+            f"{name}: expected a shape that broadcasts to the shape of {target_name} {target.shape}, received "
+            f"{x.shape}"
+        )
+
+
 def marginal_coefs(schedule: Schedule, t: ArrayLike) -> tuple[Array, Array]:
     """``(alpha_t, sigma_t)`` with ``x_t | x_0 ~ N(alpha_t x_0, sigma_t^2 I)`` for a discrete index or a time."""
     t = check_time(schedule, t)
@@ -121,6 +134,7 @@ def conditional_score(schedule: Schedule, x_t: ArrayLike, x0: ArrayLike, t: Arra
     x_t, x0 = jnp.asarray(x_t), jnp.asarray(x0)
     if x0.shape != x_t.shape:
         raise ValueError(f"x0: expected the shape of x_t {x_t.shape}, received {x0.shape}")
+    x_t, x0 = finite_checked("x_t", x_t), finite_checked("x0", x0)
     a, s = marginal_coefs(schedule, t)
     s = _check_sigma_nonzero(s, t)
     return -(x_t - a * x0) / s**2
@@ -131,28 +145,39 @@ def gaussian_marginal_score(
 ) -> Array:
     """Exact marginal score when the data are ``N(mean, std^2 I)``: ``-(x_t - alpha mean)/(alpha^2 std^2 + sigma^2)``.
 
-    A closed-form target for testing samplers (the reverse process must return ``N(mean, std^2 I)``).
+    A closed-form target for testing samplers (the reverse process must return ``N(mean, std^2 I)``). ``mean``
+    and ``std`` broadcast to the shape of ``x_t``; all three finite.
     """
+    x_t = finite_checked("x_t", jnp.asarray(x_t))
+    mean, std = jnp.asarray(mean), jnp.asarray(std)
+    _check_broadcasts("mean", mean, "x_t", x_t)
+    _check_broadcasts("std", std, "x_t", x_t)
+    mean, std = finite_checked("mean", mean), finite_checked("std", std)
     a, s = marginal_coefs(schedule, t)
-    return -(jnp.asarray(x_t) - a * jnp.asarray(mean)) / (a**2 * jnp.asarray(std) ** 2 + s**2)
+    return -(x_t - a * mean) / (a**2 * std**2 + s**2)
 
 
 def eps_to_score(schedule: Schedule, eps: ArrayLike, t: ArrayLike) -> Array:
     """``score = -eps / sigma_t`` (``sigma_t > 0``: not at ``t = 0`` of a VP schedule)."""
+    eps = finite_checked("eps", jnp.asarray(eps))
     s = marginal_coefs(schedule, t)[1]
     s = _check_sigma_nonzero(s, t)
-    return -jnp.asarray(eps) / s
+    return -eps / s
 
 
 def score_to_eps(schedule: Schedule, score: ArrayLike, t: ArrayLike) -> Array:
     """``eps = -sigma_t score``."""
-    return -jnp.asarray(score) * marginal_coefs(schedule, t)[1]
+    return -finite_checked("score", jnp.asarray(score)) * marginal_coefs(schedule, t)[1]
 
 
 def predict_x0(schedule: Schedule, x_t: ArrayLike, t: ArrayLike, eps: ArrayLike) -> Array:
     """``x0_hat = (x_t - sigma_t eps) / alpha_t``."""
+    x_t, eps = jnp.asarray(x_t), jnp.asarray(eps)
+    if eps.shape != x_t.shape:
+        raise ValueError(f"eps: expected the shape of x_t {x_t.shape}, received {eps.shape}")
+    x_t, eps = finite_checked("x_t", x_t), finite_checked("eps", eps)
     a, s = marginal_coefs(schedule, t)
-    return (jnp.asarray(x_t) - s * jnp.asarray(eps)) / a
+    return (x_t - s * eps) / a
 
 
 def q_posterior(
@@ -165,6 +190,7 @@ def q_posterior(
     x0, x_t = jnp.asarray(x0), jnp.asarray(x_t)
     if x0.shape != x_t.shape:
         raise ValueError(f"x_t: expected the shape of x0 {x0.shape}, received {x_t.shape}")
+    x0, x_t = finite_checked("x0", x0), finite_checked("x_t", x_t)
     ab, ab_prev, beta = schedule.alpha_bars[t], schedule.alpha_bars_prev[t], schedule.betas[t]
     c0 = jnp.sqrt(ab_prev) * beta / (1.0 - ab)
     ct = jnp.sqrt(1.0 - beta) * (1.0 - ab_prev) / (1.0 - ab)
@@ -186,6 +212,7 @@ def eps_loss(
     if not isinstance(schedule, DiscreteSchedule):
         raise TypeError(f"schedule: expected a DiscreteSchedule, received {type(schedule).__name__}")
     x0 = jnp.asarray(x0)
+    check_nonempty("x0", x0)  # the mean over no entries is nan
     k_t, k_e = jax.random.split(key)
     if t is None:
         t = jax.random.randint(k_t, (), 0, schedule.n_steps)
@@ -211,6 +238,7 @@ def dsm_loss(
     :meth:`jaxkit.diffusion.SE3Diffusion.dsm_loss` (``fn, schedule/process, data, key, *, t, t_min``).
     """
     x0 = jnp.asarray(x0)
+    check_nonempty("x0", x0)  # the mean over no entries is nan
     if not is_tracer(t_min) and not 0.0 <= float(t_min) < 1.0:
         raise ValueError(f"t_min: expected a value in [0, 1), received {t_min!r}")
     k_t, k_e = jax.random.split(key)

@@ -43,6 +43,7 @@ from jaxtyping import Array, ArrayLike, Float, PRNGKeyArray
 
 from jaxkit._validate import (
     check_choice,
+    check_finite,
     check_key,
     check_positive,
     finite_checked,
@@ -111,9 +112,14 @@ def _check_state(R: object, x: object, rname: str = "R", xname: str = "x") -> tu
     return jnp.asarray(R), finite_checked(xname, jnp.asarray(x))
 
 
-class SE3Marginal(NamedTuple):
-    """A draw of the forward marginal of :class:`SE3Diffusion` and its exact conditional scores."""
+def _finite_fields(fields: dict[str, Any]) -> None:
+    """A record's constructor check: every field finite (``ValueError`` naming it). Concrete values only: inside
+    ``jit``/``vmap`` the record holds traced values, which the functions that fill it have checked."""
+    for name, value in fields.items():
+        check_finite(name, value)
 
+
+class _SE3MarginalFields(NamedTuple):
     R_t: Float[Array, "*n 3 3"]
     x_t: Float[Array, "*n 3"]
     rot_score: Float[Array, "*n 3"]
@@ -124,11 +130,43 @@ class SE3Marginal(NamedTuple):
     sigma_trans: Float[Array, ""]
 
 
-class DSMTerms(NamedTuple):
-    """The two normalized denoising score-matching terms of :meth:`SE3Diffusion.dsm_terms`."""
+class SE3Marginal(_SE3MarginalFields):
+    """A draw of the forward marginal of :class:`SE3Diffusion` and its exact conditional scores; every field is
+    finite (``ValueError`` naming the field otherwise)."""
 
+    __slots__ = ()
+
+    # Any: JAX rebuilds the record from whatever leaves a transformation carries (tracers, ShapeDtypeStructs)
+    def __new__(
+        cls,
+        R_t: Any,
+        x_t: Any,
+        rot_score: Any,
+        trans_score: Any,
+        v: Any,
+        z: Any,
+        sigma_rot: Any,
+        sigma_trans: Any,
+    ) -> SE3Marginal:
+        fields = dict(R_t=R_t, x_t=x_t, rot_score=rot_score, trans_score=trans_score, v=v, z=z)
+        _finite_fields(fields | {"sigma_rot": sigma_rot, "sigma_trans": sigma_trans})
+        return super().__new__(cls, R_t, x_t, rot_score, trans_score, v, z, sigma_rot, sigma_trans)
+
+
+class _DSMTermsFields(NamedTuple):
     rot: Float[Array, ""]
     trans: Float[Array, ""]
+
+
+class DSMTerms(_DSMTermsFields):
+    """The two normalized denoising score-matching terms of :meth:`SE3Diffusion.dsm_terms`, both finite
+    (``ValueError`` naming the term otherwise: a model whose score is NaN/inf is refused where its loss is read)."""
+
+    __slots__ = ()
+
+    def __new__(cls, rot: Any, trans: Any) -> DSMTerms:
+        _finite_fields({"rot": rot, "trans": trans})
+        return super().__new__(cls, rot, trans)
 
 
 # ---- samplers: one reverse step of each factor; the rotation step is shared with jaxkit.diffusion.so3_diffusion ----

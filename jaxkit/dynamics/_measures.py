@@ -9,6 +9,7 @@ ICLR 2026).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -181,7 +182,11 @@ def active_heads(params: dict[str, PyTree], tol: float = 0.1) -> Array:
 def crossing_time(
     ts: Float[Array, " T"] | ArrayInput, values: ArrayInput, level: float, direction: str = "up"
 ) -> float:
-    """First time ``values`` crosses ``level`` (linear interpolation between saves); NaN if it never does."""
+    """First time ``values`` crosses ``level`` (linear interpolation between saves).
+
+    A series that never reaches ``level`` has no crossing time: the result is ``nan``, with a ``RuntimeWarning``
+    saying so (a documented exception of the contract, docs/contracts.md: a component not learned within the
+    run is ordinary, and ``nan`` sorts last in ``np.argsort``)."""
     check_choice("direction", direction, ("up", "down"))
     ts, v = _increasing_times(ts, values, "values")
     if not np.isfinite(float(level)):
@@ -189,6 +194,13 @@ def crossing_time(
     above = v >= level if direction == "up" else v <= level
     idx = np.flatnonzero(above)
     if idx.size == 0:
+        warnings.warn(
+            f"crossing_time: values never reach level={level} ({'max' if direction == 'up' else 'min'} "
+            f"{(v.max() if direction == 'up' else v.min()):.6g} within ts in [{ts[0]:.6g}, {ts[-1]:.6g}]): no "
+            "crossing time, returning nan; extend the run or choose a level the series reaches",
+            RuntimeWarning,
+            stacklevel=2,
+        )
         return float("nan")
     i = int(idx[0])
     if i == 0:
@@ -198,12 +210,30 @@ def crossing_time(
     return float(ts[i - 1] + frac * (ts[i] - ts[i - 1]))
 
 
-class Plateau(NamedTuple):
-    """A plateau of a loss curve: ``start``/``end`` times and ``level`` (loss at the flattest point)."""
+def _finite_fields(fields: dict[str, Any]) -> None:
+    """The checks of a record's constructor: every numeric field finite (``ValueError`` naming the field).
 
+    Concrete values only: a record that JAX rebuilds from traced leaves is checked where its values become
+    concrete (the functions that fill it check their own inputs)."""
+    for name, value in fields.items():
+        check_finite(name, value)
+
+
+class _PlateauFields(NamedTuple):
     start: float
     end: float
     level: float
+
+
+class Plateau(_PlateauFields):
+    """A plateau of a loss curve: ``start``/``end`` times and ``level`` (loss at the flattest point), all finite
+    (``ValueError`` naming the field otherwise)."""
+
+    __slots__ = ()
+
+    def __new__(cls, start: float, end: float, level: float) -> Plateau:
+        _finite_fields({"start": start, "end": end, "level": level})
+        return super().__new__(cls, start, end, level)
 
 
 def plateaus(
@@ -222,11 +252,19 @@ def plateaus(
     axis if ``log_time``). A sample interval is flat when ``|Δℓ/Δt|`` is below ``slope_tol`` times its 98th percentile
     (slow compared with the fast drops; the percentile ignores isolated jumps between two saves); maximal runs of flat intervals at least ``min_duration`` long (normalized) are plateaus. The
     level is the loss where ``|Δℓ/Δt|`` is smallest (the closest approach to the saddle).
+
+    Returns the plateaus found, in time order: their number depends on the curve (a constant curve is one
+    plateau spanning ``ts``; a curve with no flat run long enough gives none).
     """
     check_positive("slope_tol", slope_tol)
     check_positive("min_duration", min_duration, strict=False)
     check_positive("floor", floor)
     ts, loss = _increasing_times(ts, loss, "loss", min_len=3)
+    if log_loss and loss.min() < 0:
+        raise ValueError(
+            f"loss: expected non-negative losses with log_loss=True (the curve is segmented on a log scale), "
+            f"received a minimum of {loss.min():.6g}; pass log_loss=False for a signed curve"
+        )
     if log_time:
         if np.any(ts <= 0):
             keep = ts > 0
@@ -271,14 +309,23 @@ def _grad_and_hessian(loss_fn, params):
     return jax.grad(f)(flat), jax.hessian(f)(flat)
 
 
-class SaddleCheck(NamedTuple):
-    """Gradient norm, smallest and largest Hessian eigenvalues at a point, and ``is_saddle``
-    (``grad_norm < grad_tol`` and ``min_eig < −eig_tol``)."""
-
+class _SaddleCheckFields(NamedTuple):
     grad_norm: float
     min_eig: float
     max_eig: float
     is_saddle: bool
+
+
+class SaddleCheck(_SaddleCheckFields):
+    """Gradient norm, smallest and largest Hessian eigenvalues at a point, and ``is_saddle``
+    (``grad_norm < grad_tol`` and ``min_eig < −eig_tol``); the numbers are finite (``ValueError`` naming the
+    field otherwise)."""
+
+    __slots__ = ()
+
+    def __new__(cls, grad_norm: float, min_eig: float, max_eig: float, is_saddle: bool) -> SaddleCheck:
+        _finite_fields({"grad_norm": grad_norm, "min_eig": min_eig, "max_eig": max_eig})
+        return super().__new__(cls, grad_norm, min_eig, max_eig, is_saddle)
 
 
 def saddle_check(
@@ -325,11 +372,7 @@ def grad_norms(loss_fn: Callable[[Params], Scalar], trajectory: Params) -> np.nd
     )  # traced: never stale
 
 
-class PlateauCheck(NamedTuple):
-    """One plateau of a trajectory and the :func:`saddle_check` at its closest approach to the saddle (the save
-    with the smallest gradient norm inside it): loss ``level``, ``start``/``end`` times, ``grad_norm``,
-    ``min_eig`` (smallest Hessian eigenvalue), ``is_saddle``, and ``index`` of the checked save."""
-
+class _PlateauCheckFields(NamedTuple):
     level: float
     start: float
     end: float
@@ -337,6 +380,30 @@ class PlateauCheck(NamedTuple):
     min_eig: float
     is_saddle: bool
     index: int
+
+
+class PlateauCheck(_PlateauCheckFields):
+    """One plateau of a trajectory and the :func:`saddle_check` at its closest approach to the saddle (the save
+    with the smallest gradient norm inside it): loss ``level``, ``start``/``end`` times, ``grad_norm``,
+    ``min_eig`` (smallest Hessian eigenvalue), ``is_saddle``, and ``index`` of the checked save. The numbers are
+    finite (``ValueError`` naming the field otherwise)."""
+
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        level: float,
+        start: float,
+        end: float,
+        grad_norm: float,
+        min_eig: float,
+        is_saddle: bool,
+        index: int,
+    ) -> PlateauCheck:
+        _finite_fields(
+            {"level": level, "start": start, "end": end, "grad_norm": grad_norm, "min_eig": min_eig}
+        )
+        return super().__new__(cls, level, start, end, grad_norm, min_eig, is_saddle, index)
 
 
 def plateau_saddle_checks(

@@ -14,6 +14,9 @@ singular values ``scale``; ``aligned`` additionally uses the target's singular v
 ``"orthogonal"`` uses random orthogonal factors with the same singular values; ``"random"`` uses iid Gaussian
 entries with standard deviation ``scale**(1/L) / sqrt(fan_in)``.
 
+Every ``apply`` refuses a non-finite input ``x`` (``ValueError`` naming ``x``; under ``jax.jit``/``vmap`` an
+``equinox.error_if`` run-time check with the same message).
+
 Hidden units are described by a *unit spec* ``{param_name: (axis, role)}`` with role ``"in"`` (weights into the
 unit) or ``"out"`` (weights out of it); :func:`jaxkit.dynamics.embed_unit` uses it to build width-H fixed points
 from width-(H−1) ones (Zhang, Saxe & Latham, ICLR 2026; Fukumizu & Amari 2000).
@@ -37,6 +40,7 @@ from jaxkit._validate import (
     check_key,
     check_positive,
     check_size,
+    finite_checked,
 )
 
 __all__ = [
@@ -163,6 +167,7 @@ def deep_linear_apply(params: dict[str, PyTree], x: Float[Array, " d_in"]) -> Fl
     """``W_L ⋯ W_1 x`` for one sample."""
     _need(params, ("layers",), "init_deep_linear")
     _vector_in("x", x, jnp.shape(params["layers"][0])[-1])
+    x = finite_checked("x", x)
     for w in params["layers"]:
         x = w @ x
     return x
@@ -193,7 +198,7 @@ def linear_apply(params: dict[str, PyTree], x: Float[Array, " d_in"]) -> Float[A
     """Two-layer linear net ``W2 W1 x``."""
     _need(params, ("W1", "W2"), "init_linear")
     _vector_in("x", x, jnp.shape(params["W1"])[-1])
-    return params["W2"] @ (params["W1"] @ x)
+    return params["W2"] @ (params["W1"] @ finite_checked("x", x))
 
 
 # ------------------------------------------------------------------------------------------------------------- relu
@@ -224,6 +229,7 @@ def relu_scalar_apply(params: dict[str, PyTree], x: Float[Array, ""]) -> Float[A
     _need(params, ("w", "b", "a", "c"), "init_relu_scalar")
     if jnp.ndim(x) != 0:
         raise ValueError(f"x: expected one scalar input (batch with jax.vmap), received shape {jnp.shape(x)}")
+    x = finite_checked("x", x)
     return jnp.dot(params["a"], jax.nn.relu(params["w"] * x + params["b"])) + params["c"]
 
 
@@ -247,7 +253,7 @@ def relu_apply(params: dict[str, PyTree], x: Float[Array, " d_in"]) -> Float[Arr
     """``A relu(W x + b)``."""
     _need(params, ("W", "b", "A"), "init_relu")
     _vector_in("x", x, jnp.shape(params["W"])[-1])
-    return params["A"] @ jax.nn.relu(params["W"] @ x + params["b"])
+    return params["A"] @ jax.nn.relu(params["W"] @ finite_checked("x", x) + params["b"])
 
 
 # -------------------------------------------------------------------------------------------------------------- cnn
@@ -286,7 +292,7 @@ def cnn_apply(
         raise ValueError(
             f"x: expected one 1D signal (n,) (batch with jax.vmap), received shape {jnp.shape(x)}"
         )
-    patches = _circular_patches(x, params["w"].shape[1])  # (n, k)
+    patches = _circular_patches(finite_checked("x", x), params["w"].shape[1])  # (n, k)
     h = patches @ params["w"].T  # (n, K)
     if activation == "relu":
         h = jax.nn.relu(h)
@@ -336,7 +342,7 @@ def _context_moment(x: Any) -> tuple[Array, Array]:
             "x: expected one in-context sample (xs (N, D), ys (N,), x_query (D,)), received "
             f"{type(x).__name__}"
         )
-    xs, ys, xq = (jnp.asarray(a) for a in x)
+    xs, ys, xq = (finite_checked("x", jnp.asarray(a)) for a in x)
     if xs.ndim != 2 or ys.ndim != 1 or xq.ndim != 1:
         raise ValueError(
             "x: expected one in-context sample (xs (N, D), ys (N,), x_query (D,)), received shapes "
@@ -384,7 +390,7 @@ def quadratic_apply(params: dict[str, PyTree], x: Float[Array, " d_in"]) -> Floa
     """``Σ_h a_h (w_h · x)²``."""
     _need(params, ("W", "a"), "init_quadratic")
     _vector_in("x", x, jnp.shape(params["W"])[-1])
-    return jnp.dot(params["a"], (params["W"] @ x) ** 2)
+    return jnp.dot(params["a"], (params["W"] @ finite_checked("x", x)) ** 2)
 
 
 def init_diagonal(d: int, scale: Scale) -> dict[str, PyTree]:
@@ -400,7 +406,7 @@ def diagonal_apply(params: dict[str, PyTree], x: Float[Array, " d"]) -> Float[Ar
     """``⟨u ⊙ v, x⟩``."""
     _need(params, ("u", "v"), "init_diagonal")
     _vector_in("x", x, jnp.shape(params["u"])[-1])
-    return jnp.dot(params["u"] * params["v"], x)
+    return jnp.dot(params["u"] * params["v"], finite_checked("x", x))
 
 
 # ------------------------------------------------------------------------------------------------------------- loss

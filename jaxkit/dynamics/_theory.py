@@ -41,6 +41,8 @@ from jaxkit._validate import (
     check_range,
 )
 
+from ._measures import _finite_fields
+
 __all__ = [
     "DiagonalJumps",
     "deep_linear_half_time",
@@ -265,18 +267,37 @@ def embed_unit(
 
 
 # -------------------------------------------------------------------------------------------------- diagonal nets
-class DiagonalJumps(NamedTuple):
-    """Output of :func:`diagonal_jumps`: accelerated jump times ``t̃_k`` (k = 1…K), the saddles ``β_k`` visited
-    after each jump (``saddles[0] = 0``), their losses, the dual variable ``s`` at each jump, the coordinate
-    that activates at each jump, and ``complete`` (the algorithm reached a critical point; False only with
-    ``on_failure="flag"`` when ``max_jumps`` ran out)."""
-
+class _DiagonalJumpsFields(NamedTuple):
     times: np.ndarray
     saddles: np.ndarray
     losses: np.ndarray
     duals: np.ndarray
     coords: np.ndarray
     complete: bool = True
+
+
+class DiagonalJumps(_DiagonalJumpsFields):
+    """Output of :func:`diagonal_jumps`: accelerated jump times ``t̃_k`` (k = 1…K), the saddles ``β_k`` visited
+    after each jump (``saddles[0] = 0``), their losses, the dual variable ``s`` at each jump, the coordinate
+    that activates at each jump, and ``complete`` (the algorithm reached a critical point; False only with
+    ``on_failure="flag"`` when ``max_jumps`` ran out). The arrays are finite (``ValueError`` naming the field
+    otherwise); ``K`` depends on the data (0 when the gradient vanishes at β = 0)."""
+
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        times: np.ndarray,
+        saddles: np.ndarray,
+        losses: np.ndarray,
+        duals: np.ndarray,
+        coords: np.ndarray,
+        complete: bool = True,
+    ) -> DiagonalJumps:
+        _finite_fields(
+            {"times": times, "saddles": saddles, "losses": losses, "duals": duals, "coords": coords}
+        )
+        return super().__new__(cls, times, saddles, losses, duals, coords, complete)
 
 
 def _sq_loss(X: np.ndarray, y: np.ndarray, beta: np.ndarray) -> float:

@@ -21,7 +21,7 @@ FNO dataset (Li et al. 2021): ``a = ψ(GRF)`` with GRF ~ N(0, (-Δ + 9I)^-2) (ze
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import equinox as eqx
 import jax
@@ -36,6 +36,7 @@ from .._validate import (
     check_int,
     check_ndim,
     check_positive,
+    finite_checked,
     is_tracer,
     library_errors,
 )
@@ -77,7 +78,9 @@ def _faces(a):
 
 
 def apply_operator(a: Float[_In, "n n"], u_interior: Float[_In, "m m"]) -> Float[Array, "m m"]:
-    """``-∇·(a∇u)`` (5-point, face-averaged) on the interior, for interior values ``u`` (boundary = 0)."""
+    """``-∇·(a∇u)`` (5-point, face-averaged) on the interior, for interior values ``u`` (boundary = 0).
+
+    ``u_interior`` must be finite (``ValueError`` naming it; ``equinox.error_if`` under ``jit``/``vmap``)."""
     a = jnp.asarray(a)
     n = a.shape[0]
     if a.ndim != 2 or a.shape[1] != n or n < 3:
@@ -87,6 +90,12 @@ def apply_operator(a: Float[_In, "n n"], u_interior: Float[_In, "m m"]) -> Float
             f"u_interior: expected the interior shape ({n - 2}, {n - 2}) of a {a.shape} field, "
             f"received {tuple(np.shape(u_interior))}"
         )
+    return _operator(a, finite_checked("u_interior", jnp.asarray(u_interior)))
+
+
+def _operator(a: Array, u_interior: Array) -> Array:
+    """The body of :func:`apply_operator` without its checks (the PCG matvec of :func:`solve`)."""
+    n = a.shape[0]
     h2 = (1.0 / (n - 1)) ** 2
     ax, ay = _faces(a)
     u = jnp.pad(jnp.asarray(u_interior), 1)
@@ -115,14 +124,25 @@ def _laplacian_inverse(r, h: float):
     return _dst1(_dst1(rh / lam, 0), 1) * (2.0 / (m + 1)) ** 2
 
 
-class SolveInfo(NamedTuple):
-    """Convergence report of :func:`solve`: ``converged`` (PCG reached ``tol`` before ``maxiter``), the number of
-    ``iterations`` and PCG's final relative residual ``‖r_k‖₂/‖b‖₂`` (the recursively updated residual PCG stops
-    on; in float32 the recomputed ``‖b - A u‖`` has a rounding floor of about ``eps·cond(A)``)."""
-
+class _SolveInfoFields(NamedTuple):
     converged: Array
     iterations: Array
     residual: Array
+
+
+class SolveInfo(_SolveInfoFields):
+    """Convergence report of :func:`solve`: ``converged`` (PCG reached ``tol`` before ``maxiter``), the number of
+    ``iterations`` and PCG's final relative residual ``‖r_k‖₂/‖b‖₂`` (the recursively updated residual PCG stops
+    on; in float32 the recomputed ``‖b - A u‖`` has a rounding floor of about ``eps·cond(A)``). Every field is
+    finite (``ValueError`` naming the field otherwise; traced values, inside ``jit``/``vmap``, are not read)."""
+
+    __slots__ = ()
+
+    # Any: JAX rebuilds the record from whatever leaves a transformation carries (tracers, ShapeDtypeStructs)
+    def __new__(cls, converged: Any, iterations: Any, residual: Any) -> SolveInfo:
+        for name, value in (("converged", converged), ("iterations", iterations), ("residual", residual)):
+            check_finite(name, value)
+        return super().__new__(cls, converged, iterations, residual)
 
 
 def _as_array(x):
@@ -194,7 +214,7 @@ def _solve_core(a, b, tol, maxiter):
     abar = jnp.mean(a)
 
     def matvec(u):
-        return apply_operator(a, u)
+        return _operator(a, u)
 
     def precond(r):
         return _laplacian_inverse(r, h) / abar

@@ -44,7 +44,7 @@ import numpy as np
 
 from jaxkit._typing import ArrayInput
 
-from .._validate import check_choice, check_int
+from .._validate import check_choice, check_finite, check_int
 
 _CACHE_FORMAT = 2  # 2: meta.json carries a SHA-256 of its own body
 
@@ -68,7 +68,10 @@ def _check_bytes(what: str, nbytes: int | float, cap: int | float, hint: str) ->
 
 @dataclass(frozen=True)
 class PDEDataset:
-    """Arrays (float32, channels first), grid coordinates and metadata of one generated dataset."""
+    """Arrays (float32, channels first), grid coordinates and metadata of one generated dataset.
+
+    Checked when built: ``x_train``/``y_train`` (and ``x_test``/``y_test``) have the same number of samples
+    along axis 0, and every array (the grid included) is finite; ``ValueError`` naming the field otherwise."""
 
     name: str
     x_train: np.ndarray
@@ -77,6 +80,20 @@ class PDEDataset:
     y_test: np.ndarray
     grid: tuple[np.ndarray, ...]
     metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for split in ("train", "test"):
+            x, y = getattr(self, f"x_{split}"), getattr(self, f"y_{split}")
+            nx, ny = (np.shape(x)[0] if np.ndim(x) else None), (np.shape(y)[0] if np.ndim(y) else None)
+            if nx is None or nx != ny:
+                raise ValueError(
+                    f"x_{split}, y_{split}: expected the same number of samples along axis 0, received shapes "
+                    f"{np.shape(x)} and {np.shape(y)}"
+                )
+        for k in ("x_train", "y_train", "x_test", "y_test"):
+            check_finite(k, getattr(self, k))
+        for i, g in enumerate(self.grid):
+            check_finite(f"grid[{i}]", g)
 
     def __repr__(self) -> str:
         return (
@@ -111,6 +128,14 @@ class DatasetSpec:
     validate: Callable[[GeneratorParams], None] | None = None
     sub_axes: tuple[int, ...] = (-1,)
     nodal: bool = False  # node grid including both ends: stride (fine-1)/(r-1); else fine/r
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise TypeError(f"name: expected a non-empty string, received {self.name!r}")
+        check_int("chunk_size", self.chunk_size, minimum=1)
+        for fn in ("resolutions", "default_resolution", "sampler", "grid"):
+            if not callable(getattr(self, fn)):
+                raise TypeError(f"{fn}: expected a callable, received {type(getattr(self, fn)).__name__}")
 
     def stride(self, params: GeneratorParams, resolution: int) -> int:
         n = params["fine_resolution"]
@@ -191,10 +216,12 @@ def subsample(
 
     Give either the target ``resolution`` (it must nest in the current one: ``(n-1)/(r-1)`` integral on node
     grids, ``n/r`` on periodic grids) or the ``stride`` (kept points: ``0, s, 2s, …``; on a node grid the last
-    point is kept only when ``s`` divides ``n - 1``). Returns a contiguous NumPy copy.
+    point is kept only when ``s`` divides ``n - 1``). Returns a contiguous NumPy copy. ``x`` must be finite (a
+    NaN/inf entry is refused, naming ``x``).
     """
     spec = _spec(name)
     arr = np.asarray(x)
+    check_finite("x", arr)
     axes = [ax % arr.ndim if -arr.ndim <= ax < arr.ndim else None for ax in spec.sub_axes]
     if None in axes or arr.ndim < 2:
         raise ValueError(

@@ -48,7 +48,18 @@ import numpy as np
 from jaxkit._typing import DTypeLike
 
 from .._typing import Array, ArrayInput, Float
-from .._validate import check_choice, check_int, check_positive, check_size
+from .._validate import (
+    as_float_array,
+    check_choice,
+    check_finite,
+    check_int,
+    check_ndim,
+    check_positive,
+    check_size,
+    error_if_invalid,
+    finite_checked,
+    is_tracer,
+)
 
 _In = ArrayInput  # 1-D grids and times: arrays, NumPy arrays or lists, validated at run time
 
@@ -174,6 +185,45 @@ def beam(
     return jnp.pad(u, ((0, 0), (1, 1))).T
 
 
+def _scalar_checked(name: str, v, *, positive: bool = False):
+    """A scalar coefficient of a closed form: finite (and ``> 0`` with ``positive``); ``ValueError`` naming it, or
+    on a traced value an ``equinox.error_if`` run-time check with the same message."""
+    if is_tracer(v):
+        bad = ~jnp.isfinite(v) | (v <= 0) if positive else ~jnp.isfinite(v)
+        rel = " > 0" if positive else ""
+        return error_if_invalid(v, bad, f"{name}: expected a finite value{rel}, received a value outside")
+    if positive:
+        check_positive(name, v)
+    else:
+        check_finite(name, v)
+    return v
+
+
+def _exact_grid(amplitude, x, ts):
+    """The arguments of the closed forms, checked: a finite ``amplitude``, a finite 1-D grid ``x`` and finite
+    times ``ts >= 0`` (the zero initial state is imposed at ``t = 0``)."""
+    as_float_array("amplitude", amplitude)  # dtype checks; a Python number stays weakly typed
+    amplitude = finite_checked("amplitude", amplitude)
+    x = as_float_array("x", x)
+    check_ndim("x", x, 1, what="a 1-D grid")
+    x = finite_checked("x", x)
+    ts = as_float_array("ts", ts)
+    check_ndim("ts", ts, 1, what="a 1-D array of times")
+    ts = finite_checked("ts", ts)
+    message = "ts: expected times >= 0 (the zero initial state is imposed at t = 0)"
+    if not is_tracer(ts) and ts.size and float(ts.min()) < 0:
+        raise ValueError(f"{message}, received a minimum of {float(ts.min())}")
+    ts = error_if_invalid(ts, ts < 0, message)
+    return amplitude, x, ts
+
+
+def _eigenvalue(length, eigenvalue, power: int):
+    length = _scalar_checked("length", length, positive=True)
+    if eigenvalue is None:
+        return length, (np.pi / length) ** power
+    return length, _scalar_checked("eigenvalue", eigenvalue, positive=True)
+
+
 def beam_exact(
     amplitude,
     x,
@@ -187,12 +237,25 @@ def beam_exact(
 ):
     r"""Closed form for ``f = A sin(πx/L) sin(ωt)``, zero initial state: ``u = sin(πx/L) q(t)`` with
     $q = \frac{A/\rho A}{\omega_0^2 - \omega^2}(\sin\omega t - \frac{\omega}{\omega_0}\sin\omega_0 t)$,
-    $\omega_0^2 = (EI/\rho A)\lambda$, ``λ = (π/L)^4`` (or the given ``eigenvalue``, e.g. the discrete one)."""
-    lam = (np.pi / length) ** 4 if eigenvalue is None else eigenvalue
-    w0 = np.sqrt(ei / rho_a * lam)
-    ts = jnp.asarray(ts)
+    $\omega_0^2 = (EI/\rho A)\lambda$, ``λ = (π/L)^4`` (or the given ``eigenvalue``, e.g. the discrete one).
+
+    ``amplitude``, ``x`` (1-D) and ``ts`` (1-D, ``>= 0``) finite; ``ei``, ``rho_a``, ``length`` and ``eigenvalue``
+    finite and ``> 0``; ``omega`` finite and not the natural frequency ``ω0`` (at resonance the solution grows
+    like ``t`` and this form does not hold). Otherwise ``ValueError`` naming the argument."""
+    amplitude, x, ts = _exact_grid(amplitude, x, ts)
+    omega = _scalar_checked("omega", omega)
+    ei = _scalar_checked("ei", ei, positive=True)
+    rho_a = _scalar_checked("rho_a", rho_a, positive=True)
+    length, lam = _eigenvalue(length, eigenvalue, 4)
+    w0 = jnp.sqrt(ei / rho_a * lam) if is_tracer(ei / rho_a * lam) else np.sqrt(ei / rho_a * lam)
+    den = w0**2 - omega**2
+    message = "omega: expected a forcing frequency other than the natural frequency ω0 (resonance)"
+    if is_tracer(den):
+        ts = error_if_invalid(ts, jnp.abs(den) <= 1e-9 * jnp.maximum(w0**2, omega**2), message)
+    elif abs(float(den)) <= 1e-9 * max(float(w0**2), float(omega**2)):
+        raise ValueError(f"{message}, received omega={omega} with ω0 = {float(w0):.6g}")
     q = amplitude / rho_a / (w0**2 - omega**2) * (jnp.sin(omega * ts) - omega / w0 * jnp.sin(w0 * ts))
-    return jnp.sin(np.pi * jnp.asarray(x) / length)[:, None] * q[None, :]
+    return jnp.sin(np.pi * x / length)[:, None] * q[None, :]
 
 
 def diffusion(
@@ -213,16 +276,22 @@ def diffusion_exact(
     amplitude, x, ts, *, omega: float = 5.0, d: float = 1.0, length: float = 1.0, eigenvalue=None
 ):
     r"""Closed form for ``f = A sin(πx/L) sin(ωt)``, ``u(·,0) = 0``: ``u = sin(πx/L) q(t)``,
-    $q = \frac{A}{\mu^2+\omega^2}(\mu\sin\omega t - \omega\cos\omega t + \omega e^{-\mu t})$, ``μ = Dλ``."""
-    lam = (np.pi / length) ** 2 if eigenvalue is None else eigenvalue
+    $q = \frac{A}{\mu^2+\omega^2}(\mu\sin\omega t - \omega\cos\omega t + \omega e^{-\mu t})$, ``μ = Dλ``.
+
+    ``amplitude``, ``x`` (1-D) and ``ts`` (1-D, ``>= 0``: before ``t = 0`` the term ``e^{-μt}`` grows without
+    bound) finite; ``omega`` finite; ``d``, ``length`` and ``eigenvalue`` finite and ``> 0``. Otherwise
+    ``ValueError`` naming the argument."""
+    amplitude, x, ts = _exact_grid(amplitude, x, ts)
+    omega = _scalar_checked("omega", omega)
+    d = _scalar_checked("d", d, positive=True)
+    length, lam = _eigenvalue(length, eigenvalue, 2)
     mu = d * lam
-    ts = jnp.asarray(ts)
     q = (
         amplitude
         / (mu**2 + omega**2)
         * (mu * jnp.sin(omega * ts) - omega * jnp.cos(omega * ts) + omega * jnp.exp(-mu * ts))
     )
-    return jnp.sin(np.pi * jnp.asarray(x) / length)[:, None] * q[None, :]
+    return jnp.sin(np.pi * x / length)[:, None] * q[None, :]
 
 
 def _reaction_diffusion(forcing, x, ts, *, d, k, u0, rtol, atol, sign):

@@ -203,9 +203,17 @@ def _check_amplitude(amplitude: float) -> None:
 def kolmogorov_forcing(
     n: int, *, amplitude: float = 4.0, k: int = 4, dtype=jnp.float32
 ) -> Float[Array, "n n"]:
-    """Kolmogorov forcing ``-A cos(k y)`` on the ``n×n`` grid of the ``[0, 2π)²`` torus (PINO/MNO: A = k = 4)."""
+    """Kolmogorov forcing ``-A cos(k y)`` on the ``n×n`` grid of the ``[0, 2π)²`` torus (PINO/MNO: A = k = 4).
+
+    ``k`` is a wavenumber the grid resolves, ``1 <= k <= n // 2`` (above the Nyquist wavenumber ``n/2`` the
+    sampled forcing is that of a lower wavenumber): ``ValueError`` naming ``k`` otherwise."""
     check_int("n", n, minimum=2)
     check_int("k", k, minimum=1)
+    if k > n // 2:
+        raise ValueError(
+            f"k: expected a wavenumber the {n} x {n} grid resolves, 1 <= k <= n // 2 = {n // 2} (above it the "
+            f"sampled forcing aliases to a lower wavenumber), received {k}"
+        )
     check_size("n", 4.0 * n * n, hint=f"an {n} x {n} forcing field")
     _check_amplitude(amplitude)
     y = 2 * jnp.pi * jnp.arange(n, dtype=dtype) / n

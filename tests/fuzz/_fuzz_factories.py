@@ -591,3 +591,174 @@ FACTORIES.update(
         },
     }
 )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# dynamics / pde / diffusion: factories for exports that were PENDING (issue 49, branch i49a). Kept in one block,
+# apart from the table above, so that merging beside the docking factories stays simple.
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _attention_sample() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One in-context regression prompt: xs (N, D), ys (N,), x_query (D,)."""
+    xs = _normal(6, 3, seed=3)
+    return xs, xs @ np.array([1.0, -0.5, 0.25], np.float32), _normal(3, seed=4)
+
+
+def _scalar_net_loss(p: Any) -> Any:
+    """The two-layer scalar linear net on target 1: ``½(1 − ab)²``, a strict saddle at a = b = 0."""
+    return 0.5 * (1.0 - p["a"] * p["b"]) ** 2
+
+
+def _flow_result() -> dy.FlowResult:
+    """The exact gradient flow of ``_scalar_net_loss`` from the balanced start a = b = 1e-2 (Saxe et al. 2014):
+    ``u = ab = 1/(1 + (1/u0 − 1) e^{−2t})``, a plateau near the saddle, then the drop to the minimum."""
+    ts = np.linspace(0.0, 8.0, 33)
+    u = 1.0 / (1.0 + (1.0 / 1e-4 - 1.0) * np.exp(-2.0 * ts))
+    a = np.sqrt(u).astype(np.float32)
+    return dy.FlowResult(
+        jnp.asarray(ts, jnp.float32),
+        {"a": jnp.asarray(a), "b": jnp.asarray(a)},
+        jnp.asarray(0.5 * (1.0 - u) ** 2, jnp.float32),
+        jnp.float32(ts[-1]),
+        jnp.bool_(False),
+    )
+
+
+FACTORIES.update(
+    {
+        "jaxkit.dynamics.Network": lambda: {
+            "apply": dy.linear_apply,
+            "unit_spec": dict(dy.NETWORKS["linear"].unit_spec),
+        },
+        "jaxkit.dynamics.active_heads": lambda: {"params": dy.init_attention_separate(KEY, 3, 2, 1.0)},
+        "jaxkit.dynamics.active_kernels": lambda: {"params": dy.init_cnn(KEY, 2, 3, 2, 1.0)},
+        "jaxkit.dynamics.attention_separate_apply": lambda: {
+            "params": dy.init_attention_separate(KEY, 3, 2, 1.0),
+            "x": _attention_sample(),
+        },
+        "jaxkit.dynamics.attention_merged_apply": lambda: {
+            "params": dy.init_attention_merged(KEY, 3, 2, 1.0),
+            "x": _attention_sample(),
+        },
+        "jaxkit.dynamics.cnn_apply": lambda: {
+            "params": dy.init_cnn(KEY, 2, 3, 2, 1.0),
+            "x": jnp.asarray(_normal(6)),
+        },
+        "jaxkit.dynamics.embed_unit": lambda: {
+            "params": dy.init_linear(KEY, 3, 2, 2, 0.1),
+            "unit_spec": dict(dy.NETWORKS["linear"].unit_spec),
+        },
+        "jaxkit.dynamics.plateau_saddle_checks": lambda: {
+            "loss_fn": _scalar_net_loss,
+            "result": _flow_result(),
+        },
+    }
+)
+
+
+def _vp_call(**arrays: Any) -> Callable[[], dict[str, Any]]:
+    """A call on the VP schedule at t = 0.5 with the named (3,)-vectors (distinct seeds)."""
+
+    def make() -> dict[str, Any]:
+        vecs = {k: _normal(3, seed=s) if v is None else v for s, (k, v) in enumerate(arrays.items())}
+        return {"schedule": dm.VPSchedule(), "t": np.float32(0.5)} | vecs
+
+    return make
+
+
+def _score_fn(x: Any, t: Any) -> Any:
+    """The exact score of a standard normal target, ``-x``."""
+    return -x
+
+
+def _rot_score_fn(R: Any, t: Any) -> Any:
+    return jnp.zeros(R.shape[:-2] + (3,), R.dtype)
+
+
+def _rotations(n: int) -> np.ndarray:
+    from jaxkit.geometry import so3
+
+    return np.asarray(so3.exp(jnp.asarray(0.3 * _normal(n, 3, seed=5))))
+
+
+FACTORIES.update(
+    {
+        "jaxkit.diffusion.conditional_score": _vp_call(x_t=None, x0=None),
+        "jaxkit.diffusion.eps_to_score": _vp_call(eps=None),
+        "jaxkit.diffusion.score_to_eps": _vp_call(score=None),
+        "jaxkit.diffusion.predict_x0": _vp_call(x_t=None, eps=None),
+        "jaxkit.diffusion.q_sample": _vp_call(x0=None, noise=None),
+        "jaxkit.diffusion.marginal_coefs": _vp_call(),
+        "jaxkit.diffusion.gaussian_marginal_score": _vp_call(
+            x_t=None, mean=None, std=np.full(3, 0.5, np.float32)
+        ),
+        "jaxkit.diffusion.q_posterior": lambda: {
+            "schedule": dm.discrete_schedule("linear", 8),
+            "x0": _normal(3, seed=0),
+            "x_t": _normal(3, seed=1),
+            "t": np.int32(3),
+        },
+        "jaxkit.diffusion.probability_flow_sample": lambda: {
+            "score_fn": _score_fn,
+            "schedule": dm.VPSchedule(),
+            "x_T": _normal(2, 3),
+            "ts": np.linspace(1.0, 1e-3, 4, dtype=np.float32),
+        },
+        "jaxkit.diffusion.reverse_sde_sample": lambda: {
+            "score_fn": _score_fn,
+            "schedule": dm.VPSchedule(),
+            "x_T": _normal(2, 3),
+            "key": KEY,
+            "ts": np.linspace(1.0, 1e-3, 4, dtype=np.float32),
+        },
+        "jaxkit.diffusion.so3_diffusion.probability_flow_sample": lambda: {
+            "score_fn": _rot_score_fn,
+            "schedule": dm.VESchedule(),
+            "R_T": _rotations(2),
+            "ts": np.linspace(1.0, 1e-3, 4, dtype=np.float32),
+        },
+        "jaxkit.diffusion.so3_diffusion.reverse_sde_sample": lambda: {
+            "score_fn": _rot_score_fn,
+            "schedule": dm.VESchedule(),
+            "R_T": _rotations(2),
+            "key": KEY,
+            "ts": np.linspace(1.0, 1e-3, 4, dtype=np.float32),
+        },
+    }
+)
+
+FACTORIES.update(
+    {
+        "jaxkit.pde.darcy.apply_operator": lambda: {
+            "a": np.full((9, 9), 4.0, np.float32),
+            "u_interior": _normal(7, 7),
+        },
+    }
+)
+
+FACTORIES.update(
+    {
+        "jaxkit.pde.PDEDataset": lambda: {
+            "name": "burgers",
+            "x_train": _normal(3, 1, 8),
+            "y_train": _normal(3, 1, 8, seed=1),
+            "x_test": _normal(2, 1, 8, seed=2),
+            "y_test": _normal(2, 1, 8, seed=3),
+            "grid": (np.linspace(0, 1, 8),),
+        },
+    }
+)
+
+
+def _spec_fields() -> dict[str, Any]:
+    """Every field of the registered Burgers recipe (a valid DatasetSpec, built again field by field)."""
+    import dataclasses
+
+    from jaxkit import pde
+
+    spec = pde.dataset_spec("burgers")
+    return {f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)}
+
+
+FACTORIES["jaxkit.pde.DatasetSpec"] = _spec_fields

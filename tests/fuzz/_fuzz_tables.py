@@ -25,18 +25,6 @@ PENDING: dict[str, str] = {
     "jaxkit.diffusion.AbstractSE3Sampler": "no base call from the signature and no factory yet (TypeError: Can't instantiate abstract class AbstractSE3Sampler with abstract methods rot",
     "jaxkit.diffusion.AbstractSchedule": "no base call from the signature and no factory yet (TypeError: Can't instantiate abstract class AbstractSchedule with abstract methods diffu",
     "jaxkit.diffusion.Parametrization": "no base call from the signature and no factory yet (TypeError: Cannot instantiate typing.Literal)",
-    "jaxkit.diffusion.conditional_score": "no base call from the signature and no factory yet (TypeError: t: expected an integer step index in [0, 7] for a DiscreteSchedule, received ",
-    "jaxkit.diffusion.eps_to_score": "no base call from the signature and no factory yet (TypeError: t: expected an integer step index in [0, 7] for a DiscreteSchedule, received ",
-    "jaxkit.diffusion.gaussian_marginal_score": "no base call from the signature and no factory yet (TypeError: t: expected an integer step index in [0, 7] for a DiscreteSchedule, received ",
-    "jaxkit.diffusion.marginal_coefs": "no base call from the signature and no factory yet (TypeError: t: expected an integer step index in [0, 7] for a DiscreteSchedule, received ",
-    "jaxkit.diffusion.predict_x0": "no base call from the signature and no factory yet (TypeError: t: expected an integer step index in [0, 7] for a DiscreteSchedule, received ",
-    "jaxkit.diffusion.probability_flow_sample": "no base call from the signature and no factory yet (ValueError: ts: expected a 1-D descending time grid with >= 2 entries, received shape (2",
-    "jaxkit.diffusion.q_posterior": "no base call from the signature and no factory yet (TypeError: t: expected an integer step index in [0, 7] for a DiscreteSchedule, received ",
-    "jaxkit.diffusion.q_sample": "no base call from the signature and no factory yet (TypeError: t: expected an integer step index in [0, 7] for a DiscreteSchedule, received ",
-    "jaxkit.diffusion.reverse_sde_sample": "no base call from the signature and no factory yet (ValueError: ts: expected a 1-D descending time grid with >= 2 entries, received shape (2",
-    "jaxkit.diffusion.score_to_eps": "no base call from the signature and no factory yet (TypeError: t: expected an integer step index in [0, 7] for a DiscreteSchedule, received ",
-    "jaxkit.diffusion.so3_diffusion.probability_flow_sample": "no base call from the signature and no factory yet (ValueError: ts: expected a 1-D descending time grid with >= 2 entries, received shape (2",
-    "jaxkit.diffusion.so3_diffusion.reverse_sde_sample": "no base call from the signature and no factory yet (ValueError: ts: expected a 1-D descending time grid with >= 2 entries, received shape (2",
     "jaxkit.docking.DockingExample": "no base call from the signature and no factory yet (no candidate value for id: <class 'str'>)",
     "jaxkit.docking.DockingInputs": "no base call from the signature and no factory yet (no candidate value for id: <class 'str'>)",
     "jaxkit.docking.DockingResult": "no base call from the signature and no factory yet (no candidate value for poses: list[jaxkit.docking._rank.RankedPose])",
@@ -83,15 +71,7 @@ PENDING: dict[str, str] = {
     "jaxkit.docking.vina_pose_energy": "no base call from the signature and no factory yet (no candidate value for protein_pdb: str | pathlib.Path)",
     "jaxkit.docking.write_poses_sdf": "no base call from the signature and no factory yet (no candidate value for path: <class 'inspect._empty'>)",
     "jaxkit.dynamics.FlowResult": "no base call from the signature and no factory yet (no candidate value for params: <class 'jaxtyping.PyTree[Any]'>)",
-    "jaxkit.dynamics.Network": "no base call from the signature and no factory yet (no candidate value for unit_spec: dict[str, tuple[int, str]])",
-    "jaxkit.dynamics.active_heads": "no base call from the signature and no factory yet (no candidate value for params: dict[str, jaxtyping.PyTree])",
-    "jaxkit.dynamics.active_kernels": "no base call from the signature and no factory yet (no candidate value for params: dict[str, jaxtyping.PyTree])",
-    "jaxkit.dynamics.attention_merged_apply": "no base call from the signature and no factory yet (no candidate value for params: dict[str, jaxtyping.PyTree])",
-    "jaxkit.dynamics.attention_separate_apply": "no base call from the signature and no factory yet (no candidate value for params: dict[str, jaxtyping.PyTree])",
-    "jaxkit.dynamics.cnn_apply": "no base call from the signature and no factory yet (no candidate value for params: dict[str, jaxtyping.PyTree])",
-    "jaxkit.dynamics.embed_unit": "no base call from the signature and no factory yet (no candidate value for params: dict[str, jaxtyping.PyTree])",
     "jaxkit.dynamics.gradient_flow_batch": "no base call from the signature and no factory yet (TypeError: neg does not accept dtype key<fry>. Accepted dtypes are subtypes of integer, ",
-    "jaxkit.dynamics.plateau_saddle_checks": "no base call from the signature and no factory yet (no candidate value for result: <class 'jaxkit.dynamics._flow.FlowResult'>)",
     "jaxkit.forecast.DiffusionForecaster": "no base call from the signature and no factory yet (no candidate value for denoiser: jaxkit.forecast._denoiser.ConditionalDenoiser | jaxkit.",
     "jaxkit.forecast.MarketData": "no base call from the signature and no factory yet (no candidate value for tickers: tuple[str, ...])",
     "jaxkit.forecast.align_published": "no base call from the signature and no factory yet (no candidate value for values: pandas.Series | pandas.DataFrame)",
@@ -122,9 +102,6 @@ PENDING: dict[str, str] = {
     "jaxkit.operators.operator_apply": "no base call from the signature and no factory yet (no candidate value for params: <class 'dict'>)",
     "jaxkit.operators.riesz_spectral_conv": "no base call from the signature and no factory yet (TypeCheckError: Type-check error whilst checking the parameters of jaxkit.operators._lay",
     "jaxkit.operators.train_ensemble": "no base call from the signature and no factory yet (TypeCheckError: Type-check error whilst checking the parameters of jaxkit.operators._tra",
-    "jaxkit.pde.DatasetSpec": "no base call from the signature and no factory yet (no candidate value for name: <class 'str'>)",
-    "jaxkit.pde.PDEDataset": "no base call from the signature and no factory yet (no candidate value for name: <class 'str'>)",
-    "jaxkit.pde.darcy.apply_operator": "no base call from the signature and no factory yet (TypeCheckError: Type-check error whilst checking the parameters of jaxkit.pde._darcy.app",
     "jaxkit.pde.make_dataset": "no base call from the signature and no factory yet (no candidate value for name: <class 'str'>)",
     "jaxkit.pde.register_dataset": "no base call from the signature and no factory yet (no candidate value for spec: <class 'jaxkit.pde._datasets.DatasetSpec'>)",
     "jaxkit.ssm.Construction": "no base call from the signature and no factory yet (no candidate value for task: <class 'str'>)",
@@ -285,106 +262,6 @@ KNOWN_VIOLATIONS: dict[str, dict[tuple[str, str], str]] = {
             "returns",
             "drawn",
         ): "drawn returns (uniform in [-10, 10]) compound to an overflowing annualised return: no overflow check yet",
-    },
-    "jaxkit.diffusion.DSMTerms": {
-        ("rot", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("rot", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "rot",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "trans",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "trans",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "trans",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.diffusion.SE3Marginal": {
-        ("R_t", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("R_t", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "R_t",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x_t", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x_t", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "x_t",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "rot_score",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "rot_score",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "rot_score",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "trans_score",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "trans_score",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "trans_score",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("v", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("v", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("v", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("z", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("z", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("z", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "sigma_rot",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "sigma_rot",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "sigma_rot",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "sigma_trans",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "sigma_trans",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "sigma_trans",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.diffusion.dsm_loss": {
-        (
-            "x0",
-            "empty",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.diffusion.eps_loss": {
-        (
-            "x0",
-            "empty",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
     },
     "jaxkit.docking.ConformerMatch": {
         (
@@ -927,257 +804,6 @@ KNOWN_VIOLATIONS: dict[str, dict[tuple[str, str], str]] = {
             "-inf",
         ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
     },
-    "jaxkit.dynamics.DiagonalJumps": {
-        (
-            "times",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "times",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "times",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "saddles",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "saddles",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "saddles",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "losses",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "losses",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "losses",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "duals",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "duals",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "duals",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "coords",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "coords",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "coords",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.dynamics.Plateau": {
-        (
-            "start",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "start",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "start",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("end", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("end", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "end",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "level",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "level",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "level",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.dynamics.PlateauCheck": {
-        (
-            "level",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "level",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "level",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "start",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "start",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "start",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("end", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("end", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "end",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "grad_norm",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "grad_norm",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "grad_norm",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "min_eig",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "min_eig",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "min_eig",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.dynamics.SaddleCheck": {
-        (
-            "grad_norm",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "grad_norm",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "grad_norm",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "min_eig",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "min_eig",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "min_eig",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "max_eig",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "max_eig",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "max_eig",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.dynamics.crossing_time": {
-        (
-            "values",
-            "zeros",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "values",
-            "negative",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.dynamics.diagonal_apply": {
-        ("x", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.dynamics.diagonal_jumps": {
-        (
-            "X",
-            "zeros",
-        ): "accepted with a result of another shape: a degenerate input needs a clear error or a documented result",
-        (
-            "X",
-            "duplicate",
-        ): "accepted with a result of another shape: a degenerate input needs a clear error or a documented result",
-        (
-            "X",
-            "singular",
-        ): "accepted with a result of another shape: a degenerate input needs a clear error or a documented result",
-        (
-            "y",
-            "zeros",
-        ): "accepted with a result of another shape: a degenerate input needs a clear error or a documented result",
-    },
-    "jaxkit.dynamics.linear_apply": {
-        ("x", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.dynamics.plateaus": {
-        (
-            "loss",
-            "zeros",
-        ): "accepted with a result of another shape: a degenerate input needs a clear error or a documented result",
-        (
-            "loss",
-            "duplicate",
-        ): "accepted with a result of another shape: a degenerate input needs a clear error or a documented result",
-    },
-    "jaxkit.dynamics.quadratic_apply": {
-        ("x", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.dynamics.relu_apply": {
-        ("x", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.dynamics.relu_scalar_apply": {
-        ("x", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
     "jaxkit.evaluation.time_to_event": {
         (
             "baseline",
@@ -1333,182 +959,6 @@ KNOWN_VIOLATIONS: dict[str, dict[tuple[str, str], str]] = {
             "modes",
             "huge",
         ): "a size beyond memory reaches the allocator: no up-front size check for this argument yet",
-    },
-    "jaxkit.pde.darcy.SolveInfo": {
-        (
-            "converged",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "converged",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "converged",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "iterations",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "iterations",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "iterations",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "residual",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "residual",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "residual",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.pde.lno.beam_exact": {
-        (
-            "amplitude",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "amplitude",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "amplitude",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("ts", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("ts", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("ts", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "omega",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "omega",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "omega",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("ei", "zero"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "ei",
-            "negative",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("ei", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("ei", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("ei", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "rho_a",
-            "zero",
-        ): "an error of another type escapes: ZeroDivisionError, to be refused with ValueError naming the argument",
-        (
-            "rho_a",
-            "negative",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "rho_a",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "rho_a",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "rho_a",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "rho_a",
-            "rho=-1",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "length",
-            "zero",
-        ): "an error of another type escapes: ZeroDivisionError, to be refused with ValueError naming the argument",
-        (
-            "length",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "length",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "length",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.pde.lno.diffusion_exact": {
-        (
-            "ts",
-            "drawn",
-        ): "drawn (negative) times make the exact solution overflow: times are not checked to be >= 0 yet",
-        (
-            "amplitude",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "amplitude",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "amplitude",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("ts", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("ts", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("ts", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "omega",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "omega",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "omega",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("d", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("d", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("d", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "length",
-            "zero",
-        ): "an error of another type escapes: ZeroDivisionError, to be refused with ValueError naming the argument",
-        (
-            "length",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.pde.navier_stokes.kolmogorov_forcing": {
-        (
-            "k",
-            "huge",
-        ): "a size beyond memory reaches the allocator: no up-front size check for this argument yet",
-    },
-    "jaxkit.pde.subsample": {
-        ("x", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
     },
     "jaxkit.portfolio.BacktestResult": {
         (
@@ -2002,5 +1452,26 @@ DOCUMENTED: dict[str, tuple[frozenset[str], str]] = {
     "jaxkit.diffusion.igso3.angle_log_density": (
         frozenset({"zeros", "drawn"}),
         "the angle density (1 - cos ω)/π · f vanishes at ω = 0, so its logarithm is -inf there (exact)",
+    ),
+    "jaxkit.dynamics.crossing_time": (
+        frozenset({"zeros", "negative", "drawn"}),
+        "a series that never reaches the level has no crossing time: nan, with a RuntimeWarning saying so",
+    ),
+}
+
+
+# Results whose length depends on the values, by definition (docs/contracts.md, "Documented exceptions"): export
+# -> (edges, reason). On these edges a result of another length than the base call's is what the function
+# documents (a list of the plateaus found, the jumps of a path), not a violation; a non-finite result, an error of
+# the wrong type or a hang still is.
+SHAPE_BY_VALUE: dict[str, tuple[frozenset[str], str]] = {
+    "jaxkit.dynamics.plateaus": (
+        frozenset({"zeros", "duplicate"}),
+        "a list of the plateaus found in the curve: a constant curve is one plateau, a flat step adds one",
+    ),
+    "jaxkit.dynamics.diagonal_jumps": (
+        frozenset({"zeros", "duplicate", "singular", "collinear", "negative"}),
+        "the path of the saddle-jump algorithm has as many jumps as the data asks for: none when the gradient "
+        "vanishes at β = 0 (X = 0 or y = 0: β = 0 is already critical), fewer for a rank-deficient X",
     ),
 }
