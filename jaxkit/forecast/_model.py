@@ -40,9 +40,9 @@ from jaxkit.train import (
     load_checkpoint,
     read_ema,
     read_metadata,
-    save_checkpoint,
     track_ema,
 )
+from jaxkit.train._checkpoint import save_model_checkpoint
 
 __all__ = [
     "DiffusionForecaster",
@@ -187,14 +187,7 @@ def save_forecaster(
     except (TypeError, ValueError) as e:
         raise ValueError(f"model: its config cannot rebuild a forecaster ({e})") from None
     meta = {"format": FORECASTER_FORMAT, "config": config, "user": dict(metadata or {})}
-    try:
-        return save_checkpoint(path, model, meta, overwrite=overwrite, like=like)
-    except ValueError as e:
-        if str(e).startswith("tree:"):
-            raise ValueError(
-                f"model: its config does not describe its arrays ({str(e)[6:].strip()})"
-            ) from None
-        raise
+    return save_model_checkpoint(path, model, meta, overwrite=overwrite, like=like)
 
 
 def load_forecaster(path: str | Path) -> tuple[DiffusionForecaster, dict]:
