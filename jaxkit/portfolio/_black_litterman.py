@@ -287,7 +287,9 @@ def precision_black_litterman_core(
     view_mean: Float[Array, " n"],
     view_cov: Float[Array, "n n"],
 ) -> tuple[Float[Array, " n"], Float[Array, "n n"]]:
-    """Unchecked, traceable precision-form posterior (for ``jit``/``vmap`` over dates)."""
+    """Unchecked, traceable precision-form posterior (for ``jit``/``vmap`` over dates): NaN/inf in, or a
+    covariance that is not positive definite, gives NaN out (docs/contracts.md); the checked public function
+    is :func:`precision_black_litterman`."""
     return _precision_core(prior_mean, prior_cov, view_mean, view_cov)
 
 

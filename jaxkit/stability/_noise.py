@@ -50,7 +50,10 @@ DOMAINS = ("gaussian", "boolean", "tokens")
 
 class StabilityEstimate(NamedTuple):
     """``value`` = Stab_ρ[f] estimate, ``stderr`` its standard error, ``second_moment`` = E‖f(x)‖² on the same
-    points (so ``value / second_moment`` is the normalized stability, 1 at ρ = 1)."""
+    points (so ``value / second_moment`` is the normalized stability, 1 at ρ = 1).
+
+    A record: its fields are not checked (docs/contracts.md, documented exceptions). The estimators that return
+    it refuse NaN/inf from ``f`` unless called with ``check_finite=False``, where the estimate is NaN."""
 
     value: jax.Array
     stderr: jax.Array

@@ -47,7 +47,7 @@ from jaxtyping import Array, Float, Int
 
 from jaxkit._typing import ArrayInput
 
-from .._validate import check_choice, check_int, check_key, is_tracer
+from .._validate import check_choice, check_int, check_key, finite_checked, is_tracer
 from ._checks import check_gamma, check_rho, check_token_ids, rho_checked
 from ._models import Transformer
 from ._noise import correlated_copy
@@ -171,7 +171,18 @@ def gaussian_embedding_mse_penalty(
 
 def cross_entropy(logits: Float[Array, "*batch classes"], labels: Int[Array, "*batch"]) -> Float[Array, ""]:
     """Mean softmax cross-entropy with integer labels (``labels.shape == logits.shape[:-1]``, ids in
-    ``[0, classes)``; an out-of-range id used to give NaN)."""
+    ``[0, classes)``; an out-of-range id used to give NaN). ``logits`` must be finite, with at least one class
+    (``ValueError`` naming them; under ``jax.jit`` a run-time error through ``equinox.error_if``)."""
+    if jnp.ndim(logits) < 1 or jnp.shape(logits)[-1] < 1:
+        raise ValueError(
+            f"logits: expected at least one class on the last axis, received shape {tuple(jnp.shape(logits))}"
+        )
+    return _cross_entropy(finite_checked("logits", logits), labels)
+
+
+def _cross_entropy(logits: Any, labels: Any) -> jax.Array:
+    """:func:`cross_entropy` without the finite check of ``logits`` (the training losses: a diverging model's
+    NaN loss is the optimizer's to report, at no per-step cost)."""
     if tuple(jnp.shape(labels)) != tuple(jnp.shape(logits))[:-1]:
         raise ValueError(
             f"labels: expected shape {tuple(jnp.shape(logits))[:-1]} (the scored logits without the class axis: "
@@ -280,7 +291,7 @@ def regularized_loss(
     touches. Returns ``(loss, {"task": ℓ, "penalty": R})``.
     """
     logits = model_logits(model, tokens, positions)
-    task = cross_entropy(logits, labels)
+    task = _cross_entropy(logits, labels)
     if isinstance(gamma, int | float) and gamma == 0:
         return task, {"task": task, "penalty": jnp.zeros_like(task)}
     if method == "agreement":

@@ -1728,194 +1728,15 @@ KNOWN_VIOLATIONS: dict[str, dict[tuple[str, str], str]] = {
     "jaxkit.ssm.random_formula": {
         ("max_depth", "zero"): "a size of 0 returns an empty result instead of an error",
     },
-    "jaxkit.stability.AttentionLayer": {
-        (
-            "w_query",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "w_query",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "w_query",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "w_key",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "w_key",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "w_key",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "w_value",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "w_value",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "w_value",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("seq_len", "negative"): "a negative count or size is accepted",
-    },
-    "jaxkit.stability.ReLULayer": {
-        (
-            "weight",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "weight",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "weight",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.stability.StabilityEstimate": {
-        (
-            "value",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "value",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "value",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "stderr",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "stderr",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "stderr",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "second_moment",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "second_moment",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "second_moment",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.stability.StabilityInterval": {
-        (
-            "lower",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "lower",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "lower",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "upper",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "upper",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "upper",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.stability.attention_stability_interval": {
-        (
-            "w_value",
-            "nan",
-        ): "refused, but the message does not name this argument: Eigenvalues did not converge",
-        (
-            "w_value",
-            "inf",
-        ): "refused, but the message does not name this argument: Eigenvalues did not converge",
-        (
-            "w_value",
-            "-inf",
-        ): "refused, but the message does not name this argument: Eigenvalues did not converge",
-    },
-    "jaxkit.stability.cross_entropy": {
-        (
-            "logits",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "logits",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "logits",
-            "empty",
-        ): "refused, but the message does not name this argument: labels: expected token ids in [0, 0) (the vocabulary), received 1 out-",
-    },
-    "jaxkit.stability.fixed_windows": {
-        (
-            "stream",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "stream",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "stream",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "n_windows",
-            "huge",
-        ): "a size beyond memory reaches the allocator: no up-front size check for this argument yet",
-        ("context", "zero"): "a size of 0 returns an empty result instead of an error",
-        ("context", "negative"): "a negative count or size is accepted",
-    },
-    "jaxkit.stability.sparse_parity": {
-        (
-            "n_bits",
-            "huge",
-        ): "a size beyond memory reaches the allocator: no up-front size check for this argument yet",
-        (
-            "n_train",
-            "huge",
-        ): "a size beyond memory reaches the allocator: no up-front size check for this argument yet",
-        (
-            "n_val",
-            "huge",
-        ): "a size beyond memory reaches the allocator: no up-front size check for this argument yet",
-    },
     "jaxkit.stability.stacked_eval": {
-        ("positions", "zero"): "a size of 0 returns an empty result instead of an error",
-        ("positions", "negative"): "a negative count or size is accepted",
-    },
-    "jaxkit.stability.stream_windows": {
-        (
-            "n_windows",
-            "huge",
-        ): "a size beyond memory reaches the allocator: no up-front size check for this argument yet",
+        ("positions", "zero"): (
+            "harness, not the library: positions=0 is valid (the first position), but the result is an "
+            "evaluation closure with no numeric leaves, which classify() reads as an empty result"
+        ),
+        ("positions", "negative"): (
+            "harness, not the library: positions=-1 is the default (the last position); the closure it returns "
+            "has no numeric leaves, which classify() reads as an empty result"
+        ),
     },
     "jaxkit.train.to_host": {
         ("x", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
@@ -1949,7 +1770,10 @@ DOCUMENTED: dict[str, tuple[frozenset[str], str]] = {
         )
     },
     "jaxkit.portfolio.black_litterman_core": (_NONFINITE_IN, _CORE),
-    "jaxkit.portfolio.precision_black_litterman_core": (_NONFINITE_IN, _CORE),
+    "jaxkit.portfolio.precision_black_litterman_core": (
+        _NONFINITE_IN | {"negative"},
+        _CORE + "; a covariance that is not positive definite (negated) has no precision either: NaN out",
+    ),
     "jaxkit.portfolio.stable_weights_core": (_NONFINITE_IN, _CORE),
     "jaxkit.portfolio.ledoit_wolf_core": (_NONFINITE_IN, _CORE),
     "jaxkit.portfolio.simulate": (_NONFINITE_IN, _CORE),
@@ -1957,6 +1781,11 @@ DOCUMENTED: dict[str, tuple[frozenset[str], str]] = {
         frozenset({"zeros"}),
         "a sample whose target is identically zero has no finite relative error: inf (0 for an exact match); a "
         "training loss that meets one stops with FloatingPointError",
+    ),
+    "jaxkit.stability.StabilityEstimate": (
+        _NONFINITE_IN,
+        "a record of what noise_stability/average_sensitivity computed: they refuse NaN/inf from f, except with "
+        "check_finite=False, where the estimate is documented to be NaN; the record holds what it is given",
     ),
     "jaxkit.diffusion.igso3.angle_log_density": (
         frozenset({"zeros", "drawn"}),
