@@ -43,7 +43,8 @@ from jaxkit._validate import (
 )
 from jaxkit.kernels.linear_scan import linear_scan as _kernel_linear_scan
 
-from ._precision import Precision, quantize
+from ._precision import Precision
+from ._precision import quantize_unchecked as quantize  # NaN/inf pass through: model internals
 
 
 class GateClasses(tuple):
