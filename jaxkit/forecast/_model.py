@@ -26,7 +26,15 @@ from jaxtyping import Array, Float, PRNGKeyArray
 
 from jaxkit import diffusion as dm
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import as_float64_numpy, check_finite, check_int, check_key, check_size, library_errors
+from jaxkit._validate import (
+    as_float64_numpy,
+    check_finite,
+    check_int,
+    check_key,
+    check_positive,
+    check_size,
+    library_errors,
+)
 from jaxkit.forecast._denoiser import (
     AttentionNet,
     ConditionalDenoiser,
@@ -119,13 +127,23 @@ def make_forecaster(
     for name, v in (("n_macro", n_macro), ("n_signals", n_signals)):
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 0:
             raise ValueError(f"{name}: expected an integer >= 0, received {v!r}")
+    check_int("diffusion_steps", diffusion_steps, minimum=1)
+    check_positive("aux_weight", aux_weight, strict=False)
     scale = np.asarray(scale, dtype=np.float32)
     if scale.shape != (n_assets,) or not np.all(np.isfinite(scale)) or np.any(scale <= 0):
-        raise ValueError(f"scale: expected {n_assets} positive finite values, received shape {scale.shape}")
-    if schedule == "cosine":
-        sched = dm.discrete_schedule("cosine", diffusion_steps)
-    else:
-        sched = dm.discrete_schedule(schedule, diffusion_steps, beta_start=beta_start, beta_end=beta_end)
+        raise ValueError(
+            f"scale: expected shape (n_assets,) = ({n_assets},) of positive finite values, received shape "
+            f"{scale.shape}" + ("" if scale.shape != (n_assets,) else " with non-positive or NaN/inf entries")
+        )
+    try:
+        if schedule == "cosine":
+            sched = dm.discrete_schedule("cosine", diffusion_steps)
+        else:
+            sched = dm.discrete_schedule(schedule, diffusion_steps, beta_start=beta_start, beta_end=beta_end)
+    except ValueError as e:  # the schedule names its own argument, n_steps: name the one the user passed
+        if str(e).startswith("n_steps:"):
+            raise ValueError("diffusion_steps:" + str(e).removeprefix("n_steps:")) from None
+        raise
     den = denoiser.build(
         n_assets=int(n_assets), history=int(history), horizon=int(horizon), n_macro=int(n_macro),
         n_signals=int(n_signals), guided=bool(guided), key=key,
