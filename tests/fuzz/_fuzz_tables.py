@@ -1163,41 +1163,6 @@ KNOWN_VIOLATIONS: dict[str, dict[tuple[str, str], str]] = {
             "-inf",
         ): "accepted with a result of another shape: a degenerate input needs a clear error or a documented result",
     },
-    "jaxkit.operators.InstanceNorm": {
-        ("channels", "zero"): "a size of 0 returns an empty result instead of an error",
-        (
-            "channels",
-            "negative",
-        ): "refused, but the message does not name this argument: broadcast_in_dim shape must have every element be nonnegative, got (-1",
-        (
-            "channels",
-            "huge",
-        ): "a size beyond memory reaches the allocator: no up-front size check for this argument yet",
-    },
-    "jaxkit.operators.LNOConfig": {
-        ("in_channels", "negative"): "a negative count or size is accepted",
-        ("out_channels", "negative"): "a negative count or size is accepted",
-        ("width", "negative"): "a negative count or size is accepted",
-        ("proj_hidden", "negative"): "a negative count or size is accepted",
-    },
-    "jaxkit.operators.LaplaceLayer": {
-        (
-            "modes",
-            "huge",
-        ): "a size beyond memory reaches the allocator: no up-front size check for this argument yet",
-    },
-    "jaxkit.operators.RieszSpectralConv": {
-        (
-            "modes",
-            "huge",
-        ): "a size beyond memory reaches the allocator: no up-front size check for this argument yet",
-    },
-    "jaxkit.operators.SpectralConv": {
-        (
-            "modes",
-            "huge",
-        ): "a size beyond memory reaches the allocator: no up-front size check for this argument yet",
-    },
     "jaxkit.pde.darcy.SolveInfo": {
         (
             "converged",
