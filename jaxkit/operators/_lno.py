@@ -326,6 +326,10 @@ class LNO(eqx.Module):
         self.config = cfg
         k = jax.random.split(key, 5)
         lift_in = cfg.in_channels + (cfg.n_dims if cfg.grid_features else 0)
+        w, ph = cfg.width, cfg.proj_hidden
+        n_laplace = 2 * w * w * (int(np.prod(cfg.modes, dtype=object)) + sum(cfg.modes))
+        n_pointwise = (lift_in + 1) * w + (w + 1) * w + (w + 1) * ph + (ph + 1) * cfg.out_channels
+        check_weight_size("width, proj_hidden, modes", n_laplace + n_pointwise)
         self.lift = Pointwise(lift_in, cfg.width, key=k[0])
         self.laplace = LaplaceLayer(cfg.width, cfg.width, cfg.modes, key=k[1])
         self.skip = Pointwise(cfg.width, cfg.width, key=k[2])

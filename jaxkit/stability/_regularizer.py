@@ -96,6 +96,11 @@ def resample_tokens(
         tokens = jnp.asarray(np.asarray(tokens))
     if not jnp.issubdtype(tokens.dtype, jnp.integer):
         raise TypeError(f"tokens: expected integer token ids, received dtype {tokens.dtype}")
+    if vocab_size - 1 > jnp.iinfo(tokens.dtype).max:
+        raise ValueError(
+            f"vocab_size: expected at most {jnp.iinfo(tokens.dtype).max + 1} (token ids of dtype {tokens.dtype}), "
+            f"received {vocab_size}"
+        )
     if noise_mask is not None:
         noise_mask = jnp.asarray(noise_mask, bool)
         try:
@@ -417,6 +422,10 @@ def token_agreement(
     ``(C,)`` for a classifier with ``positions=None``, or ``(T, C)`` with ``positions`` indexing the first axis);
     ``tokens`` ``(B, T)``; the mean runs over the batch and the scored positions.
     """
+    if 0 in jnp.shape(tokens):
+        raise ValueError(
+            f"tokens: expected a non-empty batch (B, T), received shape {tuple(jnp.shape(tokens))}"
+        )
     noisy = resample_tokens(tokens, key, rho=rho, vocab_size=vocab_size, noise_mask=noise_mask)
     p = jax.nn.softmax(model_logits(model, tokens, positions))
     q = jax.nn.softmax(model_logits(model, noisy, positions))
