@@ -1385,7 +1385,11 @@ DOCUMENTED: dict[str, tuple[frozenset[str], str]] = {
         _NONFINITE_IN | {"negative"},
         _CORE + "; a covariance that is not positive definite (negated) has no precision either: NaN out",
     ),
-    "jaxkit.portfolio.stable_weights_core": (_NONFINITE_IN, _CORE),
+    "jaxkit.portfolio.stable_weights_core": (
+        _NONFINITE_IN | {"zeros", "negative", "singular"},
+        _CORE + "; a prior or view covariance that is not positive definite (zero, negated, singular) has no "
+        "precision: NaN out",
+    ),
     "jaxkit.portfolio.ledoit_wolf_core": (_NONFINITE_IN, _CORE),
     "jaxkit.portfolio.simulate": (_NONFINITE_IN, _CORE),
     "jaxkit.operators.relative_l2": (
