@@ -554,6 +554,8 @@ def predict(
     tokens = np.asarray(tokens)
     if tokens.ndim != 2:
         raise ValueError(f"tokens: expected a (batch, length) array, received shape {tokens.shape}")
+    if 0 in tokens.shape:
+        raise ValueError(f"tokens: expected a non-empty (batch, length) array, received shape {tokens.shape}")
     check_tokens("tokens", tokens, len(get_task(c.task).alphabet))
     B = tokens.shape[0]
     chunk = min(chunk, B)

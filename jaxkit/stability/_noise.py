@@ -42,7 +42,15 @@ from jaxtyping import Array, Float
 from jaxkit._typing import ArrayInput
 
 from .._callables import as_pytree
-from .._validate import check_finite, check_int, check_key, check_range, is_tracer, library_errors
+from .._validate import (
+    check_finite,
+    check_int,
+    check_key,
+    check_range,
+    check_size,
+    is_tracer,
+    library_errors,
+)
 from ._checks import check_rho, check_token_ids, rho_checked
 
 DOMAINS = ("gaussian", "boolean", "tokens")
@@ -216,6 +224,8 @@ def noise_stability(
     if domain == "gaussian" and noise_scale is not None:
         check_range("noise_scale", noise_scale, 0.0, np.inf, closed=True)
     x = _as_points(x, domain)
+    # one point's noisy copies (and their keys) are the least that is held at once, whatever chunk_size is
+    check_size("n_samples", 8 * (n_samples + 1) * max(1, int(np.prod(x.shape[1:]))))
     if domain == "tokens":
         check_token_ids("x", x, vocab_size)
     # a user's function is traced on every call (its arrays are arguments of the compiled code, never baked in
