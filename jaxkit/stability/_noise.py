@@ -48,6 +48,7 @@ from .._validate import (
     check_key,
     check_range,
     check_size,
+    finite_checked,
     is_tracer,
     library_errors,
 )
@@ -131,7 +132,27 @@ def correlated_copy(
     vocab_size: int | None = None,
     noise_scale: float | None = 1.0,
 ) -> jax.Array:
-    """One ``ρ``-correlated copy of a single input ``x`` (see the module docstring for each domain)."""
+    """One ``ρ``-correlated copy of a single input ``x`` (see the module docstring for each domain).
+
+    ``x`` must be finite (``ValueError``; under ``jax.jit``/``vmap`` a run-time error through
+    ``equinox.error_if``) and ``noise_scale`` a finite value ``>= 0`` or ``None``."""
+    if noise_scale is not None and not is_tracer(noise_scale):
+        check_range("noise_scale", noise_scale, 0.0, np.inf)
+    x = finite_checked("x", jnp.asarray(x) if not is_tracer(x) else x)
+    return _correlated_copy(x, key, rho, domain=domain, vocab_size=vocab_size, noise_scale=noise_scale)
+
+
+def _correlated_copy(
+    x: jax.Array,
+    key: jax.Array,
+    rho: float | jax.Array,
+    *,
+    domain: str = "gaussian",
+    vocab_size: int | None = None,
+    noise_scale: float | None = 1.0,
+) -> jax.Array:
+    """:func:`correlated_copy` without the checks of ``x`` and ``noise_scale`` (the estimators check their points
+    once, not every noisy copy)."""
     rho = rho_checked(rho)  # a traced rho: a run-time check under jit
     if domain == "tokens":
         check_int("vocab_size", vocab_size, minimum=1)
@@ -168,7 +189,7 @@ def _stability_core(f, x, key, rho, n_samples, domain, vocab_size, noise_scale, 
     def per_point(args):
         xi, ki = args
         ys = jax.vmap(
-            lambda k: correlated_copy(
+            lambda k: _correlated_copy(
                 xi, k, rho, domain=domain, vocab_size=vocab_size, noise_scale=noise_scale
             )
         )(jax.random.split(ki, n_samples))

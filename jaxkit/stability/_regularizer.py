@@ -50,7 +50,7 @@ from jaxkit._typing import ArrayInput
 from .._validate import check_choice, check_int, check_key, finite_checked, is_tracer
 from ._checks import check_gamma, check_rho, check_token_ids, rho_checked
 from ._models import Transformer
-from ._noise import correlated_copy
+from ._noise import _correlated_copy
 
 Method = Literal["agreement", "gaussian_embedding_mse"]
 METHODS = ("agreement", "gaussian_embedding_mse")
@@ -163,10 +163,20 @@ def gaussian_embedding_mse_penalty(
     $\\tilde e = \\rho e + \\sqrt{1-\\rho^2}\\sigma z$ (see the module docstring); ``f`` acts on one ``(T, d)``.
 
     ``clean`` (optional) are the already computed ``f(emb)`` outputs, so only the noisy pass is extra.
+    ``emb`` must be a non-empty batch of finite values (``ValueError``; under ``jax.jit`` a run-time error through
+    ``equinox.error_if``).
     """
     check_rho(rho)
+    if 0 in jnp.shape(emb):
+        raise ValueError(f"emb: expected a non-empty batch (B, T, d), received shape {tuple(jnp.shape(emb))}")
+    emb = finite_checked("emb", emb)
+    return _gaussian_embedding_mse_penalty(f, emb, key, rho, clean=clean, positions=positions)
+
+
+def _gaussian_embedding_mse_penalty(f, emb, key, rho, *, clean=None, positions=None):
+    """:func:`gaussian_embedding_mse_penalty` without the checks of ``emb`` (the training loss)."""
     keys = jax.random.split(key, emb.shape[0])
-    noisy = jax.vmap(lambda e, k: correlated_copy(e, k, rho, noise_scale=None))(emb, keys)
+    noisy = jax.vmap(lambda e, k: _correlated_copy(e, k, rho, noise_scale=None))(emb, keys)
     out_noisy = jax.vmap(f)(noisy)
     out_clean = jax.vmap(f)(emb) if clean is None else clean
     if positions is not None:
@@ -307,7 +317,7 @@ def regularized_loss(
         )
     else:
         emb = jax.vmap(model.embed)(tokens)
-        pen = gaussian_embedding_mse_penalty(model.from_embeddings, emb, key, rho, positions=positions)
+        pen = _gaussian_embedding_mse_penalty(model.from_embeddings, emb, key, rho, positions=positions)
     return task + gamma * pen, {"task": task, "penalty": pen}
 
 
@@ -400,7 +410,7 @@ def embedding_stability(
     num = 0.0
     for i in range(n_samples):
         keys = jax.random.split(jax.random.fold_in(key, i), emb.shape[0])
-        noisy = jax.vmap(lambda e, k: correlated_copy(e, k, rho, noise_scale=None))(emb, keys)
+        noisy = jax.vmap(lambda e, k: _correlated_copy(e, k, rho, noise_scale=None))(emb, keys)
         num = num + jnp.sum(clean * jax.vmap(centered)(noisy))
     return num / n_samples / jnp.sum(clean**2)
 
