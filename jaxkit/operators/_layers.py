@@ -45,6 +45,7 @@ from .._validate import (
     check_key,
     check_size,
     error_if_invalid,
+    finite_checked,
     is_tracer,
 )
 from ._spectral import _irdft_kept, _rdft_kept, riesz_multipliers, riesz_pairs
@@ -209,8 +210,17 @@ def spectral_conv(
 
     ``y = irfftn(P_K(W û))``. On CPU the kept modes are computed by truncated real DFTs (GEMMs, ``_rdft_kept`` /
     ``_irdft_kept``) and mixed by one real batched GEMM over the modes; on GPU/TPU by ``rfftn`` and
-    ``jaxkit.kernels.spectral_mix``. Same maths either way.
+    ``jaxkit.kernels.spectral_mix``. Same maths either way. ``u`` and the weights must be finite
+    (``ValueError`` naming them; under ``jax.jit``/``vmap`` a run-time error through ``equinox.error_if``); the
+    models' own layers skip this check (their inputs are checked once at the model's boundary).
     """
+    u = finite_checked("u", u)
+    weight_re, weight_im = finite_checked("weight_re", weight_re), finite_checked("weight_im", weight_im)
+    return _spectral_conv(u, weight_re, weight_im)
+
+
+def _spectral_conv(u: Array, weight_re: Array, weight_im: Array) -> Array:
+    """:func:`spectral_conv` without the finite checks (inside the models)."""
     modes = _modes_from_kept(weight_re.shape[:-2])
     grid = u.shape[1:]
     _check_resolution(grid, modes)
@@ -467,7 +477,7 @@ class SpectralConv(eqx.Module):
 
     def __call__(self, u: ArrayLike) -> Float[Array, "cout *grid"]:
         u = _check_input("u", u, self.in_channels, len(self.modes), self.modes)
-        return spectral_conv(u, self.weight_re, self.weight_im)
+        return _spectral_conv(u, self.weight_re, self.weight_im)
 
 
 class RieszSpectralConv(eqx.Module):
