@@ -247,8 +247,8 @@ def black_litterman(
     check_positive_definite(
         "omega", float(tau) * P64 @ S64 @ P64.T + om64,
         scale=float(tau) * np.max(np.abs(S64)) * max(np.max(np.abs(P64)), 1e-300) ** 2,
-        why="tau P Sigma P^T + omega must be invertible; a view on a zero-variance direction of the prior needs an "
-        "explicit omega > 0",
+        why="tau P Sigma P^T + omega must be invertible; a view on a zero-variance direction of the prior "
+        "(prior_cov) needs an explicit omega > 0",
     )  # fmt: skip
     with jax.enable_x64(True):
         arr = [jnp.asarray(np.asarray(a, np.float64)) for a in (prior_mean, prior_cov, P, Q, om)]
