@@ -170,3 +170,16 @@ def test_metrics_and_backtest_refuse_what_used_to_pass_silently_issue49():
                        res.turnover, res.costs)  # fmt: skip
     with pytest.raises(ValueError, match="returns: expected a .* at least 2 observations"):
         jax.jit(ledoit_wolf_core)(np.ones((1, 3)))
+
+
+def test_omega_helpers_check_cov_and_picks_issue49():
+    from jaxkit.portfolio import he_litterman_omega, idzorek_omega
+
+    cov, P = np.diag([0.04, 0.09, 0.01]), np.array([[1.0, -1.0, 0.0]])
+    np.testing.assert_allclose(np.asarray(he_litterman_omega(cov, P, 0.05)), [[0.05 * 0.13]], rtol=1e-6)
+    with pytest.raises(ValueError, match=r"P: expected shape \(k, 3\)"):
+        he_litterman_omega(cov, np.ones((1, 4)), 0.05)
+    with pytest.raises(ValueError, match="cov: expected finite values"):
+        he_litterman_omega(np.where(cov > 0.05, np.nan, cov), P, 0.05)
+    with pytest.raises(ValueError, match="confidences: expected one confidence per view"):
+        idzorek_omega([0.5, 0.5], cov, P, 0.05)

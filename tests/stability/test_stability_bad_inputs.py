@@ -234,3 +234,22 @@ def test_layer_specs_windows_and_sizes_are_checked_up_front():
         fixed_windows(np.where(stream == 3, np.nan, stream.astype(float)), 4, 5)
     with pytest.raises(ValueError, match=r"n_bits, n_train, n_val: the request needs about"):
         sparse_parity(2**40, 2, 8, 8, label_noise=0.0, key=KEY)
+
+
+def test_correlated_copy_and_embedding_penalty_check_their_inputs_issue49():
+    from jaxkit.stability import correlated_copy, gaussian_embedding_mse_penalty
+
+    x = jnp.asarray([0.5, -1.0, 2.0])
+    y = correlated_copy(x, KEY, 0.5)
+    assert y.shape == x.shape and bool(jnp.all(jnp.isfinite(y)))
+    with pytest.raises(ValueError, match="x: expected finite values"):
+        correlated_copy(x.at[0].set(jnp.nan), KEY, 0.5)
+    with pytest.raises(Exception, match="x: expected finite values"):
+        jax.jit(lambda v: correlated_copy(v, KEY, 0.5))(x.at[0].set(jnp.inf)).block_until_ready()
+    with pytest.raises(ValueError, match="noise_scale: expected a value in"):
+        correlated_copy(x, KEY, 0.5, noise_scale=float("nan"))
+    emb = jnp.ones((2, 3, 4))
+    with pytest.raises(ValueError, match="emb: expected finite values"):
+        gaussian_embedding_mse_penalty(lambda e: e, emb.at[0, 0, 0].set(jnp.nan), KEY, 0.5)
+    with pytest.raises(ValueError, match="emb: expected a non-empty batch"):
+        gaussian_embedding_mse_penalty(lambda e: e, emb[:0], KEY, 0.5)
