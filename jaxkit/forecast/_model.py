@@ -461,6 +461,9 @@ def sample_paths(
     check_int("n_steps", n_steps, minimum=1)
     if chunk_size is not None:
         check_int("chunk_size", chunk_size, minimum=1)
+    check_positive("eta", eta, strict=False)
+    if clip_x0 is not None:
+        check_positive("clip_x0", clip_x0)
     h = jnp.asarray(history, jnp.float32)
     d, N = model.denoiser, model.scale.shape[0]
     if h.ndim != 3 or h.shape[1:] != (d.history, N):

@@ -388,6 +388,8 @@ def train_operator(
         )
     check_finite("x_train", x_train)
     check_finite("y_train", y_train)
+    check_int("step_epochs", step_epochs, minimum=1)
+    check_int("eval_every_epochs", eval_every_epochs, minimum=0)
     xn, yn = GaussianNormalizer.fit(x_train), GaussianNormalizer.fit(y_train)
     k_fit, k_data = jax.random.split(key)
     batch_size = _clamped_batch_size(batch_size, x_train.shape[0])
