@@ -34,7 +34,7 @@ import pandas as pd
 from jaxtyping import Array, Float
 
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import check_int
+from jaxkit._validate import check_int, check_positive, check_range
 
 __all__ = [
     "MarketData",
@@ -410,6 +410,7 @@ def build_market_data(
     """
     if freq not in ("D", "W"):
         raise ValueError(f"freq: expected 'D' or 'W', received {freq!r}")
+    check_int("norm_window", norm_window, minimum=2)
     stocks, index = load_prices(tickers, None, end)
     dates = stocks.index
     lr = np.log(stocks).diff()
@@ -645,6 +646,8 @@ def market_data_from_frames(
     check_int("history", history, minimum=1)
     check_int("horizon", horizon, minimum=1)
     check_int("norm_window", norm_window, minimum=2)
+    check_positive("kalman_q", kalman_q, strict=False)
+    check_range("vol_decay", vol_decay, 0.0, 1.0, closed=False)
     idx = _frame_index(prices, "prices")
     v = _frame_values(prices, "prices")
     if kind == "prices":

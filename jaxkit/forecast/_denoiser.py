@@ -48,6 +48,7 @@ def step_embedding(t: Int[Array, ""] | Float[Array, ""], dim: int) -> Float[Arra
     """Sinusoidal embedding of the diffusion step index (Vaswani et al. 2017; as DDPM/CSDI); ``dim`` even."""
     if isinstance(dim, bool) or not isinstance(dim, int | np.integer) or dim < 2 or dim % 2:
         raise ValueError(f"dim: expected an even integer >= 2 (sin and cos halves), received {dim!r}")
+    check_size("dim", 12 * dim)  # float32 frequencies, angles and the sin/cos halves
     half = dim // 2
     freqs = jnp.exp(-math.log(10000.0) * jnp.arange(half) / max(half - 1, 1))
     a = jnp.asarray(t, jnp.float32) * freqs

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import check_int, check_size, seed_rng
+from jaxkit._validate import check_finite, check_int, check_range, check_size, seed_rng
 from jaxkit.forecast._metrics import QUANTILE_LEVELS
 
 __all__ = [
@@ -55,6 +55,15 @@ class PostProcess:
     recenter: bool
     factor: np.ndarray
     n_windows: int = 0
+
+    def __post_init__(self) -> None:
+        if np.ndim(self.factor) != 1:
+            raise ValueError(
+                f"factor: expected shape (n_assets,) (one spread factor per asset), received shape "
+                f"{np.shape(self.factor)}"
+            )
+        check_finite("factor", self.factor)
+        check_int("n_windows", self.n_windows, minimum=0)
 
     def __call__(self, paths: ArrayInput) -> np.ndarray:
         x = np.asarray(paths, dtype=np.float64)
@@ -127,6 +136,7 @@ def fit_postprocess(
 def score_paths(paths: ArrayInput, truth: ArrayInput, *, per_date: bool = False, level: float = 0.9) -> dict:
     """Scores of ``paths`` (B, k, H, N) against ``truth`` (B, H, N): ``mse``, ``crps``, ``crps_sum``, ``energy``,
     ``coverage90`` (see the module docstring). ``per_date=True``: (B,) arrays whose means are the scores."""
+    check_range("level", level, 0.0, 1.0)
     x, y = _paths(paths, truth)
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
         raise ValueError("paths, truth: expected finite values")

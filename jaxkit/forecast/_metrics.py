@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import check_int, seed_rng
+from jaxkit._validate import check_finite, check_int, seed_rng
 
 __all__ = [
     "QUANTILE_LEVELS",
@@ -126,6 +126,7 @@ def energy_distance(x: ArrayInput, y: ArrayInput, *, chunk_bytes: int = 64 * 2**
     """Energy distance between two samples of shape (n, d) and (m, d). Pairwise distances are formed in row
     blocks of at most ``chunk_bytes`` of temporaries, so memory stays bounded for large samples."""
     x, y = _two_samples(x, y)
+    check_int("chunk_bytes", chunk_bytes, minimum=1)
 
     def mean_dist(a, b):
         return _pairwise_distance_sums(a, b, _chunk_rows(b.shape[0], a.shape[1], chunk_bytes)).sum() / (
@@ -149,6 +150,7 @@ def energy_test(
     most ``chunk_bytes`` of temporaries (the result does not depend on the block sizes)."""
     x, y = _two_samples(x, y)
     check_int("n_permutations", n_permutations, minimum=1)
+    check_int("chunk_bytes", chunk_bytes, minimum=1)
     if (
         n_permutations > MAX_PERMUTATIONS
     ):  # a mistyped count used to run (and hold every permutation) for hours
@@ -188,6 +190,9 @@ def moment_z_scores(samples: ArrayInput, mean: ArrayInput, cov: ArrayInput) -> t
     """``(mean_z (d,), cov_z (d(d+1)/2,))`` of ``samples (k, d)`` against ``N(mean, cov)``; each is
     approximately standard normal when the samples come from that law."""
     x = np.asarray(samples, dtype=np.float64)
+    if x.ndim < 1 or x.size == 0:
+        raise ValueError(f"samples: expected a non-empty (k, d) sample, received shape {x.shape}")
+    check_finite("samples", x)
     x = x.reshape(x.shape[0], -1)
     k, d = x.shape
     mu, S = np.asarray(mean, dtype=np.float64), np.asarray(cov, dtype=np.float64)

@@ -26,7 +26,15 @@ from jaxtyping import Array, Float, PRNGKeyArray
 
 from jaxkit import diffusion as dm
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import as_float64_numpy, check_finite, check_int, check_key, check_size, library_errors
+from jaxkit._validate import (
+    as_float64_numpy,
+    check_finite,
+    check_int,
+    check_key,
+    check_positive,
+    check_size,
+    library_errors,
+)
 from jaxkit.forecast._denoiser import (
     AttentionNet,
     ConditionalDenoiser,
@@ -40,9 +48,9 @@ from jaxkit.train import (
     load_checkpoint,
     read_ema,
     read_metadata,
-    save_checkpoint,
     track_ema,
 )
+from jaxkit.train._checkpoint import save_model_checkpoint
 
 __all__ = [
     "DiffusionForecaster",
@@ -119,13 +127,23 @@ def make_forecaster(
     for name, v in (("n_macro", n_macro), ("n_signals", n_signals)):
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 0:
             raise ValueError(f"{name}: expected an integer >= 0, received {v!r}")
+    check_int("diffusion_steps", diffusion_steps, minimum=1)
+    check_positive("aux_weight", aux_weight, strict=False)
     scale = np.asarray(scale, dtype=np.float32)
     if scale.shape != (n_assets,) or not np.all(np.isfinite(scale)) or np.any(scale <= 0):
-        raise ValueError(f"scale: expected {n_assets} positive finite values, received shape {scale.shape}")
-    if schedule == "cosine":
-        sched = dm.discrete_schedule("cosine", diffusion_steps)
-    else:
-        sched = dm.discrete_schedule(schedule, diffusion_steps, beta_start=beta_start, beta_end=beta_end)
+        raise ValueError(
+            f"scale: expected shape (n_assets,) = ({n_assets},) of positive finite values, received shape "
+            f"{scale.shape}" + ("" if scale.shape != (n_assets,) else " with non-positive or NaN/inf entries")
+        )
+    try:
+        if schedule == "cosine":
+            sched = dm.discrete_schedule("cosine", diffusion_steps)
+        else:
+            sched = dm.discrete_schedule(schedule, diffusion_steps, beta_start=beta_start, beta_end=beta_end)
+    except ValueError as e:  # the schedule names its own argument, n_steps: name the one the user passed
+        if str(e).startswith("n_steps:"):
+            raise ValueError("diffusion_steps:" + str(e).removeprefix("n_steps:")) from None
+        raise
     den = denoiser.build(
         n_assets=int(n_assets), history=int(history), horizon=int(horizon), n_macro=int(n_macro),
         n_signals=int(n_signals), guided=bool(guided), key=key,
@@ -187,14 +205,7 @@ def save_forecaster(
     except (TypeError, ValueError) as e:
         raise ValueError(f"model: its config cannot rebuild a forecaster ({e})") from None
     meta = {"format": FORECASTER_FORMAT, "config": config, "user": dict(metadata or {})}
-    try:
-        return save_checkpoint(path, model, meta, overwrite=overwrite, like=like)
-    except ValueError as e:
-        if str(e).startswith("tree:"):
-            raise ValueError(
-                f"model: its config does not describe its arrays ({str(e)[6:].strip()})"
-            ) from None
-        raise
+    return save_model_checkpoint(path, model, meta, overwrite=overwrite, like=like)
 
 
 def load_forecaster(path: str | Path) -> tuple[DiffusionForecaster, dict]:
@@ -450,6 +461,9 @@ def sample_paths(
     check_int("n_steps", n_steps, minimum=1)
     if chunk_size is not None:
         check_int("chunk_size", chunk_size, minimum=1)
+    check_positive("eta", eta, strict=False)
+    if clip_x0 is not None:
+        check_positive("clip_x0", clip_x0)
     h = jnp.asarray(history, jnp.float32)
     d, N = model.denoiser, model.scale.shape[0]
     if h.ndim != 3 or h.shape[1:] != (d.history, N):

@@ -38,7 +38,16 @@ from jaxkit.kernels.spectral_mix import (
 )
 
 from .._typing import Array, ArrayLike, Float, PRNGKey
-from .._validate import check_choice, check_finite, check_int, check_key, error_if_invalid, is_tracer
+from .._validate import (
+    check_choice,
+    check_finite,
+    check_int,
+    check_key,
+    check_size,
+    error_if_invalid,
+    finite_checked,
+    is_tracer,
+)
 from ._spectral import _irdft_kept, _rdft_kept, riesz_multipliers, riesz_pairs
 
 __all__ = [
@@ -201,8 +210,17 @@ def spectral_conv(
 
     ``y = irfftn(P_K(W û))``. On CPU the kept modes are computed by truncated real DFTs (GEMMs, ``_rdft_kept`` /
     ``_irdft_kept``) and mixed by one real batched GEMM over the modes; on GPU/TPU by ``rfftn`` and
-    ``jaxkit.kernels.spectral_mix``. Same maths either way.
+    ``jaxkit.kernels.spectral_mix``. Same maths either way. ``u`` and the weights must be finite
+    (``ValueError`` naming them; under ``jax.jit``/``vmap`` a run-time error through ``equinox.error_if``); the
+    models' own layers skip this check (their inputs are checked once at the model's boundary).
     """
+    u = finite_checked("u", u)
+    weight_re, weight_im = finite_checked("weight_re", weight_re), finite_checked("weight_im", weight_im)
+    return _spectral_conv(u, weight_re, weight_im)
+
+
+def _spectral_conv(u: Array, weight_re: Array, weight_im: Array) -> Array:
+    """:func:`spectral_conv` without the finite checks (inside the models)."""
     modes = _modes_from_kept(weight_re.shape[:-2])
     grid = u.shape[1:]
     _check_resolution(grid, modes)
@@ -381,6 +399,18 @@ def _as_modes(modes: int | Sequence[int], n_dims: int | None = None) -> tuple[in
     return tuple(int(m) for m in out)
 
 
+def check_weight_size(name: str, n_values: int) -> None:
+    """Refuse up front (``ValueError`` naming ``name`` and the memory, :func:`jaxkit._validate.check_size`) a
+    layer whose ``n_values`` parameters (in the default float dtype) would not fit under the size cap."""
+    itemsize = np.dtype(jax.dtypes.canonicalize_dtype(np.float64)).itemsize
+    check_size(name, int(n_values) * itemsize, hint="fewer modes or channels")
+
+
+def _kept_modes(modes: Sequence[int]) -> int:
+    """Number of kept Fourier modes: ``2 m`` on every axis but the last (negative frequencies), ``m`` on it."""
+    return int(np.prod([2 * m for m in modes[:-1]], dtype=object) * modes[-1])
+
+
 def _check_input(name: str, u: Any, channels: int, n_dims: int, modes: Sequence[int]) -> Array:
     dtype = jnp.result_type(u)
     if jnp.issubdtype(dtype, jnp.complexfloating):
@@ -441,12 +471,13 @@ class SpectralConv(eqx.Module):
         check_int("in_channels", in_channels, minimum=1)
         check_int("out_channels", out_channels, minimum=1)
         self.modes = _as_modes(modes)
+        check_weight_size("modes", 2 * _kept_modes(self.modes) * in_channels * out_channels)
         self.in_channels, self.out_channels = in_channels, out_channels
         self.weight_re, self.weight_im = _init_spectral(key, in_channels, out_channels, self.modes)
 
     def __call__(self, u: ArrayLike) -> Float[Array, "cout *grid"]:
         u = _check_input("u", u, self.in_channels, len(self.modes), self.modes)
-        return spectral_conv(u, self.weight_re, self.weight_im)
+        return _spectral_conv(u, self.weight_re, self.weight_im)
 
 
 class RieszSpectralConv(eqx.Module):
@@ -488,6 +519,10 @@ class RieszSpectralConv(eqx.Module):
         check_choice("branch", branch, ("mix", "global", "local"))
         self.modes = _as_modes(modes)
         d = len(self.modes)
+        if branch in ("mix", "global"):  # the spectral weights (and per-mode mixers) grow with the modes
+            dirs = d if order == 1 else d * (d + 1) // 2
+            per_mode_values = in_channels * (2 * out_channels + (1 + dirs if per_mode else 0))
+            check_weight_size("modes", _kept_modes(self.modes) * per_mode_values)
         self.in_channels, self.out_channels = in_channels, out_channels
         self.order, self.per_mode, self.branch = order, bool(per_mode), branch
         if lengths is None or np.isscalar(lengths):
@@ -555,6 +590,8 @@ class InstanceNorm(eqx.Module):
     shift: Array
 
     def __init__(self, channels: int):
+        check_int("channels", channels, minimum=1)
+        check_weight_size("channels", 2 * channels)
         self.scale = jnp.ones((channels,))
         self.shift = jnp.zeros((channels,))
 

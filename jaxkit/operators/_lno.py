@@ -44,7 +44,7 @@ import numpy as np
 
 from .._typing import Array, ArrayLike, Complex, Float, PRNGKey
 from .._validate import check_choice, check_int, check_key, check_positive
-from ._layers import Pointwise, _as_modes, finite_input, gelu, instance_norm, pointwise
+from ._layers import Pointwise, _as_modes, check_weight_size, finite_input, gelu, instance_norm, pointwise
 
 __all__ = ["LNO", "LNOConfig", "LaplaceLayer", "grid_spacing", "laplace_layer", "lno_apply"]
 
@@ -140,6 +140,9 @@ class LaplaceLayer(eqx.Module):
         check_int("in_channels", in_channels, minimum=1)
         check_int("out_channels", out_channels, minimum=1)
         self.modes = _as_modes(modes)
+        # residues (2 planes of in x out x prod(modes)) and poles (2 planes of in x out x m per axis)
+        n_res = int(np.prod(self.modes, dtype=object))
+        check_weight_size("modes", 2 * in_channels * out_channels * (n_res + sum(self.modes)))
         self.in_channels, self.out_channels = in_channels, out_channels
         scale = 1.0 / (in_channels * out_channels)
         keys = jax.random.split(key, 2 * len(self.modes) + 2)
@@ -184,6 +187,10 @@ class LNOConfig:
     grid_features: bool = True
     lengths: tuple[float, ...] | None = None  # physical extent per axis (default 1)
     endpoint: bool = True  # node grid including both ends (spacing L/(n-1)); else L/n
+
+    def __post_init__(self) -> None:
+        for name in ("in_channels", "out_channels", "width", "proj_hidden"):
+            check_int(name, getattr(self, name), minimum=1)
 
     @property
     def n_dims(self) -> int:
@@ -319,6 +326,10 @@ class LNO(eqx.Module):
         self.config = cfg
         k = jax.random.split(key, 5)
         lift_in = cfg.in_channels + (cfg.n_dims if cfg.grid_features else 0)
+        w, ph = cfg.width, cfg.proj_hidden
+        n_laplace = 2 * w * w * (int(np.prod(cfg.modes, dtype=object)) + sum(cfg.modes))
+        n_pointwise = (lift_in + 1) * w + (w + 1) * w + (w + 1) * ph + (ph + 1) * cfg.out_channels
+        check_weight_size("width, proj_hidden, modes", n_laplace + n_pointwise)
         self.lift = Pointwise(lift_in, cfg.width, key=k[0])
         self.laplace = LaplaceLayer(cfg.width, cfg.width, cfg.modes, key=k[1])
         self.skip = Pointwise(cfg.width, cfg.width, key=k[2])

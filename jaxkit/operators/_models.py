@@ -38,12 +38,12 @@ from ._layers import (
     SpectralConv,
     _as_modes,
     _check_input,
+    _spectral_conv,
     finite_input,
     gelu,
     instance_norm,
     pointwise,
     riesz_spectral_conv,
-    spectral_conv,
 )
 
 __all__ = [
@@ -133,7 +133,7 @@ def _pad_amounts(grid: Sequence[int], padding: float) -> tuple[int, ...]:
 
 def _spectral_apply(p: dict, v: Array, cfg: OperatorConfig) -> Array:
     if cfg.kind == "fno":
-        return spectral_conv(v, p["weight_re"], p["weight_im"])
+        return _spectral_conv(v, p["weight_re"], p["weight_im"])
     return riesz_spectral_conv(
         v,
         p.get("weight_re"),

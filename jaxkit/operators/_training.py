@@ -264,7 +264,8 @@ class TrainedOperator:
         ``TrainedOperator`` (never an unrelated folder). Works for FNO, RNO and LNO models (ensemble members
         included); other models raise ``TypeError`` naming the alternative.
         """
-        from ..train import CheckpointError, read_metadata, save_checkpoint
+        from ..train import CheckpointError, read_metadata
+        from ..train._checkpoint import save_model_checkpoint
 
         path = Path(path)
         record = _model_record(self.model)
@@ -305,14 +306,7 @@ class TrainedOperator:
             "x_normalizer": {"mean": self.x_normalizer.mean, "std": self.x_normalizer.std},
             "y_normalizer": {"mean": self.y_normalizer.mean, "std": self.y_normalizer.std},
         }
-        try:
-            return save_checkpoint(path, tree, metadata, overwrite=overwrite, like=like)
-        except ValueError as e:
-            if str(e).startswith("tree:"):
-                raise ValueError(
-                    f"model: its config does not describe its arrays ({str(e)[6:].strip()})"
-                ) from None
-            raise
+        return save_model_checkpoint(path, tree, metadata, overwrite=overwrite, like=like)
 
     @classmethod
     def load(cls, path: str | Path) -> TrainedOperator:
@@ -394,6 +388,8 @@ def train_operator(
         )
     check_finite("x_train", x_train)
     check_finite("y_train", y_train)
+    check_int("step_epochs", step_epochs, minimum=1)
+    check_int("eval_every_epochs", eval_every_epochs, minimum=0)
     xn, yn = GaussianNormalizer.fit(x_train), GaussianNormalizer.fit(y_train)
     k_fit, k_data = jax.random.split(key)
     batch_size = _clamped_batch_size(batch_size, x_train.shape[0])

@@ -123,6 +123,10 @@ def solve_qp_nonneg(
     check_vector("c", c, n)
     if np.ndim(A) != 2 or np.shape(A)[1] != n:
         raise ValueError(f"A: expected shape (m, {n}), received {np.shape(A)}")
+    if np.ndim(b) != 1 or np.shape(b)[0] != np.shape(A)[0]:
+        raise ValueError(
+            f"b: expected shape ({np.shape(A)[0]},), one entry per row of A, received shape {np.shape(b)}"
+        )
     check_vector("b", b, np.shape(A)[0])
     check_finite("A", A)
     dt = _resolve_dtype(dtype, H, c, A, b)

@@ -20,7 +20,7 @@ import pandas as pd
 from jaxtyping import Array, Bool, Float
 
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import check_finite, check_ndim
+from jaxkit._validate import check_finite, check_int, check_ndim, check_positive
 
 __all__ = [
     "BacktestResult",
@@ -43,6 +43,11 @@ class BacktestResult:
     targets: np.ndarray
     turnover: np.ndarray
     costs: np.ndarray
+
+    def __post_init__(self) -> None:
+        # a record of a backtest: every numeric field finite (dates may be datetime64, which has no NaN here)
+        for f in ("dates", "returns", "weights", "rebalance_index", "targets", "turnover", "costs"):
+            check_finite(f, getattr(self, f))
 
     @property
     def wealth(self) -> np.ndarray:
@@ -102,6 +107,7 @@ def rebalance_indices(dates: ArrayInput, freq: str = "M", *, start: int = 0) -> 
     """Indices of the last trading day of each period (``"M"`` month, ``"Q"`` quarter, ``"W"`` week, ``"D"``
     day, or an integer-string step such as ``"21"``) at or after ``start``."""
     d = pd.DatetimeIndex(dates)
+    check_int("start", start, minimum=0)
     if d.has_duplicates or not d.is_monotonic_increasing:
         bad = int(np.argmax(np.diff(d.asi8) <= 0)) + 1
         raise ValueError(
@@ -141,16 +147,24 @@ def run_backtest(
     10 bp) per rebalance; the returned ``returns`` are per-period (daily) simple returns, not annualised."""
     check_prices(prices, dates)
     p = np.asarray(prices, dtype=np.float64)
+    if p.shape[0] == 0 or p.shape[1] == 0:
+        raise ValueError(f"prices: expected at least one day and one asset, received shape {p.shape}")
+    check_positive("cost", cost, strict=False)
+    check_ndim("rebalance_index", rebalance_index, 1, what="indices of the rebalance days")
+    check_finite("rebalance_index", rebalance_index)
     idx = np.asarray(rebalance_index, dtype=int)
     w = np.asarray(target_weights, dtype=np.float64)
     check_ndim("target_weights", w, 2)
     if w.shape != (idx.shape[0], p.shape[1]):
-        raise ValueError(f"target_weights: expected shape ({idx.shape[0]}, {p.shape[1]}), received {w.shape}")
+        raise ValueError(
+            f"target_weights: expected shape ({idx.shape[0]}, {p.shape[1]}) (one row per rebalance_index entry, "
+            f"one column per asset of prices), received {w.shape}"
+        )
     check_finite("target_weights", w)
     if idx.size and (np.any(np.diff(idx) <= 0) or idx[0] < 0 or idx[-1] >= p.shape[0]):
-        raise ValueError("rebalance_index: expected strictly increasing indices inside the price history")
-    if cost < 0:
-        raise ValueError(f"cost: expected a proportional cost >= 0, received {cost}")
+        raise ValueError(
+            f"rebalance_index: expected strictly increasing indices inside the price history [0, {p.shape[0]})"
+        )
     r = np.zeros_like(p)
     r[1:] = p[1:] / p[:-1] - 1
     targets = np.zeros_like(p)

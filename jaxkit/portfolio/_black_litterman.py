@@ -132,9 +132,23 @@ def _check_tau(tau: Any) -> None:
         raise ValueError(f"tau: expected a value in (0, 1], received {tau!r}")
 
 
+def _check_cov_and_picks(cov: Any, P: Any) -> None:
+    """``cov`` an (n, n) covariance and ``P`` a finite (k, n) pick matrix with ``k >= 1`` views (values checked
+    when concrete; shapes also when traced, so the helpers stay usable inside ``jax.jit``/``vmap``)."""
+    check_covariance("cov", cov)
+    check_ndim("P", P, 2, what="a (k, n) pick matrix")
+    n = np.shape(cov)[0]
+    if np.shape(P)[0] < 1 or np.shape(P)[1] != n:
+        raise ValueError(
+            f"P: expected shape (k, {n}) with k >= 1 views on the {n} assets of cov, received {np.shape(P)}"
+        )
+    check_finite("P", P)
+
+
 def he_litterman_omega(cov: ArrayInput, P: ArrayInput, tau: float) -> Float[Array, "k k"]:
     r"""He–Litterman view uncertainty $\Omega = \mathrm{diag}(\tau P\Sigma P^\top)$."""
     _check_tau(tau)
+    _check_cov_and_picks(cov, P)
     S, P = jnp.asarray(cov), jnp.asarray(P)
     return jnp.diag(jnp.diag(tau * P @ S @ P.T))
 
@@ -147,6 +161,12 @@ def idzorek_omega(confidences: ArrayInput, cov: ArrayInput, P: ArrayInput, tau: 
     if np.any(~np.isfinite(c)) or np.any(c < 0) or np.any(c > 1):
         raise ValueError(f"confidences: expected values in [0, 1], received {c.tolist()}")
     _check_tau(tau)
+    _check_cov_and_picks(cov, P)
+    if c.shape[0] != np.shape(P)[0]:
+        raise ValueError(
+            f"confidences: expected one confidence per view, {np.shape(P)[0]} (the rows of P), received "
+            f"{c.shape[0]}"
+        )
     S, P = jnp.asarray(cov), jnp.asarray(P)
     var = jnp.einsum("ki,ij,kj->k", P, S, P)
     cj = jnp.asarray(c, dtype=var.dtype)
@@ -227,8 +247,8 @@ def black_litterman(
     check_positive_definite(
         "omega", float(tau) * P64 @ S64 @ P64.T + om64,
         scale=float(tau) * np.max(np.abs(S64)) * max(np.max(np.abs(P64)), 1e-300) ** 2,
-        why="tau P Sigma P^T + omega must be invertible; a view on a zero-variance direction of the prior needs an "
-        "explicit omega > 0",
+        why="tau P Sigma P^T + omega must be invertible; a view on a zero-variance direction of the prior "
+        "(prior_cov) needs an explicit omega > 0",
     )  # fmt: skip
     with jax.enable_x64(True):
         arr = [jnp.asarray(np.asarray(a, np.float64)) for a in (prior_mean, prior_cov, P, Q, om)]
@@ -287,7 +307,9 @@ def precision_black_litterman_core(
     view_mean: Float[Array, " n"],
     view_cov: Float[Array, "n n"],
 ) -> tuple[Float[Array, " n"], Float[Array, "n n"]]:
-    """Unchecked, traceable precision-form posterior (for ``jit``/``vmap`` over dates)."""
+    """Unchecked, traceable precision-form posterior (for ``jit``/``vmap`` over dates): NaN/inf in, or a
+    covariance that is not positive definite, gives NaN out (docs/contracts.md); the checked public function
+    is :func:`precision_black_litterman`."""
     return _precision_core(prior_mean, prior_cov, view_mean, view_cov)
 
 

@@ -54,9 +54,17 @@ def sample_covariance(returns: ArrayInput, *, ddof: int = 1) -> LabeledMatrix:
 
 @jax.jit
 def ledoit_wolf_core(returns: Float[Array, "t n"]) -> tuple[Float[Array, "n n"], Float[Array, ""]]:
-    """Unchecked, traceable Ledoit–Wolf (centers the data); returns ``(covariance, shrinkage)``."""
+    """Unchecked, traceable Ledoit–Wolf (centers the data); returns ``(covariance, shrinkage)``.
+
+    Values are not checked (NaN/inf in, NaN/inf out); the shape is, as it is known when tracing: at least 2
+    observations of at least 1 asset (``ValueError`` naming ``returns`` otherwise)."""
+    t, p = returns.shape
+    if t < 2 or p < 1:
+        raise ValueError(
+            f"returns: expected a (time, assets) matrix with at least 2 observations and 1 asset, received "
+            f"shape {returns.shape}"
+        )
     x = returns - jnp.mean(returns, axis=0)
-    t, p = x.shape
     S = x.T @ x / t
     m = jnp.trace(S) / p
     x2 = x**2

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import check_finite, check_int, check_ndim, seed_rng
+from jaxkit._validate import check_finite, check_int, check_ndim, check_size, seed_rng
 
 __all__ = [
     "annualized_return",
@@ -48,8 +48,9 @@ def _r(returns: Any, name: str = "returns") -> np.ndarray:
 
 
 def _rf(rf: Any) -> float:
-    if not np.isfinite(rf):
-        raise ValueError(f"rf: expected a finite per-period risk-free rate, received {rf!r}")
+    """A per-period simple risk-free rate: finite and > -1 (a rate of -100% or below has no meaning)."""
+    if not (np.isfinite(rf) and rf > -1):
+        raise ValueError(f"rf: expected a finite per-period risk-free rate > -1, received {rf!r}")
     return float(rf)
 
 
@@ -81,7 +82,17 @@ def annualized_return(returns: ArrayInput, periods_per_year: int = 252) -> float
     periods a year (252: daily)."""
     periods_per_year = _ppy(periods_per_year)
     r = _simple(returns)
-    return np.exp(np.sum(np.log1p(r)) * periods_per_year / r.shape[0]) - 1
+    log_growth = np.sum(np.log1p(r)) * periods_per_year / r.shape[0]
+    if log_growth > _MAX_LOG:
+        raise ValueError(
+            f"returns: the annualised return overflows float64 (log growth {log_growth:.4g} per year, above "
+            f"{_MAX_LOG:.4g}): are these per-period simple returns (0.01 = 1%) at periods_per_year="
+            f"{periods_per_year}?"
+        )
+    return np.exp(log_growth) - 1
+
+
+_MAX_LOG = float(np.log(np.finfo(np.float64).max))
 
 
 def annualized_volatility(returns: ArrayInput, periods_per_year: int = 252) -> float:
@@ -152,6 +163,12 @@ def performance_summary(
     return out
 
 
+def _check_bootstrap_size(n_boot: int, T: int, n_series: int) -> None:
+    """Refuse up front a bootstrap whose (n_boot, T) index and resample arrays would not fit under the size cap
+    (the int64 indices and their block layout, and one float64 resample per series)."""
+    check_size("n_boot", 8 * int(n_boot) * int(T) * (2 + n_series), hint="pass a smaller n_boot")
+
+
 def _circular_block_indices(rng: np.random.Generator, T: int, block: int, n_boot: int) -> np.ndarray:
     """(n_boot, T) indices of circular block-bootstrap resamples (Politis & Romano 1992)."""
     n_blocks = -(-T // block)
@@ -179,8 +196,10 @@ def sharpe_confidence_interval(
     (blocks of ``block`` periods keep volatility clustering and serial dependence; Politis & Romano 1992)."""
     x = _r(returns) - _rf(rf)
     _bootstrap_args(level, n_boot, seed)
+    periods_per_year = _ppy(periods_per_year)
     if block < 1 or block > x.shape[0]:
         raise ValueError(f"block: expected an integer in [1, {x.shape[0]}], received {block}")
+    _check_bootstrap_size(n_boot, x.shape[0], 1)
     idx = _circular_block_indices(seed_rng(seed), x.shape[0], int(block), int(n_boot))
     sr = _sharpe_rows(x[idx], periods_per_year)
     lo, hi = np.nanquantile(sr, [(1 - level) / 2, (1 + level) / 2])
@@ -205,14 +224,28 @@ def sharpe_difference_test(
     distribution."""
     a, b = _r(returns_a, "returns_a"), _r(returns_b, "returns_b")
     _bootstrap_args(level, n_boot, seed)
+    periods_per_year = _ppy(periods_per_year)
     if a.shape != b.shape:
         raise ValueError(f"returns_a, returns_b: expected the same dates, received {a.shape} and {b.shape}")
     if block < 1 or block > a.shape[0]:
         raise ValueError(f"block: expected an integer in [1, {a.shape[0]}], received {block}")
+    _check_bootstrap_size(n_boot, a.shape[0], 2)
+    for name, x in (("returns_a", a), ("returns_b", b)):
+        sd, mean = np.std(x, ddof=1), np.mean(x)
+        if not sd > 1e-12 * max(abs(mean), 1e-300):  # the rule of sharpe_ratio (module docstring)
+            raise ValueError(
+                f"{name}: constant returns (spread {sd:.3g} for a mean of {mean:.3g}) have no Sharpe ratio, so "
+                "no difference of Sharpe ratios can be tested"
+            )
     idx = _circular_block_indices(seed_rng(seed), a.shape[0], int(block), int(n_boot))
     d_hat = float(_sharpe_rows(a, periods_per_year) - _sharpe_rows(b, periods_per_year))
     d = _sharpe_rows(a[idx], periods_per_year) - _sharpe_rows(b[idx], periods_per_year)
     d = d[np.isfinite(d)]
+    if d.size == 0:
+        raise ValueError(
+            "returns_a, returns_b: no bootstrap resample has a finite Sharpe difference (every resample of "
+            f"blocks of {block} periods has a constant series); pass a smaller block or a longer series"
+        )
     lo, hi = np.quantile(d, [(1 - level) / 2, (1 + level) / 2])
     p = float((1 + np.sum(np.abs(d - d_hat) >= abs(d_hat))) / (1 + d.size))
     return {"diff": d_hat, "lo": float(lo), "hi": float(hi), "p_value": p}

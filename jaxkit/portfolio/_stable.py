@@ -85,7 +85,8 @@ def stable_weights_core(
     leverage_cap: float | Float[Array, ""] = 3.0,
 ) -> tuple[Float[Array, " N"], Float[Array, ""]]:
     """Unchecked, traceable STABLE weights (for ``vmap`` over dates); returns ``(weights, guarded)`` where
-    ``guarded`` is 1.0 when the minimum-variance fallback was used."""
+    ``guarded`` is 1.0 when the minimum-variance fallback was used. NaN/inf in, or a covariance that is not
+    positive definite, gives NaN out (docs/contracts.md); :func:`stable_weights` checks its inputs."""
     mu, S = precision_black_litterman_core(prior_mean, prior_cov, view_mean, view_cov)
     n = mu.shape[0]
     z = jnp.linalg.solve(S, mu)

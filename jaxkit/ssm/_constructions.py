@@ -47,7 +47,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxkit._validate import check_choice, check_int, seed_rng
+from jaxkit._validate import check_choice, check_int, check_size, seed_rng
 
 from ._languages import Task, get_task
 from ._layers import COMPLEX_VARIANTS, VARIANTS, SSMLayer, SSMModel, check_tokens
@@ -554,6 +554,8 @@ def predict(
     tokens = np.asarray(tokens)
     if tokens.ndim != 2:
         raise ValueError(f"tokens: expected a (batch, length) array, received shape {tokens.shape}")
+    if 0 in tokens.shape:
+        raise ValueError(f"tokens: expected a non-empty (batch, length) array, received shape {tokens.shape}")
     check_tokens("tokens", tokens, len(get_task(c.task).alphabet))
     B = tokens.shape[0]
     chunk = min(chunk, B)
@@ -608,6 +610,9 @@ def verify(
     """
     check_int("exhaustive_len", exhaustive_len, minimum=1)
     check_int("n_random", n_random, minimum=0)
+    check_int("max_len", max_len, minimum=1)
+    check_int("max_exhaustive", max_exhaustive, minimum=1)
+    check_size("n_random", 8 * n_random)  # the int64 lengths of every random string, drawn at once
     task = get_task(c.task)
     V = task.vocab
     L = exhaustive_len
@@ -658,6 +663,7 @@ def first_failure(c: Construction, precision: Precision | None, *, max_n: int = 
             f"first_failure: defined for counting constructions {sorted(COUNTING_MEMBERS)}, "
             f"received {c.task!r}"
         )
+    check_int("max_n", max_n, minimum=1)
     k = COUNTING_MEMBERS[c.task]
     ns = np.arange(1, max_n + 1)
     # evaluate in chunks of n, each member padded with its last symbol (scored only at position k n - 1)

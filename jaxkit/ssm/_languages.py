@@ -32,16 +32,28 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from jaxkit._validate import check_int
+from jaxkit._validate import check_finite, check_int
 
 KINDS = ("recognition", "transduction", "seq2seq")
 
 
-class Batch(NamedTuple):
+class _BatchFields(NamedTuple):
     tokens: np.ndarray  # (B, T) int32
     targets: np.ndarray  # (B, T) int32
     mask: np.ndarray  # (B, T) bool, trained positions
     final: np.ndarray  # (B, T) bool, scored positions
+
+
+class Batch(_BatchFields):
+    """Examples of a task: ``tokens`` and ``targets`` ``(B, T)`` int32, ``mask`` (trained positions) and ``final``
+    (scored positions) ``(B, T)`` bool. Every field must hold finite values (``ValueError`` naming it)."""
+
+    __slots__ = ()
+
+    def __new__(cls, tokens: np.ndarray, targets: np.ndarray, mask: np.ndarray, final: np.ndarray) -> Batch:
+        for name, v in (("tokens", tokens), ("targets", targets), ("mask", mask), ("final", final)):
+            check_finite(name, v)
+        return super().__new__(cls, tokens, targets, mask, final)
 
 
 # ----------------------------------------------------------------------------------------------------- DFAs

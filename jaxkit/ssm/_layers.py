@@ -33,17 +33,20 @@ import numpy as np
 from jaxkit._typing import PRNGKey
 from jaxkit._validate import (
     check_choice,
+    check_finite,
     check_int,
     check_key,
     check_ndim,
     check_norm,
+    check_size,
     error_if_invalid,
     finite_checked,
     is_tracer,
 )
 from jaxkit.kernels.linear_scan import linear_scan as _kernel_linear_scan
 
-from ._precision import Precision, quantize
+from ._precision import Precision
+from ._precision import quantize_unchecked as quantize  # NaN/inf pass through: model internals
 
 
 class GateClasses(tuple):
@@ -141,10 +144,11 @@ def householder_product(k: jax.Array, beta: jax.Array) -> jax.Array:
     if is_tracer(k):
         k = error_if_invalid(
             k,
-            jnp.abs(jnp.linalg.norm(k, axis=-1) - 1.0) > 1e-4,
+            ~(jnp.abs(jnp.linalg.norm(k, axis=-1) - 1.0) <= 1e-4),  # NaN/inf compare False: refused too
             "k: expected unit vectors (|norm - 1| <= 0.0001)",
         )
     else:
+        check_finite("k", k)
         check_norm("k", k, unit=True)
     return _householder_product(k, finite_checked("beta", beta))
 
@@ -529,6 +533,8 @@ class SSMModel(eqx.Module):
         check_int("n_classes", n_classes, minimum=1)
         check_int("n_layers", n_layers, minimum=1)
         check_key("key", key)
+        # the embedding and the readout (float32), allocated before the layers check their own sizes
+        check_size("vocab, n_classes, d_model", 4 * (vocab + n_classes + 1) * d_model)
         ke, kh, *kl = jax.random.split(key, n_layers + 2)
         self.embed = jax.random.normal(ke, (vocab, d_model))
         self.layers = tuple(

@@ -52,10 +52,11 @@ FRAGMENTS: dict[str, frozenset] = {
 class LTLfSyntaxError(ValueError):
     """A malformed formula; ``position`` is the 0-based character offset of the error."""
 
-    def __init__(self, message: str, text: str, position: int):
+    def __init__(self, message: str, text: str, position: int, name: str = "formula"):
         caret = text + "\n" + " " * position + "^"
-        super().__init__(f"formula: {message} at position {position}\n{caret}")
+        super().__init__(f"{name}: {message} at position {position}\n{caret}")
         self.position = position
+        self.message, self.text = message, text
 
 
 @dataclass(frozen=True)
@@ -119,8 +120,20 @@ def _tokenize(text: str) -> list[tuple[str, int]]:
 
 def parse(text: str) -> Formula:
     """Parse an LTLf formula; raises :class:`LTLfSyntaxError` (a ``ValueError``) with the error position."""
+    return _parse_as(text, "text")
+
+
+def _parse_as(text: str, name: str) -> Formula:
+    """:func:`parse`, its errors naming the argument ``name`` the formula was passed as."""
     if not isinstance(text, str):
-        raise TypeError(f"text: expected a string, received {type(text).__name__}")
+        raise TypeError(f"{name}: expected a formula string, received {type(text).__name__}")
+    try:
+        return _parse(text)
+    except LTLfSyntaxError as e:
+        raise LTLfSyntaxError(e.message, e.text, e.position, name) from None
+
+
+def _parse(text: str) -> Formula:
     toks = _tokenize(text)
     pos = 0
 
@@ -338,7 +351,7 @@ def evaluate(
     f: Formula | str, traces: ArrayInput, *, n_props: int | None = None, props: Sequence[str] | None = None
 ) -> np.ndarray:
     """Truth of ``f`` at every position of every trace: ``(B, T)`` bool."""
-    f = parse(f) if isinstance(f, str) else f
+    f = _parse_as(f, "f") if isinstance(f, str) else f
     P = _as_props(traces, n_props)
     index = _index(f, props, P.shape[2])
     return _sat(f, P, index, np.array([P.shape[1]]))[:, 0, :]
@@ -348,7 +361,7 @@ def accepts(
     f: Formula | str, traces: ArrayInput, *, n_props: int | None = None, props: Sequence[str] | None = None
 ) -> np.ndarray:
     """Language membership of each (whole) trace: last position for pure-past formulas, first otherwise."""
-    f = parse(f) if isinstance(f, str) else f
+    f = _parse_as(f, "f") if isinstance(f, str) else f
     v = evaluate(f, traces, n_props=n_props, props=props)
     return v[:, -1] if is_pure_past(f) and operators(f) & PAST else v[:, 0]
 
@@ -357,7 +370,7 @@ def prefix_labels(
     f: Formula | str, traces: ArrayInput, *, n_props: int | None = None, props: Sequence[str] | None = None
 ) -> np.ndarray:
     """Membership of every prefix ``w[:t+1]``: ``(B, T)`` bool (one sweep per operator, all prefixes at once)."""
-    f = parse(f) if isinstance(f, str) else f
+    f = _parse_as(f, "f") if isinstance(f, str) else f
     P = _as_props(traces, n_props)
     index = _index(f, props, P.shape[2])
     T = P.shape[1]
@@ -387,7 +400,7 @@ def formula_task(
             f"(about {2**n_props * (8 + 5 * n_props) / 2**30:.3g} GiB of letter names); the cap is "
             f"max_props={max_props}, pass a larger max_props to build it anyway"
         )
-    f = parse(f) if isinstance(f, str) else f
+    f = _parse_as(f, "f") if isinstance(f, str) else f
     names = [f"p{k}" for k in range(n_props)]
     _index(f, names, n_props)
     alphabet = tuple(

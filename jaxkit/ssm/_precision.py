@@ -23,7 +23,7 @@ from typing import Any, TypeAlias
 import jax
 import jax.numpy as jnp
 
-from jaxkit._validate import check_choice, check_int
+from jaxkit._validate import check_choice, check_int, finite_checked
 
 ROUNDING = ("nearest", "floor", "toward_zero")
 OVERFLOW = ("saturate", "wrap")
@@ -145,7 +145,18 @@ def _quantize_real(x: jax.Array, fmt: Any) -> jax.Array:
 
 
 def quantize(x: jax.Array, fmt: Precision | None) -> jax.Array:
-    """Round ``x`` (real or complex, any shape) to the number format ``fmt``; ``None`` means no rounding."""
+    """Round ``x`` (real or complex, any shape) to the number format ``fmt``; ``None`` means no rounding.
+
+    ``x`` must be finite (``ValueError`` naming it; under ``jax.jit``/``vmap`` a run-time error through
+    ``equinox.error_if``). The layers' own rounding (:func:`quantize_unchecked`) passes NaN/inf through."""
+    if fmt is not None and not isinstance(fmt, FixedPoint | LowFloat | Native):
+        raise TypeError(f"fmt: expected FixedPoint, LowFloat, Native or None, received {type(fmt).__name__}")
+    return quantize_unchecked(finite_checked("x", jnp.asarray(x)), fmt)
+
+
+def quantize_unchecked(x: jax.Array, fmt: Precision | None) -> jax.Array:
+    """:func:`quantize` without the finite check of ``x`` (NaN/inf pass through unchanged): the rounding used
+    inside the models' forward passes."""
     if fmt is None:
         return x
     if not isinstance(fmt, FixedPoint | LowFloat | Native):

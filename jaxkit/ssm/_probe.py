@@ -116,6 +116,11 @@ class ProbeConfig:
             raise ValueError(f"tasks: expected distinct task names, received {names}")
         for name in ("n_steps", "batch_size", "n_seeds", "train_max_len", "n_train_per_length", "n_test"):
             check_int(name, getattr(self, name), minimum=1)
+        for name in (
+            "d_model", "d_state", "n_layers", "n_householder", "n_heads", "curriculum_start", "eval_chunk",
+        ):  # fmt: skip
+            check_int(name, getattr(self, name), minimum=1)
+        check_int("conv_width", self.conv_width, minimum=0)
         check_int("log_every", self.log_every, minimum=0)
         for name in ("threshold", "learned_threshold", "curriculum_frac", "warmup_frac", "final_lr_fraction"):
             check_range(name, getattr(self, name), 0.0, 1.0)

@@ -17,7 +17,7 @@ import numpy as np
 
 from jaxkit._nn import TransformerBlock
 from jaxkit._typing import PRNGKey
-from jaxkit._validate import check_choice, check_int, check_key, check_ndim
+from jaxkit._validate import check_choice, check_int, check_key, check_ndim, check_size
 
 from ._layers import check_tokens
 
@@ -93,6 +93,12 @@ class CausalTransformer(eqx.Module):
         check_choice("positional", positional, POSITIONAL)
         check_int("vocab", vocab, minimum=1)
         check_int("n_classes", n_classes, minimum=1)
+        for name, v in (("d_model", d_model), ("n_heads", n_heads), ("max_len", max_len)):
+            check_int(name, v, minimum=1)
+        check_int("n_layers", n_layers, minimum=0)  # 0: embeddings and readout only
+        # float32 parameters: embeddings, positions, readout, and per block attention and MLP (about 12 d^2)
+        n_params = (vocab + n_classes + 1 + max_len) * d_model + n_layers * 12 * d_model**2
+        check_size("vocab, n_classes, d_model, n_layers, max_len", 4 * n_params)
         if d_model % n_heads or (positional == "rope" and (d_model // n_heads) % 2):
             raise ValueError(
                 f"d_model: expected a multiple of n_heads (even head size for rope), received "

@@ -41,7 +41,7 @@ from ._checks import check_gamma, check_rho
 from ._grokfast import grokfast_ema
 from ._regularizer import (
     Method,
-    cross_entropy,
+    _cross_entropy,
     make_loss_fn,
     make_member_loss_fn,
     model_logits,
@@ -146,7 +146,7 @@ def stacked_eval(
 
     def one(model, x, y, k, t):
         logits = model_logits(model, x, positions)
-        out = {"val_acc": jnp.mean(jnp.argmax(logits, -1) == y), "val_loss": cross_entropy(logits, y)}
+        out = {"val_acc": jnp.mean(jnp.argmax(logits, -1) == y), "val_loss": _cross_entropy(logits, y)}
         if t is not None:
             out["train_acc"] = jnp.mean(jnp.argmax(model_logits(model, t[0], positions), -1) == t[1])
         if agreement is not None:

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 
 from .._nn import TransformerBlock, layer_norm
-from .._validate import check_int
+from .._validate import check_int, check_size
 from ..train import init_ensemble
 from ._checks import check_token_ids
 
@@ -79,6 +79,9 @@ class Transformer(eqx.Module):
             check_int(name, v, minimum=1)
         if d_model % n_heads:
             raise ValueError(f"n_heads: expected a divisor of d_model={d_model}, received {n_heads}")
+        # float32 parameters: embeddings and unembedding, then per block attention (4 d^2) and MLP (2 d d_mlp)
+        n_params = (2 * vocab_size + seq_len) * d_model + n_layers * (4 * d_model**2 + 2 * d_model * d_mlp)
+        check_size("vocab_size, seq_len, d_model, d_mlp, n_layers", 4 * n_params)
         ks = jax.random.split(key, n_layers + 3)
         s = 1.0 / math.sqrt(d_model)
         self.tok_embed = jax.random.normal(ks[0], (vocab_size, d_model)) * s

@@ -42,7 +42,16 @@ from jaxtyping import Array, Float
 from jaxkit._typing import ArrayInput
 
 from .._callables import as_pytree
-from .._validate import check_finite, check_int, check_key, check_range, is_tracer, library_errors
+from .._validate import (
+    check_finite,
+    check_int,
+    check_key,
+    check_range,
+    check_size,
+    finite_checked,
+    is_tracer,
+    library_errors,
+)
 from ._checks import check_rho, check_token_ids, rho_checked
 
 DOMAINS = ("gaussian", "boolean", "tokens")
@@ -50,7 +59,10 @@ DOMAINS = ("gaussian", "boolean", "tokens")
 
 class StabilityEstimate(NamedTuple):
     """``value`` = Stab_ρ[f] estimate, ``stderr`` its standard error, ``second_moment`` = E‖f(x)‖² on the same
-    points (so ``value / second_moment`` is the normalized stability, 1 at ρ = 1)."""
+    points (so ``value / second_moment`` is the normalized stability, 1 at ρ = 1).
+
+    A record: its fields are not checked (docs/contracts.md, documented exceptions). The estimators that return
+    it refuse NaN/inf from ``f`` unless called with ``check_finite=False``, where the estimate is NaN."""
 
     value: jax.Array
     stderr: jax.Array
@@ -120,7 +132,27 @@ def correlated_copy(
     vocab_size: int | None = None,
     noise_scale: float | None = 1.0,
 ) -> jax.Array:
-    """One ``ρ``-correlated copy of a single input ``x`` (see the module docstring for each domain)."""
+    """One ``ρ``-correlated copy of a single input ``x`` (see the module docstring for each domain).
+
+    ``x`` must be finite (``ValueError``; under ``jax.jit``/``vmap`` a run-time error through
+    ``equinox.error_if``) and ``noise_scale`` a finite value ``>= 0`` or ``None``."""
+    if noise_scale is not None and not is_tracer(noise_scale):
+        check_range("noise_scale", noise_scale, 0.0, np.inf)
+    x = finite_checked("x", jnp.asarray(x) if not is_tracer(x) else x)
+    return _correlated_copy(x, key, rho, domain=domain, vocab_size=vocab_size, noise_scale=noise_scale)
+
+
+def _correlated_copy(
+    x: jax.Array,
+    key: jax.Array,
+    rho: float | jax.Array,
+    *,
+    domain: str = "gaussian",
+    vocab_size: int | None = None,
+    noise_scale: float | None = 1.0,
+) -> jax.Array:
+    """:func:`correlated_copy` without the checks of ``x`` and ``noise_scale`` (the estimators check their points
+    once, not every noisy copy)."""
     rho = rho_checked(rho)  # a traced rho: a run-time check under jit
     if domain == "tokens":
         check_int("vocab_size", vocab_size, minimum=1)
@@ -157,7 +189,7 @@ def _stability_core(f, x, key, rho, n_samples, domain, vocab_size, noise_scale, 
     def per_point(args):
         xi, ki = args
         ys = jax.vmap(
-            lambda k: correlated_copy(
+            lambda k: _correlated_copy(
                 xi, k, rho, domain=domain, vocab_size=vocab_size, noise_scale=noise_scale
             )
         )(jax.random.split(ki, n_samples))
@@ -213,6 +245,8 @@ def noise_stability(
     if domain == "gaussian" and noise_scale is not None:
         check_range("noise_scale", noise_scale, 0.0, np.inf, closed=True)
     x = _as_points(x, domain)
+    # one point's noisy copies (and their keys) are the least that is held at once, whatever chunk_size is
+    check_size("n_samples", 8 * (n_samples + 1) * max(1, int(np.prod(x.shape[1:]))))
     if domain == "tokens":
         check_token_ids("x", x, vocab_size)
     # a user's function is traced on every call (its arrays are arguments of the compiled code, never baked in

@@ -57,14 +57,25 @@ import numpy as np
 
 from jaxkit._typing import ArrayInput
 
-from .._validate import check_ndim, check_range, is_tracer
+from .._validate import check_finite, check_int, check_ndim, check_range, is_tracer
 
 
-class StabilityInterval(NamedTuple):
-    """A predicted interval ``[lower, upper]`` for ``Stab_ρ`` (``lower == upper`` where the value is exact)."""
-
+class _StabilityIntervalFields(NamedTuple):
     lower: float
     upper: float
+
+
+class StabilityInterval(_StabilityIntervalFields):
+    """A predicted interval ``[lower, upper]`` for ``Stab_ρ`` (``lower == upper`` where the value is exact).
+
+    Both ends must be finite numbers (``ValueError`` naming the end otherwise)."""
+
+    __slots__ = ()
+
+    def __new__(cls, lower: float, upper: float) -> StabilityInterval:
+        for name, v in (("lower", lower), ("upper", upper)):
+            check_finite(name, v)
+        return super().__new__(cls, lower, upper)
 
     def contains(self, value: float, slack: float = 0.0) -> bool:
         return self.lower - slack <= value <= self.upper + slack
@@ -314,7 +325,10 @@ def attention_stability_interval(
     returned as a point interval.
     """
     check_range("rho", rho, -1.0, 1.0)
-    check_ndim("w_value", w_value, 2)
+    _finite_weight("w_value", w_value)
+    for name, w in (("w_query", w_query), ("w_key", w_key)):
+        if w is not None:
+            _finite_weight(name, w)
     if isinstance(seq_len, bool) or not isinstance(seq_len, int | np.integer) or seq_len < 1:
         raise ValueError(f"seq_len: expected an integer >= 1, received {seq_len!r}")
     for name, w in (("w_query", w_query), ("w_key", w_key)):
@@ -341,19 +355,50 @@ def attention_stability_interval(
 # ------------------------------------------------------------------------------------------------ composition
 
 
-class ReLULayer(NamedTuple):
-    """A bias-free ReLU layer ``h ↦ relu(W h)`` for :func:`stability_interval`."""
+def _finite_weight(name: str, w: Any) -> None:
+    """A layer weight: a real 2-D matrix of finite values (``ValueError``/``TypeError`` naming ``name``)."""
+    check_ndim(name, w, 2, what="a weight matrix")
+    arr = np.asarray(w)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name}: expected a real numeric matrix, received dtype {arr.dtype}")
+    check_finite(name, arr)
 
+
+class _ReLULayerFields(NamedTuple):
     weight: ArrayInput
 
 
-class AttentionLayer(NamedTuple):
-    """A single-head softmax attention layer for :func:`stability_interval` (``seq_len`` tokens)."""
+class ReLULayer(_ReLULayerFields):
+    """A bias-free ReLU layer ``h ↦ relu(W h)`` for :func:`stability_interval`; ``weight`` a finite 2-D matrix."""
 
+    __slots__ = ()
+
+    def __new__(cls, weight: ArrayInput) -> ReLULayer:
+        _finite_weight("weight", weight)
+        return super().__new__(cls, weight)
+
+
+class _AttentionLayerFields(NamedTuple):
     w_query: ArrayInput | None
     w_key: ArrayInput | None
     w_value: ArrayInput
     seq_len: int
+
+
+class AttentionLayer(_AttentionLayerFields):
+    """A single-head softmax attention layer for :func:`stability_interval` (``seq_len >= 1`` tokens); the
+    weights are finite 2-D matrices (``w_query``/``w_key`` may be ``None``)."""
+
+    __slots__ = ()
+
+    def __new__(
+        cls, w_query: ArrayInput | None, w_key: ArrayInput | None, w_value: ArrayInput, seq_len: int
+    ) -> AttentionLayer:
+        for name, w in (("w_query", w_query), ("w_key", w_key), ("w_value", w_value)):
+            if w is not None or name == "w_value":
+                _finite_weight(name, w)
+        check_int("seq_len", seq_len, minimum=1)
+        return super().__new__(cls, w_query, w_key, w_value, seq_len)
 
 
 def stability_interval(layers: Sequence[ReLULayer | AttentionLayer], rho: float | int) -> StabilityInterval:

@@ -47,10 +47,10 @@ from jaxtyping import Array, Float, Int
 
 from jaxkit._typing import ArrayInput
 
-from .._validate import check_choice, check_int, check_key, is_tracer
+from .._validate import check_choice, check_int, check_key, finite_checked, is_tracer
 from ._checks import check_gamma, check_rho, check_token_ids, rho_checked
 from ._models import Transformer
-from ._noise import correlated_copy
+from ._noise import _correlated_copy
 
 Method = Literal["agreement", "gaussian_embedding_mse"]
 METHODS = ("agreement", "gaussian_embedding_mse")
@@ -96,6 +96,11 @@ def resample_tokens(
         tokens = jnp.asarray(np.asarray(tokens))
     if not jnp.issubdtype(tokens.dtype, jnp.integer):
         raise TypeError(f"tokens: expected integer token ids, received dtype {tokens.dtype}")
+    if vocab_size - 1 > jnp.iinfo(tokens.dtype).max:
+        raise ValueError(
+            f"vocab_size: expected at most {jnp.iinfo(tokens.dtype).max + 1} (token ids of dtype {tokens.dtype}), "
+            f"received {vocab_size}"
+        )
     if noise_mask is not None:
         noise_mask = jnp.asarray(noise_mask, bool)
         try:
@@ -158,10 +163,20 @@ def gaussian_embedding_mse_penalty(
     $\\tilde e = \\rho e + \\sqrt{1-\\rho^2}\\sigma z$ (see the module docstring); ``f`` acts on one ``(T, d)``.
 
     ``clean`` (optional) are the already computed ``f(emb)`` outputs, so only the noisy pass is extra.
+    ``emb`` must be a non-empty batch of finite values (``ValueError``; under ``jax.jit`` a run-time error through
+    ``equinox.error_if``).
     """
     check_rho(rho)
+    if 0 in jnp.shape(emb):
+        raise ValueError(f"emb: expected a non-empty batch (B, T, d), received shape {tuple(jnp.shape(emb))}")
+    emb = finite_checked("emb", emb)
+    return _gaussian_embedding_mse_penalty(f, emb, key, rho, clean=clean, positions=positions)
+
+
+def _gaussian_embedding_mse_penalty(f, emb, key, rho, *, clean=None, positions=None):
+    """:func:`gaussian_embedding_mse_penalty` without the checks of ``emb`` (the training loss)."""
     keys = jax.random.split(key, emb.shape[0])
-    noisy = jax.vmap(lambda e, k: correlated_copy(e, k, rho, noise_scale=None))(emb, keys)
+    noisy = jax.vmap(lambda e, k: _correlated_copy(e, k, rho, noise_scale=None))(emb, keys)
     out_noisy = jax.vmap(f)(noisy)
     out_clean = jax.vmap(f)(emb) if clean is None else clean
     if positions is not None:
@@ -171,7 +186,18 @@ def gaussian_embedding_mse_penalty(
 
 def cross_entropy(logits: Float[Array, "*batch classes"], labels: Int[Array, "*batch"]) -> Float[Array, ""]:
     """Mean softmax cross-entropy with integer labels (``labels.shape == logits.shape[:-1]``, ids in
-    ``[0, classes)``; an out-of-range id used to give NaN)."""
+    ``[0, classes)``; an out-of-range id used to give NaN). ``logits`` must be finite, with at least one class
+    (``ValueError`` naming them; under ``jax.jit`` a run-time error through ``equinox.error_if``)."""
+    if jnp.ndim(logits) < 1 or jnp.shape(logits)[-1] < 1:
+        raise ValueError(
+            f"logits: expected at least one class on the last axis, received shape {tuple(jnp.shape(logits))}"
+        )
+    return _cross_entropy(finite_checked("logits", logits), labels)
+
+
+def _cross_entropy(logits: Any, labels: Any) -> jax.Array:
+    """:func:`cross_entropy` without the finite check of ``logits`` (the training losses: a diverging model's
+    NaN loss is the optimizer's to report, at no per-step cost)."""
     if tuple(jnp.shape(labels)) != tuple(jnp.shape(logits))[:-1]:
         raise ValueError(
             f"labels: expected shape {tuple(jnp.shape(logits))[:-1]} (the scored logits without the class axis: "
@@ -280,7 +306,7 @@ def regularized_loss(
     touches. Returns ``(loss, {"task": ℓ, "penalty": R})``.
     """
     logits = model_logits(model, tokens, positions)
-    task = cross_entropy(logits, labels)
+    task = _cross_entropy(logits, labels)
     if isinstance(gamma, int | float) and gamma == 0:
         return task, {"task": task, "penalty": jnp.zeros_like(task)}
     if method == "agreement":
@@ -291,7 +317,7 @@ def regularized_loss(
         )
     else:
         emb = jax.vmap(model.embed)(tokens)
-        pen = gaussian_embedding_mse_penalty(model.from_embeddings, emb, key, rho, positions=positions)
+        pen = _gaussian_embedding_mse_penalty(model.from_embeddings, emb, key, rho, positions=positions)
     return task + gamma * pen, {"task": task, "penalty": pen}
 
 
@@ -384,7 +410,7 @@ def embedding_stability(
     num = 0.0
     for i in range(n_samples):
         keys = jax.random.split(jax.random.fold_in(key, i), emb.shape[0])
-        noisy = jax.vmap(lambda e, k: correlated_copy(e, k, rho, noise_scale=None))(emb, keys)
+        noisy = jax.vmap(lambda e, k: _correlated_copy(e, k, rho, noise_scale=None))(emb, keys)
         num = num + jnp.sum(clean * jax.vmap(centered)(noisy))
     return num / n_samples / jnp.sum(clean**2)
 
@@ -406,6 +432,10 @@ def token_agreement(
     ``(C,)`` for a classifier with ``positions=None``, or ``(T, C)`` with ``positions`` indexing the first axis);
     ``tokens`` ``(B, T)``; the mean runs over the batch and the scored positions.
     """
+    if 0 in jnp.shape(tokens):
+        raise ValueError(
+            f"tokens: expected a non-empty batch (B, T), received shape {tuple(jnp.shape(tokens))}"
+        )
     noisy = resample_tokens(tokens, key, rho=rho, vocab_size=vocab_size, noise_mask=noise_mask)
     p = jax.nn.softmax(model_logits(model, tokens, positions))
     q = jax.nn.softmax(model_logits(model, noisy, positions))

@@ -22,7 +22,7 @@ import numpy as np
 from jaxkit._typing import ArrayInput
 from jaxkit._validate import seed_rng
 
-from .._validate import check_int, check_key, check_range
+from .._validate import check_finite, check_int, check_key, check_ndim, check_range, check_size
 
 MAX_BYTES = 2**30
 _BYTES_PER_PAIR = 48  # int32 sequences (12) and labels (4), the int64 pair grid (16) and the permutation (16)
@@ -105,15 +105,27 @@ def sample_windows(
     return stream[idx], stream[idx + 1]
 
 
+def _window_args(stream: ArrayInput, n_windows: int, context: int) -> np.ndarray:
+    """Checks shared by the window builders: a finite 1-D ``stream`` longer than ``context + 1``, counts >= 1,
+    and the windows (inputs, targets and their indices) under the size cap. Returns the stream as an array."""
+    check_int("n_windows", n_windows, minimum=1)
+    check_int("context", context, minimum=1)
+    s = np.asarray(stream)
+    check_ndim("stream", s, 1, what="a token stream")
+    check_finite("stream", s)
+    if len(s) - context - 1 < 1:
+        raise ValueError(f"stream: expected more than context+1={context + 1} tokens, received {len(s)}")
+    check_size("n_windows, context", n_windows * context * (2 * s.dtype.itemsize + 16))
+    return s
+
+
 def fixed_windows(stream: ArrayInput, n_windows: int, context: int) -> tuple[np.ndarray, np.ndarray]:
     """``n_windows`` evenly spaced, non-random windows (a fixed validation set)."""
-    check_int("n_windows", n_windows, minimum=1)
-    last = len(stream) - context - 1
-    if last < 1:
-        raise ValueError(f"stream: expected more than context+1={context + 1} tokens, received {len(stream)}")
+    s = _window_args(stream, n_windows, context)
+    last = len(s) - context - 1
     starts = np.linspace(0, last, n_windows).astype(np.int64)
     idx = starts[:, None] + np.arange(context)[None, :]
-    return stream[idx], stream[idx + 1]
+    return s[idx], s[idx + 1]
 
 
 def sparse_parity(
@@ -132,6 +144,8 @@ def sparse_parity(
         raise ValueError(f"k: expected at most n_bits={n_bits} relevant coordinates, received {k}")
     check_int("n_train", n_train, minimum=1)
     check_int("n_val", n_val, minimum=1)
+    # the int64 draws, their int32 copy and the token matrix: about 16 bytes per (example, bit)
+    check_size("n_bits, n_train, n_val", 16 * (n_train + n_val) * (n_bits + 1))
     check_range("label_noise", label_noise, 0.0, 0.5, closed=True)
     check_key("key", key)
     rng = np.random.default_rng(np.asarray(jax.random.key_data(key)).ravel().tolist())
@@ -193,11 +207,8 @@ def stream_windows(
     stream: ArrayInput, n_windows: int, context: int, *, seed: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """``n_windows`` random windows ``x = s[i:i+T]``, ``y = s[i+1:i+T+1]`` (NumPy, reproducible from ``seed``)."""
-    check_int("n_windows", n_windows, minimum=1)
-    check_int("context", context, minimum=1)
-    last = len(stream) - context - 1
-    if last < 1:
-        raise ValueError(f"stream: expected more than context+1={context + 1} tokens, received {len(stream)}")
+    s = _window_args(stream, n_windows, context)
+    last = len(s) - context - 1
     starts = seed_rng(seed).integers(0, last, n_windows)
     idx = starts[:, None] + np.arange(context)[None, :]
-    return np.asarray(stream)[idx], np.asarray(stream)[idx + 1]
+    return s[idx], s[idx + 1]

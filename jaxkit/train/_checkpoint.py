@@ -268,6 +268,30 @@ def save_checkpoint(
     return _write_checkpoint(path, tree, metadata)
 
 
+def save_model_checkpoint(
+    path: str | os.PathLike,
+    tree: PyTree,
+    metadata: dict | None,
+    *,
+    overwrite: bool,
+    like: PyTree,
+    name: str = "model",
+) -> Path:
+    """:func:`save_checkpoint` of a model that its loader rebuilds from a config and fills with the saved arrays:
+    ``like`` is the model the saved config builds, and a ``tree`` that does not match it leaf by leaf is refused
+    (nothing written) with ``ValueError`` naming the argument ``name``: "its config does not describe its
+    arrays", since such a checkpoint would not load back. Shared by the models' ``save`` functions
+    (``jaxkit.forecast.save_forecaster``, ``jaxkit.operators.TrainedOperator.save``)."""
+    try:
+        return save_checkpoint(path, tree, metadata, overwrite=overwrite, like=like)
+    except ValueError as e:
+        if str(e).startswith("tree:"):
+            raise ValueError(
+                f"{name}: its config does not describe its arrays ({str(e).removeprefix('tree:').strip()})"
+            ) from None
+        raise
+
+
 def _kind(fmt: Any) -> str:
     return f"a saved {fmt}" if fmt else "a plain checkpoint with no format"
 

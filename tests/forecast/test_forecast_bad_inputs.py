@@ -208,3 +208,34 @@ def test_kalman_variances_are_checked():
     # q = 0 with a diffuse prior: the last filtered beta is least squares (the docstring's identity)
     b = np.asarray(kalman_betas(y, X, q=0.0, r=1.0, p0=1e8))[-1, :, 0]
     np.testing.assert_allclose(b, np.linalg.lstsq(X, y, rcond=None)[0][0], rtol=1e-3)
+
+
+def test_make_forecaster_and_scores_name_the_argument_issue49():
+    from jaxkit.forecast import PostProcess, energy_distance, make_forecaster, moment_z_scores, score_paths
+
+    kw = dict(
+        n_assets=2, history=4, horizon=2, n_macro=0, n_signals=0, scale=np.ones(2), key=jax.random.key(0)
+    )
+    with pytest.raises(ValueError, match="diffusion_steps: expected an integer >= 1"):
+        make_forecaster(**kw, diffusion_steps=0)
+    with pytest.raises(ValueError, match="diffusion_steps: the request needs about"):
+        make_forecaster(**kw, diffusion_steps=2**40)
+    with pytest.raises(ValueError, match="aux_weight: expected a finite value >= 0"):
+        make_forecaster(**kw, aux_weight=float("nan"))
+    with pytest.raises(ValueError, match=r"scale: expected shape \(n_assets,\) = \(3,\)"):
+        make_forecaster(**{**kw, "n_assets": 3})
+    with pytest.raises(ValueError, match="factor: expected finite values"):
+        PostProcess(True, np.array([1.0, np.inf]))
+    with pytest.raises(ValueError, match="n_windows: expected an integer >= 0"):
+        PostProcess(True, np.ones(2), -1)
+    rng = np.random.default_rng(0)
+    paths, truth = rng.normal(size=(3, 8, 2, 2)), rng.normal(size=(3, 2, 2))
+    with pytest.raises(ValueError, match="level: expected a value in"):
+        score_paths(paths, truth, level=float("nan"))
+    with pytest.raises(ValueError, match="samples: expected finite values"):
+        moment_z_scores(np.full((4, 2), np.nan), np.zeros(2), np.eye(2))
+    with pytest.raises(ValueError, match="samples: expected a non-empty"):
+        moment_z_scores(np.zeros((0, 2)), np.zeros(2), np.eye(2))
+    x = rng.normal(size=(5, 2))
+    with pytest.raises(ValueError, match="chunk_bytes: expected an integer >= 1"):
+        energy_distance(x, x + 1, chunk_bytes=-1)

@@ -28,8 +28,9 @@ from _fuzz_values import Candidate, Edge, _normal, candidates, edges, shape_from
 
 TIMEOUT_S = 10  # an edge call
 BASE_TIMEOUT_S = 60  # the base call (it compiles first)
-# integer parameters where a negative value has a meaning (an axis, an offset); a negative count or size does not
-NEGATIVE_OK = re.compile(r"^(axis|axes|offset|shift|lag|index|i|seed_offset)$")
+# integer parameters where a negative value has a meaning (an axis, an offset, a position counted from the end:
+# ``sample_axis=-1``, ``positions=-1``); a negative count or size does not
+NEGATIVE_OK = re.compile(r"^(axis|axes|offset|shift|lag|index|i|seed_offset|\w+_axis|positions?)$")
 
 
 class Hang(BaseException):

@@ -257,12 +257,6 @@ SLOW: dict[str, str] = {
 }
 
 KNOWN_VIOLATIONS: dict[str, dict[tuple[str, str], str]] = {
-    "jaxkit.portfolio.calmar_ratio": {
-        (
-            "returns",
-            "drawn",
-        ): "drawn returns (uniform in [-10, 10]) compound to an overflowing annualised return: no overflow check yet",
-    },
     "jaxkit.docking.ConformerMatch": {
         (
             "positions",
@@ -317,38 +311,35 @@ KNOWN_VIOLATIONS: dict[str, dict[tuple[str, str], str]] = {
         (
             "n_steps",
             "huge",
-        ): "n_steps=2**40 is a valid (very long) training request, not a size beyond memory: "
-        "nothing grows with it, so it is not refused and runs past the 10 s limit; no step cap chosen yet",
+        ): "n_steps=2**40 is a valid (very long) training request, not a size beyond memory: nothing grows with it, so it is not refused and runs past the 10 s limit; no step cap chosen yet",
     },
     "jaxkit.docking.train_confidence": {
         (
             "n_steps",
             "huge",
-        ): "n_steps=2**40 is a valid (very long) training request, not a size beyond memory: "
-        "nothing grows with it, so it is not refused and runs past the 10 s limit; no step cap chosen yet",
+        ): "n_steps=2**40 is a valid (very long) training request, not a size beyond memory: nothing grows with it, so it is not refused and runs past the 10 s limit; no step cap chosen yet",
     },
     "jaxkit.docking.confidence_training_data": {
         (
             "conformer_seed",
             "zero",
-        ): "conformer_seed=0 is the default and valid; the result's extra arrays have "
-        "shape (n, 0) by design (no per-pose extra features), which the harness counts as an empty result",
+        ): "conformer_seed=0 is the default and valid; the result's extra arrays have shape (n, 0) by design (no per-pose extra features), which the harness counts as an empty result",
     },
     "jaxkit.docking.dock_many": {
         (
             "pb_budget",
             "zero",
-        ): "pb_budget=0 is valid (no validity check allowed) and the result is summary rows "
-        "of strings, which the harness counts as an empty result (no numeric value)",
+        ): "pb_budget=0 is valid (no validity check allowed) and the result is summary rows of strings, which the harness counts as an empty result (no numeric value)",
         (
             "conformer_seed",
             "zero",
-        ): "conformer_seed=0 is the default and valid; the result is summary rows of "
-        "strings, which the harness counts as an empty result (no numeric value)",
+        ): "conformer_seed=0 is the default and valid; the result is summary rows of strings, which the harness counts as an empty result (no numeric value)",
     },
     "jaxkit.docking.ranking_warning": {
-        ("pb_budget", "zero"): "pb_budget=0 is valid (no validity check allowed) and the result is a message "
-        "string, which the harness counts as an empty result (no numeric value)",
+        (
+            "pb_budget",
+            "zero",
+        ): "pb_budget=0 is valid (no validity check allowed) and the result is a message string, which the harness counts as an empty result (no numeric value)",
     },
     "jaxkit.docking.DockingComplex": {
         (
@@ -830,583 +821,12 @@ KNOWN_VIOLATIONS: dict[str, dict[tuple[str, str], str]] = {
             "-inf",
         ): "accepted with a result of another shape: a degenerate input needs a clear error or a documented result",
     },
-    "jaxkit.forecast.PostProcess": {
-        (
-            "factor",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "factor",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "factor",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("n_windows", "negative"): "a negative count or size is accepted",
-    },
-    "jaxkit.forecast.coverage": {
-        ("sample_axis", "negative"): "a negative count or size is accepted",
-    },
-    "jaxkit.forecast.crps": {
-        ("sample_axis", "negative"): "a negative count or size is accepted",
-    },
-    "jaxkit.forecast.crps_sum": {
-        ("sample_axis", "negative"): "a negative count or size is accepted",
-    },
-    "jaxkit.forecast.energy_distance": {
-        ("chunk_bytes", "negative"): "a negative count or size is accepted",
-    },
-    "jaxkit.forecast.energy_test": {
-        ("chunk_bytes", "negative"): "a negative count or size is accepted",
-    },
-    "jaxkit.forecast.make_forecaster": {
-        (
-            "n_assets",
-            "huge",
-        ): "refused, but the message does not name this argument: scale: expected 1099511627776 positive finite values, received shape (",
-        (
-            "diffusion_steps",
-            "zero",
-        ): "refused, but the message does not name this argument: n_steps: expected an integer >= 1, received 0",
-        (
-            "diffusion_steps",
-            "negative",
-        ): "refused, but the message does not name this argument: n_steps: expected an integer >= 1, received -1",
-        (
-            "diffusion_steps",
-            "huge",
-        ): "refused, but the message does not name this argument: n_steps: the request needs about 96 TiB, above the size cap of 4 GiB (",
-        (
-            "aux_weight",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "aux_weight",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "aux_weight",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.forecast.moment_z_scores": {
-        (
-            "samples",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "samples",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "samples",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "samples",
-            "empty",
-        ): "refused, but the message does not name this argument: cannot reshape array of size 0 into shape (0,newaxis)",
-    },
-    "jaxkit.forecast.mse": {
-        ("sample_axis", "negative"): "a negative count or size is accepted",
-    },
-    "jaxkit.forecast.score_paths": {
-        (
-            "level",
-            "nan",
-        ): "refused, but the message does not name this argument: Quantiles must be in the range [0, 1]",
-        (
-            "level",
-            "inf",
-        ): "refused, but the message does not name this argument: Quantiles must be in the range [0, 1]",
-        (
-            "level",
-            "-inf",
-        ): "refused, but the message does not name this argument: Quantiles must be in the range [0, 1]",
-    },
-    "jaxkit.operators.InstanceNorm": {
-        ("channels", "zero"): "a size of 0 returns an empty result instead of an error",
-        (
-            "channels",
-            "negative",
-        ): "refused, but the message does not name this argument: broadcast_in_dim shape must have every element be nonnegative, got (-1",
-        (
-            "channels",
-            "huge",
-        ): "a size beyond memory reaches the allocator: no up-front size check for this argument yet",
-    },
-    "jaxkit.operators.LNOConfig": {
-        ("in_channels", "negative"): "a negative count or size is accepted",
-        ("out_channels", "negative"): "a negative count or size is accepted",
-        ("width", "negative"): "a negative count or size is accepted",
-        ("proj_hidden", "negative"): "a negative count or size is accepted",
-    },
-    "jaxkit.operators.LaplaceLayer": {
-        (
-            "modes",
-            "huge",
-        ): "a size beyond memory reaches the allocator: no up-front size check for this argument yet",
-    },
-    "jaxkit.operators.RieszSpectralConv": {
-        (
-            "modes",
-            "huge",
-        ): "a size beyond memory reaches the allocator: no up-front size check for this argument yet",
-    },
-    "jaxkit.operators.SpectralConv": {
-        (
-            "modes",
-            "huge",
-        ): "a size beyond memory reaches the allocator: no up-front size check for this argument yet",
-    },
-    "jaxkit.portfolio.BacktestResult": {
-        (
-            "dates",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "dates",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "dates",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "returns",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "returns",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "returns",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "weights",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "weights",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "weights",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "rebalance_index",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "rebalance_index",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "rebalance_index",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "targets",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "targets",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "targets",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "turnover",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "turnover",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "turnover",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "costs",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "costs",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "costs",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.portfolio.ledoit_wolf_core": {
-        (
-            "returns",
-            "empty",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.portfolio.performance_summary": {
-        (
-            "rf",
-            "negative",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.portfolio.precision_black_litterman_core": {
-        (
-            "prior_cov",
-            "negative",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "view_cov",
-            "negative",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.portfolio.rebalance_indices": {
-        ("start", "negative"): "a negative count or size is accepted",
-    },
-    "jaxkit.portfolio.run_backtest": {
-        (
-            "prices",
-            "empty",
-        ): "refused, but the message does not name this argument: rebalance_index: expected strictly increasing indices inside the price",
-        (
-            "rebalance_index",
-            "empty",
-        ): "refused, but the message does not name this argument: target_weights: expected shape (0, 3), received (3, 3)",
-        (
-            "cost",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "cost",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.portfolio.sharpe_confidence_interval": {
-        (
-            "n_boot",
-            "huge",
-        ): "a size beyond memory reaches the allocator: no up-front size check for this argument yet",
-    },
-    "jaxkit.portfolio.sharpe_difference_test": {
-        (
-            "returns_a",
-            "drawn",
-        ): "constant drawn returns (no spread) leave no finite bootstrap difference: IndexError instead of a clear error",
-        (
-            "returns_b",
-            "drawn",
-        ): "constant drawn returns (no spread) leave no finite bootstrap difference: IndexError instead of a clear error",
-        (
-            "returns_a",
-            "zeros",
-        ): "an error of another type escapes: IndexError, to be refused with ValueError naming the argument",
-        (
-            "returns_b",
-            "zeros",
-        ): "an error of another type escapes: IndexError, to be refused with ValueError naming the argument",
-        (
-            "n_boot",
-            "huge",
-        ): "a size beyond memory reaches the allocator: no up-front size check for this argument yet",
-        (
-            "periods_per_year",
-            "negative",
-        ): "an error of another type escapes: IndexError, to be refused with ValueError naming the argument",
-    },
-    "jaxkit.portfolio.sortino_ratio": {
-        (
-            "rf",
-            "negative",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.ssm.Batch": {
-        (
-            "tokens",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "tokens",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "tokens",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "targets",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "targets",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "targets",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "mask",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "mask",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "mask",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "final",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "final",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "final",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.ssm.ProbeConfig": {
-        ("d_model", "negative"): "a negative count or size is accepted",
-        ("d_state", "negative"): "a negative count or size is accepted",
-        ("n_layers", "negative"): "a negative count or size is accepted",
-        ("n_householder", "negative"): "a negative count or size is accepted",
-        ("conv_width", "negative"): "a negative count or size is accepted",
-        ("n_heads", "negative"): "a negative count or size is accepted",
-        ("curriculum_start", "negative"): "a negative count or size is accepted",
-        ("eval_chunk", "negative"): "a negative count or size is accepted",
-    },
-    "jaxkit.ssm.accepts": {
-        (
-            "f",
-            "bad-choice",
-        ): "refused, but the message does not name this argument: formula: unexpected character '-' at position 3\nnot-a-choice\n   ^",
-    },
-    "jaxkit.ssm.evaluate": {
-        (
-            "f",
-            "bad-choice",
-        ): "refused, but the message does not name this argument: formula: unexpected character '-' at position 3\nnot-a-choice\n   ^",
-    },
-    "jaxkit.ssm.parse": {
-        (
-            "text",
-            "bad-choice",
-        ): "refused, but the message does not name this argument: formula: unexpected character '-' at position 3\nnot-a-choice\n   ^",
-    },
-    "jaxkit.ssm.prefix_labels": {
-        (
-            "f",
-            "bad-choice",
-        ): "refused, but the message does not name this argument: formula: unexpected character '-' at position 3\nnot-a-choice\n   ^",
-    },
-    "jaxkit.ssm.quantize": {
-        ("x", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("x", "-inf"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
     "jaxkit.ssm.random_formula": {
         ("max_depth", "zero"): "a size of 0 returns an empty result instead of an error",
-    },
-    "jaxkit.stability.AttentionLayer": {
-        (
-            "w_query",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "w_query",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "w_query",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "w_key",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "w_key",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "w_key",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "w_value",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "w_value",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "w_value",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        ("seq_len", "negative"): "a negative count or size is accepted",
-    },
-    "jaxkit.stability.ReLULayer": {
-        (
-            "weight",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "weight",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "weight",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.stability.StabilityEstimate": {
-        (
-            "value",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "value",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "value",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "stderr",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "stderr",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "stderr",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "second_moment",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "second_moment",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "second_moment",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.stability.StabilityInterval": {
-        (
-            "lower",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "lower",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "lower",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "upper",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "upper",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "upper",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-    },
-    "jaxkit.stability.attention_stability_interval": {
-        (
-            "w_value",
-            "nan",
-        ): "refused, but the message does not name this argument: Eigenvalues did not converge",
-        (
-            "w_value",
-            "inf",
-        ): "refused, but the message does not name this argument: Eigenvalues did not converge",
-        (
-            "w_value",
-            "-inf",
-        ): "refused, but the message does not name this argument: Eigenvalues did not converge",
-    },
-    "jaxkit.stability.cross_entropy": {
-        (
-            "logits",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "logits",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "logits",
-            "empty",
-        ): "refused, but the message does not name this argument: labels: expected token ids in [0, 0) (the vocabulary), received 1 out-",
-    },
-    "jaxkit.stability.fixed_windows": {
-        (
-            "stream",
-            "nan",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "stream",
-            "inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "stream",
-            "-inf",
-        ): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
-        (
-            "n_windows",
-            "huge",
-        ): "a size beyond memory reaches the allocator: no up-front size check for this argument yet",
-        ("context", "zero"): "a size of 0 returns an empty result instead of an error",
-        ("context", "negative"): "a negative count or size is accepted",
-    },
-    "jaxkit.stability.sparse_parity": {
-        (
-            "n_bits",
-            "huge",
-        ): "a size beyond memory reaches the allocator: no up-front size check for this argument yet",
-        (
-            "n_train",
-            "huge",
-        ): "a size beyond memory reaches the allocator: no up-front size check for this argument yet",
-        (
-            "n_val",
-            "huge",
-        ): "a size beyond memory reaches the allocator: no up-front size check for this argument yet",
     },
     "jaxkit.stability.stacked_eval": {
         ("positions", "zero"): "a size of 0 returns an empty result instead of an error",
         ("positions", "negative"): "a negative count or size is accepted",
-    },
-    "jaxkit.stability.stream_windows": {
-        (
-            "n_windows",
-            "huge",
-        ): "a size beyond memory reaches the allocator: no up-front size check for this argument yet",
     },
     "jaxkit.train.to_host": {
         ("x", "nan"): "NaN/inf reaches the result: no finite check of this argument at the entry point yet",
@@ -1440,14 +860,26 @@ DOCUMENTED: dict[str, tuple[frozenset[str], str]] = {
         )
     },
     "jaxkit.portfolio.black_litterman_core": (_NONFINITE_IN, _CORE),
-    "jaxkit.portfolio.precision_black_litterman_core": (_NONFINITE_IN, _CORE),
-    "jaxkit.portfolio.stable_weights_core": (_NONFINITE_IN, _CORE),
+    "jaxkit.portfolio.precision_black_litterman_core": (
+        _NONFINITE_IN | {"negative"},
+        _CORE + "; a covariance that is not positive definite (negated) has no precision either: NaN out",
+    ),
+    "jaxkit.portfolio.stable_weights_core": (
+        _NONFINITE_IN | {"zeros", "negative", "singular"},
+        _CORE + "; a prior or view covariance that is not positive definite (zero, negated, singular) has no "
+        "precision: NaN out",
+    ),
     "jaxkit.portfolio.ledoit_wolf_core": (_NONFINITE_IN, _CORE),
     "jaxkit.portfolio.simulate": (_NONFINITE_IN, _CORE),
     "jaxkit.operators.relative_l2": (
         frozenset({"zeros"}),
         "a sample whose target is identically zero has no finite relative error: inf (0 for an exact match); a "
         "training loss that meets one stops with FloatingPointError",
+    ),
+    "jaxkit.stability.StabilityEstimate": (
+        _NONFINITE_IN,
+        "a record of what noise_stability/average_sensitivity computed: they refuse NaN/inf from f, except with "
+        "check_finite=False, where the estimate is documented to be NaN; the record holds what it is given",
     ),
     "jaxkit.diffusion.igso3.angle_log_density": (
         frozenset({"zeros", "drawn"}),

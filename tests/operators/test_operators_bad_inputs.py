@@ -155,3 +155,41 @@ def test_member_of_a_non_ensemble_names_the_ensemble_argument():
 
     with pytest.raises(ValueError, match="^ensemble: expected a pytree with array leaves"):
         member(None, 0)
+
+
+def test_layer_sizes_beyond_memory_are_refused_up_front_issue49():
+    import time
+
+    from jaxkit.operators import InstanceNorm, LaplaceLayer, LNOConfig, RieszSpectralConv, SpectralConv
+
+    key = jax.random.key(0)
+    t0 = time.perf_counter()
+    for make in (
+        lambda: SpectralConv(2, 2, 2**40, key=key),
+        lambda: RieszSpectralConv(2, 2, 2**40, key=key),
+        lambda: LaplaceLayer(2, 2, 2**40, key=key),
+    ):
+        with pytest.raises(ValueError, match=r"modes: the request needs about .* above the size cap"):
+            make()
+    with pytest.raises(ValueError, match="channels: the request needs about"):
+        InstanceNorm(2**40)
+    assert time.perf_counter() - t0 < 2.0
+    with pytest.raises(ValueError, match="channels: expected an integer >= 1"):
+        InstanceNorm(0)
+    with pytest.raises(ValueError, match="width: expected an integer >= 1"):
+        LNOConfig(1, 1, (4,), width=-1)
+    assert InstanceNorm(3).scale.shape == (3,)
+
+
+def test_spectral_conv_checks_its_inputs_issue49():
+    import jax.numpy as jnp
+
+    from jaxkit.operators import spectral_conv
+
+    u = jnp.ones((1, 8))
+    w = jnp.full((2, 1, 1), 0.5)
+    assert spectral_conv(u, w, w).shape == (1, 8)
+    with pytest.raises(ValueError, match="weight_im: expected finite values"):
+        spectral_conv(u, w, w.at[0].set(jnp.nan))
+    with pytest.raises(Exception, match="u: expected finite values"):
+        jax.jit(spectral_conv)(u.at[0, 3].set(jnp.inf), w, w).block_until_ready()

@@ -127,3 +127,59 @@ def test_interior_point_out_of_iterations_raises_instead_of_a_plausible_allocati
     np.testing.assert_allclose(np.asarray(xj), [0.5, 0.5], rtol=1e-4)
     with pytest.raises(ValueError, match="cov: expected a non-empty array"):
         min_variance(np.zeros((0, 0)))  # was a numpy reduction error
+
+
+def test_metrics_and_backtest_refuse_what_used_to_pass_silently_issue49():
+    from jaxkit.portfolio import (
+        BacktestResult,
+        annualized_return,
+        ledoit_wolf_core,
+        rebalance_indices,
+        run_backtest,
+        sharpe_confidence_interval,
+        sharpe_difference_test,
+        sortino_ratio,
+    )
+
+    rng = np.random.default_rng(0)
+    r = rng.normal(0.0005, 0.01, 300)
+    with pytest.raises(ValueError, match="returns_a: constant returns"):
+        sharpe_difference_test(np.zeros(300), r)
+    with pytest.raises(ValueError, match="periods_per_year: expected an integer >= 1"):
+        sharpe_difference_test(r, r[::-1].copy(), periods_per_year=-1)
+    with pytest.raises(ValueError, match="n_boot: the request needs about"):
+        sharpe_confidence_interval(r, n_boot=2**40)
+    with pytest.raises(ValueError, match="rf: expected a finite per-period risk-free rate > -1"):
+        sortino_ratio(r, rf=-1.0)
+    with pytest.raises(ValueError, match="returns: the annualised return overflows"):
+        annualized_return(np.full(10, 20.0))  # log growth 767 per year
+    dates = np.arange("2020-01-01", "2020-03-01", dtype="datetime64[D]")
+    with pytest.raises(ValueError, match="start: expected an integer >= 0"):
+        rebalance_indices(dates, "M", start=-1)
+    prices = np.cumprod(1 + rng.normal(0, 0.01, (20, 3)), axis=0)
+    idx, w = np.array([5, 10]), np.full((2, 3), 1 / 3)
+    with pytest.raises(ValueError, match="cost: expected a finite value >= 0"):
+        run_backtest(prices, idx, w, cost=float("nan"))
+    with pytest.raises(ValueError, match="rebalance_index"):
+        run_backtest(prices, idx[:0], w)
+    with pytest.raises(ValueError, match="prices: expected at least one day"):
+        run_backtest(prices[:0], idx[:0], w[:0])
+    res = run_backtest(prices, idx, w, cost=0.001)
+    with pytest.raises(ValueError, match="returns: expected finite values"):
+        BacktestResult(res.dates, res.returns * np.nan, res.weights, res.rebalance_index, res.targets,
+                       res.turnover, res.costs)  # fmt: skip
+    with pytest.raises(ValueError, match="returns: expected a .* at least 2 observations"):
+        jax.jit(ledoit_wolf_core)(np.ones((1, 3)))
+
+
+def test_omega_helpers_check_cov_and_picks_issue49():
+    from jaxkit.portfolio import he_litterman_omega, idzorek_omega
+
+    cov, P = np.diag([0.04, 0.09, 0.01]), np.array([[1.0, -1.0, 0.0]])
+    np.testing.assert_allclose(np.asarray(he_litterman_omega(cov, P, 0.05)), [[0.05 * 0.13]], rtol=1e-6)
+    with pytest.raises(ValueError, match=r"P: expected shape \(k, 3\)"):
+        he_litterman_omega(cov, np.ones((1, 4)), 0.05)
+    with pytest.raises(ValueError, match="cov: expected finite values"):
+        he_litterman_omega(np.where(cov > 0.05, np.nan, cov), P, 0.05)
+    with pytest.raises(ValueError, match="confidences: expected one confidence per view"):
+        idzorek_omega([0.5, 0.5], cov, P, 0.05)

@@ -93,3 +93,27 @@ def test_task_registry_documents_itself():
         ssm.TASKS["x"] = lambda: None  # read-only: register_task is the way in
     with pytest.raises(TypeError, match="task"):  # the runtime type check or our own message
         ssm.register_task("x", 3)
+
+
+def test_quantize_refuses_nan_eagerly_and_under_jit_and_formulas_name_their_argument():
+    """Issue 49: quantize passed NaN/inf through; a bad formula was reported as 'formula:' whatever the
+    argument's name."""
+    fmt = ssm.FixedPoint(4, 2)
+    x = jnp.asarray([0.3, -1.7, 2.2])
+    np.testing.assert_array_equal(
+        np.asarray(ssm.quantize(x, fmt)), np.asarray(jax.jit(lambda v: ssm.quantize(v, fmt))(x))
+    )
+    with pytest.raises(ValueError, match="x: expected finite values"):
+        ssm.quantize(x.at[1].set(jnp.nan), fmt)
+    with pytest.raises(Exception, match="x: expected finite values"):
+        jax.jit(lambda v: ssm.quantize(v, fmt))(x.at[1].set(jnp.inf)).block_until_ready()
+    with pytest.raises(ssm.LTLfSyntaxError, match="^text: unexpected character"):
+        ssm.parse("a -")
+    traces = np.zeros((2, 3), np.int64)
+    for fn in (ssm.evaluate, ssm.accepts, ssm.prefix_labels):
+        with pytest.raises(ValueError, match="^f: unexpected character"):
+            fn("p0 -", traces, n_props=1)
+    with pytest.raises(ValueError, match="d_model: expected an integer >= 1"):
+        ssm.ProbeConfig(d_model=-1)
+    with pytest.raises(ValueError, match="tokens: expected finite values"):
+        ssm.Batch(np.array([[np.nan]]), np.zeros((1, 1)), np.ones((1, 1), bool), np.ones((1, 1), bool))

@@ -178,3 +178,78 @@ def test_reprobe_silent_results_now_raise():
     np.testing.assert_allclose(
         float(cross_entropy(jnp.zeros((2, 3)), jnp.array([0, 2]))), np.log(3), rtol=1e-6
     )
+
+
+def test_cross_entropy_checks_logits_eagerly_and_under_jit_and_keeps_valid_values():
+    """Issue 49: NaN logits used to give a NaN loss without a word; a valid call is unchanged (value and grad)."""
+    import optax
+
+    from jaxkit.stability import cross_entropy
+
+    logits = jnp.asarray([[1.0, -0.5, 0.25], [0.0, 2.0, -1.0]])
+    labels = jnp.asarray([2, 1])
+    ref = jnp.mean(optax.softmax_cross_entropy_with_integer_labels(logits, labels))
+    np.testing.assert_allclose(float(cross_entropy(logits, labels)), float(ref), rtol=1e-6)
+    g = jax.grad(lambda z: cross_entropy(z, labels))(logits)
+    g_ref = jax.grad(lambda z: jnp.mean(optax.softmax_cross_entropy_with_integer_labels(z, labels)))(logits)
+    np.testing.assert_allclose(np.asarray(g), np.asarray(g_ref), rtol=1e-6)
+    bad = logits.at[0, 1].set(jnp.nan)
+    with pytest.raises(ValueError, match="logits: expected finite values"):
+        cross_entropy(bad, labels)
+    with pytest.raises(Exception, match="logits: expected finite values"):
+        jax.jit(cross_entropy)(bad, labels).block_until_ready()
+    with pytest.raises(ValueError, match="logits: expected at least one class"):
+        cross_entropy(jnp.zeros((2, 0)), labels)
+
+
+def test_layer_specs_windows_and_sizes_are_checked_up_front():
+    from jaxkit.stability import (
+        AttentionLayer,
+        ReLULayer,
+        StabilityInterval,
+        fixed_windows,
+        stability_interval,
+        stream_windows,
+    )
+
+    w = np.eye(3)
+    with pytest.raises(ValueError, match="weight: expected finite values"):
+        ReLULayer(np.where(w > 0, np.nan, 0.0))
+    with pytest.raises(ValueError, match="seq_len: expected an integer >= 1"):
+        AttentionLayer(None, None, w, -1)
+    with pytest.raises(ValueError, match="w_key: expected finite values"):
+        AttentionLayer(w, np.full((3, 3), np.inf), w, 4)
+    with pytest.raises(ValueError, match="lower: expected finite values"):
+        StabilityInterval(float("nan"), 1.0)
+    # valid specs still compose as before (one ReLU layer: exact; attention maps c to [0, c])
+    assert stability_interval([AttentionLayer(None, None, w, 4)], 0.5) == (0.0, 0.5)
+    stream = np.arange(50, dtype=np.int32)
+    x, y = fixed_windows(stream, 4, 5)
+    np.testing.assert_array_equal(y, x + 1)
+    with pytest.raises(ValueError, match="context: expected an integer >= 1"):
+        fixed_windows(stream, 4, 0)
+    with pytest.raises(ValueError, match=r"n_windows, context: the request needs about .*TiB"):
+        stream_windows(stream, 2**40, 5, seed=0)
+    with pytest.raises(ValueError, match="stream: expected finite values"):
+        fixed_windows(np.where(stream == 3, np.nan, stream.astype(float)), 4, 5)
+    with pytest.raises(ValueError, match=r"n_bits, n_train, n_val: the request needs about"):
+        sparse_parity(2**40, 2, 8, 8, label_noise=0.0, key=KEY)
+
+
+def test_correlated_copy_and_embedding_penalty_check_their_inputs_issue49():
+    from jaxkit.stability import correlated_copy, gaussian_embedding_mse_penalty
+
+    x = jnp.asarray([0.5, -1.0, 2.0])
+    y = correlated_copy(x, KEY, 0.5)
+    assert y.shape == x.shape and bool(jnp.all(jnp.isfinite(y)))
+    with pytest.raises(ValueError, match="x: expected finite values"):
+        correlated_copy(x.at[0].set(jnp.nan), KEY, 0.5)
+    with pytest.raises(Exception, match="x: expected finite values"):
+        jax.jit(lambda v: correlated_copy(v, KEY, 0.5))(x.at[0].set(jnp.inf)).block_until_ready()
+    with pytest.raises(ValueError, match="noise_scale: expected a value in"):
+        correlated_copy(x, KEY, 0.5, noise_scale=float("nan"))
+    emb = jnp.ones((2, 3, 4))
+    with pytest.raises(ValueError, match="emb: expected finite values"):
+        gaussian_embedding_mse_penalty(lambda e: e, emb.at[0, 0, 0].set(jnp.nan), KEY, 0.5)
+    with pytest.raises(ValueError, match="emb: expected a non-empty batch"):
+        gaussian_embedding_mse_penalty(lambda e: e, emb[:0], KEY, 0.5)
