@@ -141,7 +141,7 @@ class ConfidenceModel(eqx.Module):
         check_int("width", width, minimum=1)
         check_int("depth", depth, minimum=1)
         check_int("n_extra", n_extra, minimum=0)
-        check_int("n_rbf", n_rbf, minimum=2)  # the radial basis spaces its centres d_max / (n_rbf - 1) apart
+        check_int("n_rbf", n_rbf, minimum=2)  # the radial basis spaces its centers d_max / (n_rbf - 1) apart
         check_int("k_pocket", k_pocket, minimum=1)
         check_positive("cutoff", cutoff)
         n_params = _confidence_param_count(width, depth, n_rbf, n_extra)

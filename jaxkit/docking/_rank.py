@@ -25,10 +25,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import subprocess
 import sys
 import tempfile
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,14 +48,36 @@ CONVERGED_STEPS = (
 )
 
 
+# Prepared receptors by the SHA-256 of the PDB file's bytes (content, not name: an edited file is prepared again),
+# most recent last; a few entries of PDBQT text (about 1 MB each for a whole protein).
+_RECEPTORS: OrderedDict[str, str] = OrderedDict()
+_RECEPTORS_KEPT = 8
+
+
 def prepare_receptor(protein_pdb: str | Path, workdir: str | Path) -> Path:
     """Receptor PDBQT by meeko's ``mk_prepare_receptor.py`` (standard amino acids; hydrogens added; residues
-    meeko cannot build are deleted, at most 5). Raises ``RuntimeError`` naming the file on failure."""
+    meeko cannot build are deleted, at most 5), written to ``workdir/receptor.pdbqt``. A file whose bytes were
+    prepared before in this process is not prepared again (the earlier PDBQT is written). Raises
+    ``RuntimeError`` naming the file on failure."""
+    work = Path(workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256(Path(protein_pdb).read_bytes()).hexdigest()
+    out = work / "receptor.pdbqt"
+    if digest in _RECEPTORS:
+        _RECEPTORS.move_to_end(digest)
+        out.write_text(_RECEPTORS[digest])
+        return out
+    out = _prepare_receptor(protein_pdb, work)
+    _RECEPTORS[digest] = out.read_text()
+    while len(_RECEPTORS) > _RECEPTORS_KEPT:
+        _RECEPTORS.popitem(last=False)
+    return out
+
+
+def _prepare_receptor(protein_pdb: str | Path, work: Path) -> Path:
     import biotite.structure as struc
     import biotite.structure.io.pdb as pdb
 
-    work = Path(workdir)
-    work.mkdir(parents=True, exist_ok=True)
     atoms = pdb.PDBFile.read(str(protein_pdb)).get_structure(model=1)
     atoms = atoms[struc.filter_amino_acids(atoms)]
     script = Path(sys.executable).parent / "mk_prepare_receptor.py"

@@ -50,7 +50,7 @@ from jaxkit.train import (
     read_metadata,
     track_ema,
 )
-from jaxkit.train._checkpoint import save_model_checkpoint
+from jaxkit.train import save_model_checkpoint
 
 __all__ = [
     "DiffusionForecaster",

@@ -400,7 +400,7 @@ def _as_modes(modes: int | Sequence[int], n_dims: int | None = None) -> tuple[in
 
 
 def check_weight_size(name: str, n_values: int) -> None:
-    """Refuse up front (``ValueError`` naming ``name`` and the memory, :func:`jaxkit._validate.check_size`) a
+    """Refuse up front (``ValueError`` naming ``name`` and the memory) a
     layer whose ``n_values`` parameters (in the default float dtype) would not fit under the size cap."""
     itemsize = np.dtype(jax.dtypes.canonicalize_dtype(np.float64)).itemsize
     check_size(name, int(n_values) * itemsize, hint="fewer modes or channels")

@@ -265,7 +265,7 @@ class TrainedOperator:
         included); other models raise ``TypeError`` naming the alternative.
         """
         from ..train import CheckpointError, read_metadata
-        from ..train._checkpoint import save_model_checkpoint
+        from ..train import save_model_checkpoint
 
         path = Path(path)
         record = _model_record(self.model)

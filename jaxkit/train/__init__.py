@@ -10,6 +10,7 @@ from ._checkpoint import (
     read_checked_bytes,
     read_metadata,
     save_checkpoint,
+    save_model_checkpoint,
     write_checked_bytes,
 )
 from ._data import ArrayLoader, full_batch
@@ -63,6 +64,7 @@ __all__ = [
     "read_metadata",
     "replicate",
     "save_checkpoint",
+    "save_model_checkpoint",
     "shard_batch",
     "to_host",
     "track_ema",

@@ -83,7 +83,7 @@ def test_a_trained_confidence_model_ranks_the_crystal_pose_above_perturbed_copie
     assert np.all(p[0] > p[1:]), p
 
 
-def test_training_data_are_poses_sampled_by_the_model_labelled_by_rmsd(complexes, monkeypatch):
+def test_training_data_are_poses_sampled_by_the_model_labeled_by_rmsd(complexes, monkeypatch):
     """Poses come from the score model on complexes built WITHOUT their reference (as at inference); the label of
     each pose is its symmetric RMSD to the crystal pose < 2 Å."""
     from jaxkit.docking import (

@@ -1,5 +1,7 @@
 """Ranking: Vina's local minimization of a pose (rigid motion + torsions) against the pose it started from."""
 
+from pathlib import Path
+
 import jax
 import numpy as np
 import pytest
@@ -131,3 +133,26 @@ def test_ranking_objects_order_poses_as_their_rank_poses_options(complex_and_sco
             key=jax.random.key(0),
             ranking="vinardo",
         )
+
+
+def test_receptor_preparation_is_reused_by_content_not_by_name(tmp_path, monkeypatch):
+    from jaxkit.docking import _rank
+
+    calls = []
+
+    def fake(pdb_path, work):
+        calls.append(Path(pdb_path).read_text())
+        (work / "receptor.pdbqt").write_text("PDBQT of " + Path(pdb_path).read_text())
+        return work / "receptor.pdbqt"
+
+    monkeypatch.setattr(_rank, "_prepare_receptor", fake)
+    monkeypatch.setattr(_rank, "_RECEPTORS", type(_rank._RECEPTORS)())
+    pdb = tmp_path / "protein.pdb"
+    pdb.write_text("A")
+    first = _rank.prepare_receptor(pdb, tmp_path / "w1")
+    again = _rank.prepare_receptor(pdb, tmp_path / "w2")
+    assert calls == ["A"] and again == tmp_path / "w2" / "receptor.pdbqt"
+    assert again.read_text() == first.read_text() == "PDBQT of A"
+    pdb.write_text("B")  # same name, new content: prepared again
+    assert _rank.prepare_receptor(pdb, tmp_path / "w3").read_text() == "PDBQT of B"
+    assert calls == ["A", "B"]
