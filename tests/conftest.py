@@ -56,6 +56,10 @@ def python() -> str:
 # at the start of the run and the short tests fill in around them; left in file order, one of them starting last
 # keeps a worker busy alone at the end of the run.
 _LONG = (
+    "tests/experiments/test_smoke.py::test_smoke_run_end_to_end_and_report",
+    "tests/docking/test_docking_confidence.py",
+    "tests/docking/test_docking_batch.py",
+    "tests/experiments/test_runner.py::test_run_all_child_process_really_runs",
     "tests/distributed/test_distributed_runs.py",
     "tests/docking/test_docking_cli.py::test_train_then_dock",
     "tests/forecast/test_forecast_model.py::test_trained_on_ar1",

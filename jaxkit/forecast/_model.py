@@ -48,9 +48,9 @@ from jaxkit.train import (
     load_checkpoint,
     read_ema,
     read_metadata,
+    save_model_checkpoint,
     track_ema,
 )
-from jaxkit.train import save_model_checkpoint
 
 __all__ = [
     "DiffusionForecaster",

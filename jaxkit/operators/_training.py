@@ -264,8 +264,7 @@ class TrainedOperator:
         ``TrainedOperator`` (never an unrelated folder). Works for FNO, RNO and LNO models (ensemble members
         included); other models raise ``TypeError`` naming the alternative.
         """
-        from ..train import CheckpointError, read_metadata
-        from ..train import save_model_checkpoint
+        from ..train import CheckpointError, read_metadata, save_model_checkpoint
 
         path = Path(path)
         record = _model_record(self.model)

@@ -767,7 +767,13 @@ FACTORIES["jaxkit.pde.DatasetSpec"] = _spec_fields
 def _model_checkpoint() -> dict[str, Any]:
     """A two-leaf model saved over its own earlier file (``overwrite=True``), ``like`` of the same structure."""
     tree = {"w": jnp.asarray(_normal(3, 2)), "b": jnp.zeros((2,))}
-    return {"path": _tmp() / "model.ckpt", "tree": tree, "metadata": {"note": "fuzz"}, "overwrite": True, "like": tree}
+    return {
+        "path": _tmp() / "model.ckpt",
+        "tree": tree,
+        "metadata": {"note": "fuzz"},
+        "overwrite": True,
+        "like": tree,
+    }
 
 
 FACTORIES["jaxkit.train.save_model_checkpoint"] = _model_checkpoint
