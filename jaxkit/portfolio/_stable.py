@@ -34,7 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from jaxkit._typing import ArrayInput
+from jaxkit._typing import ArrayInput, DTypeLike
 from jaxkit._validate import (
     as_float64_numpy,
     check_covariance,
@@ -44,9 +44,9 @@ from jaxkit._validate import (
     check_vector,
     float_dtype,
 )
-from jaxkit.portfolio._allocation import max_sharpe
+from jaxkit.portfolio._allocation import _resolve_dtype, max_sharpe
 from jaxkit.portfolio._black_litterman import precision_black_litterman_core
-from jaxkit.portfolio._labels import LabeledVector, check_labels, labeled
+from jaxkit.portfolio._labels import LabeledVector, check_labels, labeled, precision
 
 __all__ = [
     "STRATEGIES",
@@ -107,10 +107,11 @@ def stable_weights(
     *,
     min_net_exposure: float = 0.05,
     leverage_cap: float = 3.0,
+    dtype: DTypeLike | None = None,
 ) -> LabeledVector:
     r"""STABLE's published allocation: precision fusion ($P=I$, no $\tau$) then tangency weights, with the
-    net-exposure guard and leverage cap of the module docstring. Computed in float64; returned in the inputs'
-    float dtype. Weights sum to 1 unless the leverage cap moved part of the book to cash. Means and covariances
+    net-exposure guard and leverage cap of the module docstring. Computed in float64; returned in ``dtype``
+    (float32 or float64, as :func:`max_sharpe`'s ``dtype``; ``None``: the inputs' float dtype). Weights sum to 1 unless the leverage cap moved part of the book to cash. Means and covariances
     per period, all in the same period (the weights do not depend on which); pandas inputs give a Series."""
     check_covariance("prior_cov", prior_cov)
     n = np.shape(prior_cov)[0]
@@ -126,31 +127,44 @@ def stable_weights(
         check_positive_definite(
             name, c, why="STABLE inverts it ($\\Phi$, $\\Omega$); for views use k > N paths"
         )
-    dt = float_dtype(prior_mean, prior_cov, view_mean, view_cov)
+    dt = _out_dtype(dtype, prior_mean, prior_cov, view_mean, view_cov)
     with jax.enable_x64(True):
         arr = [jnp.asarray(np.asarray(a, np.float64)) for a in (prior_mean, prior_cov, view_mean, view_cov)]
         w, _ = stable_weights_core(*arr, float(min_net_exposure), float(leverage_cap))
         w = np.asarray(w)
-    return labeled(jnp.asarray(w, dt), labels, "weight")
+    with precision(dt):
+        return labeled(jnp.asarray(w, dt), labels, "weight")
 
 
 def stable_long_only_weights(
-    prior_mean: ArrayInput, prior_cov: ArrayInput, view_mean: ArrayInput, view_cov: ArrayInput
+    prior_mean: ArrayInput,
+    prior_cov: ArrayInput,
+    view_mean: ArrayInput,
+    view_cov: ArrayInput,
+    *,
+    dtype: DTypeLike | None = None,
 ) -> LabeledVector:
     r"""The long-only variant: long-only maximum Sharpe of $(\mu_{BL}, \Sigma_0 + \Sigma_{BL})$ (falls back to
     long-only minimum variance when no posterior mean is positive, as :func:`max_sharpe` under tracing). Inputs per
-    period, all in the same period; pandas inputs give a Series."""
+    period, all in the same period; pandas inputs give a Series. Computed in float64; returned in ``dtype``
+    (``None``: the inputs' float dtype)."""
     check_covariance("prior_cov", prior_cov)
     n = np.shape(prior_cov)[0]
     check_vector("prior_mean", prior_mean, n)
     check_vector("view_mean", view_mean, n)
     check_covariance("view_cov", view_cov, n)
     labels = check_labels(prior_mean=prior_mean, prior_cov=prior_cov, view_mean=view_mean, view_cov=view_cov)
-    dt = float_dtype(prior_mean, prior_cov, view_mean, view_cov)
+    dt = _out_dtype(dtype, prior_mean, prior_cov, view_mean, view_cov)
     with jax.enable_x64(True):
         arr = [jnp.asarray(np.asarray(a, np.float64)) for a in (prior_mean, prior_cov, view_mean, view_cov)]
         w = np.asarray(jax.jit(_long_only)(*arr))
-    return labeled(jnp.asarray(w, dt), labels, "weight")
+    with precision(dt):
+        return labeled(jnp.asarray(w, dt), labels, "weight")
+
+
+def _out_dtype(dtype: DTypeLike | None, *xs: ArrayInput) -> np.dtype:
+    """``dtype`` checked (float32 or float64, ``ValueError`` naming ``dtype`` otherwise), or the inputs' float dtype."""
+    return float_dtype(*xs) if dtype is None else _resolve_dtype(dtype)
 
 
 def _long_only(prior_mean, prior_cov, view_mean, view_cov):

@@ -865,9 +865,9 @@ DOCUMENTED: dict[str, tuple[frozenset[str], str]] = {
         _CORE + "; a covariance that is not positive definite (negated) has no precision either: NaN out",
     ),
     "jaxkit.portfolio.stable_weights_core": (
-        _NONFINITE_IN | {"zeros", "negative", "singular"},
-        _CORE + "; a prior or view covariance that is not positive definite (zero, negated, singular) has no "
-        "precision: NaN out",
+        _NONFINITE_IN | {"zeros", "negative", "singular", "drawn"},
+        _CORE + "; a prior or view covariance that is not positive definite (zero, negated, singular, or a "
+        "drawn array that is not a covariance, such as all zeros) has no precision: NaN out",
     ),
     "jaxkit.portfolio.ledoit_wolf_core": (_NONFINITE_IN, _CORE),
     "jaxkit.portfolio.simulate": (_NONFINITE_IN, _CORE),

@@ -117,3 +117,32 @@ def test_sharpe_of_a_constant_series_is_nan_with_a_reason():
         assert np.isnan(sharpe_ratio(np.full(100, 0.01)))
         assert np.isnan(performance_summary(np.zeros(50))["sharpe"])
     assert any("constant returns" in str(w.message) for w in rec)
+
+
+@pytest.mark.parametrize("fn_name", ["stable_weights", "stable_long_only_weights"])
+def test_stable_weights_dtype_follows_inputs_or_dtype_argument(fn_name):
+    """``dtype=`` as in ``max_sharpe``: the result's dtype is the argument's (else the inputs'), the values are the
+    float64 computation's rounded to it, and a dtype other than float32/float64 is refused naming ``dtype``."""
+    from jaxkit import portfolio as pf
+
+    fn = getattr(pf, fn_name)
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(60, 4)) * 0.01 + 0.001
+    b = rng.normal(size=(60, 4)) * 0.012 + 0.002
+    args64 = (a.mean(0), np.cov(a.T), b.mean(0), np.cov(b.T))
+    args32 = tuple(np.asarray(x, np.float32) for x in args64)
+    ref = np.asarray(fn(*args64, dtype=np.float64))
+    assert ref.dtype == np.float64
+    # default: the inputs' float dtype as JAX holds it (float32 unless jax_enable_x64), as max_sharpe
+    assert np.asarray(fn(*args64)).dtype == jax.dtypes.canonicalize_dtype(np.float64)
+    assert np.asarray(fn(*args32)).dtype == np.float32
+    w32 = np.asarray(fn(*args64, dtype=np.float32))
+    assert w32.dtype == np.float32
+    np.testing.assert_array_equal(w32, ref.astype(np.float32))
+    w64 = np.asarray(fn(*args32, dtype="float64"))
+    assert w64.dtype == np.float64
+    np.testing.assert_array_equal(
+        w64, np.asarray(fn(*[x.astype(np.float64) for x in args32], dtype=np.float64))
+    )
+    with pytest.raises(ValueError, match="dtype"):
+        fn(*args64, dtype=np.int32)
