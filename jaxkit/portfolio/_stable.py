@@ -111,8 +111,9 @@ def stable_weights(
 ) -> LabeledVector:
     r"""STABLE's published allocation: precision fusion ($P=I$, no $\tau$) then tangency weights, with the
     net-exposure guard and leverage cap of the module docstring. Computed in float64; returned in ``dtype``
-    (float32 or float64, as :func:`max_sharpe`'s ``dtype``; ``None``: the inputs' float dtype). Weights sum to 1 unless the leverage cap moved part of the book to cash. Means and covariances
-    per period, all in the same period (the weights do not depend on which); pandas inputs give a Series."""
+    (float32 or float64, as :func:`max_sharpe`'s ``dtype``; ``None``: the inputs' float dtype). Weights sum to 1
+    unless the leverage cap moved part of the book to cash. Means and covariances per period, all in the same
+    period (the weights do not depend on which); pandas inputs give a Series."""
     check_covariance("prior_cov", prior_cov)
     n = np.shape(prior_cov)[0]
     check_vector("prior_mean", prior_mean, n)
@@ -127,7 +128,7 @@ def stable_weights(
         check_positive_definite(
             name, c, why="STABLE inverts it ($\\Phi$, $\\Omega$); for views use k > N paths"
         )
-    dt = _out_dtype(dtype, prior_mean, prior_cov, view_mean, view_cov)
+    dt = _resolve_dtype(dtype, prior_mean, prior_cov, view_mean, view_cov)
     with jax.enable_x64(True):
         arr = [jnp.asarray(np.asarray(a, np.float64)) for a in (prior_mean, prior_cov, view_mean, view_cov)]
         w, _ = stable_weights_core(*arr, float(min_net_exposure), float(leverage_cap))
@@ -154,17 +155,12 @@ def stable_long_only_weights(
     check_vector("view_mean", view_mean, n)
     check_covariance("view_cov", view_cov, n)
     labels = check_labels(prior_mean=prior_mean, prior_cov=prior_cov, view_mean=view_mean, view_cov=view_cov)
-    dt = _out_dtype(dtype, prior_mean, prior_cov, view_mean, view_cov)
+    dt = _resolve_dtype(dtype, prior_mean, prior_cov, view_mean, view_cov)
     with jax.enable_x64(True):
         arr = [jnp.asarray(np.asarray(a, np.float64)) for a in (prior_mean, prior_cov, view_mean, view_cov)]
         w = np.asarray(jax.jit(_long_only)(*arr))
     with precision(dt):
         return labeled(jnp.asarray(w, dt), labels, "weight")
-
-
-def _out_dtype(dtype: DTypeLike | None, *xs: ArrayInput) -> np.dtype:
-    """``dtype`` checked (float32 or float64, ``ValueError`` naming ``dtype`` otherwise), or the inputs' float dtype."""
-    return float_dtype(*xs) if dtype is None else _resolve_dtype(dtype)
 
 
 def _long_only(prior_mean, prior_cov, view_mean, view_cov):
