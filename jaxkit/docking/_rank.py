@@ -211,14 +211,32 @@ class VinardoScorer:
 def make_scorer(
     pocket: Pocket, protein_pdb: str | Path | None, *, workdir: str | Path | None = None
 ) -> VinardoScorer:
-    """A :class:`VinardoScorer` for a real protein (meeko receptor) or, without a protein file, the pocket atoms."""
+    """A :class:`VinardoScorer` for a real protein (meeko receptor) or, without a protein file, the pocket atoms.
+
+    Scorers are kept by the content of the receptor PDBQT and the box center (the last 4): the Vinardo grid maps
+    (about a second each) are computed once per receptor and pocket, and a second call for the same complex returns
+    the same scorer. Every scoring call sets its own ligand first, so a kept scorer carries no state between calls;
+    a receptor file with new content gets new maps."""
     work = Path(workdir or tempfile.mkdtemp(prefix="jaxkit_rank_"))
     rec = (
         prepare_receptor(protein_pdb, work)
         if protein_pdb is not None
         else pocket_pdbqt(pocket, work / "pocket.pdbqt")
     )
-    return VinardoScorer(rec, pocket.center)
+    center = np.asarray(pocket.center, dtype=np.float64).reshape(3)
+    key = (hashlib.sha256(Path(rec).read_bytes()).hexdigest(), tuple(float(c) for c in center))
+    if key in _SCORERS:
+        _SCORERS.move_to_end(key)
+        return _SCORERS[key]
+    scorer = VinardoScorer(rec, center)
+    _SCORERS[key] = scorer
+    while len(_SCORERS) > _SCORERS_KEPT:
+        _SCORERS.popitem(last=False)
+    return scorer
+
+
+_SCORERS: OrderedDict[tuple[str, tuple[float, ...]], VinardoScorer] = OrderedDict()
+_SCORERS_KEPT = 4
 
 
 def pose_checks(mol: Chem.Mol, protein_pdb: str | Path | None) -> tuple[bool, list[str]]:

@@ -66,6 +66,9 @@ def mse(samples: ArrayInput, truth: ArrayInput, *, sample_axis: int = 0) -> floa
 def crps(
     samples: ArrayInput, truth: ArrayInput, *, sample_axis: int = 0, levels: tuple = QUANTILE_LEVELS
 ) -> float:
+    r"""CSDI's normalized CRPS (Tashiro et al. 2021): the quantile loss over ``levels`` divided by
+    $\sum_i |y_i|$, so unitless — not the CRPS in the units of ``truth`` (e.g. log returns). Empirical sample
+    quantiles along ``sample_axis``; raises when every ``truth`` is 0 (no normalizer)."""
     s, y = _pair(samples, truth, sample_axis)
     denom = np.sum(np.abs(y))
     if not denom > 0:

@@ -354,6 +354,12 @@ def train_forecaster(
     def loss_fn(den, batch, k):  # only the denoiser is trained; schedule tables and scale stay fixed
         return _denoiser_loss(den, schedule, scale, aux_weight, batch, k)
 
+    if progress is True:  # the bar's "loss" is forecaster_loss's sum: say what it adds
+        progress = (
+            f"forecaster (loss = eps-MSE + {aux_weight:g} x two branch eps-MSEs)"
+            if model.denoiser.guided
+            else "forecaster (loss = eps-MSE)"
+        )
     res = fit(
         model.denoiser, opt, loss_fn, loader, n_steps=n_steps, key=k_fit, has_aux=True,
         log_every=max(n_steps // 20, 1), checkpoint_dir=checkpoint_dir,

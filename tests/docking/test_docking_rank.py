@@ -1,5 +1,6 @@
 """Ranking: Vina's local minimization of a pose (rigid motion + torsions) against the pose it started from."""
 
+import dataclasses
 from pathlib import Path
 
 import jax
@@ -156,3 +157,21 @@ def test_receptor_preparation_is_reused_by_content_not_by_name(tmp_path, monkeyp
     pdb.write_text("B")  # same name, new content: prepared again
     assert _rank.prepare_receptor(pdb, tmp_path / "w3").read_text() == "PDBQT of B"
     assert calls == ["A", "B"]
+
+
+def test_scorer_kept_per_receptor_and_center_scores_as_a_fresh_one(complex_and_scorer, tmp_path):
+    """``make_scorer`` returns the kept scorer for the same receptor content and center; after scoring another
+    pose it scores a pose exactly as a scorer built from scratch, and a moved center gets its own maps."""
+    from jaxkit.docking._rank import VinardoScorer, pocket_pdbqt
+
+    ex, scorer = complex_and_scorer
+    again = make_scorer(ex.pocket, None, workdir=tmp_path / "again")
+    assert again is scorer
+    pose = with_positions(ex.mol, ex.reference_positions + np.array([0.4, 0.0, -0.3]))
+    scorer.score(with_positions(ex.mol, ex.reference_positions))  # another ligand pose set first
+    fresh = VinardoScorer(pocket_pdbqt(ex.pocket, tmp_path / "fresh.pdbqt"), ex.pocket.center)
+    assert again.score(pose) == fresh.score(pose)
+    assert again.minimize(pose)[1] == fresh.minimize(pose)[1]
+    moved = dataclasses.replace(ex.pocket, center=np.asarray(ex.pocket.center) + 1.0)
+    other = make_scorer(moved, None, workdir=tmp_path / "moved")
+    assert other is not scorer and other.center != scorer.center

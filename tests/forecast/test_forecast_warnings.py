@@ -74,3 +74,18 @@ def test_the_logged_loss_is_the_documented_sum():
         rtol=1e-6,
     )
     assert abs(float(loss) - 3.0) < 0.3
+
+
+def test_the_progress_bar_says_what_its_loss_sums(capsys):
+    """The bar's ``loss`` is forecaster_loss's sum; its default label says so (a zero predictor shows 3, not 1)."""
+    m = make_forecaster(
+        n_assets=2, history=3, horizon=2, n_macro=1, n_signals=1, scale=np.full(2, 0.02),
+        denoiser=MLPNet(hidden=8, depth=1, channels=4), diffusion_steps=8, key=jax.random.key(0),
+    )  # fmt: skip
+    rng = np.random.default_rng(0)
+    win = {"history": np.zeros((6, 3, 2)), "target": rng.normal(size=(6, 2, 2)), "macro": np.zeros((6, 1)),
+           "signals": np.zeros((6, 2, 1))}  # fmt: skip
+    train_forecaster(m, win, n_steps=1, batch_size=3, key=jax.random.key(0))
+    err = capsys.readouterr().err
+    assert m.denoiser.guided
+    assert f"loss = eps-MSE + {m.aux_weight:g} x two branch eps-MSEs" in err, err[-500:]
