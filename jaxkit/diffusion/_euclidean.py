@@ -146,15 +146,28 @@ def gaussian_marginal_score(
     """Exact marginal score when the data are ``N(mean, std^2 I)``: ``-(x_t - alpha mean)/(alpha^2 std^2 + sigma^2)``.
 
     A closed-form target for testing samplers (the reverse process must return ``N(mean, std^2 I)``). ``mean``
-    and ``std`` broadcast to the shape of ``x_t``; all three finite.
+    and ``std`` broadcast to the shape of ``x_t``; all three finite, ``std >= 0``. The marginal variance
+    ``alpha^2 std^2 + sigma^2`` must be positive: ``std = 0`` at ``t = 0`` of a VP schedule (a point mass, no
+    score) is refused, eagerly (``ValueError``) and under ``jax.jit`` (a run-time error).
     """
     x_t = finite_checked("x_t", jnp.asarray(x_t))
     mean, std = jnp.asarray(mean), jnp.asarray(std)
     _check_broadcasts("mean", mean, "x_t", x_t)
     _check_broadcasts("std", std, "x_t", x_t)
     mean, std = finite_checked("mean", mean), finite_checked("std", std)
+    negative = "std: expected standard deviations >= 0, received a negative value"
+    if is_tracer(std):
+        std = eqx.error_if(std, std < 0, negative)
+    elif np.any(np.asarray(std) < 0):
+        raise ValueError(f"{negative} (min {float(np.min(np.asarray(std)))})")
     a, s = marginal_coefs(schedule, t)
-    return -(x_t - a * mean) / (a**2 * std**2 + s**2)
+    var = a**2 * std**2 + s**2
+    zero = "std, t: the marginal variance alpha_t^2 std^2 + sigma_t^2 is 0 (std = 0 at sigma_t = 0): no score"
+    if is_tracer(var):
+        var = eqx.error_if(var, var <= 0, zero)
+    elif np.any(np.asarray(var) <= 0):
+        raise ValueError(zero + "; use std > 0 or t with sigma_t > 0")
+    return -(x_t - a * mean) / var
 
 
 def eps_to_score(schedule: Schedule, eps: ArrayLike, t: ArrayLike) -> Array:

@@ -146,7 +146,8 @@ def calmar_ratio(returns: ArrayInput, periods_per_year: int = 252) -> float:
 def performance_summary(
     returns: ArrayInput, *, turnover: ArrayInput | None = None, rf: float = 0.0, periods_per_year: int = 252
 ) -> dict[str, float]:
-    """All metrics as Python floats; ``turnover`` (per rebalance) adds mean and annualised turnover."""
+    """All metrics as Python floats; ``turnover`` (per rebalance: a 1-D sequence of finite values >= 0) adds mean
+    and annualised turnover."""
     out = {
         "ann_return": float(annualized_return(returns, periods_per_year)),
         "ann_volatility": float(annualized_volatility(returns, periods_per_year)),
@@ -157,6 +158,12 @@ def performance_summary(
     }
     if turnover is not None:
         t = np.asarray(turnover, dtype=np.float64)
+        check_ndim("turnover", t, 1)
+        check_finite("turnover", t)
+        if np.any(t < 0):
+            raise ValueError(
+                f"turnover: expected values >= 0 (a fraction of the portfolio traded), min {t.min()}"
+            )
         years = np.shape(returns)[0] / periods_per_year
         out["turnover_per_rebalance"] = float(np.mean(t)) if t.size else 0.0
         out["turnover_per_year"] = float(np.sum(t) / years)

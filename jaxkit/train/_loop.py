@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import time
 import warnings
 from collections.abc import Callable
@@ -129,6 +130,19 @@ def _check_fit_args(
             raise TypeError(f"monitor: expected a metric name (str), received {type(monitor).__name__}")
     if counts["checkpoint_every"] and checkpoint_dir is None:
         raise ValueError("checkpoint_dir: checkpoint_every > 0 needs a checkpoint_dir")
+    if checkpoint_dir is not None:
+        if not isinstance(checkpoint_dir, str | os.PathLike):
+            raise TypeError(
+                f"checkpoint_dir: expected a folder path (str or os.PathLike) or None, received "
+                f"{type(checkpoint_dir).__name__}"
+            )
+        existing = next(
+            (p for p in (Path(checkpoint_dir), *Path(checkpoint_dir).parents) if p.exists()), None
+        )
+        if existing is not None and not existing.is_dir():
+            raise ValueError(
+                f"checkpoint_dir: expected a folder (or a path where one can be made), but {existing} is a file"
+            )
     params = jax.tree_util.tree_leaves(eqx.filter(model, eqx.is_inexact_array))
     if not params:
         raise ValueError("model: expected a pytree with floating-point array leaves to train, received none")

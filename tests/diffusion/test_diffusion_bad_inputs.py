@@ -133,3 +133,22 @@ def test_reprobe_silent_results_now_raise():
 
 def test_betas_as_a_list_are_accepted_under_the_type_hook():
     np.testing.assert_allclose(dm.alpha_bars_from_betas([0.1, 0.2]), [0.9, 0.72])
+
+
+def test_gaussian_marginal_score_refuses_a_negative_std_and_a_point_mass_without_score():
+    """Fresh probes (2026-12-06): std = -1 returned the std = +1 score, std = 0 at t = 0 returned -inf."""
+    vp = dm.VPSchedule()
+    x = jnp.ones(3)
+    with pytest.raises(ValueError, match="std: expected standard deviations >= 0"):
+        dm.gaussian_marginal_score(vp, x, 0.5, 0.0, -1.0)
+    with pytest.raises(ValueError, match="marginal variance .* is 0"):
+        dm.gaussian_marginal_score(vp, x, 0.0, 0.0, 0.0)
+    f = jax.jit(lambda std, t: dm.gaussian_marginal_score(vp, x, t, 0.0, std))
+    with pytest.raises(Exception, match="std: expected standard deviations >= 0"):
+        jax.block_until_ready(f(jnp.float32(-1.0), jnp.float32(0.5)))
+    with pytest.raises(Exception, match="marginal variance"):
+        jax.block_until_ready(f(jnp.float32(0.0), jnp.float32(0.0)))
+    # valid: the closed form -(x - a m) / (a^2 s^2 + sigma^2), and std = 0 at t > 0 is the data-free marginal
+    a, s = (float(c) for c in dm.marginal_coefs(vp, 0.5))
+    np.testing.assert_allclose(f(jnp.float32(0.7), jnp.float32(0.5)), -1.0 / (a**2 * 0.49 + s**2), rtol=1e-5)
+    np.testing.assert_allclose(f(jnp.float32(0.0), jnp.float32(0.5)), -1.0 / s**2, rtol=1e-5)

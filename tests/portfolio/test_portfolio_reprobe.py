@@ -75,3 +75,19 @@ def test_sizes_and_horizon_are_refused_up_front():
     r = np.random.default_rng(0).normal(0, 0.01, size=(2, 60, 3))
     with pytest.raises(ValueError, match="horizon: expected an integer >= 1"):
         pf.strategy_weights(r, horizon=0)  # was a zero covariance and a failed solve deep inside
+
+
+def test_performance_summary_refuses_nan_negative_or_nested_turnover():
+    """Fresh probe (2026-12-06): a NaN turnover came back as turnover_per_year = nan without a word."""
+    from jaxkit.portfolio import performance_summary
+
+    r = [0.01, 0.02, -0.01, 0.005]
+    with pytest.raises(ValueError, match="turnover"):
+        performance_summary(r, turnover=[0.1, float("nan")])
+    with pytest.raises(ValueError, match="turnover: expected values >= 0"):
+        performance_summary(r, turnover=[0.1, -0.2])
+    with pytest.raises(ValueError, match="turnover"):
+        performance_summary(r, turnover=[[0.1, 0.2]])
+    out = performance_summary(r, turnover=[0.1, 0.3], periods_per_year=4)
+    assert out["turnover_per_rebalance"] == pytest.approx(0.2)
+    assert out["turnover_per_year"] == pytest.approx(0.4 / (4 / 4))

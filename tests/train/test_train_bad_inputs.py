@@ -113,3 +113,23 @@ def test_checkpoint_into_a_structure_with_other_names_fails(tmp_path):
         load_checkpoint(p, {"v": jnp.ones(3), "w": jnp.ones(3)})
     with pytest.raises(TypeError, match="metadata"):  # (under the suite's beartype hook, its message)
         save_checkpoint(tmp_path / "d", {"a": jnp.ones(2)}, [1, 2])
+
+
+def test_fit_refuses_a_checkpoint_dir_that_is_a_file_before_any_work(tmp_path):
+    """Fresh probe (2026-12-06): a file as checkpoint_dir gave a bare NotADirectoryError; the file is kept."""
+    from jaxkit.train import fit
+
+    f = tmp_path / "notes.txt"
+    f.write_text("mine")
+    model = {"w": jnp.ones(2)}
+
+    def loss_fn(m, batch, key):
+        return jnp.sum(m["w"] ** 2)
+
+    for bad in (f, f / "sub"):
+        with pytest.raises(ValueError, match=r"checkpoint_dir: expected a folder .* is a file"):
+            fit(model, optax.sgd(0.1), loss_fn, lambda step: None, n_steps=2, key=KEY, checkpoint_dir=bad)
+    assert f.read_text() == "mine"
+    res = fit(model, optax.sgd(0.1), loss_fn, lambda step: None, n_steps=2, key=KEY,
+              checkpoint_dir=tmp_path / "new" / "ckpt", progress=False)  # fmt: skip
+    assert res.step == 2
