@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -27,6 +28,7 @@ from jaxkit._validate import (
     check_finite,
     check_nonempty,
     check_positive,
+    is_tracer,
 )
 from jaxkit.dynamics._flow import FlowResult
 
@@ -80,7 +82,8 @@ def effective_rank(
     """Effective rank of a matrix.
 
     ``threshold``: number of singular values above ``tol`` (absolute). ``entropy``: ``exp(H(p))`` with
-    ``p = σ / Σσ`` (Roy & Vetterli 2007; continuous, 1 for rank one, n for a multiple of an orthogonal matrix).
+    ``p = σ / Σσ`` (Roy & Vetterli 2007; continuous, 1 for rank one, n for a multiple of an orthogonal matrix);
+    the zero matrix has no ``p`` and is refused (``ValueError``; a run-time error under ``jax.jit``).
     """
     check_choice("method", method, ("threshold", "entropy"))
     matrix = as_float_array("matrix", matrix)
@@ -92,6 +95,13 @@ def effective_rank(
     if method == "threshold":
         check_positive("tol", tol)
         return jnp.sum(sv > tol)
+    zero = (
+        "matrix: the entropy effective rank of the zero matrix is undefined (p = sigma / sum(sigma) is 0/0)"
+    )
+    if is_tracer(sv):
+        sv = eqx.error_if(sv, jnp.sum(sv) <= 0, zero)
+    elif not float(jnp.sum(sv)) > 0:
+        raise ValueError(zero)
     p = sv / jnp.maximum(jnp.sum(sv), 1e-30)
     ent = -jnp.sum(jnp.where(p > 0, p * jnp.log(jnp.where(p > 0, p, 1.0)), 0.0))
     return jnp.exp(ent)

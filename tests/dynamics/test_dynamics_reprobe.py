@@ -38,3 +38,27 @@ def test_ordinary_sizes_still_work():
     loss = lambda p: jnp.sum((p["w"] - 1.0) ** 2)
     out = dy.gradient_descent(loss, {"w": jnp.zeros(3)}, 0.1, 20, save_every=5)
     assert out.loss.shape[0] == 5
+
+
+def test_entropy_effective_rank_of_the_zero_matrix_is_refused():
+    """Fresh probe (2026-12-06): the zero matrix returned 1.0 (p = 0/0 read as rank one)."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    import pytest
+
+    from jaxkit.dynamics import effective_rank
+
+    for shape in ((3, 3), (2, 5)):
+        with pytest.raises(
+            ValueError, match="matrix: the entropy effective rank of the zero matrix is undefined"
+        ):
+            effective_rank(jnp.zeros(shape), method="entropy")
+    f = jax.jit(lambda m: effective_rank(m, method="entropy"))
+    with pytest.raises(Exception, match="zero matrix is undefined"):
+        jax.block_until_ready(f(jnp.zeros((3, 3))))
+    # valid: exp(entropy of sigma / sum sigma), against numpy
+    m = np.diag([3.0, 1.0, 0.0])
+    p = np.array([0.75, 0.25])
+    np.testing.assert_allclose(float(f(jnp.asarray(m))), np.exp(-np.sum(p * np.log(p))), rtol=1e-5)
+    assert int(effective_rank(jnp.zeros((3, 3)), tol=0.1)) == 0  # threshold: no singular value above tol
