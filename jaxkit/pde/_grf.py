@@ -86,7 +86,8 @@ def periodic_spectrum(
 ) -> np.ndarray:
     """Eigenvalues ``λ_k`` of ``σ²(-Δ+τ²)^-α`` on the periodic box, laid out like ``numpy.fft.fftn`` output.
 
-    ``sigma=None`` uses ``τ^(α - d/2)`` (FNO's default). With ``zero_mean`` the ``k = 0`` entry is 0.
+    ``sigma=None`` uses ``τ^(α - d/2)`` (FNO's default), and 1 at ``τ = 0`` (where that power is 0 or ∞). With
+    ``zero_mean`` the ``k = 0`` entry is 0; at ``τ = 0`` that entry is infinite, so ``zero_mean=False`` is refused.
     """
     shape = _check(shape, alpha, tau, sigma, length, max_bytes)
     d = len(shape)
@@ -95,7 +96,12 @@ def periodic_spectrum(
     k2 = sum((2 * np.pi * k / length) ** 2 for k in ks)
     with np.errstate(divide="ignore"):
         lam = sigma**2 * (k2 + tau**2) ** (-float(alpha))
-    if zero_mean or tau == 0:
+    if tau == 0 and not zero_mean:
+        raise ValueError(
+            "zero_mean: False keeps the k = 0 eigenvalue sigma^2 tau^(-2 alpha), which is infinite at tau = 0; "
+            "use zero_mean=True or tau > 0"
+        )
+    if zero_mean:
         lam[(0,) * d] = 0.0
     return lam
 
@@ -110,7 +116,8 @@ def neumann_spectrum(
     zero_mean: bool = True,
     max_bytes: int | None = None,
 ) -> np.ndarray:
-    """Eigenvalues ``λ_k`` (``k_i = 0..n_i-1``) of ``σ²(-Δ+τ²)^-α`` with zero-Neumann boundaries."""
+    """Eigenvalues ``λ_k`` (``k_i = 0..n_i-1``) of ``σ²(-Δ+τ²)^-α`` with zero-Neumann boundaries; ``sigma``,
+    ``zero_mean`` and ``τ = 0`` as in :func:`periodic_spectrum`."""
     shape = _check(shape, alpha, tau, sigma, length, max_bytes)
     d = len(shape)
     sigma = _default_sigma(alpha, tau, d) if sigma is None else sigma
@@ -118,7 +125,12 @@ def neumann_spectrum(
     k2 = sum((np.pi * k / length) ** 2 for k in ks)
     with np.errstate(divide="ignore"):
         lam = sigma**2 * (k2 + tau**2) ** (-float(alpha))
-    if zero_mean or tau == 0:
+    if tau == 0 and not zero_mean:
+        raise ValueError(
+            "zero_mean: False keeps the k = 0 eigenvalue sigma^2 tau^(-2 alpha), which is infinite at tau = 0; "
+            "use zero_mean=True or tau > 0"
+        )
+    if zero_mean:
         lam[(0,) * d] = 0.0
     return lam
 

@@ -27,3 +27,20 @@ def test_spectra_refuse_huge_grids():
     for fn in (pde.periodic_spectrum, pde.neumann_spectrum):
         with pytest.raises(ValueError, match="size cap"):
             fn((10**5, 10**5, 10**5), alpha=2.0, tau=3.0)
+
+
+def test_spectra_at_tau_zero_refuse_to_keep_the_infinite_mean_mode():
+    """Fresh probe (2026-12-06): tau = 0 with zero_mean=False silently zeroed the (infinite) k = 0 eigenvalue."""
+    import numpy as np
+    import pytest
+
+    from jaxkit.pde import neumann_spectrum, periodic_spectrum
+
+    for spectrum in (periodic_spectrum, neumann_spectrum):
+        with pytest.raises(ValueError, match="zero_mean: False keeps the k = 0 eigenvalue"):
+            spectrum((8,), alpha=2.0, tau=0.0, sigma=1.0, zero_mean=False)
+    # tau = 0, zero_mean: sigma defaults to 1 (documented), k != 0 entries are |2 pi k|^(-2 alpha)
+    lam = periodic_spectrum((8,), alpha=2.0, tau=0.0)
+    k = np.fft.fftfreq(8, d=1.0 / 8)
+    want = np.where(k == 0, 0.0, np.abs(2 * np.pi * k) ** -4.0)
+    np.testing.assert_allclose(lam, want, rtol=1e-12)
