@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, PRNGKeyArray
 
-from jaxkit._validate import check_nonempty, finite_checked, is_tracer
+from jaxkit._validate import check_nonempty, error_if_invalid, finite_checked, is_tracer
 from jaxkit.diffusion._schedules import AbstractSchedule, DiscreteSchedule
 
 Schedule: TypeAlias = DiscreteSchedule | AbstractSchedule
@@ -155,18 +155,14 @@ def gaussian_marginal_score(
     _check_broadcasts("mean", mean, "x_t", x_t)
     _check_broadcasts("std", std, "x_t", x_t)
     mean, std = finite_checked("mean", mean), finite_checked("std", std)
-    negative = "std: expected standard deviations >= 0, received a negative value"
-    if is_tracer(std):
-        std = eqx.error_if(std, std < 0, negative)
-    elif np.any(np.asarray(std) < 0):
-        raise ValueError(f"{negative} (min {float(np.min(np.asarray(std)))})")
+    std = error_if_invalid(std, std < 0, "std: expected standard deviations >= 0, received a negative value")
     a, s = marginal_coefs(schedule, t)
-    var = a**2 * std**2 + s**2
-    zero = "std, t: the marginal variance alpha_t^2 std^2 + sigma_t^2 is 0 (std = 0 at sigma_t = 0): no score"
-    if is_tracer(var):
-        var = eqx.error_if(var, var <= 0, zero)
-    elif np.any(np.asarray(var) <= 0):
-        raise ValueError(zero + "; use std > 0 or t with sigma_t > 0")
+    var = error_if_invalid(
+        a**2 * std**2 + s**2,
+        a**2 * std**2 + s**2 <= 0,
+        "std, t: the marginal variance alpha_t^2 std^2 + sigma_t^2 is 0 (std = 0 at sigma_t = 0): no score; "
+        "use std > 0 or t with sigma_t > 0",
+    )
     return -(x_t - a * mean) / var
 
 

@@ -13,7 +13,6 @@ import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -28,7 +27,7 @@ from jaxkit._validate import (
     check_finite,
     check_nonempty,
     check_positive,
-    is_tracer,
+    error_if_invalid,
 )
 from jaxkit.dynamics._flow import FlowResult
 
@@ -95,13 +94,11 @@ def effective_rank(
     if method == "threshold":
         check_positive("tol", tol)
         return jnp.sum(sv > tol)
-    zero = (
-        "matrix: the entropy effective rank of the zero matrix is undefined (p = sigma / sum(sigma) is 0/0)"
+    sv = error_if_invalid(
+        sv,
+        jnp.sum(sv) <= 0,
+        "matrix: the entropy effective rank of the zero matrix is undefined (p = sigma / sum(sigma) is 0/0)",
     )
-    if is_tracer(sv):
-        sv = eqx.error_if(sv, jnp.sum(sv) <= 0, zero)
-    elif not float(jnp.sum(sv)) > 0:
-        raise ValueError(zero)
     p = sv / jnp.maximum(jnp.sum(sv), 1e-30)
     ent = -jnp.sum(jnp.where(p > 0, p * jnp.log(jnp.where(p > 0, p, 1.0)), 0.0))
     return jnp.exp(ent)

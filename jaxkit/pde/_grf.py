@@ -74,6 +74,19 @@ def _default_sigma(alpha: float, tau: float, d: int) -> float:
     return float(tau) ** (alpha - d / 2.0) if tau > 0 else 1.0
 
 
+def _mean_mode(lam: np.ndarray, tau: float, zero_mean: bool) -> np.ndarray:
+    """``lam`` with its ``k = 0`` entry set to 0 (``zero_mean``); at ``τ = 0`` that entry is infinite, so keeping
+    it is refused."""
+    if tau == 0 and not zero_mean:
+        raise ValueError(
+            "zero_mean: False keeps the k = 0 eigenvalue sigma^2 tau^(-2 alpha), which is infinite at tau = 0; "
+            "use zero_mean=True or tau > 0"
+        )
+    if zero_mean:
+        lam[(0,) * lam.ndim] = 0.0
+    return lam
+
+
 def periodic_spectrum(
     shape: Sequence[int],
     *,
@@ -96,14 +109,7 @@ def periodic_spectrum(
     k2 = sum((2 * np.pi * k / length) ** 2 for k in ks)
     with np.errstate(divide="ignore"):
         lam = sigma**2 * (k2 + tau**2) ** (-float(alpha))
-    if tau == 0 and not zero_mean:
-        raise ValueError(
-            "zero_mean: False keeps the k = 0 eigenvalue sigma^2 tau^(-2 alpha), which is infinite at tau = 0; "
-            "use zero_mean=True or tau > 0"
-        )
-    if zero_mean:
-        lam[(0,) * d] = 0.0
-    return lam
+    return _mean_mode(lam, tau, zero_mean)
 
 
 def neumann_spectrum(
@@ -125,14 +131,7 @@ def neumann_spectrum(
     k2 = sum((np.pi * k / length) ** 2 for k in ks)
     with np.errstate(divide="ignore"):
         lam = sigma**2 * (k2 + tau**2) ** (-float(alpha))
-    if tau == 0 and not zero_mean:
-        raise ValueError(
-            "zero_mean: False keeps the k = 0 eigenvalue sigma^2 tau^(-2 alpha), which is infinite at tau = 0; "
-            "use zero_mean=True or tau > 0"
-        )
-    if zero_mean:
-        lam[(0,) * d] = 0.0
-    return lam
+    return _mean_mode(lam, tau, zero_mean)
 
 
 def grf_periodic(

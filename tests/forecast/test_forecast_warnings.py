@@ -9,7 +9,8 @@ import numpy as np
 from jaxkit.forecast import MLPNet, make_forecaster, train_forecaster
 
 
-def test_left_out_windows_advice_names_batch_size():
+def _tiny_model_and_six_windows():
+    """A 2-asset guided forecaster and 6 training windows (zero conditioning, Gaussian targets)."""
     m = make_forecaster(
         n_assets=2, history=3, horizon=2, n_macro=1, n_signals=1, scale=np.full(2, 0.02),
         denoiser=MLPNet(hidden=8, depth=1, channels=4), diffusion_steps=8, key=jax.random.key(0),
@@ -17,6 +18,11 @@ def test_left_out_windows_advice_names_batch_size():
     rng = np.random.default_rng(0)
     win = {"history": np.zeros((6, 3, 2)), "target": rng.normal(size=(6, 2, 2)), "macro": np.zeros((6, 1)),
            "signals": np.zeros((6, 2, 1))}  # fmt: skip
+    return m, win
+
+
+def test_left_out_windows_advice_names_batch_size():
+    m, win = _tiny_model_and_six_windows()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         train_forecaster(m, win, n_steps=1, batch_size=4, key=jax.random.key(0), progress=False)
@@ -78,13 +84,7 @@ def test_the_logged_loss_is_the_documented_sum():
 
 def test_the_progress_bar_says_what_its_loss_sums(capsys):
     """The bar's ``loss`` is forecaster_loss's sum; its default label says so (a zero predictor shows 3, not 1)."""
-    m = make_forecaster(
-        n_assets=2, history=3, horizon=2, n_macro=1, n_signals=1, scale=np.full(2, 0.02),
-        denoiser=MLPNet(hidden=8, depth=1, channels=4), diffusion_steps=8, key=jax.random.key(0),
-    )  # fmt: skip
-    rng = np.random.default_rng(0)
-    win = {"history": np.zeros((6, 3, 2)), "target": rng.normal(size=(6, 2, 2)), "macro": np.zeros((6, 1)),
-           "signals": np.zeros((6, 2, 1))}  # fmt: skip
+    m, win = _tiny_model_and_six_windows()
     train_forecaster(m, win, n_steps=1, batch_size=3, key=jax.random.key(0))
     err = capsys.readouterr().err
     assert m.denoiser.guided
