@@ -329,6 +329,22 @@ def float_dtype(*xs: Any) -> Any:
     return jax.dtypes.canonicalize_dtype(d)  # float32 unless jax_enable_x64
 
 
+def warn_if_downcast(name: str, x: Any, *, stacklevel: int = 3) -> None:
+    """One ``UserWarning`` when ``x`` is concrete float64 data that JAX will hold as float32 (``jax_enable_x64``
+    off): the result then comes back in float32, not in the dtype the caller gave."""
+    if is_tracer(x) or jax.config.read("jax_enable_x64"):
+        return
+    if getattr(x, "dtype", None) == np.float64:
+        import warnings
+
+        warnings.warn(
+            f"{name}: float64 data is computed in float32 (JAX computes in float32 unless jax_enable_x64 is on); "
+            "pass float32 to silence this, or enable x64 for double precision",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+
+
 def check_vector(name: str, x: Any, n: int | None = None) -> None:
     """A finite 1-D vector (of length ``n`` if given)."""
     if not is_tracer(x):

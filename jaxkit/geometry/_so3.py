@@ -433,9 +433,20 @@ def _check_dtype(name: str, dtype: Any) -> None:
 
 
 def project(M: ArrayInput) -> Array:
-    """Nearest rotation in Frobenius norm (SVD with a determinant guard)."""
+    """Nearest rotation in Frobenius norm (SVD with a determinant guard).
+
+    The nearest rotation is unique only for ``rank M >= 2``; a matrix whose second singular value is zero
+    (relative to the first, within ``100·eps``; the zero matrix included) raises ``ValueError`` (a run-time error
+    under ``jax.jit``) instead of returning an arbitrary rotation."""
     M = _matrices("M", M)
-    U, _, Vt = jnp.linalg.svd(M)
+    U, s, Vt = jnp.linalg.svd(M)
+    tol = 100 * jnp.finfo(s.dtype).eps
+    U = error_if_invalid(
+        U,
+        ~(s[..., 1] > tol * s[..., 0]),
+        "M: expected a matrix of rank >= 2 (the nearest rotation to a matrix of rank < 2, e.g. zeros, is not "
+        "unique), received one whose second singular value is zero",
+    )
     d = jnp.sign(jnp.linalg.det(U @ Vt))
     D = jnp.ones(M.shape[:-1], M.dtype).at[..., -1].set(d)
     return (U * D[..., None, :]) @ Vt

@@ -24,6 +24,7 @@ from .._validate import (
     check_positive,
     check_range,
     is_tracer,
+    warn_if_downcast,
 )
 
 
@@ -78,7 +79,8 @@ def solve(
             before anything runs (as in :func:`jaxkit.pde.navier_stokes.solve`).
 
     Returns:
-        ``u(·, t_final)`` on the same grid, in the dtype of ``u0``. Batch with ``jax.vmap``.
+        ``u(·, t_final)`` on the same grid, in the dtype of ``u0`` as JAX holds it: float64 ``u0`` is computed in
+        float32 unless ``jax_enable_x64`` is on (announced by a ``UserWarning``). Batch with ``jax.vmap``.
     """
     if isinstance(u0, list | tuple):
         u0 = np.asarray(u0, dtype=jnp.result_type(float))
@@ -101,6 +103,7 @@ def solve(
         )
     if not is_tracer(u0):
         check_finite("u0", u0)
+    warn_if_downcast("u0", u0)
     h = float(t_final) / n_steps
     dtype = jnp.asarray(u0).dtype
     cdtype = jnp.complex128 if dtype == jnp.float64 else jnp.complex64

@@ -36,6 +36,7 @@ from .._validate import (
     check_positive,
     check_size,
     is_tracer,
+    warn_if_downcast,
 )
 
 _In = Array | np.ndarray
@@ -110,7 +111,8 @@ def solve(
             runs (default 10⁶; raise it for genuinely long integrations).
 
     Returns:
-        ``(record_steps, n, n)`` vorticity snapshots in the dtype of ``w0``. Batch with ``jax.vmap``.
+        ``(record_steps, n, n)`` vorticity snapshots in the dtype of ``w0`` as JAX holds it (float64 ``w0`` is
+        computed in float32 unless ``jax_enable_x64`` is on, with a ``UserWarning``). Batch with ``jax.vmap``.
     """
     if isinstance(w0, list | tuple):
         w0 = np.asarray(w0, dtype=jnp.result_type(float))
@@ -130,6 +132,7 @@ def solve(
         raise ValueError(f"forcing: expected shape {(n0, n0)} or None, received shape {np.shape(forcing)}")
     if not is_tracer(w0):
         check_finite("w0", w0)
+    warn_if_downcast("w0", w0)
     if forcing is not None and not is_tracer(forcing):
         check_finite("forcing", forcing)
     n = n0

@@ -42,6 +42,7 @@ from jaxkit._validate import (
     error_if_invalid,
     finite_checked,
     is_tracer,
+    range_checked,
 )
 from jaxkit.kernels.linear_scan import linear_scan as _kernel_linear_scan
 
@@ -133,8 +134,9 @@ def householder_product(k: jax.Array, beta: jax.Array) -> jax.Array:
     """``H_n ⋯ H_1`` with ``H_j = I - β_j k_j k_jᵀ`` for unit ``k`` of shape ``(n, N)`` and ``β`` of shape ``(n,)``.
 
     With ``β ∈ [0, 2]`` every eigenvalue lies in ``[-1, 1]`` (Grazzi et al. 2025); ``β = 2`` is a reflection.
-    Rows of ``k`` that are not unit vectors (``|‖k_j‖ - 1| > 1e-4``) raise ``ValueError`` (a run-time error under
-    ``jax.jit``): the product would silently stop being a product of reflections.
+    Rows of ``k`` that are not unit vectors (``|‖k_j‖ - 1| > 1e-4``) and ``β`` outside ``[0, 2]`` raise
+    ``ValueError`` (a run-time error under ``jax.jit``): the product would silently stop being a product of
+    (generalized) reflections with eigenvalues in ``[-1, 1]``.
     """
     if k.ndim != 2 or beta.shape != k.shape[:1]:
         raise ValueError(
@@ -150,7 +152,8 @@ def householder_product(k: jax.Array, beta: jax.Array) -> jax.Array:
     else:
         check_finite("k", k)
         check_norm("k", k, unit=True)
-    return _householder_product(k, finite_checked("beta", beta))
+    beta = range_checked("beta", beta, 0.0, 2.0, what="Householder coefficients")
+    return _householder_product(k, beta)
 
 
 def _householder_product(k: jax.Array, beta: jax.Array) -> jax.Array:

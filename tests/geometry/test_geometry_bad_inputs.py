@@ -209,3 +209,18 @@ def test_random_matrices_are_rejected_and_random_rotations_accepted(seed):
     Q = -R  # det = -1: a rotoreflection
     with pytest.raises(ValueError, match=NOT_ROT):
         so3.log(Q)
+
+
+def test_project_refuses_matrices_without_a_unique_nearest_rotation():
+    """project(zeros) returned the identity: every rotation is equally near a matrix of rank < 2."""
+    for M in (np.zeros((3, 3)), np.outer([1.0, 0.0, 0.0], [0.0, 1.0, 0.0])):
+        with pytest.raises(ValueError, match="M: expected a matrix of rank >= 2"):
+            so3.project(M)
+    with pytest.raises(Exception, match="M: expected a matrix of rank >= 2"):
+        jax.block_until_ready(jax.jit(so3.project)(jnp.zeros((2, 3, 3))))
+    # rank 2 still has a unique answer, checked against the SVD solution of the orthogonal Procrustes problem
+    R = Rotation.from_rotvec([0.3, -0.2, 0.5]).as_matrix()
+    M = R @ np.diag([2.0, 1.0, 0.0])
+    U, _, Vt = np.linalg.svd(M)
+    expected = U @ np.diag([1.0, 1.0, np.sign(np.linalg.det(U @ Vt))]) @ Vt
+    np.testing.assert_allclose(np.asarray(so3.project(M)), expected, atol=1e-5)

@@ -44,3 +44,20 @@ def test_spectra_at_tau_zero_refuse_to_keep_the_infinite_mean_mode():
     k = np.fft.fftfreq(8, d=1.0 / 8)
     want = np.where(k == 0, 0.0, np.abs(2 * np.pi * k) ** -4.0)
     np.testing.assert_allclose(lam, want, rtol=1e-12)
+
+
+def test_float64_initial_conditions_computed_in_float32_are_announced():
+    """burgers.solve(float64 u0) returned float32 with x64 off although the docstring promised u0's dtype."""
+    import numpy as np
+
+    u0 = np.sin(2 * np.pi * np.arange(16) / 16)
+    with pytest.warns(UserWarning, match="u0: float64 data is computed in float32"):
+        u = pde.burgers.solve(u0, nu=0.1, t_final=0.05)
+    assert u.dtype == jax.numpy.float32
+    with pytest.warns(UserWarning, match="w0: float64 data is computed in float32"):
+        pde.navier_stokes.solve(np.zeros((8, 8)), nu=1e-3, t_final=0.1, dt=0.05)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # float32 input: nothing to announce
+        pde.burgers.solve(u0.astype(np.float32), nu=0.1, t_final=0.05)

@@ -91,3 +91,20 @@ def test_performance_summary_refuses_nan_negative_or_nested_turnover():
     out = performance_summary(r, turnover=[0.1, 0.3], periods_per_year=4)
     assert out["turnover_per_rebalance"] == pytest.approx(0.2)
     assert out["turnover_per_year"] == pytest.approx(0.4 / (4 / 4))
+
+
+def test_metrics_refuse_a_date_series_out_of_time_order():
+    """max_drawdown of a shuffled date-indexed Series compounded in row order (a different, wrong number)."""
+    import pandas as pd
+
+    from jaxkit import portfolio
+
+    r = pd.Series(np.random.default_rng(0).normal(0.0, 0.02, 60), pd.date_range("2020-01-01", periods=60))
+    shuffled = r.sample(frac=1.0, random_state=1)
+    w = np.cumprod(1.0 + r.to_numpy())
+    expected = np.max(1.0 - w / np.maximum(np.maximum.accumulate(w), 1.0))  # numpy, in date order
+    assert portfolio.max_drawdown(r) == pytest.approx(expected, rel=1e-12)
+    for fn in (portfolio.max_drawdown, portfolio.annualized_return, portfolio.performance_summary):
+        with pytest.raises(ValueError, match="returns: expected a series in time order.*sort_index"):
+            fn(shuffled)
+    assert portfolio.max_drawdown(shuffled.sort_index()) == pytest.approx(expected, rel=1e-12)
