@@ -98,7 +98,9 @@ def test_householder_product_refuses_beta_outside_0_2():
     """beta = 3 gave I - 3 k kᵀ (eigenvalue -2) without a word: not a product of generalized reflections."""
     k = jnp.eye(3)[:2]
     H = ssm.householder_product(k, jnp.array([2.0, 0.0]))
-    np.testing.assert_allclose(np.asarray(H), np.diag([-1.0, 1.0, 1.0]), atol=1e-6)  # a reflection, then identity
+    np.testing.assert_allclose(
+        np.asarray(H), np.diag([-1.0, 1.0, 1.0]), atol=1e-6
+    )  # a reflection, then identity
     with pytest.raises(ValueError, match=r"beta: expected Householder coefficients in \[0.0, 2.0\]"):
         ssm.householder_product(k, jnp.array([3.0, 1.0]))
     with pytest.raises(Exception, match="beta: expected Householder coefficients"):
