@@ -81,6 +81,10 @@ def split_of(component_id: str) -> str:
     """'test' / 'val' / 'train' from a stable hash of the id."""
     if not isinstance(component_id, str) or not component_id.strip():
         raise ValueError(f"component_id: expected a non-empty string, received {component_id!r}")
+    return _split_of(component_id)
+
+
+def _split_of(component_id: str) -> str:
     h = int(hashlib.sha256(component_id.encode()).hexdigest(), 16) % 10
     return "test" if h == 0 else ("val" if h == 1 else "train")
 
@@ -347,6 +351,13 @@ def ccd_ligand_candidates(
     check_int("min_heavy", min_heavy, minimum=1)
     check_int("max_heavy", max_heavy, minimum=min_heavy)
     check_int("max_scan", max_scan, minimum=1)
+    return list(_ccd_ligand_candidates(split, int(min_heavy), int(max_heavy), int(max_scan)))
+
+
+@lru_cache(maxsize=16)
+def _ccd_ligand_candidates(
+    split: str, min_heavy: int, max_heavy: int, max_scan: int
+) -> tuple[tuple[int, str], ...]:
     cand = _ccd_candidates(min_heavy, max_heavy)
     order = cand[np.random.default_rng(12345).permutation(len(cand))][:max_scan]
     ids = _ccd_tables()["ids"]
@@ -358,9 +369,9 @@ def ccd_ligand_candidates(
     out = []
     for idx in order:
         cid = str(ids[idx])
-        if split_of(cid) == split and cid not in excluded:
+        if _split_of(cid) == split and cid not in excluded:
             out.append((int(idx), cid))
-    return out
+    return tuple(out)
 
 
 def ccd_examples(

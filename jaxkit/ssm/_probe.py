@@ -571,7 +571,7 @@ def train_runs(
         has_aux=True,
         log_every=log_every,
         checkpoint_dir=checkpoint_dir,
-        checkpoint_every=max(cfg.n_steps // 10, 1) if checkpoint_dir else 0,
+        checkpoint_every=max(cfg.n_steps // 10, 2) if checkpoint_dir else 0,  # and at the last step
         resume=resume,
         progress=f"train {cfg.model}" if progress is not None else False,
     )
