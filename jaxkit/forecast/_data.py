@@ -233,6 +233,11 @@ def rolling_zscore(df: pd.DataFrame, window: int = 252, min_periods: int | None 
     """Trailing z-score ``(x_t - mean) / std`` over the last ``window`` rows up to and including ``t`` (0 where
     the window is constant, NaN until ``min_periods`` rows exist)."""
     check_int("window", window, minimum=2)
+    if isinstance(df.index, pd.DatetimeIndex | pd.PeriodIndex) and not df.index.is_monotonic_increasing:
+        raise ValueError(
+            "df: expected rows in time order (the window trails over rows), received an index that is not "
+            "increasing; call .sort_index() first"
+        )
     mp = window // 2 if min_periods is None else min_periods
     roll = df.rolling(window, min_periods=mp)
     sd = roll.std()

@@ -372,6 +372,11 @@ def instance_norm(
     if not (isinstance(eps, int | float) and np.isfinite(eps) and eps > 0):
         raise ValueError(f"eps: expected a finite value > 0, received {eps!r}")
     for name, v in (("u", u), ("scale", scale), ("shift", shift)):
+        if name != "u" and tuple(np.shape(v)) != tuple(np.shape(u))[:1]:
+            raise ValueError(
+                f"{name}: expected shape ({np.shape(u)[0] if np.ndim(u) else '?'},), one value per channel of u "
+                f"{tuple(np.shape(u))}, received {tuple(np.shape(v))}"
+            )
         check_finite(name, v)
     axes = tuple(range(1, u.ndim))
     mean = jnp.mean(u, axis=axes, keepdims=True)

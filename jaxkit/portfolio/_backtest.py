@@ -113,6 +113,8 @@ def rebalance_indices(dates: ArrayInput, freq: str = "M", *, start: int = 0) -> 
         raise ValueError(
             f"dates: expected strictly increasing dates, out of order at position {bad} ({d[bad].date()})"
         )
+    if not isinstance(freq, str) or (freq.isdigit() and int(freq) < 1):
+        raise ValueError(f"freq: expected 'D', 'W', 'M', 'Q' or a step >= 1 like '21', received {freq!r}")
     if freq == "D":
         idx = np.arange(len(d))
     elif freq.isdigit():

@@ -72,11 +72,13 @@ def ensemble_size(stacked: PyTree, *, name: str = "stacked") -> int:
 
 
 def ensemble_member(stacked: TreeT, i: int, *, name: str = "stacked") -> TreeT:
-    """Member ``i`` of a stacked pytree (index every array leaf's leading axis; ``name``: the argument named in
-    errors)."""
+    """Member ``i`` of a stacked pytree (index every array leaf's leading axis; ``i < 0`` counts from the end;
+    ``name``: the argument named in errors)."""
     n = ensemble_size(stacked, name=name)
     if isinstance(i, bool) or not isinstance(i, int | np.integer) or not -n <= int(i) < n:
-        raise ValueError(f"i: expected a member index in [0, {n}), received {i!r}")
+        raise ValueError(
+            f"i: expected a member index in [-{n}, {n}) (negative counts from the end), received {i!r}"
+        )
     return jax.tree_util.tree_map(lambda x: x[int(i)] if eqx.is_array(x) else x, stacked)
 
 

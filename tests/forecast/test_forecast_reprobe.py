@@ -44,3 +44,33 @@ def test_path_counts_above_the_size_cap_are_refused_fast():
                      n_samples=10**10, n_steps=2)  # fmt: skip  # was ~10 s then an XLA out-of-memory error
     assert time.perf_counter() - t0 < 2.0
     assert historical_bootstrap(r, 5, 7).shape == (7, 5, 3)
+
+
+def test_crps_names_bad_levels_and_rolling_zscore_refuses_rows_out_of_time_order():
+    """Fresh probes: crps(levels=(0.5, 1.5)) raised numpy's "Quantiles must be in the range [0, 1]" and
+    levels=() a ZeroDivisionError; rolling_zscore of a shuffled date-indexed frame windowed over future dates."""
+    import pandas as pd
+
+    from jaxkit.forecast import crps, rolling_zscore
+
+    rng = np.random.default_rng(0)
+    samples, truth = rng.normal(size=(50, 6)), rng.normal(size=6)
+    for bad in ((0.5, 1.5), (), (0.0, 0.5)):
+        with pytest.raises(
+            ValueError, match=r"levels: expected a non-empty sequence of quantile levels in \(0, 1\)"
+        ):
+            crps(samples, truth, levels=bad)
+    # the median level alone: 2 * mean |y - median| / sum |y|, against numpy
+    q = np.quantile(samples, 0.5, axis=0)
+    expected = 2 * np.sum(np.abs((truth - q) * ((truth <= q) - 0.5))) / np.sum(np.abs(truth))
+    assert crps(samples, truth, levels=(0.5,)) == pytest.approx(expected, rel=1e-12)
+    df = pd.DataFrame(
+        rng.normal(size=(40, 2)), index=pd.date_range("2021-01-01", periods=40), columns=["a", "b"]
+    )
+    with pytest.raises(ValueError, match=r"df: expected rows in time order.*sort_index"):
+        rolling_zscore(df.sample(frac=1.0, random_state=0), window=10)
+    pd.testing.assert_frame_equal(
+        rolling_zscore(df.sample(frac=1.0, random_state=0).sort_index(), window=10),
+        rolling_zscore(df, window=10),
+        check_freq=False,
+    )

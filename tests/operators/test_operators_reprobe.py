@@ -27,3 +27,24 @@ def test_relative_l2_empty_batch_raises():
         relative_l2(jnp.ones((0, 4)), jnp.ones((0, 4)))
     with pytest.raises((ValueError, TypeError), match="pred"):  # no batch axis
         relative_l2(jnp.float32(1.0), jnp.float32(1.0))
+
+
+def test_instance_norm_names_scale_and_shift_of_the_wrong_length():
+    """Fresh probe: scale/shift with 3 entries for 2 channels gave "mul got incompatible shapes (2, 8), (3, 1)"."""
+    import inspect
+
+    from jaxkit.operators import instance_norm
+
+    u = jnp.arange(16.0).reshape(2, 8)
+    with pytest.raises(Exception, match="scale"):  # in this suite the jaxtyping hook names it first
+        instance_norm(u, jnp.ones(3), jnp.zeros(2))
+    plain = inspect.unwrap(instance_norm)  # as a user runs it, without the test suite's runtime type checking
+    with pytest.raises(ValueError, match=r"scale: expected shape \(2,\), one value per channel"):
+        plain(u, jnp.ones(3), jnp.zeros(2))
+    with pytest.raises(ValueError, match=r"shift: expected shape \(2,\)"):
+        plain(u, jnp.ones(2), jnp.zeros(3))
+    x = np.asarray(u, np.float64)
+    ref = (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(
+        np.asarray(instance_norm(u, jnp.ones(2), jnp.zeros(2))), ref, rtol=1e-5, atol=1e-6
+    )

@@ -108,3 +108,15 @@ def test_metrics_refuse_a_date_series_out_of_time_order():
         with pytest.raises(ValueError, match="returns: expected a series in time order.*sort_index"):
             fn(shuffled)
     assert portfolio.max_drawdown(shuffled.sort_index()) == pytest.approx(expected, rel=1e-12)
+
+
+def test_rebalance_indices_refuses_a_zero_step():
+    """Fresh probe: freq="0" raised ZeroDivisionError."""
+    import pandas as pd
+
+    from jaxkit.portfolio import rebalance_indices
+
+    dates = pd.bdate_range("2022-01-03", periods=30)
+    with pytest.raises(ValueError, match=r"freq: expected 'D', 'W', 'M', 'Q' or a step >= 1"):
+        rebalance_indices(dates, "0")
+    np.testing.assert_array_equal(rebalance_indices(dates, "10"), [0, 10, 20])
