@@ -48,6 +48,10 @@ def median_spread(steps: Sequence[int | None], censor: int) -> dict:
             raise ValueError(
                 f"steps: expected integers >= 0 or None (not reached), received {s!r} at index {i}"
             )
+        if s is not None and s > censor:
+            raise ValueError(
+                f"steps: expected steps <= censor={censor} (the run length), received {s} at index {i}"
+            )
     vals = np.asarray([censor if s is None else s for s in steps], float)
     return {
         "median": float(np.median(vals)),

@@ -40,3 +40,15 @@ def test_value_checks_hold_under_jit():
     p = jnp.array([[0.5, 0.5], [jnp.nan, 0.5]])
     with pytest.raises(ValueError, match="probs_clean: expected finite probabilities"):
         agreement_regularizer(p, p)
+
+
+def test_median_spread_refuses_a_step_beyond_the_run_length():
+    """Fresh probe: steps [10, 200] with censor=100 gave median 105 and max 200, past the end of the run."""
+    with pytest.raises(
+        ValueError, match=r"steps: expected steps <= censor=100 \(the run length\), received 200"
+    ):
+        median_spread([10, 200], censor=100)
+    out = median_spread(
+        [10, None, 100], censor=100
+    )  # a step equal to the run length is a reach at the last step
+    assert out["median"] == float(np.median([10, 100, 100])) and out["reached"] == 2
