@@ -345,6 +345,20 @@ def warn_if_downcast(name: str, x: Any, *, stacklevel: int = 3) -> None:
         )
 
 
+def check_time_order(name: str, x: Any, what: str, why: str) -> None:
+    """Refuse a pandas object on a date (or period) index whose rows are not in time order: ``ValueError``
+    naming ``name`` (``what``: what was expected in time order; ``why``: what follows row order)."""
+    index = getattr(x, "index", None)
+    if (
+        str(getattr(index, "dtype", "")).startswith(("datetime", "period"))
+        and not index.is_monotonic_increasing
+    ):
+        raise ValueError(
+            f"{name}: expected {what} in time order, received one whose index is not increasing ({why}); "
+            "call .sort_index() first"
+        )
+
+
 def check_vector(name: str, x: Any, n: int | None = None) -> None:
     """A finite 1-D vector (of length ``n`` if given)."""
     if not is_tracer(x):

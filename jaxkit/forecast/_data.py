@@ -34,7 +34,7 @@ import pandas as pd
 from jaxtyping import Array, Float
 
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import check_int, check_positive, check_range
+from jaxkit._validate import check_int, check_positive, check_range, check_time_order
 
 __all__ = [
     "MarketData",
@@ -231,13 +231,9 @@ def load_macro(
 
 def rolling_zscore(df: pd.DataFrame, window: int = 252, min_periods: int | None = None) -> pd.DataFrame:
     """Trailing z-score ``(x_t - mean) / std`` over the last ``window`` rows up to and including ``t`` (0 where
-    the window is constant, NaN until ``min_periods`` rows exist)."""
+    the window is constant, NaN until ``min_periods`` rows exist). A date index out of time order is refused."""
     check_int("window", window, minimum=2)
-    if isinstance(df.index, pd.DatetimeIndex | pd.PeriodIndex) and not df.index.is_monotonic_increasing:
-        raise ValueError(
-            "df: expected rows in time order (the window trails over rows), received an index that is not "
-            "increasing; call .sort_index() first"
-        )
+    check_time_order("df", df, "rows", "the window trails over rows")
     mp = window // 2 if min_periods is None else min_periods
     roll = df.rolling(window, min_periods=mp)
     sd = roll.std()

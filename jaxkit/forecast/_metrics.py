@@ -68,7 +68,8 @@ def crps(
 ) -> float:
     r"""CSDI's normalized CRPS (Tashiro et al. 2021): the quantile loss over ``levels`` divided by
     $\sum_i |y_i|$, so unitless — not the CRPS in the units of ``truth`` (e.g. log returns). Empirical sample
-    quantiles along ``sample_axis``; raises when every ``truth`` is 0 (no normalizer)."""
+    quantiles along ``sample_axis``; ``levels``: a non-empty sequence in ``(0, 1)``; raises when every ``truth``
+    is 0 (no normalizer)."""
     lv = np.asarray(levels, dtype=np.float64) if np.ndim(levels) == 1 else None
     if lv is None or lv.size == 0 or not np.all((lv > 0) & (lv < 1)):
         raise ValueError(

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import check_finite, check_int, check_ndim, check_size, seed_rng
+from jaxkit._validate import check_finite, check_int, check_ndim, check_size, check_time_order, seed_rng
 
 __all__ = [
     "annualized_return",
@@ -41,13 +41,7 @@ __all__ = [
 
 def _r(returns: Any, name: str = "returns") -> np.ndarray:
     check_ndim(name, returns, 1, what="a series of periodic returns")
-    index = getattr(returns, "index", None)  # a pandas Series on dates: its rows must be in time order
-    if str(getattr(index, "dtype", "")).startswith(("datetime", "period")):
-        if not index.is_monotonic_increasing:
-            raise ValueError(
-                f"{name}: expected a series in time order, received one whose index is not increasing "
-                "(compounding, drawdown and annualisation follow row order); call .sort_index() first"
-            )
+    check_time_order(name, returns, "a series", "compounding, drawdown and annualisation follow row order")
     if np.shape(returns)[0] < 2:
         raise ValueError(f"{name}: expected at least 2 periods, received shape {np.shape(returns)}")
     check_finite(name, returns)

@@ -36,7 +36,8 @@ def steps_to_target(
 
 def median_spread(steps: Sequence[int | None], censor: int) -> dict:
     """Median, quartiles, min/max of steps-to-target; seeds that never reached it count as ``censor``
-    (the run length; so the median is a lower bound when they matter), reported in ``reached``."""
+    (the run length; so the median is a lower bound when they matter), reported in ``reached``. A step above
+    ``censor`` is refused."""
     steps = list(steps)
     if not steps:
         raise ValueError(
