@@ -194,19 +194,111 @@ def _run_child(name: str, preset: str, seed: int, out: Path | None, resume: bool
     One process per experiment bounds the memory of the suite by its largest experiment: in a single process
     the compiled XLA executables of every experiment accumulate until LLVM cannot map more memory (the main job
     died that way, a segmentation fault after ``LLVM compilation error: Cannot allocate memory``)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    rc = subprocess.run(_child_cmd(name, preset, seed, out, resume), check=False).returncode
+    return _child_problem(rc, "its error is printed above")
+
+
+def _child_cmd(name: str, preset: str, seed: int, out: Path | None, resume: bool) -> list[str]:
     cmd = [sys.executable, "-m", "experiments", "run", name, "--preset", preset, "--seed", str(seed)]
     if out is not None:
         cmd += ["--out", str(out)]
     if resume:
         cmd.append("--resume")
-    sys.stdout.flush()
-    sys.stderr.flush()
-    rc = subprocess.run(cmd, check=False).returncode
+    return cmd
+
+
+def _child_problem(rc: int, where: str) -> str | None:
     if rc == 0:
         return None
     if rc < 0:
         return f"killed by signal {signal.Signals(-rc).name} (exit {rc})"
-    return f"exit status {rc} (its error is printed above)"
+    return f"exit status {rc} ({where})"
+
+
+# Wall seconds of each experiment's quick preset (2026-12-06, 2 cores, one at a time): `run all --jobs N` starts the
+# longest first so that the processes finish together; an experiment not listed (a new one) starts first.
+_QUICK_SECONDS = {
+    "ssm_expressivity": 408, "sigmadock": 406, "rno_benchmarks": 337, "lno_suite": 207, "pde_datasets": 136,
+    "stable": 107, "sparse_parity": 104, "grokking": 77, "docking_real": 58, "next_token": 49,
+    "stable_ablation": 33, "saddle_to_saddle": 29, "stability_ablation": 24, "stability_sweep": 20,
+}  # fmt: skip
+
+
+def _tail(path: Path, n: int = 40) -> str:
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    return "\n".join("    " + line for line in lines[-n:])
+
+
+def _run_pool(
+    names: list[str], args: argparse.Namespace, outs: dict[str, Path | None], jobs: int
+) -> list[str]:
+    """``run all --jobs N``: every experiment in its own process (as :func:`_run_child`), ``N`` at a time, the
+    longest first. Each one's output goes to a log file (their progress bars would interleave); one line per
+    start and finish, a line a minute naming what still runs, and a failure's last log lines. Returns the
+    failures. Ctrl-C stops every running experiment (each resumes with ``--resume``)."""
+    import tempfile
+
+    order = sorted(names, key=lambda n: -_QUICK_SECONDS.get(n, float("inf")))
+    logs = Path(tempfile.mkdtemp(prefix="jaxkit_run_all_"))
+    print(
+        f"Running {len(order)} experiments ({args.preset}), {jobs} at a time, longest first; each one's output "
+        f"goes to {logs}/NAME.log",
+        flush=True,
+    )
+    pending, running, failed, done = list(order), {}, [], 0
+    t_start = last_note = time.perf_counter()
+    try:
+        while pending or running:
+            while pending and len(running) < jobs:
+                name = pending.pop(0)
+                log = (logs / f"{name}.log").open("w")
+                cmd = _child_cmd(name, args.preset, args.seed, outs[name], args.resume)
+                proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                running[name] = (proc, log, time.perf_counter())
+                print(f"  started {name}", flush=True)
+            time.sleep(0.5)
+            for name, (proc, log, t0) in list(running.items()):
+                rc = proc.poll()
+                if rc is None:
+                    continue
+                log.close()
+                del running[name]
+                done += 1
+                minutes = (time.perf_counter() - t0) / 60
+                problem = _child_problem(rc, f"see {logs / (name + '.log')}")
+                if problem is None:
+                    print(f"[{done}/{len(order)}] {name} passed in {minutes:.1f} min", flush=True)
+                else:
+                    failed.append(f"{name}: {problem}")
+                    print(
+                        f"[{done}/{len(order)}] {name} FAILED after {minutes:.1f} min: {problem}; its last lines:\n"
+                        + _tail(logs / f"{name}.log"),
+                        file=sys.stderr,
+                        flush=True,
+                    )
+            if running and time.perf_counter() - last_note >= 60:
+                last_note = time.perf_counter()
+                now = ", ".join(f"{n} ({(last_note - t0) / 60:.1f} min)" for n, (_, _, t0) in running.items())
+                print(
+                    f"  ... {(last_note - t_start) / 60:.1f} min: running {now}; {len(pending)} waiting",
+                    flush=True,
+                )
+    except KeyboardInterrupt:
+        for proc, _log, _ in running.values():
+            proc.send_signal(signal.SIGINT)
+        for proc, log, _ in running.values():
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            log.close()
+        raise
+    return failed
 
 
 def _check_run_args(args: argparse.Namespace, names: list[str]) -> tuple[dict[str, Path | None], str | None]:
@@ -269,6 +361,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     failed = []
     isolate = len(names) > 1 and not getattr(args, "distributed", False)
+    jobs = getattr(args, "jobs", 1)
+    if jobs > 1 and not isolate:
+        print("error: --jobs runs several experiments at once: use it with `run all` (without --distributed)",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    if jobs > 1:
+        failed, names = _run_pool(names, args, outs, jobs), []  # every experiment ran in the pool
     for name in names:
         if isolate:  # `run all`: each experiment in its own process (see _run_child)
             problem = _run_child(name, args.preset, args.seed, outs[name], args.resume)
@@ -540,6 +639,14 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("--seed", type=_SEED, default=0)
     p_run.add_argument("--out", default=None)
     p_run.add_argument("--resume", action="store_true")
+    p_run.add_argument(
+        "--jobs",
+        type=_int_at_least(1),
+        default=1,
+        metavar="N",
+        help="with `run all`: run N experiments at a time, each in its own process, its output in a log file "
+        "(default 1; the timings an experiment records are then measured beside another run)",
+    )
     add_distributed_flags(p_run)
     p_bench = sub.add_parser("bench", help="run a side-by-side benchmark (or all)")
     p_bench.add_argument("name")

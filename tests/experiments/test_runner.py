@@ -5,6 +5,7 @@ import json
 import pickle
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -346,3 +347,59 @@ def test_run_all_child_process_really_runs(tmp_path):
     assert _cli._run_child("no_such_experiment", "smoke", 0, tmp_path / "x", False) == (
         "exit status 2 (its error is printed above)"
     )
+
+
+def test_run_all_jobs_runs_experiments_side_by_side(monkeypatch, tmp_path, capsys):
+    """`run all --jobs 2`: two child processes at a time (their run intervals overlap), the longest experiment
+    first, each one's output in its log file; a failing child is named with the last lines of its log while the
+    others still run, and the suite fails."""
+    stamps = tmp_path / "stamps"
+    stamps.mkdir()
+
+    def child(name, preset, seed, out, resume):
+        code = (
+            "import sys, time, pathlib; t0 = time.time(); time.sleep(0.6); "
+            f"print('output of {name}'); "
+            f"pathlib.Path({str(stamps)!r}, {name!r}).write_text(f'{{t0}} {{time.time()}}'); "
+            f"sys.exit(3 if {name!r} == 'grokking' else 0)"
+        )
+        return [sys.executable, "-c", code]
+
+    monkeypatch.setattr(_cli, "_child_cmd", child)
+    assert _cli.main(["run", "all", "--preset", "quick", "--jobs", "2", "--out", str(tmp_path / "r")]) == 1
+    captured = capsys.readouterr()
+    names = sorted(_registry.EXPERIMENTS)
+    started = [line.split()[-1] for line in captured.out.splitlines() if line.startswith("  started ")]
+    assert started[0] == max(names, key=lambda n: _cli._QUICK_SECONDS.get(n, float("inf")))
+    assert sorted(started) == names
+    spans = sorted(tuple(map(float, (stamps / n).read_text().split())) for n in names)
+    overlaps = sum(b[0] < a[1] for a, b in zip(spans, spans[1:]))
+    assert overlaps >= len(names) // 2, spans  # two at a time, not one after another
+    assert max(sum(s[0] <= t < s[1] for s in spans) for t, _ in spans) <= 2  # never more than two
+    assert f"[{len(names)}/{len(names)}]" in captured.out + captured.err
+    assert "grokking FAILED" in captured.err and "output of grokking" in captured.err  # the log's tail
+    assert "grokking: exit status 3" in captured.err and captured.err.count("\n  grokking") == 1
+    assert captured.out.count(" passed in ") == len(names) - 1
+
+
+def test_jobs_needs_run_all(capsys):
+    assert _cli.main(["run", "saddle_to_saddle", "--jobs", "2"]) == 2
+    assert "--jobs" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        _cli.main(["run", "all", "--jobs", "0"])
+    assert e.value.code == 2
+
+
+def test_ci_runs_the_readme_main_job_as_written():
+    """`.ci/run` runs the README's main job as a user types it (the first set-up command's experiments part),
+    into a fresh results folder, and reports it: a change to the README's command that CI does not run fails."""
+    import re
+
+    root = Path(experiments.__file__).resolve().parents[1]
+    blocks = re.findall(r"```bash\n(.*?)\n```", (root / "README.md").read_text(), re.S)
+    main_job = blocks[0].split("&&")[-1].strip()
+    assert main_job.startswith("python -m experiments run all --preset quick"), main_job
+    ci = (root / ".ci" / "run").read_text()
+    assert f'{main_job} --out "$RESULTS"' in ci, f"{main_job!r} is not what .ci/run runs"
+    assert 'python -m experiments report --results "$RESULTS"' in ci
+    assert blocks[1].split("&&")[-1].strip() in ci  # and the README's test command
