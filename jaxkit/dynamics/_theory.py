@@ -394,13 +394,74 @@ def _regression(xname: str, X: Any, yname: str, y: Any) -> tuple[np.ndarray, np.
     return X, y
 
 
+def _l1_not_unique(X: np.ndarray, beta: np.ndarray) -> str | None:
+    r"""Why the minimum-ℓ1 interpolant ``beta`` (a vertex of the LP) is not the only one, or None if it is.
+
+    The exact condition (Zhang, Yin & Cheng 2015; Fuchs 2004): with support $S$ and signs $\sigma$ of ``beta``,
+    the minimizer is unique iff $X_S$ has full column rank and some $\nu$ has $X_S^\top\nu = \sigma$ and
+    $|X_j^\top\nu| < 1$ off $S$. The smallest $\max_{j\notin S}|X_j^\top\nu|$ is one small LP; it is unit-free
+    (the same for $cX$ and any scale of $y$). At 1, moving weight onto column $j$ keeps $\|\beta\|_1$."""
+    size = np.max(np.abs(beta))
+    if size == 0:
+        return None  # y = 0: beta = 0 is the only point of norm 0
+    on = np.abs(beta) > 1e-9 * size
+    S, off = np.flatnonzero(on), np.flatnonzero(~on)
+    XS = X[:, S]
+    if np.linalg.matrix_rank(XS) < len(S):
+        return f"the columns {S.tolist()} that carry the weight are linearly dependent"
+    if len(off) == 0:
+        return None
+    n = X.shape[0]
+    # min t over (nu, t): X_S^T nu = sign(beta_S), -t <= X_j^T nu <= t for j off S
+    Xo = X[:, off].T
+    c = np.zeros(n + 1)
+    c[-1] = 1.0
+    A_ub = np.vstack([np.hstack([Xo, -np.ones((len(off), 1))]), np.hstack([-Xo, -np.ones((len(off), 1))])])
+    A_eq = np.hstack([XS.T, np.zeros((len(S), 1))])
+    res = optimize.linprog(
+        c, A_ub=A_ub, b_ub=np.zeros(2 * len(off)), A_eq=A_eq, b_eq=np.sign(beta[S]),
+        bounds=[(None, None)] * n + [(0, None)], method="highs",
+    )  # fmt: skip
+    if not res.success or res.fun < 1.0 - 1e-6:
+        return None  # a strict certificate: unique (an LP that fails here leaves the answer as it was)
+    nu = res.x[:n]
+    tied = off[np.abs(X[:, off].T @ nu) >= 1.0 - 1e-6]
+    # the common case, named plainly: a column equal (up to sign) to one that carries weight
+    norms = np.linalg.norm(X, axis=0)
+    for j in tied:
+        for i in S:
+            if norms[j] > 0 and np.allclose(
+                X[:, j], np.sign(X[:, j] @ X[:, i]) * X[:, i], rtol=1e-12, atol=0
+            ):
+                return (
+                    f"columns {int(i)} and {int(j)} are equal up to sign and column {int(i)} carries weight, so "
+                    "any split of that weight between them has the same ℓ1 norm"
+                )
+    return (
+        f"columns {tied.tolist()} (weight 0 here) can take weight from columns {S.tolist()} at the same ℓ1 norm "
+        "(no strict dual certificate)"
+    )
+
+
 def min_l1_interpolator(
     X: Float[Array, "n d"] | ArrayInput, y: Float[Array, " n"] | ArrayInput
 ) -> np.ndarray:
-    """``argmin ||β||₁ s.t. Xβ = y`` by linear programming (scipy ``linprog``, β = p − m with p, m ≥ 0)."""
+    """``argmin ||β||₁ s.t. Xβ = y`` by linear programming (scipy ``linprog``, β = p − m with p, m ≥ 0).
+
+    The minimizer must be unique: when it is not (a duplicated feature, columns equal up to sign that carry
+    weight, or any other tie), ``ValueError`` naming ``X`` says which columns and why, instead of returning one
+    vertex of the optimal set. Uniqueness is checked exactly (a strict dual certificate, one more small LP);
+    Gaussian ``X`` gives a unique minimizer with probability 1."""
     X, y = _regression("X", X, "y", y)
     d = X.shape[1]
     res = optimize.linprog(np.ones(2 * d), A_eq=np.hstack([X, -X]), b_eq=y, bounds=(0, None), method="highs")
     if not res.success:
         raise ValueError(f"X, y: no interpolating solution found ({res.message})")
-    return res.x[:d] - res.x[d:]
+    beta = res.x[:d] - res.x[d:]
+    why = _l1_not_unique(X, beta)
+    if why is not None:
+        raise ValueError(
+            f"X: expected a design whose minimum-ℓ1 interpolant is unique, received one where {why}: the "
+            "minimizers form a set, of which the LP returns one arbitrary vertex"
+        )
+    return beta

@@ -62,3 +62,44 @@ def test_entropy_effective_rank_of_the_zero_matrix_is_refused():
     p = np.array([0.75, 0.25])
     np.testing.assert_allclose(float(f(jnp.asarray(m))), np.exp(-np.sum(p * np.log(p))), rtol=1e-5)
     assert int(effective_rank(jnp.zeros((3, 3)), tol=0.1)) == 0  # threshold: no singular value above tol
+
+
+def test_min_l1_interpolator_refuses_a_non_unique_minimizer():
+    """Fresh probe: X = [[1, 1]], y = [1] returned [1, 0], one vertex of the segment of minimizers
+    {[a, 1 - a], 0 <= a <= 1} (a duplicated feature); a tie between other columns is caught too."""
+    import numpy as np
+
+    with pytest.raises(
+        ValueError, match=r"X: expected a design .* unique.*columns 0 and 1 are equal up to sign"
+    ):
+        dy.min_l1_interpolator(np.array([[1.0, 1.0]]), np.array([1.0]))
+    with pytest.raises(ValueError, match=r"columns 0 and 2 are equal up to sign"):  # a negated copy
+        dy.min_l1_interpolator(np.array([[1.0, 0.3, -1.0], [2.0, 1.0, -2.0]]), np.array([1.0, 2.0]))
+    # [1, 1, 0] and [0, 0, 2] both interpolate with norm 2 (no duplicate column: the dual certificate says so)
+    with pytest.raises(ValueError, match=r"X: .*columns \[2\] .* same ℓ1 norm"):
+        dy.min_l1_interpolator(np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 0.5]]), np.array([1.0, 1.0]))
+    # unique answers are kept: a duplicated column with no weight, y = 0, a strictly better column
+    np.testing.assert_allclose(
+        dy.min_l1_interpolator(np.array([[1.0, 0, 0], [0, 1, 1]]), [1.0, 0]), [1, 0, 0]
+    )
+    np.testing.assert_allclose(dy.min_l1_interpolator(np.array([[1.0, 1.0]]), [0.0]), [0, 0])
+    np.testing.assert_allclose(
+        dy.min_l1_interpolator(np.array([[1.0, 0, 1], [0, 1, 1]]), [1.0, 1]), [0, 0, 1]
+    )
+
+
+def test_min_l1_interpolator_of_gaussian_designs_is_the_linprog_answer():
+    """The uniqueness check does not refuse random Gaussian designs (unique with probability 1), as in the
+    saddle-to-saddle experiment (n = 5, d = 8, a sparse target) and with a dense y."""
+    import numpy as np
+    from scipy.optimize import linprog
+
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        n, d = int(rng.integers(2, 8)), int(rng.integers(8, 16))
+        X = rng.normal(size=(n, d))
+        b = np.zeros(d)
+        b[[0, 3, 5]] = [2.0, -1.2, 0.6]
+        y = X @ b if seed % 2 else rng.normal(size=n)
+        lp = linprog(np.ones(2 * d), A_eq=np.hstack([X, -X]), b_eq=y, bounds=(0, None), method="highs")
+        np.testing.assert_allclose(dy.min_l1_interpolator(X, y), lp.x[:d] - lp.x[d:], atol=1e-10)
