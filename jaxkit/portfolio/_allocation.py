@@ -280,6 +280,10 @@ def _qp_core(H, c, A, b, *, max_iter: int = 60):
     # tolerance although the support is already right; the polished point then certifies the solution.
     xp, kkt = _polish(H, c, A, b, x > s)
     polished = jnp.isfinite(kkt) & (kkt <= jnp.maximum(tol, 10 * jnp.sqrt(eps)))
+    # A converged iterate stays when the polished point lies away from it: the reduced KKT system is then singular
+    # (the minimizer is not unique, e.g. duplicate assets), its solution one arbitrary point of the optimal set,
+    # while the central path ends at that set's analytic centre (an equal split between duplicates).
+    polished = polished & (~ok | (jnp.max(jnp.abs(xp - x)) <= 10 * jnp.sqrt(tol)))
     x = jnp.where(polished, xp, x)
     err = jnp.where(polished, jnp.minimum(kkt, err), err)
     ok = ok | polished
@@ -371,16 +375,37 @@ def _budget_qp(S, c, row, max_iter, what):
     return d * z
 
 
+def _zero_cov_message(consequence: str) -> str:
+    return f"cov: the zero matrix — every portfolio has variance 0, so {consequence}"
+
+
+def _refuse_zero_cov(cov: Any, consequence: str) -> None:
+    """``ValueError`` naming ``cov`` for the zero matrix (concrete input): every portfolio has variance 0."""
+    if not is_tracer(cov) and not np.any(np.asarray(cov, np.float64)):
+        raise ValueError(_zero_cov_message(consequence))
+
+
+_MIN_VARIANCE_UNDEFINED = "the minimum-variance portfolio is undefined"
+
+
 def min_variance(cov: ArrayInput, *, max_iter: int = 60, dtype: DTypeLike | None = None) -> LabeledVector:
     r"""Long-only minimum variance: $\min w^\top\Sigma w$ s.t. $\mathbf 1^\top w = 1,\ w\ge 0$.
 
-    ``cov``: covariance of returns per period (any period; the weights do not depend on it)."""
+    ``cov``: covariance of returns per period (any period; the weights do not depend on it). The zero matrix is
+    refused (``ValueError``; under ``jax.jit`` a run-time error): every portfolio has variance 0, so there is no
+    minimum-variance portfolio to return. When $\Sigma$ is singular (a duplicated asset, a sample covariance of
+    fewer dates than assets) the minimizer need not be unique; the interior-point solution is the analytic centre
+    of the optimal set, e.g. an equal split between duplicate assets (a documented exception, docs/contracts.md).
+    """
     check_covariance("cov", cov)
+    _refuse_zero_cov(cov, _MIN_VARIANCE_UNDEFINED)
     labels = check_labels(cov=cov)
     check_int("max_iter", max_iter, minimum=1)
     dt = _resolve_dtype(dtype, cov)
     with precision(dt):
         S = _arr(cov, dt, "cov")
+        if is_tracer(S):
+            S = error_if_invalid(S, jnp.all(S == 0), _zero_cov_message(_MIN_VARIANCE_UNDEFINED))
         n = S.shape[0]
         w = _normalize(_budget_qp(S, jnp.zeros(n, dt), jnp.ones(n, dt), max_iter, "min_variance"))
     return labeled(w, labels, "weight")
@@ -424,9 +449,13 @@ def max_sharpe(
     ``mean``, ``cov`` and ``risk_free_rate`` per period, all in the same period (daily, annualised, ...; the
     weights do not depend on which). Needs one asset with $\mu_i > r_f$ (``ValueError`` otherwise, on concrete
     input). Under tracing, a date where no asset beats $r_f$ falls back to the long-only minimum variance
-    portfolio.
+    portfolio. The zero matrix ``cov`` is refused on concrete input (``ValueError``): every portfolio that beats
+    $r_f$ would have an infinite Sharpe ratio.
     """
     labels = _check_mean_cov(mean, cov)
+    _refuse_zero_cov(
+        cov, "every portfolio that beats risk_free_rate has an infinite Sharpe ratio and no maximum exists"
+    )
     if not np.isfinite(risk_free_rate):
         raise ValueError(f"risk_free_rate: expected a finite value, received {risk_free_rate!r}")
     dt = _resolve_dtype(dtype, mean, cov)

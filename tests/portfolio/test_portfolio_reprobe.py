@@ -120,3 +120,70 @@ def test_rebalance_indices_refuses_a_zero_step():
     with pytest.raises(ValueError, match=r"freq: expected 'D', 'W', 'M', 'Q' or a step >= 1"):
         rebalance_indices(dates, "0")
     np.testing.assert_array_equal(rebalance_indices(dates, "10"), [0, 10, 20])
+
+
+def test_min_variance_and_max_sharpe_refuse_the_zero_covariance():
+    """Fresh probe: min_variance(zeros) returned equal weights and max_sharpe(mu, zeros) [0.34, 0.24, 0.42]
+    without a word; every portfolio has variance 0, so neither question has an answer."""
+    import jax
+
+    from jaxkit import portfolio as pf
+
+    zero = np.zeros((3, 3))
+    with pytest.raises(ValueError, match="cov: the zero matrix .* minimum-variance portfolio is undefined"):
+        pf.min_variance(zero)
+    with pytest.raises(Exception, match="cov: the zero matrix"):
+        jax.block_until_ready(jax.jit(pf.min_variance)(zero))
+    with pytest.raises(ValueError, match="cov: the zero matrix .* infinite Sharpe ratio"):
+        pf.max_sharpe(np.array([0.1, 0.2, 0.05]), zero)
+    # a zero-variance asset (cash) is a question with an answer; mean_variance of a zero cov is a linear program
+    np.testing.assert_allclose(np.asarray(pf.min_variance(np.diag([0.0, 1.0, 2.0]))), [1, 0, 0], atol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(pf.mean_variance(np.array([0.1, 0.2, 0.05]), zero)), [0, 1, 0], atol=1e-6
+    )
+
+
+def _reduced_min_variance(S: np.ndarray) -> np.ndarray:
+    n = S.shape[0]
+    return scipy.optimize.minimize(
+        lambda w: w @ S @ w,
+        np.full(n, 1.0 / n),
+        jac=lambda w: 2 * S @ w,
+        constraints=[{"type": "eq", "fun": lambda w: np.sum(w) - 1.0}],
+        bounds=[(0, None)] * n,
+        method="SLSQP",
+        options={"ftol": 1e-15, "maxiter": 500},
+    ).x
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_min_variance_of_a_duplicate_asset_is_the_equal_split(dtype):
+    """Fresh probe: a singular covariance (one asset listed twice) has infinitely many minimum-variance
+    portfolios. The documented answer (docs/contracts.md) is the analytic centre of the optimal set: an equal
+    split between the duplicates. The KKT polish used to replace it by an arbitrary point of the set (in 2 of 60
+    random cases in float64: [.., 0.39, 0.0] for two copies of one asset)."""
+    import jax
+
+    from jaxkit import portfolio as pf
+
+    tol = 1e-7 if dtype == np.float64 else 2e-4
+    rng = np.random.default_rng(0)
+    cases = [(np.array([[1.0, 0.2], [0.2, 1.0]]), 0, 1)]  # cov [[1, 1, .2], [1, 1, .2], [.2, .2, 1]]
+    for _ in range(12):
+        m = int(rng.integers(2, 6))
+        M = rng.normal(size=(m, m + 3))
+        cases.append((M @ M.T / (m + 3), int(rng.integers(0, m)), int(rng.integers(0, m + 1))))
+    with jax.enable_x64(True):
+        for S, i, j in cases:
+            E = np.insert(np.eye(len(S)), j, np.eye(len(S))[i], axis=0)  # row j: a copy of asset i
+            cov = E @ S @ E.T
+            ii = i if i < j else i + 1  # asset i's index once the copy is inserted
+            w = np.asarray(pf.min_variance(cov.astype(dtype)), np.float64)
+            ref = _reduced_min_variance(S)
+            np.testing.assert_allclose(w[ii], w[j], atol=tol)
+            merged = np.delete(w, j)
+            merged[i] += w[j]  # the two copies together hold the reduced problem's weight of asset i
+            np.testing.assert_allclose(merged, ref, atol=max(tol, 1e-6) * 10)
+            assert w @ cov @ w == pytest.approx(ref @ S @ ref, rel=max(tol, 1e-9) * 10)
+        w = np.asarray(pf.min_variance(np.array([[1, 1, 0.2], [1, 1, 0.2], [0.2, 0.2, 1.0]], dtype)))
+        np.testing.assert_allclose(w, [0.25, 0.25, 0.5], atol=tol)  # variance 0.6, the reduced problem's
