@@ -476,6 +476,10 @@ def _check_resumed_run(s: _State, step_fn, model0, opt0, data, key, placement, m
 
 
 def global_norm(tree: PyTree) -> jax.Array:
-    """Euclidean norm of all inexact leaves of a pytree."""
+    """Euclidean norm of all inexact leaves of a pytree.
+
+    A non-finite leaf gives a non-finite norm (NaN for a NaN entry, inf for an infinite one), as
+    ``optax.global_norm``, so divergence is visible: training loops read the norm to detect it (a documented
+    exception, docs/contracts.md)."""
     leaves = [x for x in jax.tree_util.tree_leaves(tree) if eqx.is_inexact_array(x)]
     return jnp.sqrt(sum(jnp.sum(jnp.abs(x) ** 2) for x in leaves))

@@ -777,3 +777,6 @@ def _model_checkpoint() -> dict[str, Any]:
 
 
 FACTORIES["jaxkit.train.save_model_checkpoint"] = _model_checkpoint
+
+# A single array is a pytree of one leaf, and gets the edge table of an array (a dict of leaves would get none).
+FACTORIES["jaxkit.train.global_norm"] = lambda: {"tree": jnp.asarray(_normal(3, 2))}

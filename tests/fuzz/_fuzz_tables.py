@@ -152,7 +152,6 @@ PENDING: dict[str, str] = {
     "jaxkit.train.fit": "no base call from the signature and no factory yet (no candidate value for model: PyTree)",
     "jaxkit.train.fit_ensemble": "no base call from the signature and no factory yet (no candidate value for models: <class 'jaxtyping.PyTree'>)",
     "jaxkit.train.full_batch": "no base call from the signature and no factory yet (no candidate value for arrays: <class 'jaxtyping.PyTree[Any]'>)",
-    "jaxkit.train.global_norm": "no base call from the signature and no factory yet (no candidate value for tree: <class 'jaxtyping.PyTree'>)",
     "jaxkit.train.init_ensemble": "no base call from the signature and no factory yet (TypeError: Cannot interpret 'key<fry>' as a data type)",
     "jaxkit.train.initialize_distributed": "no base call from the signature and no factory yet (RuntimeError: jax.distributed.initialize() must be called before any JAX calls that migh",
     "jaxkit.train.load_checkpoint": "no base call from the signature and no factory yet (no candidate value for path: str | os.PathLike)",
@@ -888,6 +887,11 @@ DOCUMENTED: dict[str, tuple[frozenset[str], str]] = {
     "jaxkit.dynamics.crossing_time": (
         frozenset({"zeros", "negative", "drawn"}),
         "a series that never reaches the level has no crossing time: nan, with a RuntimeWarning saying so",
+    ),
+    "jaxkit.train.global_norm": (
+        _NONFINITE_IN,
+        "a non-finite leaf gives a non-finite norm (NaN for a NaN entry, inf for an infinite one), as "
+        "optax.global_norm, so divergence is visible: training loops read the norm to detect it",
     ),
     # A finite result, documented as one of several: the empty edge set excuses nothing in the fuzz suite; the
     # entry keeps this table and the page's in agreement.

@@ -51,3 +51,18 @@ def test_eval_fn_returning_a_non_dict_is_named():
     with pytest.raises(TypeError, match="eval_fn: expected a dict of metric name -> float"):
         fit(model, optax.sgd(0.1), loss, data, n_steps=2, key=jax.random.key(1), eval_fn=lambda m: 1.0,
             eval_every=1, progress=False)  # fmt: skip
+
+
+def test_global_norm_of_a_non_finite_leaf_is_non_finite_and_documented():
+    """Fresh probe: global_norm returns NaN/inf for a NaN/inf leaf. That is the propagation a training loop needs
+    to see divergence (as optax.global_norm), so it is a documented exception: the docstring and
+    docs/contracts.md say so."""
+    from jaxkit.train import global_norm
+
+    tree = {"w": jnp.array([[3.0, 0.0], [0.0, 4.0]]), "b": jnp.array([12.0]), "step": 7}
+    assert float(global_norm(tree)) == pytest.approx(13.0)  # integer leaves are not parameters
+    for bad, expected in ((np.nan, np.isnan), (np.inf, np.isposinf), (-np.inf, np.isposinf)):
+        t = {**tree, "b": jnp.array([bad])}
+        assert expected(float(global_norm(t)))
+        assert expected(float(optax.global_norm({"w": t["w"], "b": t["b"]})))
+    assert "non-finite leaf gives a non-finite norm" in global_norm.__doc__
