@@ -203,7 +203,7 @@ PRESETS = {
 # Seconds (tests/experiments/test_smoke.py): every task of quick and standard (binary and many-class groups), every
 # model with standard's per-model task list, the learning-rate choice over two rates and two seeds, every
 # construction of parity and flip_flop (each construction compiles its own model: all 45 take minutes) and both
-# number formats on dyck1 and anbncn, at a tiny one-layer model, 4 steps and short lengths. ``mode`` is standard's
+# number formats on dyck1 and anbncn (of a diagonal and the dense class: the other classes take the same path), at a tiny one-layer model, 4 steps and short lengths. ``mode`` is standard's
 # "recurrent" (quick's "parallel" scan computes the same recurrence; a preset holds one mode).
 PRESETS["smoke"] = dict(
     PRESETS["standard"],
@@ -222,6 +222,7 @@ PRESETS["smoke"] = dict(
     test_lengths=[26, 27, 30, 31],
     n_test=2,
     construction_tasks=["parity", "flip_flop"],
+    fixed_width_variants=["selective_signed", "dense"],
     construction_random=20,
     construction_max_len=40,
     fixed_width=[[4, 0]],
@@ -510,8 +511,9 @@ def _constructions(cfg: dict, progress) -> dict:
         )
     fmts = [("fixed", i, f, FixedPoint(i, f), 2 ** (i - 1)) for i, f in cfg["fixed_width"]]
     fmts += [("float", e, m, LowFloat(e, m), 2 ** (m + 1) + 1) for e, m in cfg["low_float"]]
+    variants = cfg.get("fixed_width_variants") or VARIANTS  # smoke only: a diagonal and the dense class
     for task in ("dyck1", "anbncn"):
-        for variant in progress(VARIANTS, desc=f"fixed width {task}", total=len(VARIANTS)):
+        for variant in progress(variants, desc=f"fixed width {task}", total=len(variants)):
             c = construct(task, variant)
             for kind, a, b, fmt, predicted in fmts:
                 measured = first_failure(c, fmt, max_n=2 * predicted + 8)

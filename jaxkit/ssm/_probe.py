@@ -264,6 +264,16 @@ def _optimizer(cfg: ProbeConfig) -> optax.GradientTransformation:
     )
 
 
+@eqx.filter_jit
+def _predict_eval(model: Any, tok: jax.Array, mode: str, want_logp: bool) -> tuple[jax.Array, ...]:
+    """Classes ``(B, T)`` (and, with ``want_logp``, log-probabilities ``(B, T, C)``) of one trained member. One
+    module-level function: every evaluation of a probe with the same architecture and shapes reuses one compiled
+    program (a closure per call compiled one per call)."""
+    logits = _apply(model, tok, mode)
+    pred = jnp.argmax(logits, -1)
+    return (pred, jax.nn.log_softmax(logits, -1)) if want_logp else (pred,)
+
+
 def _accuracy(
     cfg: ProbeConfig,
     models: Any,
@@ -277,12 +287,10 @@ def _accuracy(
     """Per-run accuracy at each length (scored positions of fresh samples of the run's task); with ``losses`` (a
     list) it also appends each run's mean cross-entropy (nats) over the scored positions of every length."""
     params, static = eqx.partition(models, eqx.is_array)
+    want_logp = losses is not None
 
-    @jax.jit
-    def predict(p, tok):  # (classes,) or, when losses are asked for, (classes, log-probabilities)
-        logits = _apply(eqx.combine(p, static), tok, cfg.mode)
-        pred = jnp.argmax(logits, -1)
-        return (pred, jax.nn.log_softmax(logits, -1)) if losses is not None else (pred,)
+    def predict(p, tok):
+        return _predict_eval(eqx.combine(p, static), tok, cfg.mode, want_logp)
 
     out = []
     for r, (ti, _, _) in enumerate(runs):
