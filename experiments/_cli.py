@@ -637,8 +637,14 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("name")
     p_run.add_argument("--preset", default="quick")
     p_run.add_argument("--seed", type=_SEED, default=0)
-    p_run.add_argument("--out", default=None)
-    p_run.add_argument("--resume", action="store_true")
+    p_run.add_argument(
+        "--out",
+        default=None,
+        help="run folder (default results/NAME/PRESET; with `run all`, one subfolder per experiment): a new or "
+        "empty folder, or a run folder, which is started over (only what its runs wrote is removed; a folder "
+        "holding anything else is refused) unless --resume",
+    )
+    p_run.add_argument("--resume", action="store_true", help="continue the run in --out from its last stage")
     p_run.add_argument(
         "--jobs",
         type=_int_at_least(1),

@@ -351,14 +351,52 @@ def _check_owner(out_dir: Path, identity: dict[str, Any], resume: bool) -> None:
     atomic_write_bytes(out_dir / RUN_RECORD, (json.dumps(identity, indent=2) + "\n").encode())
 
 
+# Names the runner itself writes into every run folder (its record, the stage and checkpoint folders, the metrics
+# and the summary): a run killed before it recorded its outputs still owns these.
+_ALWAYS_RUN_OUTPUTS = frozenset({RUN_RECORD, "stages", "checkpoints", "metrics.json", "summary.md"})
+
+
+def _recorded_outputs(out_dir: Path) -> set[str]:
+    """Top-level names the folder's runs wrote (``outputs`` in ``run.json``, kept when a run ends)."""
+    try:
+        rec = json.loads((out_dir / RUN_RECORD).read_text())
+        outs = rec.get("outputs", []) if isinstance(rec, dict) else []
+        return {str(n) for n in outs if isinstance(n, str)} | set(_ALWAYS_RUN_OUTPUTS)
+    except (OSError, ValueError):
+        return set(_ALWAYS_RUN_OUTPUTS)
+
+
+def record_run_outputs(out_dir: Path, before: set[str], earlier: set[str]) -> None:
+    """Record in ``run.json`` the top-level names this folder's runs wrote: ``earlier`` (recorded by the runs this
+    one resumed) and what appeared while this run held the folder (now, less ``before``, the names present when
+    it claimed the folder). A later start-over removes only these; anything else is a user's and is refused."""
+    try:
+        rec = json.loads((out_dir / RUN_RECORD).read_text())
+    except (OSError, ValueError):
+        return
+    now = {p.name for p in _user_entries(out_dir)}
+    rec["outputs"] = sorted(((earlier & now) | (now - before)) - {RUN_RECORD})
+    atomic_write_bytes(out_dir / RUN_RECORD, (json.dumps(rec, indent=2) + "\n").encode())
+
+
 def _clear_run_folder(out_dir: Path, experiment: str) -> None:
-    """Start over: remove everything an earlier run left (outputs included), keeping the held lock file. Only a
-    folder carrying a run record (``run.json``) is cleared; :func:`check_out_folder` refused any other."""
+    """Start over: remove what earlier runs wrote (outputs included; the names ``run.json`` records), keeping the
+    held lock file. Only a folder carrying a run record (``run.json``) is cleared (:func:`check_out_folder`
+    refused any other), and only when it holds nothing else: a file a user added to a run folder (a notebook
+    beside the figures) is not the run's, so the start-over is refused, naming it, and nothing is changed."""
     entries = _user_entries(out_dir)
     if not entries:
         return
     if _read_run_record(out_dir) is None:  # unreachable after check_out_folder; never clear a user's folder
         raise RunFolderError(f"--out {out_dir} is not a run folder (no {RUN_RECORD}); nothing was changed")
+    foreign = sorted(p.name for p in entries if p.name not in _recorded_outputs(out_dir))
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
+        raise RunFolderError(
+            f"--out {out_dir} is a run folder that also holds {shown}, which no run wrote; starting over would "
+            "delete them, so nothing was changed. Move them out of the folder, choose another --out, or pass "
+            "--resume to continue the run (that keeps them)"
+        )
     for p in entries:
         if p.is_dir() and not p.is_symlink():
             shutil.rmtree(p)
@@ -411,8 +449,13 @@ def claim_run_folder(out_dir: Path, identity: dict[str, Any], *, resume: bool) -
         }
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(info).encode(), 0)
+        earlier = _recorded_outputs(out_dir) if resume else set()
         _check_owner(out_dir, identity, resume)
-        yield out_dir
+        before = {p.name for p in _user_entries(out_dir)}
+        try:
+            yield out_dir
+        finally:  # also when the run fails or is interrupted: what it wrote so far is its own
+            record_run_outputs(out_dir, before, earlier)
     finally:
         os.close(fd)  # releases the lock
 

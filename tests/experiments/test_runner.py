@@ -138,7 +138,10 @@ def test_resume_refuses_a_folder_of_another_run(empty_registry, tmp_path, capsys
     assert _cli.main(["run", "toy", "--seed", "1", "--out", str(out)]) == 0
     before = (out / "metrics.json").read_text()
     rec = json.loads((out / "run.json").read_text())
-    assert rec == {"experiment": "toy", "preset": "quick", "seed": 1, "config": {"n": 2}}
+    assert rec == {
+        "experiment": "toy", "preset": "quick", "seed": 1, "config": {"n": 2},
+        "outputs": ["metrics.json", "stages", "summary.md"],
+    }  # fmt: skip
     capsys.readouterr()
     assert _cli.main(["run", "toy", "--seed", "2", "--out", str(out), "--resume"]) == 2
     err = capsys.readouterr().err

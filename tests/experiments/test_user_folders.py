@@ -97,10 +97,35 @@ def test_a_run_folder_is_cleared_and_a_run_of_another_identity_is_not_resumed(sa
     capsys.readouterr()
     assert _cli.main(["run", "saddle_to_saddle", "--seed", "3", "--out", str(out), "--resume"]) == 2
     assert "belongs to another run" in capsys.readouterr().err
-    (out / "extra.png").write_bytes(b"old figure")
     assert _cli.main(["run", "saddle_to_saddle", "--seed", "3", "--out", str(out)]) == 0
-    assert "starting over" in capsys.readouterr().err and not (out / "extra.png").exists()
+    assert "starting over" in capsys.readouterr().err
     assert json.loads((out / "run.json").read_text())["seed"] == 3 and len(saddle) == 2
+
+
+def test_a_file_a_user_added_to_a_run_folder_is_never_deleted(saddle, tmp_path, capsys):
+    """Before (fresh probe c21): after a finished run the user saved my_analysis.ipynb beside its figures; the same
+    command again, without --resume, started over and deleted the notebook (exit 0). Start-over removes only the
+    names the folder's runs wrote (recorded in run.json when a run ends); anything else is refused, naming it."""
+    out = tmp_path / "run"
+    assert _cli.main(["run", "saddle_to_saddle", "--out", str(out)]) == 0
+    written = sorted(json.loads((out / "run.json").read_text())["outputs"])
+    assert "metrics.json" in written and "summary.md" in written
+    (out / "my_analysis.ipynb").write_text("{precious}")
+    before = sorted(p.name for p in out.iterdir())
+    capsys.readouterr()
+    assert _cli.main(["run", "saddle_to_saddle", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "my_analysis.ipynb" in err and "nothing was changed" in err and "--resume" in err, err
+    assert sorted(p.name for p in out.iterdir()) == before and len(saddle) == 1
+    # --resume keeps it, and does not count it among the run's outputs
+    assert _cli.main(["run", "saddle_to_saddle", "--out", str(out), "--resume"]) == 0
+    assert "my_analysis.ipynb" not in json.loads((out / "run.json").read_text())["outputs"]
+    assert (out / "my_analysis.ipynb").read_text() == "{precious}"
+    # moved out, the run folder starts over as before: everything the runs wrote goes, the record is new
+    (out / "my_analysis.ipynb").unlink()
+    assert _cli.main(["run", "saddle_to_saddle", "--seed", "5", "--out", str(out)]) == 0
+    assert "starting over" in capsys.readouterr().err
+    assert json.loads((out / "run.json").read_text())["seed"] == 5
 
 
 def test_publish_and_report_work_on_runs_without_run_json(tmp_path, capsys):
