@@ -123,8 +123,16 @@ class ArrayLoader:
 
 
 def full_batch(arrays: Batch) -> Callable[[int], Batch]:
-    """A loader that serves the whole data set at every step (full-batch gradient descent)."""
+    """A loader that serves the whole data set at every step (full-batch gradient descent). An empty array
+    among the leaves is refused (``ValueError``): its mean loss is 0/0, so training on it would stop at a NaN loss
+    that blames the learning rate."""
     arrays = _numeric_leaves(arrays)
-    if not jax.tree_util.tree_leaves(arrays):
+    leaves = jax.tree_util.tree_leaves(arrays)
+    if not leaves:
         raise ValueError("arrays: expected a pytree with at least one array, received an empty pytree")
+    for i, leaf in enumerate(leaves):
+        if np.size(leaf) == 0:
+            raise ValueError(
+                f"arrays: expected non-empty arrays (at least one sample); leaf {i} has shape {np.shape(leaf)}"
+            )
     return lambda step: arrays

@@ -66,3 +66,15 @@ def test_global_norm_of_a_non_finite_leaf_is_non_finite_and_documented():
         assert expected(float(global_norm(t)))
         assert expected(float(optax.global_norm({"w": t["w"], "b": t["b"]})))
     assert "non-finite leaf gives a non-finite norm" in global_norm.__doc__
+
+
+def test_full_batch_refuses_empty_data():
+    """Before (fresh probe t25/t27): full_batch({'x': ones((0, 2))}) was accepted and `fit` then stopped with
+    "training loss is nan ... lower the learning rate", which blames the wrong cause."""
+    from jaxkit.train import full_batch
+
+    for data in ({"x": jnp.ones((0, 2))}, (jnp.ones((4, 2)), jnp.ones((0,)))):
+        with pytest.raises(ValueError, match=r"arrays: expected non-empty arrays .* shape \(0,"):
+            full_batch(data)
+    batch = {"x": jnp.ones((3, 2))}
+    assert full_batch(batch)(7)["x"].shape == (3, 2)
