@@ -303,7 +303,24 @@ def gradient_flow(
         rtol, atol = _tolerances(ts.dtype, rtol, atol)
         loss_fn = as_pytree(loss_fn, params0, name="loss_fn")  # traced each call: its arrays are never stale
         out = _jit_flow(loss_fn, params0, ts, tau, _solver(solver), rtol, atol, grad_tol, max_steps)
+        if on_failure == "raise" and not isinstance(out.solved, jax.core.Tracer) and not np.all(out.solved):
+            _refuse_non_finite_start(loss_fn, params0)
         return _to_numpy(_check_solved(out, on_failure, max_steps, ts), dt)
+
+
+def _refuse_non_finite_start(loss_fn: Callable[[Params], Scalar], params0: Params) -> None:
+    """A failed solve whose cause is the start itself: a non-finite loss or gradient at ``params0`` (no step size
+    helps; "raise max_steps" would mislead). Raises ``ValueError`` naming ``loss_fn``; returns otherwise."""
+    value, grad = jax.value_and_grad(loss_fn)(params0)
+    bad_grad = not all(bool(jnp.all(jnp.isfinite(g))) for g in jax.tree_util.tree_leaves(grad))
+    if not bool(jnp.isfinite(value)) or bad_grad:
+        what = (
+            f"the loss is {float(value)}" if not bool(jnp.isfinite(value)) else "its gradient is not finite"
+        )
+        raise ValueError(
+            f"loss_fn: at params0 {what}, so the flow cannot start (expected a finite loss and gradient); check "
+            "loss_fn and params0 (e.g. a log or division at the initial point)"
+        )
 
 
 def _check_solved(out: FlowResult, on_failure: str, max_steps: int, ts: Array) -> FlowResult:

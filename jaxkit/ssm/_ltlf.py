@@ -258,6 +258,11 @@ def random_formula(
 # ----------------------------------------------------------------------------------------------------- evaluation
 def _as_props(traces: Any, n_props: int | None) -> np.ndarray:
     t = np.asarray(traces)
+    if t.ndim in (2, 3) and t.shape[1] == 0:  # LTLf semantics is defined on non-empty finite traces
+        raise ValueError(
+            f"traces: expected traces of length >= 1 (LTLf formulas are evaluated on non-empty traces), "
+            f"received shape {t.shape}"
+        )
     if t.dtype == bool:
         if t.ndim != 3:
             raise ValueError(f"traces: expected a bool array (B, T, P), received shape {t.shape}")

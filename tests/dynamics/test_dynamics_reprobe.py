@@ -5,6 +5,7 @@ import time
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 from jaxkit import dynamics as dy
@@ -103,3 +104,16 @@ def test_min_l1_interpolator_of_gaussian_designs_is_the_linprog_answer():
         y = X @ b if seed % 2 else rng.normal(size=n)
         lp = linprog(np.ones(2 * d), A_eq=np.hstack([X, -X]), b_eq=y, bounds=(0, None), method="highs")
         np.testing.assert_allclose(dy.min_l1_interpolator(X, y), lp.x[:d] - lp.x[d:], atol=1e-10)
+
+
+def test_gradient_flow_with_a_non_finite_start_names_loss_fn():
+    """Before (fresh probe y34): a loss that is NaN at params0 failed as "SolveError: stopped at t = 0 ... raise
+    max_steps", a hint that cannot help. Now the start is diagnosed; a finite loss still solves."""
+    gradient_flow = dy.gradient_flow
+    ts = jnp.linspace(0.0, 1.0, 5)
+    with pytest.raises(ValueError, match=r"loss_fn: at params0 the loss is nan"):
+        gradient_flow(lambda p: jnp.sum(jnp.log(p - 1.0)), jnp.array([0.5]), ts)
+    with pytest.raises(ValueError, match=r"loss_fn: at params0 its gradient is not finite"):
+        gradient_flow(lambda p: jnp.sum(jnp.sqrt(jnp.abs(p))), jnp.array([0.0]), ts)
+    res = gradient_flow(lambda p: 0.5 * jnp.sum(p**2), jnp.array([1.0]), ts)
+    np.testing.assert_allclose(np.asarray(res.params)[:, 0], np.exp(-np.asarray(ts)), rtol=1e-3)

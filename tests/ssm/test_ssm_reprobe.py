@@ -105,3 +105,16 @@ def test_householder_product_refuses_beta_outside_0_2():
         ssm.householder_product(k, jnp.array([3.0, 1.0]))
     with pytest.raises(Exception, match="beta: expected Householder coefficients"):
         jax.block_until_ready(jax.jit(ssm.householder_product)(k, jnp.array([-0.5, 1.0])))
+
+
+def test_ltlf_refuses_empty_traces_naming_the_argument():
+    """Before (fresh probe m29): accepts('F p0', zeros((1, 0, 2), bool)) raised a bare IndexError."""
+    from jaxkit.ssm import accepts, evaluate, prefix_labels
+
+    for traces, kw in ((np.zeros((1, 0, 2), bool), {}), (np.zeros((3, 0), np.int64), {"n_props": 2})):
+        for fn in (accepts, evaluate, prefix_labels):
+            with pytest.raises(
+                ValueError, match=r"traces: expected traces of length >= 1 .*shape \((1|3), 0"
+            ):
+                fn("F p0", traces, **kw)
+    assert accepts("F p0", np.array([[[False], [True]]]), props=["p0"]).tolist() == [True]
