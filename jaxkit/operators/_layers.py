@@ -368,16 +368,23 @@ def instance_norm(
     u: Float[Array, "c *grid"], scale: Float[Array, "c"], shift: Float[Array, "c"], eps: float = 1e-5
 ) -> Float[Array, "c *grid"]:
     """Per-channel normalization over the spatial axes (a grid mean, hence resolution-consistent), then affine.
-    ``eps > 0`` keeps a constant channel finite; NaN/inf in a concrete input raises ``ValueError``."""
+    ``eps > 0`` keeps a constant channel finite; NaN/inf in ``u``, ``scale`` or ``shift`` raise ``ValueError``
+    naming the argument, under ``jax.jit``/``vmap`` a run-time error (``equinox.error_if``) with the same message.
+    (The models' forward passes call the unchecked core: they check their own input.)"""
     if not (isinstance(eps, int | float) and np.isfinite(eps) and eps > 0):
         raise ValueError(f"eps: expected a finite value > 0, received {eps!r}")
-    for name, v in (("u", u), ("scale", scale), ("shift", shift)):
-        if name != "u" and tuple(np.shape(v)) != tuple(np.shape(u))[:1]:
+    for name, v in (("scale", scale), ("shift", shift)):
+        if tuple(np.shape(v)) != tuple(np.shape(u))[:1]:
             raise ValueError(
                 f"{name}: expected shape ({np.shape(u)[0] if np.ndim(u) else '?'},), one value per channel of u "
                 f"{tuple(np.shape(u))}, received {tuple(np.shape(v))}"
             )
-        check_finite(name, v)
+    u, scale, shift = finite_checked("u", u), finite_checked("scale", scale), finite_checked("shift", shift)
+    return _instance_norm(u, scale, shift, eps)
+
+
+def _instance_norm(u: Array, scale: Array, shift: Array, eps: float = 1e-5) -> Array:
+    """:func:`instance_norm` without argument checks (the models' hot path; their input is checked on entry)."""
     axes = tuple(range(1, u.ndim))
     mean = jnp.mean(u, axis=axes, keepdims=True)
     var = jnp.mean((u - mean) ** 2, axis=axes, keepdims=True)

@@ -44,7 +44,7 @@ import numpy as np
 
 from .._typing import Array, ArrayLike, Complex, Float, PRNGKey
 from .._validate import check_choice, check_int, check_key, check_positive
-from ._layers import Pointwise, _as_modes, check_weight_size, finite_input, gelu, instance_norm, pointwise
+from ._layers import Pointwise, _as_modes, _instance_norm, check_weight_size, finite_input, gelu, pointwise
 
 __all__ = ["LNO", "LNOConfig", "LaplaceLayer", "grid_spacing", "laplace_layer", "lno_apply"]
 
@@ -260,8 +260,8 @@ def lno_apply(params: dict, x: Float[Array, "cin *grid"], cfg: LNOConfig) -> Flo
     residues = _complex(lp["residue_re"], lp["residue_im"])
     if cfg.norm:
         ones, zeros = jnp.ones((v.shape[0],), v.dtype), jnp.zeros((v.shape[0],), v.dtype)
-        k = instance_norm(
-            laplace_layer(instance_norm(v, ones, zeros), poles, residues, spacing=spacing), ones, zeros
+        k = _instance_norm(
+            laplace_layer(_instance_norm(v, ones, zeros), poles, residues, spacing=spacing), ones, zeros
         )
     else:
         k = laplace_layer(v, poles, residues, spacing=spacing)

@@ -38,10 +38,10 @@ from ._layers import (
     SpectralConv,
     _as_modes,
     _check_input,
+    _instance_norm,
     _spectral_conv,
     finite_input,
     gelu,
-    instance_norm,
     pointwise,
     riesz_spectral_conv,
 )
@@ -169,7 +169,7 @@ def operator_apply(
             v, blk["skip"]["weight"], blk["skip"]["bias"]
         )
         if blk.get("norm") is not None:
-            y = instance_norm(y, blk["norm"]["scale"], blk["norm"]["shift"])
+            y = _instance_norm(y, blk["norm"]["scale"], blk["norm"]["shift"])
         v = gelu(y) if i < n_blocks - 1 else y
     if any(pads):
         v = v[(slice(None),) + tuple(slice(0, n) for n in grid)]

@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._typing import Array, ArrayLike, Float
-from .._validate import check_finite, check_float, check_int, check_positive, check_real, check_size
+from .._validate import check_float, check_int, check_positive, check_real, check_size, finite_checked
 
 __all__ = [
     "fractional_laplacian",
@@ -195,12 +195,14 @@ def _apply_multiplier_jit(u: Array, mult: Array, axes: tuple[int, ...]) -> Array
     return out.astype(u.dtype)
 
 
-def _check_field(u: Array) -> None:
+def _check_field(u: Array) -> Array:
+    """``u`` checked: real floating, non-empty and finite (one NaN spreads over the whole field through the FFT);
+    a traced ``u`` carries the finiteness check to run time (``equinox.error_if``, same message)."""
     check_real("u", u)
     check_float("u", u)
     if u.size == 0:
         raise ValueError(f"u: expected a non-empty field, received shape {u.shape}")
-    check_finite("u", u)  # one NaN spreads over the whole field through the FFT (no-op under jit)
+    return finite_checked("u", u)
 
 
 def riesz_transform(
@@ -215,7 +217,7 @@ def riesz_transform(
     ``d(d+1)/2`` for ``order=2`` (``R_a R_b u`` for :func:`riesz_pairs`). Axes not in ``axes`` are batch axes.
     """
     u = jnp.asarray(u)
-    _check_field(u)
+    u = _check_field(u)
     if u.ndim == 0:
         raise ValueError("u: expected a field with at least one axis, received a scalar")
     axs = _resolve_axes(u.ndim, axes)
@@ -230,7 +232,7 @@ def spectral_derivative(
     """``∂^order u / ∂x_axis^order`` of a periodic real field by the multiplier ``(i k)^order`` (Nyquist zeroed
     for odd orders)."""
     u = jnp.asarray(u)
-    _check_field(u)
+    u = _check_field(u)
     check_int("order", order, minimum=0)
     check_positive("length", length)
     (ax,) = _resolve_axes(u.ndim, axis)
@@ -248,7 +250,7 @@ def fractional_laplacian(
 ) -> Float[Array, "..."]:
     """``(-Δ)^s u`` on a periodic grid: multiplier ``|k|^{2s}`` (zero at ``k = 0``)."""
     u = jnp.asarray(u)
-    _check_field(u)
+    u = _check_field(u)
     if not np.isfinite(float(s)):
         raise ValueError(f"s: expected a finite exponent, received {s!r}")
     axs = _resolve_axes(u.ndim, axes)

@@ -58,29 +58,40 @@ def relative_l2(
     A sample whose target is identically zero has ratio 0 when the prediction is zero too (an exact match) and
     ``inf`` otherwise (no finite relative error exists; a training loss that meets one stops with
     ``FloatingPointError``), never NaN. Its gradient at a sample predicted exactly is 0 (the norm's minimum; the
-    plain formula gives 0/0 = NaN there). An empty batch raises ``ValueError``."""
+    plain formula gives 0/0 = NaN there). An empty batch raises ``ValueError``; NaN/inf in ``pred`` or ``target``
+    raise ``ValueError`` naming the argument, under ``jax.jit``/``vmap`` a run-time error (``equinox.error_if``)
+    with the same message."""
     _same_shape(pred, target)
-    check_finite("pred", pred)
-    check_finite("target", target)
     if np.ndim(pred) < 1 or np.shape(pred)[0] == 0:
         raise ValueError(
             f"pred: expected a non-empty batch (batch, ...) of samples, received shape {np.shape(pred)}"
         )
+    pred, target = finite_checked("pred", pred), finite_checked("target", target)
+    return _relative_l2_core(pred, target, per_sample)
+
+
+def _relative_l2_core(pred: Array, target: Array, per_sample: bool = False) -> Array:
+    """:func:`relative_l2` without the value checks (shapes are the caller's). NaN in, NaN out: a NaN never reads
+    as an exact match (ratio 0)."""
     b = pred.shape[0]
     sq = jnp.sum((pred - target).reshape(b, -1) ** 2, axis=1)
-    # the norm's gradient at an exact match is 0/0: take 0 there (the minimum), never NaN
-    diff = jnp.where(sq > 0, jnp.sqrt(jnp.where(sq > 0, sq, 1)), 0).astype(sq.dtype)
+    # the norm's gradient at an exact match is 0/0: take 0 there (the minimum), never NaN. The tests are written
+    # `== 0` so that a NaN (which compares False with everything) takes the sqrt branch and stays NaN.
+    exact = sq == 0
+    diff = jnp.where(exact, 0, jnp.sqrt(jnp.where(exact, 1, sq))).astype(sq.dtype)
     norm = jnp.sqrt(jnp.sum(target.reshape(b, -1) ** 2, axis=1))
-    pos = norm > 0
-    ratio = jnp.where(pos, diff / jnp.where(pos, norm, 1), jnp.where(diff > 0, jnp.inf, 0).astype(diff.dtype))
+    zero = norm == 0  # a NaN norm is not zero: diff / NaN = NaN below
+    # zero target: 0 for an exact match, inf otherwise, NaN for a NaN diff (constants: no gradient flows there)
+    at_zero = jnp.where(diff == 0, 0, jnp.where(jnp.isnan(diff), jnp.nan, jnp.inf)).astype(diff.dtype)
+    ratio = jnp.where(zero, at_zero, diff / jnp.where(zero, 1, norm))
     return ratio if per_sample else jnp.mean(ratio)
 
 
 def mse(pred: Float[Array, "batch ..."], target: Float[Array, "batch ..."]) -> Scalar:
-    """Mean squared error over all entries (NaN/inf in concrete inputs raises ``ValueError``)."""
+    """Mean squared error over all entries. NaN/inf in ``pred`` or ``target`` raise ``ValueError`` naming the
+    argument, under ``jax.jit``/``vmap`` a run-time error (``equinox.error_if``) with the same message."""
     _same_shape(pred, target)
-    check_finite("pred", pred)
-    check_finite("target", target)
+    pred, target = finite_checked("pred", pred), finite_checked("target", target)
     return jnp.mean((pred - target) ** 2)
 
 
@@ -346,7 +357,10 @@ def _loss_fn(xn: GaussianNormalizer, yn: GaussianNormalizer) -> Callable:
     def loss(model, batch, key):
         x, y = batch
         pred = jax.vmap(lambda s: yn.decode(model(xn.encode(s))))(x)
-        return relative_l2(pred, y)
+        # the unchecked core: the data are checked before training, the decoded prediction by ``decode``; a NaN
+        # loss (NaN in, NaN out) stops ``fit`` with FloatingPointError. The public function's two run-time checks
+        # (eqx.error_if) would cost 3-5x the loss itself on CPU (jitted, (32, 64, 64): ~0.1 ms -> ~0.4-0.7 ms).
+        return _relative_l2_core(pred, y)
 
     return loss
 
