@@ -57,7 +57,15 @@ import numpy as np
 
 from jaxkit._typing import ArrayInput
 
-from .._validate import check_finite, check_int, check_ndim, check_range, is_tracer
+from .._validate import (
+    check_finite,
+    check_int,
+    check_ndim,
+    check_range,
+    error_if_invalid,
+    is_tracer,
+    range_checked,
+)
 
 
 class _StabilityIntervalFields(NamedTuple):
@@ -84,31 +92,49 @@ class StabilityInterval(_StabilityIntervalFields):
 # ----------------------------------------------------------------------------------------------- ReLU layers
 
 
-def _check_moments(q1: Any, q2: Any, c: Any) -> None:
-    """Concrete variances ``q >= 0`` and covariance ``|c| <= sqrt(q1 q2)`` (a covariance matrix); no-op on tracers."""
-    if is_tracer(q1) or is_tracer(q2) or is_tracer(c):
-        return
-    a1, a2, ac = (np.asarray(v, dtype=np.float64) for v in (q1, q2, c))
-    for name, a in (("q1", a1), ("q2", a2), ("c", ac)):
-        if not np.all(np.isfinite(a)):
-            raise ValueError(f"{name}: expected finite values")
-    for name, a in (("q1", a1), ("q2", a2)):
-        if np.any(a < 0):
-            raise ValueError(f"{name}: expected variances >= 0, received min {a.min()}")
-    if np.any(np.abs(ac) > np.sqrt(a1 * a2) * (1 + 1e-6) + 1e-12):
-        raise ValueError(
-            "c: expected a covariance with |c| <= sqrt(q1 q2) (Cauchy-Schwarz), received a larger one"
-        )
+def _check_moments(q1: Any, q2: Any, c: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """``(q1, q2, c)`` as arrays after checking variances ``q >= 0`` and covariance ``|c| <= sqrt(q1 q2)`` (a
+    covariance matrix), all finite: ``ValueError`` naming the argument on concrete values, an ``equinox.error_if``
+    run-time error with the same message when any of them is traced (under ``jax.jit``/``vmap``)."""
+    if not (is_tracer(q1) or is_tracer(q2) or is_tracer(c)):
+        a1, a2, ac = (np.asarray(v, dtype=np.float64) for v in (q1, q2, c))
+        for name, a in (("q1", a1), ("q2", a2), ("c", ac)):
+            if not np.all(np.isfinite(a)):
+                raise ValueError(f"{name}: expected finite values")
+        for name, a in (("q1", a1), ("q2", a2)):
+            if np.any(a < 0):
+                raise ValueError(f"{name}: expected variances >= 0, received min {a.min()}")
+        if np.any(np.abs(ac) > np.sqrt(a1 * a2) * (1 + 1e-6) + 1e-12):
+            raise ValueError(_CAUCHY_SCHWARZ)
+        return jnp.asarray(q1), jnp.asarray(q2), jnp.asarray(c)
+    q1, q2, c = jnp.asarray(q1), jnp.asarray(q2), jnp.asarray(c)
+    q1, q2, c = (
+        error_if_invalid(v, ~jnp.isfinite(v), f"{name}: expected finite values, received NaN/inf")
+        for name, v in (("q1", q1), ("q2", q2), ("c", c))
+    )
+    q1, q2 = (
+        error_if_invalid(v, v < 0, f"{name}: expected variances >= 0, received a negative value")
+        for name, v in (("q1", q1), ("q2", q2))
+    )
+    c = error_if_invalid(c, jnp.abs(c) > jnp.sqrt(q1 * q2) * (1 + 1e-6) + 1e-12, _CAUCHY_SCHWARZ)
+    return q1, q2, c
+
+
+_CAUCHY_SCHWARZ = "c: expected a covariance with |c| <= sqrt(q1 q2) (Cauchy-Schwarz), received a larger one"
 
 
 def relu_second_moment(q1: ArrayInput, q2: ArrayInput, c: ArrayInput) -> jax.Array:
     """``E[relu(u) relu(v)]`` for zero-mean Gaussian ``(u, v)``, ``Var u = q1``, ``Var v = q2``, ``Cov = c``.
 
     Degree-1 arc-cosine kernel (Cho & Saul 2009): ``sqrt(q1 q2)/(2π) (sin θ + (π - θ) cos θ)``, ``cos θ = c /
-    sqrt(q1 q2)``. Broadcasts elementwise.
+    sqrt(q1 q2)``. Broadcasts elementwise. NaN/inf, a negative variance or ``|c| > sqrt(q1 q2)`` raise
+    ``ValueError`` naming the argument, under ``jax.jit``/``vmap`` a run-time error (``equinox.error_if``).
     """
-    _check_moments(q1, q2, c)
-    q1, q2, c = jnp.asarray(q1), jnp.asarray(q2), jnp.asarray(c)
+    return _relu_second_moment(*_check_moments(q1, q2, c))
+
+
+def _relu_second_moment(q1: jax.Array, q2: jax.Array, c: jax.Array) -> jax.Array:
+    """:func:`relu_second_moment` without the value checks."""
     norm = jnp.sqrt(q1 * q2)
     safe = jnp.where(norm > 0, norm, 1.0)
     cos = jnp.clip(c / safe, -1.0, 1.0)
@@ -120,12 +146,16 @@ def relu_second_moment(q1: ArrayInput, q2: ArrayInput, c: ArrayInput) -> jax.Arr
 def relu_correlation_map(c: ArrayInput) -> jax.Array:
     """Normalized arc-cosine map: correlation of ``(relu(u), relu(v))`` second moments, ``E[relu u relu v] /
     E[relu(u)²]`` for unit-variance ``(u, v)`` with correlation ``c``: ``(sqrt(1-c²) + (π - arccos c) c) / π``.
-    Monotone increasing on ``[-1, 1]`` with ``κ(1) = 1`` and ``κ(-1) = 0``."""
-    if not is_tracer(c):
+    Monotone increasing on ``[-1, 1]`` with ``κ(1) = 1`` and ``κ(-1) = 0``. A ``c`` outside ``[-1, 1]`` (or
+    NaN/inf) raises ``ValueError`` naming ``c``, under ``jax.jit``/``vmap`` a run-time error
+    (``equinox.error_if``)."""
+    if is_tracer(c):
+        c = range_checked("c", c, -1.0, 1.0, what="correlations", rtol=1e-6, interval="[-1, 1]")
+    else:
         a = np.asarray(c, dtype=np.float64)
         if not (np.all(np.isfinite(a)) and np.all(np.abs(a) <= 1 + 1e-6)):
             raise ValueError(f"c: expected correlations in [-1, 1], received range [{a.min()}, {a.max()}]")
-    return relu_second_moment(1.0, 1.0, c) / 0.5
+    return _relu_second_moment(jnp.asarray(1.0), jnp.asarray(1.0), jnp.asarray(c)) / 0.5
 
 
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(48)

@@ -52,3 +52,53 @@ def test_median_spread_refuses_a_step_beyond_the_run_length():
         [10, None, 100], censor=100
     )  # a step equal to the run length is a reach at the last step
     assert out["median"] == float(np.median([10, 100, 100])) and out["reached"] == 2
+
+
+def test_relu_moment_maps_refuse_bad_values_under_jit_and_vmap():
+    """Fresh probe: under jit relu_correlation_map(1.2) returned 1.0 and relu_second_moment(1, 1, 2) (a
+    covariance breaking Cauchy-Schwarz) returned 0.5, both without a word; eagerly each refuses."""
+    import jax
+    import jax.numpy as jnp
+
+    from jaxkit.stability import relu_correlation_map, relu_second_moment
+
+    def raises(match, fn, *args):
+        with pytest.raises(Exception, match=match):
+            jax.block_until_ready(fn(*args))
+
+    corr = r"c: expected correlations in \[-1, 1\]"
+    for bad in (jnp.array([1.2]), jnp.array([-0.5, jnp.nan]), jnp.array([-jnp.inf])):
+        raises(corr, jax.jit(relu_correlation_map), bad)
+        raises(corr, jax.vmap(relu_correlation_map), bad)
+        with pytest.raises(ValueError, match=corr):
+            relu_correlation_map(bad)
+    cs = r"c: expected a covariance with \|c\| <= sqrt\(q1 q2\) \(Cauchy-Schwarz\)"
+    raises(cs, jax.jit(relu_second_moment), 1.0, 1.0, 2.0)
+    raises(cs, jax.vmap(relu_second_moment), jnp.ones(2), jnp.ones(2), jnp.array([0.5, 2.0]))
+    raises(cs, jax.jit(lambda c: relu_second_moment(1.0, 4.0, c)), -2.5)  # concrete variances, traced c
+    raises("q1: expected variances >= 0", jax.jit(relu_second_moment), -1.0, 1.0, 0.0)
+    raises("q2: expected finite values", jax.jit(relu_second_moment), 1.0, jnp.inf, 0.0)
+    raises(
+        "c: expected finite values",
+        jax.vmap(relu_second_moment),
+        jnp.ones(1),
+        jnp.ones(1),
+        jnp.array([jnp.nan]),
+    )
+    with pytest.raises(ValueError, match=cs):
+        relu_second_moment(1.0, 1.0, 2.0)
+    # valid inputs: the eager values, jitted and vmapped
+    c = jnp.array([-1.0, -0.3, 0.0, 0.7, 1.0])
+    ref = np.asarray(relu_correlation_map(c))
+    np.testing.assert_allclose(np.asarray(jax.jit(relu_correlation_map)(c)), ref, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(jax.vmap(relu_correlation_map)(c)), ref, rtol=1e-6)
+    np.testing.assert_allclose(ref[[0, -1]], [0.0, 1.0], atol=1e-6)
+    q1, q2, cov = jnp.array([1.0, 2.0, 0.0]), jnp.array([4.0, 0.5, 3.0]), jnp.array([-2.0, 0.3, 0.0])
+    ref2 = np.asarray(relu_second_moment(q1, q2, cov))
+    np.testing.assert_allclose(np.asarray(jax.jit(relu_second_moment)(q1, q2, cov)), ref2, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(jax.vmap(relu_second_moment)(q1, q2, cov)), ref2, rtol=1e-6)
+    np.testing.assert_allclose(
+        ref2[1],
+        np.sqrt(1.0) / (2 * np.pi) * (np.sin(np.arccos(0.3)) + (np.pi - np.arccos(0.3)) * 0.3),
+        rtol=1e-5,
+    )
