@@ -5,7 +5,8 @@ Every reproduction states its headline with these functions (the protocol is on 
 paired per seed or per item (median paired effect, percentile-bootstrap CI, Wilcoxon and sign tests), every rate
 with its Wilson interval, runs that never reach a target treated as censored (fraction reaching it, Kaplan–Meier,
 log-rank, restricted-mean speedup), never given the run length as if they had reached it. A page's headline verdict
-is :func:`verdict` of the endpoint its preset declared (:class:`Endpoint`, :class:`AgreementEndpoint`) and the
+is :func:`verdict` of the endpoint its preset declared (:class:`Endpoint`, :class:`AgreementEndpoint`,
+:class:`ToleranceEndpoint`) and the
 run's stored per-item records; every other comparison goes through :func:`secondary` (Holm-corrected); time
 series use the circular :func:`block_bootstrap`.
 """
@@ -14,6 +15,7 @@ from ._paired import paired_comparison, rate, survival, time_to_event, wilson_in
 from ._verdict import (
     AgreementEndpoint,
     Endpoint,
+    ToleranceEndpoint,
     Verdict,
     block_bootstrap,
     cell_status,
@@ -22,12 +24,14 @@ from ._verdict import (
     holm,
     mcnemar,
     secondary,
+    tolerance_status,
     verdict,
 )
 
 __all__ = [
     "AgreementEndpoint",
     "Endpoint",
+    "ToleranceEndpoint",
     "Verdict",
     "block_bootstrap",
     "cell_status",
@@ -40,6 +44,7 @@ __all__ = [
     "secondary",
     "survival",
     "time_to_event",
+    "tolerance_status",
     "verdict",
     "wilson_interval",
 ]

@@ -29,7 +29,9 @@ Statistics (thin over :mod:`scipy.stats` where it has them):
 
 The verdict word of a paired endpoint is ``"better"`` / ``"worse"`` (the method against the comparator in the
 declared direction, $p < \\alpha$) or ``"inconclusive"``; of an agreement endpoint ``"agrees"`` (every settled
-cell agrees), ``"does not agree"`` or ``"not settled"`` (no settled cell).
+cell agrees), ``"does not agree"`` or ``"not settled"`` (no settled cell); of a tolerance endpoint
+(:class:`ToleranceEndpoint`, predicted quantities of a theory against a simulation) ``"agrees"`` (every prediction
+within its declared tolerance, none undetected) or ``"does not agree"``.
 """
 
 from __future__ import annotations
@@ -356,15 +358,70 @@ class AgreementEndpoint:
         }
 
 
-def endpoint_from_dict(d: Mapping[str, object]) -> Endpoint | AgreementEndpoint:
+@dataclasses.dataclass(frozen=True)
+class ToleranceEndpoint:
+    """A declared endpoint for a theory's predicted quantities held against a simulation, each within a tolerance
+    declared per kind of quantity.
+
+    Each record is one prediction: ``unit`` (the network or section), ``item`` (which prediction: a mode, a
+    plateau), ``quantity`` (a key of ``tolerances``), ``predicted`` (finite) and ``measured`` (a number, or
+    ``None`` when the simulation did not show the predicted feature, e.g. an undetected plateau). The rule:
+
+    * an item **agrees** iff ``measured`` is finite and $|m - p| \\le \\mathrm{tol}_q \\, |p|$ (a *relative*
+      tolerance); where the prediction is exactly $p = 0$ the tolerance is *absolute*, $|m| \\le \\mathrm{tol}_q$
+      (so ``tol = 0`` asks for an exact match either way: learning orders, counts);
+    * ``measured`` ``None`` (or NaN) is an **undetected** prediction: it does *not* agree (a theory is not confirmed
+      by features the simulation never showed); an infinite measurement does not agree either.
+
+    The word is ``"agrees"`` iff every item agrees, else ``"does not agree"``; the estimate is the agreeing fraction
+    of all items with its Wilson interval at $1 - \\alpha$ (:func:`jaxkit.evaluation.wilson_interval`).
+
+    Attributes:
+        tolerances: ``{quantity: tol}``, each ``tol`` a finite number >= 0 (relative; absolute where the prediction
+            is 0), chosen from the theory's own precision before the run.
+        alpha: the level of the interval, in (0, 0.5).
+    """
+
+    tolerances: Mapping[str, float]
+    alpha: float = 0.05
+
+    def __post_init__(self):
+        if not isinstance(self.tolerances, Mapping) or not self.tolerances:
+            raise TypeError(
+                f"tolerances: expected a non-empty mapping quantity -> relative tolerance, received "
+                f"{self.tolerances!r:.80}"
+            )
+        fixed = {}
+        for k, v in self.tolerances.items():
+            if not isinstance(k, str) or not k:
+                raise TypeError(f"tolerances: expected quantity names (non-empty strings), received {k!r}")
+            if isinstance(v, bool) or not isinstance(v, int | float | np.integer | np.floating):
+                raise TypeError(f"tolerances: the tolerance of {k!r} must be a number, received {v!r}")
+            if not (math.isfinite(float(v)) and float(v) >= 0):
+                raise ValueError(
+                    f"tolerances: the tolerance of {k!r} must be finite and >= 0, received {v!r}"
+                )
+            fixed[k] = float(v)
+        object.__setattr__(self, "tolerances", fixed)
+        if isinstance(self.alpha, bool) or not isinstance(self.alpha, int | float | np.integer | np.floating):
+            raise TypeError(f"alpha: expected a number in (0, 0.5), received {self.alpha!r}")
+        check_range("alpha", self.alpha, 0.0, 0.5, closed=False)
+
+    def to_dict(self) -> dict:
+        return {"kind": "tolerance", "tolerances": dict(self.tolerances), "alpha": self.alpha}
+
+
+def endpoint_from_dict(d: Mapping[str, object]) -> Endpoint | AgreementEndpoint | ToleranceEndpoint:
     """The endpoint a ``to_dict()`` (as stored in a run's config or metrics) describes."""
     if not isinstance(d, Mapping):
         raise TypeError(f"d: expected a mapping from Endpoint.to_dict(), received {type(d).__name__}")
     d = dict(d)
     kind = d.pop("kind", "paired")
-    check_choice("kind", kind, ("paired", "agreement"))
+    check_choice("kind", kind, ("paired", "agreement", "tolerance"))
     if kind == "agreement":
         return AgreementEndpoint(**d)
+    if kind == "tolerance":
+        return ToleranceEndpoint(**d)
     if isinstance(d.get("comparator"), list):
         d["comparator"] = tuple(d["comparator"])
     return Endpoint(**d)
@@ -375,7 +432,7 @@ def endpoint_from_dict(d: Mapping[str, object]) -> Endpoint | AgreementEndpoint:
 class Verdict:
     """The headline an endpoint computes: ``word`` (``"better"``/``"worse"``/``"inconclusive"``, or
     ``"agrees"``/``"does not agree"``/``"not settled"``), ``estimate`` with its interval ``ci`` at
-    $1 - \\alpha$, the test's two-sided ``p`` (``None`` for agreement), ``p_adjusted`` (Holm, secondary
+    $1 - \\alpha$, the test's two-sided ``p`` (``None`` for agreement and tolerance endpoints), ``p_adjusted`` (Holm, secondary
     comparisons only), ``n`` items, the resolved ``comparator``, the ``block`` length used (block bootstrap) and
     ``details`` (counts, per-cell statuses, the statistic's name)."""
 
@@ -409,6 +466,18 @@ class Verdict:
                 f"when learned; 'cannot' settled only beside the same class's own positive control). **Verdict: "
                 f"{self.word}**: {d['agree']} of {self.n} settled cells agree ({self.estimate:.0%}, Wilson {level} "
                 f"[{lo:.0%}, {hi:.0%}]); {d['not_settled_count']} not settled."
+            )
+        if e.get("kind") == "tolerance":
+            d = self.details
+            tols = ", ".join(f"{q} {t:g}" for q, t in e["tolerances"].items())
+            outside = ", ".join(d["disagree"]) or "none"
+            undetected = ", ".join(d["undetected"]) or "none"
+            return (
+                f"**Primary endpoint** (declared): every predicted quantity within its tolerance of the simulation "
+                f"(|measured − predicted| ≤ tol·|predicted|, absolute where predicted = 0; an undetected "
+                f"prediction does not agree); tolerances: {tols}. **Verdict: {self.word}**: {d['agree']} of "
+                f"{self.n} predictions agree ({self.estimate:.0%}, Wilson {level} [{lo:.0%}, {hi:.0%}]); outside "
+                f"tolerance: {outside}; undetected: {undetected}."
             )
         stat = self.details.get("statistic", "estimate")
         test = {
@@ -701,15 +770,94 @@ def _agreement_verdict(endpoint: AgreementEndpoint, recs: list) -> Verdict:
     )  # fmt: skip
 
 
-def verdict(endpoint: Endpoint | AgreementEndpoint, records: Records) -> Verdict:
+def tolerance_status(endpoint: ToleranceEndpoint, records: Records) -> list[dict]:
+    """Per prediction (record order): ``{"unit", "item", "quantity", "predicted", "measured", "tolerance",
+    "error", "status", "agrees"}`` under the rule of :class:`ToleranceEndpoint`; ``error`` is the relative error
+    $|m - p| / |p|$ (the absolute one where $p = 0$; ``None`` when undetected), ``status`` one of ``"agrees"``,
+    ``"outside tolerance"``, ``"undetected"``."""
+    if not isinstance(endpoint, ToleranceEndpoint):
+        raise TypeError(f"endpoint: expected a ToleranceEndpoint, received {type(endpoint).__name__}")
+    recs = _records(records)
+    seen: set = set()
+    out = []
+    for i, r in enumerate(recs):
+        unit, item, q = _need(r, "unit", i), _need(r, "item", i), _need(r, "quantity", i)
+        if (unit, item) in seen:
+            raise ValueError(f"records: prediction {unit}/{item} appears twice")
+        seen.add((unit, item))
+        if q not in endpoint.tolerances:
+            raise ValueError(
+                f"records: quantity {q!r} of {unit}/{item} has no declared tolerance (declared: "
+                f"{sorted(endpoint.tolerances)})"
+            )
+        vals = {}
+        for key in ("predicted", "measured"):
+            v = _need(r, key, i)
+            if v is None and key == "measured":
+                vals[key] = None
+                continue
+            if isinstance(v, bool | np.bool_):
+                raise TypeError(f"records: {key} of {unit}/{item} is {v!r}, expected a number")
+            try:
+                vals[key] = float(v)
+            except (TypeError, ValueError):
+                raise TypeError(f"records: {key} of {unit}/{item} is {v!r}, expected a number") from None
+        p, m = vals["predicted"], vals["measured"]
+        if not math.isfinite(p):
+            raise ValueError(f"records: predicted of {unit}/{item} is {p}, expected a finite number")
+        tol = endpoint.tolerances[q]
+        if m is None or math.isnan(m):
+            err, status = None, "undetected"
+        else:
+            err = abs(m - p) / abs(p) if p != 0 else abs(m)
+            status = "agrees" if math.isfinite(m) and err <= tol else "outside tolerance"
+            if not math.isfinite(err):
+                err = None
+        out.append({"unit": unit, "item": item, "quantity": q, "predicted": p, "measured": m, "tolerance": tol,
+                    "error": err, "status": status, "agrees": status == "agrees"})  # fmt: skip
+    return out
+
+
+def _tolerance_verdict(endpoint: ToleranceEndpoint, recs: list) -> Verdict:
+    items = tolerance_status(endpoint, recs)
+    n = len(items)
+    agree = sum(c["agrees"] for c in items)
+    lo, hi = wilson_interval(agree, n, level=1.0 - endpoint.alpha)
+    name = lambda c: f"{c['unit']}/{c['item']}"  # noqa: E731
+    per_q: dict = {}
+    for c in items:
+        qd = per_q.setdefault(c["quantity"], {"n": 0, "agree": 0})
+        qd["n"] += 1
+        qd["agree"] += int(c["agrees"])
+    details = {
+        "statistic": "fraction of predictions within tolerance",
+        "agree": agree,
+        "items": n,
+        "outside_tolerance_count": sum(c["status"] == "outside tolerance" for c in items),
+        "undetected_count": sum(c["status"] == "undetected" for c in items),
+        "disagree": [name(c) for c in items if c["status"] == "outside tolerance"],
+        "undetected": [name(c) for c in items if c["status"] == "undetected"],
+        "per_quantity": per_q,
+        "status": {name(c): c["status"] for c in items},
+        "errors": {name(c): c["error"] for c in items},
+    }
+    return Verdict(
+        word="agrees" if agree == n else "does not agree", estimate=agree / n, ci=(lo, hi), p=None, n=n,
+        alpha=endpoint.alpha, endpoint=endpoint.to_dict(), details=details,
+    )  # fmt: skip
+
+
+def verdict(endpoint: Endpoint | AgreementEndpoint | ToleranceEndpoint, records: Records) -> Verdict:
     """The headline of ``endpoint`` computed from the run's per-item ``records`` alone.
 
     Args:
-        endpoint: the declared :class:`Endpoint` (paired) or :class:`AgreementEndpoint` (cells vs a theory).
+        endpoint: the declared :class:`Endpoint` (paired), :class:`AgreementEndpoint` (cells vs a theory) or
+            :class:`ToleranceEndpoint` (predicted quantities vs a simulation).
         records: per-item mappings. Paired: ``{"item", "arm", endpoint.metric}`` and ``"split"`` when the
             endpoint names one; items are paired by ``"item"`` and, for the block bootstrap, taken in record order
             (store them in time order). Agreement: one per cell, ``{"unit", "item", "claim", "learned"}`` and
-            optionally ``"construction"``.
+            optionally ``"construction"``. Tolerance: one per prediction, ``{"unit", "item", "quantity",
+            "predicted", "measured"}`` (``measured`` ``None``: not detected).
 
     Returns:
         A :class:`Verdict`. The paired estimate is the mean difference (block bootstrap), the median difference
@@ -717,9 +865,12 @@ def verdict(endpoint: Endpoint | AgreementEndpoint, records: Records) -> Verdict
     """
     if isinstance(endpoint, AgreementEndpoint):
         return _agreement_verdict(endpoint, _records(records))
+    if isinstance(endpoint, ToleranceEndpoint):
+        return _tolerance_verdict(endpoint, _records(records))
     if not isinstance(endpoint, Endpoint):
         raise TypeError(
-            f"endpoint: expected an Endpoint or AgreementEndpoint, received {type(endpoint).__name__}"
+            f"endpoint: expected an Endpoint, AgreementEndpoint or ToleranceEndpoint, received "
+            f"{type(endpoint).__name__}"
         )
     return _paired_verdict(endpoint, _records(records))
 

@@ -11,6 +11,7 @@ from scipy import signal, stats
 from jaxkit.evaluation import (
     AgreementEndpoint,
     Endpoint,
+    ToleranceEndpoint,
     block_bootstrap,
     cell_status,
     default_block_length,
@@ -19,6 +20,7 @@ from jaxkit.evaluation import (
     mcnemar,
     paired_comparison,
     secondary,
+    tolerance_status,
     verdict,
     wilson_interval,
 )
@@ -314,3 +316,121 @@ def test_time_to_event_endpoint_is_the_paired_or_censored_headline():
         Endpoint("steps", "regularizer", "baseline", "time_to_event", "lower")
     with pytest.raises(TypeError, match="records: steps of record"):
         verdict(Endpoint("steps", "grokfast", "baseline", "wilcoxon", "lower"), recs)
+
+
+def _wilson_closed_form(k: int, n: int, z: float) -> tuple[float, float]:
+    """Wilson (1927) score interval: (p + z²/2n ± z sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n)."""
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+def _predictions():
+    # hand-checked: a/t0 |1.005 - 1| = 0.005 <= 0.01 * 1 agrees; a/t1 |2.03 - 2| / 2 = 0.015 > 0.01 outside;
+    # b/L0 |0.95 - 1| = 0.05 <= 0.1 agrees; b/L1 undetected (None); b/L2 predicted 0: absolute |0.08| <= 0.1
+    # agrees; c/order exact (tol 0): 3 == 3 agrees
+    return [
+        {"unit": "a", "item": "t0", "quantity": "time", "predicted": 1.0, "measured": 1.005},
+        {"unit": "a", "item": "t1", "quantity": "time", "predicted": 2.0, "measured": 2.03},
+        {"unit": "b", "item": "L0", "quantity": "level", "predicted": 1.0, "measured": 0.95},
+        {"unit": "b", "item": "L1", "quantity": "level", "predicted": 0.5, "measured": None},
+        {"unit": "b", "item": "L2", "quantity": "level", "predicted": 0.0, "measured": 0.08},
+        {"unit": "c", "item": "order", "quantity": "order", "predicted": 3, "measured": 3},
+    ]
+
+
+def test_tolerance_endpoint_rule_by_hand():
+    ep = ToleranceEndpoint({"time": 0.01, "level": 0.1, "order": 0.0})
+    st = {f"{c['unit']}/{c['item']}": c for c in tolerance_status(ep, _predictions())}
+    assert [c["status"] for c in st.values()] == [
+        "agrees", "outside tolerance", "agrees", "undetected", "agrees", "agrees"
+    ]  # fmt: skip
+    assert st["a/t1"]["error"] == pytest.approx(0.015) and st["b/L2"]["error"] == pytest.approx(0.08)
+    assert st["b/L1"]["error"] is None
+    v = verdict(ep, _predictions())
+    assert (v.word, v.n, v.details["agree"], v.p) == ("does not agree", 6, 4, None)
+    assert v.estimate == pytest.approx(4 / 6)
+    z = stats.norm.ppf(0.975)
+    assert v.ci == pytest.approx(_wilson_closed_form(4, 6, z), abs=1e-12)
+    assert v.details["disagree"] == ["a/t1"] and v.details["undetected"] == ["b/L1"]
+    assert v.details["per_quantity"] == {"time": {"n": 2, "agree": 1}, "level": {"n": 3, "agree": 2},
+                                         "order": {"n": 1, "agree": 1}}  # fmt: skip
+    md = v.markdown()
+    assert "**Verdict: does not agree**: 4 of 6 predictions agree" in md
+    assert "outside tolerance: a/t1; undetected: b/L1." in md and "time 0.01" in md
+    # the 90% interval at alpha = 0.1
+    v90 = verdict(ToleranceEndpoint(ep.tolerances, alpha=0.1), _predictions())
+    assert v90.ci == pytest.approx(_wilson_closed_form(4, 6, stats.norm.ppf(0.95)), abs=1e-12)
+
+
+def test_tolerance_endpoint_all_agree_one_outside_one_undetected():
+    ep = ToleranceEndpoint({"time": 0.01, "level": 0.1, "order": 0.0})
+    good = [r for r in _predictions() if r["item"] not in ("t1", "L1")]
+    v = verdict(ep, good)
+    assert (v.word, v.details["agree"], v.n, v.estimate) == ("agrees", 4, 4, 1.0)
+    assert v.ci == pytest.approx(_wilson_closed_form(4, 4, stats.norm.ppf(0.975)), abs=1e-12)
+    assert v.details["disagree"] == [] and "**Verdict: agrees**" in v.markdown()
+    # one prediction just outside its tolerance: the rule fails
+    outside = good + [{"unit": "a", "item": "t1", "quantity": "time", "predicted": 2.0, "measured": 2.0201}]
+    assert verdict(ep, outside).word == "does not agree"
+    assert verdict(ep, outside).details["disagree"] == ["a/t1"]
+    # exactly on the tolerance agrees (<=)
+    quarter = ToleranceEndpoint({"x": 0.25})  # binary-exact: |5 - 4| = 1 = 0.25 * 4
+
+    def one(ep, p, m, q="x"):
+        return verdict(ep, [{"unit": "u", "item": "i", "quantity": q, "predicted": p, "measured": m}]).word
+
+    assert one(quarter, 4.0, 5.0) == "agrees" and one(quarter, 4.0, 5.001) == "does not agree"
+    # one undetected prediction (None or NaN) does not agree: not confirmed by a feature that never showed
+    for missing in (None, float("nan")):
+        und = good + [{"unit": "b", "item": "L1", "quantity": "level", "predicted": 0.5, "measured": missing}]
+        v = verdict(ep, und)
+        assert (
+            v.word == "does not agree" and v.details["undetected"] == ["b/L1"] and v.details["disagree"] == []
+        )
+    # an infinite measurement is outside any tolerance
+    inf = good + [
+        {"unit": "b", "item": "L1", "quantity": "level", "predicted": 0.5, "measured": float("inf")}
+    ]
+    assert verdict(ep, inf).details["disagree"] == ["b/L1"]
+    # exact quantities (tol 0): an order off by one does not agree; predicted 0 uses the absolute tolerance
+    assert one(ep, 0, 1, "order") == "does not agree" and one(ep, 0, 0, "order") == "agrees"
+    assert one(ep, 0.0, 0.08, "level") == "agrees" and one(ep, 0.0, -0.11, "level") == "does not agree"
+
+
+def test_tolerance_endpoint_round_trip_and_validation():
+    ep = ToleranceEndpoint({"time": 1e-3, "level": 0.05}, alpha=0.1)
+    d = ep.to_dict()
+    assert d == {"kind": "tolerance", "tolerances": {"time": 1e-3, "level": 0.05}, "alpha": 0.1}
+    assert endpoint_from_dict(d) == ep and isinstance(endpoint_from_dict(d), ToleranceEndpoint)
+    assert verdict(ep, _predictions()[:2]).endpoint == d
+    with pytest.raises(TypeError, match="tolerances: expected a non-empty mapping"):
+        ToleranceEndpoint({})
+    with pytest.raises(TypeError, match="tolerances"):
+        ToleranceEndpoint([0.1])
+    with pytest.raises(ValueError, match="tolerances: the tolerance of 'x' must be finite and >= 0"):
+        ToleranceEndpoint({"x": -0.1})
+    with pytest.raises(ValueError, match="tolerances: the tolerance of 'x' must be finite"):
+        ToleranceEndpoint({"x": float("nan")})
+    with pytest.raises(TypeError, match="tolerances"):
+        ToleranceEndpoint({"x": "0.1"})
+    with pytest.raises(TypeError, match="tolerances"):
+        ToleranceEndpoint({1: 0.1})
+    with pytest.raises(ValueError, match="alpha"):
+        ToleranceEndpoint({"x": 0.1}, alpha=0.5)
+    with pytest.raises(ValueError, match="kind: expected one of"):
+        endpoint_from_dict({"kind": "tolerances", "tolerances": {"x": 0.1}})
+    rec = {"unit": "a", "item": "t", "quantity": "time", "predicted": 1.0, "measured": 1.0}
+    with pytest.raises(ValueError, match="records: quantity 'speed' of a/t has no declared tolerance"):
+        verdict(ep, [dict(rec, quantity="speed")])
+    with pytest.raises(ValueError, match="records: prediction a/t appears twice"):
+        verdict(ep, [rec, rec])
+    with pytest.raises(ValueError, match="records: predicted of a/t is nan"):
+        verdict(ep, [dict(rec, predicted=float("nan"))])
+    with pytest.raises(TypeError, match="records: measured of a/t is 'x', expected a number"):
+        verdict(ep, [dict(rec, measured="x")])
+    with pytest.raises(ValueError, match="records: record 0 has no field 'measured'"):
+        verdict(ep, [{k: v for k, v in rec.items() if k != "measured"}])
+    with pytest.raises(TypeError, match="endpoint"):
+        tolerance_status(Endpoint("x", "m", "c", "wilcoxon", "lower"), [rec])

@@ -18,6 +18,7 @@ import numpy as np
 
 from jaxkit import diffusion as dm
 from jaxkit import dynamics as dy
+from jaxkit import evaluation as _ev
 from jaxkit import forecast as fc
 from jaxkit import operators as op
 from jaxkit import ssm
@@ -259,6 +260,17 @@ FACTORIES: dict[str, Callable[[], dict[str, Any]]] = {
         "targets": _normal(5, 2, seed=1),
     },
     # evaluation
+    "jaxkit.evaluation.ToleranceEndpoint": lambda: {
+        "tolerances": {"time": 0.01, "level": 0.1},
+        "alpha": 0.05,
+    },
+    "jaxkit.evaluation.tolerance_status": lambda: {
+        "endpoint": _ev.ToleranceEndpoint({"time": 0.01, "level": 0.1}),
+        "records": [
+            {"unit": "a", "item": "t0", "quantity": "time", "predicted": 1.0, "measured": 1.005},
+            {"unit": "a", "item": "L0", "quantity": "level", "predicted": 0.5, "measured": None},
+        ],
+    },
     "jaxkit.evaluation.survival": lambda: {"times": np.array([1.0, 3.0, np.inf, 2.0]), "horizon": 5.0},
     "jaxkit.evaluation.time_to_event": lambda: {
         "baseline": np.array([1.0, 3.0, 4.0, 2.0, 6.0]),
