@@ -42,7 +42,13 @@ def inchikey_block(mol: Chem.Mol) -> str:
         raise TypeError(f"mol: expected an RDKit Mol, received {type(mol).__name__}")
     with BlockLogs():
         try:
-            key = Chem.MolToInchiKey(Chem.RemoveHs(mol, sanitize=False))
+            heavy = Chem.RemoveHs(mol, sanitize=False)  # a copy: the caller's molecule is not touched
+            # Without sanitization RemoveHs leaves each atom's cached implicit-H count as it was while its
+            # hydrogens were explicit atoms (0), so InChI saw benzene's carbons with no hydrogen (cyclohexane's
+            # block) and benzoic acid failed outright; recompute the counts (lenient: an unsanitizable molecule
+            # still gets a key if InChI can make one).
+            heavy.UpdatePropertyCache(strict=False)
+            key = Chem.MolToInchiKey(heavy)
         except (ValueError, RuntimeError):  # RDKit could not make a key: no key, no match
             return ""
     return key[:14] if key else ""

