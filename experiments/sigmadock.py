@@ -408,6 +408,7 @@ def run(ctx):
                 [r["top1_pose"] for r in rows],
                 [r["id"] for r in rows],
                 [{"rmsd_A": f"{r['top1_rmsd']:.3f}", "pb_valid": r["top1_pb_valid"]} for r in rows],
+                overwrite=True,
             )
     vina = ctx.stage("vina_pb", lambda: _vina_rows(pb, cfg, ctx.seed))
     results["vina_posebusters"] = add_intervals(

@@ -298,7 +298,8 @@ def dock_many(
             )
             name = _file_name(r)
             tmp = out / (name + ".tmp")
-            write_poses_sdf(tmp, res, hydrogens=hydrogens)
+            # its own scratch file (one an interrupted run left behind is replaced), then renamed
+            write_poses_sdf(tmp, res, hydrogens=hydrogens, overwrite=True)
             os.replace(tmp, out / name)
             top = res.top
             row.update(

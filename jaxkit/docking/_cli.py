@@ -292,7 +292,7 @@ def _dock(a: argparse.Namespace) -> int:
         confidence=a.confidence,
     )
     progress.close()
-    write_poses_sdf(a.out, res, hydrogens=a.hydrogens)
+    write_poses_sdf(a.out, res, hydrogens=a.hydrogens, overwrite=a.overwrite)  # --out checked above
     top = res.top
     for w in res.warnings:
         print(f"warning: {w}", file=sys.stderr)

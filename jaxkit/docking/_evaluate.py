@@ -8,6 +8,10 @@
 
 from __future__ import annotations
 
+import os
+import secrets
+from pathlib import Path
+
 import numpy as np
 from rdkit import Chem
 from rdkit.Chem import rdMolAlign
@@ -131,8 +135,13 @@ def write_poses_sdf(
     *,
     hydrogens: bool = False,
     warnings: list[str] | None = None,
+    overwrite: bool = False,
 ):
     """Write poses to an SDF file, one record per pose, in the given order; returns the path.
+
+    An existing ``path`` is replaced only with ``overwrite=True`` (``FileExistsError`` otherwise, nothing
+    written; the command line's ``--overwrite``); a folder is never replaced. The write is atomic: a temporary
+    file in the same folder is renamed onto ``path``, so an interrupted write leaves the old file or the new one.
 
     ``poses`` is a docking result (:func:`jaxkit.docking.dock`'s ``DockingResult``: its poses, best first, and
     its warnings), a list of ranked poses, or a list of RDKit molecules. Ranked poses get the data fields of
@@ -140,10 +149,17 @@ def write_poses_sdf(
     ``failed_checks``, ``confidence``, ``warning``; the command line writes the same) and by default the names
     ``"<SMILES> pose <rank>"``; ``props`` (one dict per pose) add or override fields. ``hydrogens=True`` writes
     explicit hydrogens placed by RDKit on the heavy atoms' coordinates."""
-    from pathlib import Path
-
     from ._rank import RankedPose
 
+    if not isinstance(overwrite, bool):
+        raise TypeError(f"overwrite: expected a bool, received {type(overwrite).__name__}")
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"path: expected a file path (str or os.PathLike), received {type(path).__name__}")
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"path: {path} is a folder; expected the SDF file to write")
+    if path.exists() and not overwrite:
+        raise FileExistsError(f"path: {path} exists; pass overwrite=True to replace it, or choose a new file")
     if hasattr(poses, "poses") and hasattr(poses, "warnings"):  # a DockingResult
         warnings = list(poses.warnings) if warnings is None else warnings
         poses = poses.poses
@@ -162,17 +178,30 @@ def write_poses_sdf(
         smiles = Chem.MolToSmiles(Chem.RemoveHs(mols[0]))
         names = [f"{smiles} pose {p.rank + 1}" for p in items]
     fields = [pose_fields(p, warnings or ()) if ranked else {} for p in items]
-    path = Path(path)
+    records = []
+    for i, mol in enumerate(mols):  # built before anything is written: a failure leaves no file behind
+        m = Chem.AddHs(mol, addCoords=True) if hydrogens else Chem.Mol(mol)
+        if names is not None:
+            m.SetProp("_Name", str(names[i]))
+        for k, v in {**fields[i], **(props[i] if props is not None else {})}.items():
+            m.SetProp(str(k), str(v))
+        records.append(m)
     path.parent.mkdir(parents=True, exist_ok=True)
-    writer = Chem.SDWriter(str(path))
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
-        for i, mol in enumerate(mols):
-            m = Chem.AddHs(mol, addCoords=True) if hydrogens else Chem.Mol(mol)
-            if names is not None:
-                m.SetProp("_Name", str(names[i]))
-            for k, v in {**fields[i], **(props[i] if props is not None else {})}.items():
-                m.SetProp(str(k), str(v))
-            writer.write(m)
+        writer = Chem.SDWriter(str(tmp))
+        try:
+            for m in records:
+                writer.write(m)
+        finally:
+            writer.close()
+        if path.is_dir():  # appeared while writing: checked again, never replaced
+            raise IsADirectoryError(f"path: {path} is a folder; expected the SDF file to write")
+        if path.exists() and not overwrite:
+            raise FileExistsError(
+                f"path: {path} exists; pass overwrite=True to replace it, or choose a new file"
+            )
+        os.replace(tmp, path)
     finally:
-        writer.close()
+        tmp.unlink(missing_ok=True)
     return path

@@ -2,8 +2,11 @@
 exclusion), ``write_poses_sdf`` replacing a user's file, ``consensus_counts`` of a lone pose, and
 ``symmetric_rmsd`` of a molecule without a conformer."""
 
+import os
+
 import pytest
 from rdkit import Chem
+from rdkit.Chem import AllChem
 
 from jaxkit import docking as dk
 from jaxkit.docking._realset import REAL_SET_DIR
@@ -52,3 +55,39 @@ def test_a_held_out_ligand_with_explicit_hydrogens_is_still_caught():
     mol = dk.load_ligand(REAL_SET_DIR / rec["pdb_id"] / f"{rec['pdb_id']}_ligand.sdf")
     assert held.reason(None, mol) is not None
     assert held.reason(None, Chem.AddHs(mol, addCoords=True)) == held.reason(None, mol)
+
+
+def _pose(smiles="CCOc1ccccc1C(=O)N"):
+    m = Chem.AddHs(Chem.MolFromSmiles(smiles))
+    AllChem.EmbedMolecule(m, randomSeed=1)
+    return Chem.RemoveHs(m)
+
+
+def test_write_poses_sdf_refuses_an_existing_file_without_overwrite(tmp_path):
+    mine = tmp_path / "notes.sdf"
+    mine.write_text("my notes, not poses")
+    with pytest.raises(FileExistsError, match=f"path: {mine} exists; pass overwrite=True"):
+        dk.write_poses_sdf(mine, [_pose()])
+    assert mine.read_text() == "my notes, not poses"
+    with pytest.raises(IsADirectoryError, match="path: .* is a folder"):
+        dk.write_poses_sdf(tmp_path, [_pose()], overwrite=True)
+    with pytest.raises(TypeError, match="overwrite: expected a bool|parameter 'overwrite'"):
+        dk.write_poses_sdf(tmp_path / "new.sdf", [_pose()], overwrite="yes")
+    assert dk.write_poses_sdf(mine, [_pose(), _pose()], overwrite=True) == mine
+    assert len(Chem.SDMolSupplier(str(mine))) == 2
+    assert sorted(os.listdir(tmp_path)) == ["notes.sdf"]  # no temporary file left behind
+
+
+def test_write_poses_sdf_leaves_the_old_file_when_the_write_fails(tmp_path, monkeypatch):
+    out = tmp_path / "poses.sdf"
+    dk.write_poses_sdf(out, [_pose()])
+    before = out.read_text()
+
+    def boom(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(Chem.SDWriter, "write", boom)
+    with pytest.raises(OSError, match="disk full"):
+        dk.write_poses_sdf(out, [_pose("CCO")], overwrite=True)
+    assert out.read_text() == before  # atomic: the old file, not a truncated one
+    assert sorted(os.listdir(tmp_path)) == ["poses.sdf"]
