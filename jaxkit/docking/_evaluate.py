@@ -37,7 +37,12 @@ def with_positions(mol: Chem.Mol, positions: np.ndarray) -> Chem.Mol:
 
 
 def symmetric_rmsd(pred: Chem.Mol, ref: Chem.Mol) -> float:
-    """Heavy-atom RMSD between two poses of the same ligand, minimized over graph symmetries, no alignment."""
+    """Heavy-atom RMSD between two poses of the same ligand, minimized over graph symmetries, no alignment.
+
+    Both must be RDKit molecules with a conformer (the pose); ``ValueError`` naming the argument otherwise."""
+    for name, mol in (("pred", pred), ("ref", ref)):
+        if not isinstance(mol, Chem.Mol):
+            raise TypeError(f"{name}: expected an RDKit Mol (a pose), received {type(mol).__name__}")
     p, r = Chem.RemoveAllHs(pred), Chem.RemoveAllHs(ref)
     if (p.GetNumAtoms(), p.GetNumBonds()) != (r.GetNumAtoms(), r.GetNumBonds()):
         # CalcRMS would match the smaller molecule as a substructure of the larger one and return a number
@@ -45,6 +50,17 @@ def symmetric_rmsd(pred: Chem.Mol, ref: Chem.Mol) -> float:
             f"pred, ref: expected two poses of the same ligand, received {p.GetNumAtoms()} vs {r.GetNumAtoms()} "
             f"heavy atoms ({Chem.MolToSmiles(p)!r} and {Chem.MolToSmiles(r)!r})"
         )
+    if not r.HasSubstructMatch(p):  # the match CalcRMS needs; checked first, conformers or not
+        raise ValueError(
+            f"pred, ref: expected two poses of the same ligand, received {Chem.MolToSmiles(pred)!r} "
+            f"and {Chem.MolToSmiles(ref)!r} (no atom mapping between them)"
+        )
+    for name, mol in (("pred", pred), ("ref", ref)):
+        if mol.GetNumConformers() == 0:  # RDKit's own error ("Bad Conformer Id") names neither argument
+            raise ValueError(
+                f"{name}: expected a molecule with a conformer (a pose), received "
+                f"{Chem.MolToSmiles(mol)!r} with no coordinates"
+            )
     try:
         return float(rdMolAlign.CalcRMS(p, r))
     except RuntimeError as e:  # RDKit: "No sub-structure match found between the reference and probe mol"

@@ -250,16 +250,24 @@ def pose_checks(mol: Chem.Mol, protein_pdb: str | Path | None) -> tuple[bool, li
 def consensus_counts(positions, threshold: float = 2.0) -> tuple[np.ndarray, np.ndarray]:
     """Per pose of ``positions`` ``(n_poses, n_atoms, 3)`` (Å, one ligand, same atom order): the number of other
     poses with $\\mathrm{RMSD}_{ij} = \\sqrt{\\tfrac{1}{n_a}\\sum_a \\lVert x_{ia} - x_{ja} \\rVert^2} < $ ``threshold``
-    (in place, no alignment, no symmetry) and the mean RMSD to the other poses."""
+    (in place, no alignment, no symmetry) and the mean RMSD to the other poses.
+
+    Needs at least 2 poses (``ValueError`` otherwise): a lone pose has no other poses, and the mean of their
+    RMSDs is undefined (it was returned as 0.0, which reads as perfect agreement)."""
     x = np.asarray(positions, dtype=np.float64)
-    if x.ndim != 3 or x.shape[-1] != 3 or x.shape[0] < 1:
+    if x.ndim != 3 or x.shape[-1] != 3 or x.shape[1] < 1:
         raise ValueError(f"positions: expected shape (n_poses, n_atoms, 3), received {x.shape}")
+    if x.shape[0] < 2:
+        raise ValueError(
+            f"positions: expected at least 2 poses (the mean RMSD to the other poses is undefined for a lone "
+            f"pose), received {x.shape[0]}"
+        )
     if not np.all(np.isfinite(x)):
         raise ValueError("positions: expected finite coordinates, received NaN or inf")
     d = np.sqrt(np.mean(np.sum((x[:, None] - x[None]) ** 2, -1), -1))
     n = x.shape[0]
     counts = (d < threshold).sum(1) - 1
-    mean = d.sum(1) / max(n - 1, 1)
+    mean = d.sum(1) / (n - 1)
     return counts.astype(np.int64), mean
 
 
@@ -322,7 +330,10 @@ def rank_poses(
         broken = float(g) > max_gap
         poses.append(RankedPose(i, m, e, float(g), False if broken else None, ["bond_gap"] if broken else []))
     if order == "consensus":
-        counts, mean = consensus_counts(np.stack([m.GetConformer().GetPositions() for m in mols]))
+        if len(mols) > 1:
+            counts, mean = consensus_counts(np.stack([m.GetConformer().GetPositions() for m in mols]))
+        else:  # a lone pose: no consensus to rank by (and nothing to order)
+            counts, mean = np.zeros(len(mols), np.int64), np.zeros(len(mols))
         key = {i: (-float(c), float(d)) for i, (c, d) in enumerate(zip(counts, mean))}
         energy = lambda p: key[p.index]
     else:

@@ -4,6 +4,7 @@ exclusion), ``write_poses_sdf`` replacing a user's file, ``consensus_counts`` of
 
 import os
 
+import numpy as np
 import pytest
 from rdkit import Chem
 from rdkit.Chem import AllChem
@@ -91,3 +92,26 @@ def test_write_poses_sdf_leaves_the_old_file_when_the_write_fails(tmp_path, monk
         dk.write_poses_sdf(out, [_pose("CCO")], overwrite=True)
     assert out.read_text() == before  # atomic: the old file, not a truncated one
     assert sorted(os.listdir(tmp_path)) == ["poses.sdf"]
+
+
+def test_consensus_counts_refuses_a_lone_pose():
+    with pytest.raises(ValueError, match="positions: expected at least 2 poses.*received 1"):
+        dk.consensus_counts(np.zeros((1, 4, 3)))  # was (array([0]), array([0.])): "perfect agreement"
+    with pytest.raises(ValueError, match="positions: expected shape"):
+        dk.consensus_counts(np.zeros((3, 0, 3)))  # no atoms: an empty mean too
+    counts, mean = dk.consensus_counts(np.stack([np.zeros((4, 3)), np.ones((4, 3))]))
+    assert counts.tolist() == [1, 1] and np.allclose(mean, np.sqrt(3))
+    m = _pose()  # rank_poses' consensus order still ranks a single sample
+    ranked = dk.rank_poses([m], [1.0], None, None, order="consensus")  # gap > max_gap: no PoseBusters call
+    assert [p.index for p in ranked] == [0]
+
+
+def test_symmetric_rmsd_refuses_a_molecule_without_a_conformer():
+    pose, bare = _pose(), Chem.MolFromSmiles("CCOc1ccccc1C(=O)N")
+    with pytest.raises(ValueError, match="pred: expected a molecule with a conformer"):
+        dk.symmetric_rmsd(bare, pose)  # was RDKit's "Bad Conformer Id", naming no argument
+    with pytest.raises(ValueError, match="ref: expected a molecule with a conformer"):
+        dk.symmetric_rmsd(pose, bare)
+    with pytest.raises(TypeError, match="ref: expected an RDKit Mol|parameter 'ref'"):
+        dk.symmetric_rmsd(pose, "CCO")
+    assert dk.symmetric_rmsd(pose, pose) == 0.0
