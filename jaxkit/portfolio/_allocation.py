@@ -282,7 +282,7 @@ def _qp_core(H, c, A, b, *, max_iter: int = 60):
     polished = jnp.isfinite(kkt) & (kkt <= jnp.maximum(tol, 10 * jnp.sqrt(eps)))
     # A converged iterate stays when the polished point lies away from it: the reduced KKT system is then singular
     # (the minimizer is not unique, e.g. duplicate assets), its solution one arbitrary point of the optimal set,
-    # while the central path ends at that set's analytic centre (an equal split between duplicates).
+    # while the central path ends at that set's analytic center (an equal split between duplicates).
     polished = polished & (~ok | (jnp.max(jnp.abs(xp - x)) <= 10 * jnp.sqrt(tol)))
     x = jnp.where(polished, xp, x)
     err = jnp.where(polished, jnp.minimum(kkt, err), err)
@@ -394,7 +394,7 @@ def min_variance(cov: ArrayInput, *, max_iter: int = 60, dtype: DTypeLike | None
     ``cov``: covariance of returns per period (any period; the weights do not depend on it). The zero matrix is
     refused (``ValueError``; under ``jax.jit`` a run-time error): every portfolio has variance 0, so there is no
     minimum-variance portfolio to return. When $\Sigma$ is singular (a duplicated asset, a sample covariance of
-    fewer dates than assets) the minimizer need not be unique; the interior-point solution is the analytic centre
+    fewer dates than assets) the minimizer need not be unique; the interior-point solution is the analytic center
     of the optimal set, e.g. an equal split between duplicate assets (a documented exception, docs/contracts.md).
     """
     check_covariance("cov", cov)

@@ -321,9 +321,9 @@ def test_time_to_event_endpoint_is_the_paired_or_censored_headline():
 def _wilson_closed_form(k: int, n: int, z: float) -> tuple[float, float]:
     """Wilson (1927) score interval: (p + z²/2n ± z sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n)."""
     p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    center = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
+    return center - half, center + half
 
 
 def _predictions():

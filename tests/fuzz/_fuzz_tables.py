@@ -898,7 +898,7 @@ DOCUMENTED: dict[str, tuple[frozenset[str], str]] = {
     "jaxkit.portfolio.min_variance": (
         frozenset(),
         "when cov is singular (a duplicated asset, a sample covariance of fewer dates than assets) the minimizer "
-        "need not be unique; the interior-point solution is the analytic centre of the optimal set, e.g. an equal "
+        "need not be unique; the interior-point solution is the analytic center of the optimal set, e.g. an equal "
         "split between duplicate assets (singular covariances are common, so they are not refused)",
     ),
 }

@@ -159,7 +159,7 @@ def _reduced_min_variance(S: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_min_variance_of_a_duplicate_asset_is_the_equal_split(dtype):
     """Fresh probe: a singular covariance (one asset listed twice) has infinitely many minimum-variance
-    portfolios. The documented answer (docs/contracts.md) is the analytic centre of the optimal set: an equal
+    portfolios. The documented answer (docs/contracts.md) is the analytic center of the optimal set: an equal
     split between the duplicates. The KKT polish used to replace it by an arbitrary point of the set (in 2 of 60
     random cases in float64: [.., 0.39, 0.0] for two copies of one asset)."""
     import jax
