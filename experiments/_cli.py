@@ -234,6 +234,42 @@ def _tail(path: Path, n: int = 40) -> str:
     return "\n".join("    " + line for line in lines[-n:])
 
 
+def _start_child(name: str, args: argparse.Namespace, out: Path | None, logs: Path) -> tuple:
+    log = (logs / f"{name}.log").open("w")
+    cmd = _child_cmd(name, args.preset, args.seed, out, args.resume)
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    print(f"  started {name}", flush=True)
+    return proc, log, time.perf_counter()
+
+
+def _report_child(name: str, rc: int, t0: float, logs: Path, count: str) -> str | None:
+    """One line for a finished child (a failure with its log's last lines, on stderr); returns its problem."""
+    minutes = (time.perf_counter() - t0) / 60
+    problem = _child_problem(rc, f"see {logs / (name + '.log')}")
+    if problem is None:
+        print(f"[{count}] {name} passed in {minutes:.1f} min", flush=True)
+    else:
+        print(
+            f"[{count}] {name} FAILED after {minutes:.1f} min: {problem}; its last lines:\n"
+            + _tail(logs / f"{name}.log"),
+            file=sys.stderr,
+            flush=True,
+        )
+    return problem
+
+
+def _stop_children(running: dict) -> None:
+    """Ctrl-C: SIGINT to every running child (each stops at a stage and resumes with ``--resume``)."""
+    for proc, _log, _ in running.values():
+        proc.send_signal(signal.SIGINT)
+    for proc, log, _ in running.values():
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
 def _run_pool(
     names: list[str], args: argparse.Namespace, outs: dict[str, Path | None], jobs: int
 ) -> list[str]:
@@ -256,31 +292,16 @@ def _run_pool(
         while pending or running:
             while pending and len(running) < jobs:
                 name = pending.pop(0)
-                log = (logs / f"{name}.log").open("w")
-                cmd = _child_cmd(name, args.preset, args.seed, outs[name], args.resume)
-                proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-                running[name] = (proc, log, time.perf_counter())
-                print(f"  started {name}", flush=True)
+                running[name] = _start_child(name, args, outs[name], logs)
             time.sleep(0.5)
             for name, (proc, log, t0) in list(running.items()):
                 rc = proc.poll()
-                if rc is None:
-                    continue
-                log.close()
-                del running[name]
-                done += 1
-                minutes = (time.perf_counter() - t0) / 60
-                problem = _child_problem(rc, f"see {logs / (name + '.log')}")
-                if problem is None:
-                    print(f"[{done}/{len(order)}] {name} passed in {minutes:.1f} min", flush=True)
-                else:
-                    failed.append(f"{name}: {problem}")
-                    print(
-                        f"[{done}/{len(order)}] {name} FAILED after {minutes:.1f} min: {problem}; its last lines:\n"
-                        + _tail(logs / f"{name}.log"),
-                        file=sys.stderr,
-                        flush=True,
-                    )
+                if rc is not None:
+                    log.close()
+                    del running[name]
+                    done += 1
+                    problem = _report_child(name, rc, t0, logs, f"{done}/{len(order)}")
+                    failed += [f"{name}: {problem}"] if problem else []
             if running and time.perf_counter() - last_note >= 60:
                 last_note = time.perf_counter()
                 now = ", ".join(f"{n} ({(last_note - t0) / 60:.1f} min)" for n, (_, _, t0) in running.items())
@@ -289,14 +310,7 @@ def _run_pool(
                     flush=True,
                 )
     except KeyboardInterrupt:
-        for proc, _log, _ in running.values():
-            proc.send_signal(signal.SIGINT)
-        for proc, log, _ in running.values():
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-            log.close()
+        _stop_children(running)
         raise
     return failed
 
