@@ -36,7 +36,6 @@ PENDING: dict[str, str] = {
     "daily portfolio returns), so the energy-score endpoint needs a rerun of the current experiment",
     "stable/standard": "run before the endpoint was declared; the per-date forecast scores were not stored (only "
     "the daily portfolio returns), so the energy-score endpoint needs a rerun of the current experiment",
-    "saddle_to_saddle/paper": _NONE,
     "lno_suite/standard": _NONE,
     "pde_datasets/standard": _NONE,
     "rno_benchmarks/standard": _NONE,
