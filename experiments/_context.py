@@ -296,6 +296,11 @@ def _read_run_record(out_dir: Path) -> dict[str, Any] | None:
     return {k: rec[k] for k in _IDENTITY_KEYS}
 
 
+def _shown(names: list[str], k: int = 5, sep: str = ", ") -> str:
+    """The first ``k`` names for a message, ``...`` when there are more."""
+    return sep.join(names[:k]) + (f"{sep}..." if len(names) > k else "")
+
+
 def _user_entries(out_dir: Path) -> list[Path]:
     return [p for p in out_dir.iterdir() if p.name != LOCK_FILE]
 
@@ -315,7 +320,7 @@ def check_out_folder(out_dir: Path) -> None:
         return
     entries = _user_entries(out_dir)
     if entries and _read_run_record(out_dir) is None:
-        shown = ", ".join(sorted(p.name for p in entries)[:5]) + (", ..." if len(entries) > 5 else "")
+        shown = _shown(sorted(p.name for p in entries))
         raise RunFolderError(
             f"--out {out_dir} is not an empty folder nor a run folder (it holds {shown} and no {RUN_RECORD}); "
             "nothing was changed. Choose a new or empty folder"
@@ -332,7 +337,7 @@ def _check_owner(out_dir: Path, identity: dict[str, Any], resume: bool) -> None:
                 f"--resume: run folder {out_dir} belongs to another run ({RUN_RECORD} records "
                 + "; ".join(diffs)
                 + "). Resume with the same experiment, preset, seed and config, choose another "
-                "--out, or run without --resume to start over (that clears the folder)"
+                "--out, or run without --resume to start over (that removes what the folder's runs wrote)"
             )
     if resume:  # the stage files record their run too: a replaced run.json cannot mix runs
         ident = identity
@@ -340,11 +345,11 @@ def _check_owner(out_dir: Path, identity: dict[str, Any], resume: bool) -> None:
             out_dir, stage_identity(ident["experiment"], ident["preset"], ident["seed"], ident["config"])
         )
         if others:
-            shown = "; ".join(others[:3]) + ("; ..." if len(others) > 3 else "")
+            shown = _shown(others, 3, "; ")
             raise RunFolderError(
                 f"--resume: run folder {out_dir} holds stage files of another run ({shown}). Resume with the "
                 "same experiment, preset, seed and config, choose another --out, or run without --resume to "
-                "start over (that clears the folder)"
+                "start over (that removes what the folder's runs wrote)"
             )
     else:
         _clear_run_folder(out_dir, identity["experiment"])
@@ -391,7 +396,7 @@ def _clear_run_folder(out_dir: Path, experiment: str) -> None:
         raise RunFolderError(f"--out {out_dir} is not a run folder (no {RUN_RECORD}); nothing was changed")
     foreign = sorted(p.name for p in entries if p.name not in _recorded_outputs(out_dir))
     if foreign:
-        shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
+        shown = _shown(foreign)
         raise RunFolderError(
             f"--out {out_dir} is a run folder that also holds {shown}, which no run wrote; starting over would "
             "delete them, so nothing was changed. Move them out of the folder, choose another --out, or pass "
