@@ -200,14 +200,25 @@ PRESETS = {
 }
 
 
-# Seconds (tests/experiments/test_smoke.py): every task of quick and standard (binary and many-class groups), every
-# model with standard's per-model task list, the learning-rate choice over two rates and two seeds, every
-# construction of parity and flip_flop (each construction compiles its own model: all 45 take minutes) and both
-# number formats on dyck1 and anbncn (of a diagonal and the dense class: the other classes take the same path), at a tiny one-layer model, 4 steps and short lengths. ``mode`` is standard's
-# "recurrent" (quick's "parallel" scan computes the same recurrence; a preset holds one mode).
+# Seconds (tests/experiments/test_smoke.py): every task of quick and standard, every model (the many-class group on
+# the dense class and the transformer, with standard's transformer task list), the learning-rate choice over two
+# rates and two seeds, every construction of parity (each construction compiles its own model: all 45 take
+# minutes) and both number formats on dyck1 and anbncn (of a diagonal and the dense class: the other classes take
+# the same path), at a tiny one-layer model, 4 steps and short lengths. ``mode`` is standard's "recurrent" (quick's
+# "parallel" scan computes the same recurrence; a preset holds one mode).
 PRESETS["smoke"] = dict(
     PRESETS["standard"],
     tasks=list(dict.fromkeys(STANDARD_TASKS + QUICK_TASKS)),
+    # the many-class group (s5_word) on the dense class and the transformer only: the other classes take the same
+    # path, and each group of each class compiles its own training program
+    model_tasks={
+        **PRESETS["standard"]["model_tasks"],
+        **{
+            v: [t for t in dict.fromkeys(STANDARD_TASKS + QUICK_TASKS) if t != "s5_word"]
+            for v in VARIANTS
+            if v != "dense"
+        },
+    },
     n_steps=4,
     n_seeds=2,
     lrs=[3e-3, 1e-2],
@@ -221,7 +232,7 @@ PRESETS["smoke"] = dict(
     val_lengths=[20, 23],
     test_lengths=[26, 27, 30, 31],
     n_test=2,
-    construction_tasks=["parity", "flip_flop"],
+    construction_tasks=["parity"],
     fixed_width_variants=["selective_signed", "dense"],
     construction_random=20,
     construction_max_len=40,

@@ -34,6 +34,7 @@ to the dictionary). Training ligands (split ``train``) never include a ligand of
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -85,8 +86,17 @@ def split_of(component_id: str) -> str:
 
 
 def _split_of(component_id: str) -> str:
-    h = int(hashlib.sha256(component_id.encode()).hexdigest(), 16) % 10
-    return "test" if h == 0 else ("val" if h == 1 else "train")
+    return _splits_of((component_id,))[0]
+
+
+def _splits_of(component_ids: Sequence[str]) -> list[str]:
+    """The split of each id: sha256 of the id modulo 10, 0 -> 'test', 1 -> 'val', else 'train' (one call for many
+    ids: a call per id is slow under runtime type checks)."""
+    out = []
+    for cid in component_ids:
+        h = int(hashlib.sha256(cid.encode()).hexdigest(), 16) % 10
+        out.append("test" if h == 0 else ("val" if h == 1 else "train"))
+    return out
 
 
 def posebusters_data_dir() -> Path:
@@ -366,12 +376,12 @@ def _ccd_ligand_candidates(
         from ._heldout import held_out_ccd_codes
 
         excluded = held_out_ccd_codes()
-    out = []
-    for idx in order:
-        cid = str(ids[idx])
-        if _split_of(cid) == split and cid not in excluded:
-            out.append((int(idx), cid))
-    return tuple(out)
+    cids = [str(ids[idx]) for idx in order]
+    return tuple(
+        (int(idx), cid)
+        for idx, cid, s in zip(order, cids, _splits_of(cids), strict=True)
+        if s == split and cid not in excluded
+    )
 
 
 def ccd_examples(

@@ -120,14 +120,18 @@ def _check_pdb_complete(path: Path) -> None:
     must follow the last coordinate record (the PDB format's terminator; biotite, RDKit, PyMOL and the PDB
     itself write it). Raises :class:`StructureError` naming the file and the line."""
     last_coord, last_end = -1, -1
+    coords: list[tuple[int, str]] = []
     with open(path, errors="replace") as fh:
         for i, line in enumerate(fh):
             rec = line[:6].strip()
             if rec in ("ATOM", "HETATM"):
                 last_coord = i
-                _check_pdb_coordinates(path, i + 1, line)
+                coords.append((i + 1, line))
             elif rec in ("END", "ENDMDL"):
                 last_end = i
+    _check_pdb_coordinates(
+        path, coords
+    )  # one call per file (a call per line is slow under runtime type checks)
     if last_coord < 0:
         raise StructureError(f"protein file {path} holds no ATOM/HETATM records")
     if last_end < last_coord:
@@ -137,20 +141,27 @@ def _check_pdb_complete(path: Path) -> None:
         )
 
 
-def _check_pdb_coordinates(path: Path, lineno: int, line: str) -> None:
+def _check_pdb_coordinates(path: Path, lines: list[tuple[int, str]]) -> None:
+    """Each ``(line number, ATOM/HETATM line)`` holds three finite numbers in columns 31-54."""
+    for lineno, line in lines:
+        fields = (line[30:38], line[38:46], line[46:54])
+        try:
+            xyz = [float(f) for f in fields]
+        except ValueError:
+            raise StructureError(
+                f"{_pdb_where(path, lineno, line)}: expected x, y, z numbers in columns 31-54, received "
+                f"{line[30:54].strip()!r}"
+            ) from None
+        if not all(math.isfinite(v) for v in xyz):
+            raise StructureError(
+                f"{_pdb_where(path, lineno, line)}: expected finite coordinates, received "
+                f"{', '.join(f.strip() for f in fields)}"
+            )
+
+
+def _pdb_where(path: Path, lineno: int, line: str) -> str:
     atom = f"{line[12:16].strip() or '?'} {line[17:20].strip()} {line[21:22].strip()}{line[22:26].strip()}"
-    where = f"protein file {path}, line {lineno} (atom {atom})"
-    fields = (line[30:38], line[38:46], line[46:54])
-    try:
-        xyz = [float(f) for f in fields]
-    except ValueError:
-        raise StructureError(
-            f"{where}: expected x, y, z numbers in columns 31-54, received {line[30:54].strip()!r}"
-        ) from None
-    if not all(math.isfinite(v) for v in xyz):
-        raise StructureError(
-            f"{where}: expected finite coordinates, received {', '.join(f.strip() for f in fields)}"
-        )
+    return f"protein file {path}, line {lineno} (atom {atom})"
 
 
 def load_protein(path: str | Path):

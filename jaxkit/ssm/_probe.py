@@ -274,6 +274,13 @@ def _predict_eval(model: Any, tok: jax.Array, mode: str, want_logp: bool) -> tup
     return (pred, jax.nn.log_softmax(logits, -1)) if want_logp else (pred,)
 
 
+@eqx.filter_jit
+def _run_params(params: Any, r: jax.Array) -> Any:
+    """Run ``r``'s parameters of a stacked ensemble (leading axis: runs): one compiled gather for every leaf
+    (an eager ``a[r]`` per leaf dispatches one operation per leaf and run)."""
+    return jax.tree_util.tree_map(lambda a: a[r], params)
+
+
 def _accuracy(
     cfg: ProbeConfig,
     models: Any,
@@ -294,7 +301,7 @@ def _accuracy(
 
     out = []
     for r, (ti, _, _) in enumerate(runs):
-        p_r = jax.tree_util.tree_map(lambda a, r=r: a[r], params)
+        p_r = _run_params(params, jnp.asarray(r))
         toks, tgt, fin = data["tokens"][ti], data["targets"][ti], data["final"][ti]
         B, ch = toks.shape[0], min(cfg.eval_chunk, toks.shape[0])
         padn = (-B) % ch
@@ -605,7 +612,7 @@ def train_runs(
         params, static = eqx.partition(res.model, eqx.is_array)
         out["models"] = [
             TrainedProbe(
-                eqx.combine(jax.tree_util.tree_map(lambda a, r=r: a[r], params), static),
+                eqx.combine(_run_params(params, jnp.asarray(r)), static),
                 tasks[ti],
                 cfg,
                 V,

@@ -18,12 +18,12 @@ from experiments import _cli, _registry
 
 _registry.discover()
 NAMES = sorted(_registry.EXPERIMENTS)
-# Seconds of each smoke run (2026-12-06, 2 cores, two pytest-xdist workers): the runs are handed out longest first
+# Seconds of each smoke run (2026-12-07, 2 cores, two pytest-xdist workers): the runs are handed out longest first
 # so that the two workers finish together; an experiment not listed (a new one) goes first.
 _SMOKE_SECONDS = {
-    "ssm_expressivity": 59, "lno_suite": 48, "docking_real": 48, "sigmadock": 41, "stable": 25,
-    "rno_benchmarks": 23, "saddle_to_saddle": 15, "pde_datasets": 14, "stable_ablation": 11, "sparse_parity": 10,
-    "next_token": 9, "stability_ablation": 8, "grokking": 6, "stability_sweep": 4,
+    "lno_suite": 61, "docking_real": 58, "ssm_expressivity": 51, "sigmadock": 50, "stable": 36,
+    "rno_benchmarks": 32, "saddle_to_saddle": 22, "pde_datasets": 19, "next_token": 14, "sparse_parity": 13,
+    "stable_ablation": 11, "stability_ablation": 10, "grokking": 7, "stability_sweep": 5,
 }  # fmt: skip
 LONGEST_FIRST = sorted(NAMES, key=lambda n: -_SMOKE_SECONDS.get(n, 1e9))
 
