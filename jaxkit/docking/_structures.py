@@ -7,12 +7,19 @@ default 10 Å); waters are dropped, other hetero groups (cofactors) are kept as 
 
 from __future__ import annotations
 
+import hashlib
+import io
 import math
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from rdkit import Chem
+
+if TYPE_CHECKING:  # biotite is imported where a protein is read
+    from biotite.structure import AtomArray
 
 ORGANIC_ELEMENTS = frozenset({"H", "C", "N", "O", "S", "P", "F", "Cl", "Br", "I", "B"})
 
@@ -114,21 +121,20 @@ def ligand_from_smiles(smiles: str, *, allow_elements: frozenset[str] = ORGANIC_
     return Chem.AddHs(mol)
 
 
-def _check_pdb_complete(path: Path) -> None:
+def _check_pdb_complete(path: Path, text: str) -> None:
     """Every ATOM/HETATM record holds three finite coordinates (columns 31-54, the PDB format's fixed columns),
     and a PDB truncated at a line boundary, which parses cleanly but loses atoms, is caught: an END/ENDMDL record
     must follow the last coordinate record (the PDB format's terminator; biotite, RDKit, PyMOL and the PDB
-    itself write it). Raises :class:`StructureError` naming the file and the line."""
+    itself write it). ``text``: the file's content. Raises :class:`StructureError` naming the file and the line."""
     last_coord, last_end = -1, -1
     coords: list[tuple[int, str]] = []
-    with open(path, errors="replace") as fh:
-        for i, line in enumerate(fh):
-            rec = line[:6].strip()
-            if rec in ("ATOM", "HETATM"):
-                last_coord = i
-                coords.append((i + 1, line))
-            elif rec in ("END", "ENDMDL"):
-                last_end = i
+    for i, line in enumerate(text.splitlines()):
+        rec = line[:6].strip()
+        if rec in ("ATOM", "HETATM"):
+            last_coord = i
+            coords.append((i + 1, line))
+        elif rec in ("END", "ENDMDL"):
+            last_end = i
     _check_pdb_coordinates(
         path, coords
     )  # one call per file (a call per line is slow under runtime type checks)
@@ -176,9 +182,15 @@ def load_protein(path: str | Path):
     path = Path(path)
     if not path.exists():
         raise StructureError(f"protein file {path} does not exist")
-    _check_pdb_complete(path)
+    data = path.read_bytes()
+    key = (str(path.resolve()), hashlib.sha256(data).hexdigest())
+    if key in _PROTEINS:  # the same file with the same content: parsed and checked before
+        _PROTEINS.move_to_end(key)
+        return _PROTEINS[key].copy()
+    text = data.decode(errors="replace")
+    _check_pdb_complete(path, text)
     try:
-        atoms = pdb.PDBFile.read(str(path)).get_structure(model=1)
+        atoms = pdb.PDBFile.read(io.StringIO(text)).get_structure(model=1)
     except (
         biotite.InvalidFileError,
         ValueError,
@@ -190,7 +202,17 @@ def load_protein(path: str | Path):
         raise StructureError(f"protein file {path} holds no atoms")
     atoms = atoms[~struc.filter_solvent(atoms)]
     atoms = atoms[atoms.element != "H"]
-    return atoms
+    _PROTEINS[key] = atoms
+    while len(_PROTEINS) > _PROTEIN_CACHE_SIZE:
+        _PROTEINS.popitem(last=False)
+    return atoms.copy()
+
+
+# Parsed proteins by (resolved path, SHA-256 of the file's bytes): a docking run reads the same receptor file for
+# every ligand, method and check; a changed file has another digest and is parsed (and checked) again. Callers get
+# a copy, so nothing they do to the array reaches the cache.
+_PROTEIN_CACHE_SIZE = 16
+_PROTEINS: OrderedDict[tuple[str, str], AtomArray] = OrderedDict()
 
 
 @dataclass(frozen=True)

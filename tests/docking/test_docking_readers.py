@@ -65,3 +65,29 @@ def test_a_ligand_with_a_non_finite_coordinate_is_refused(tmp_path):
     bad.write_text("\n".join(lines) + "\n")
     with pytest.raises(StructureError, match=f"ligand file {bad}"):
         load_ligand(bad)
+
+
+def test_a_protein_read_again_is_the_same_array_and_a_changed_file_is_read_and_checked_again(tmp_path):
+    """`load_protein` keeps parsed files by path and content digest: a second read gives an equal, independent
+    array (biotite's own parse as the reference), and a file rewritten in place (same path, new bytes) is parsed
+    and validated again, never served from the earlier read."""
+    import biotite.structure.io.pdb as pdb
+
+    f = tmp_path / "protein.pdb"
+    f.write_bytes(PROT.read_bytes())
+    a = load_protein(f)
+    ref = pdb.PDBFile.read(str(PROT)).get_structure(model=1)
+    ref = ref[(ref.res_name != "HOH") & (ref.element != "H")]
+    np.testing.assert_array_equal(a.coord, ref.coord)
+    a.coord[:] = 0.0  # the caller's copy: changing it must not reach the next read
+    b = load_protein(f)
+    np.testing.assert_array_equal(b.coord, ref.coord)
+    lines, i = _pocket_atom_line()
+    lines[i] = lines[i][:30] + "     nan" + lines[i][38:]
+    f.write_text("\n".join(lines) + "\n")
+    with pytest.raises(StructureError, match="finite coordinates"):
+        load_protein(f)
+    lines[i] = lines[i][:30] + "  99.000" + lines[i][38:]
+    f.write_text("\n".join(lines) + "\n")
+    c = load_protein(f)
+    assert np.sum(np.any(c.coord != ref.coord, axis=1)) == 1
