@@ -428,13 +428,17 @@ def endpoint_from_dict(d: Mapping[str, object]) -> Endpoint | AgreementEndpoint 
 
 
 # ----------------------------------------------------------------------------------------------- verdicts
+_VERDICT_WORDS = ("better", "worse", "inconclusive", "agrees", "does not agree", "not settled")
+
+
 @dataclasses.dataclass(frozen=True)
 class Verdict:
     """The headline an endpoint computes: ``word`` (``"better"``/``"worse"``/``"inconclusive"``, or
     ``"agrees"``/``"does not agree"``/``"not settled"``), ``estimate`` with its interval ``ci`` at
     $1 - \\alpha$, the test's two-sided ``p`` (``None`` for agreement and tolerance endpoints), ``p_adjusted`` (Holm, secondary
     comparisons only), ``n`` items, the resolved ``comparator``, the ``block`` length used (block bootstrap) and
-    ``details`` (counts, per-cell statuses, the statistic's name)."""
+    ``details`` (counts, per-cell statuses, the statistic's name). ``estimate`` is NaN only when no item was
+    counted (``n = 0``, an agreement endpoint with no settled cell); every other field is checked at construction."""
 
     word: str
     estimate: float
@@ -447,6 +451,30 @@ class Verdict:
     block: int | None = None
     p_adjusted: float | None = None
     details: dict = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.word not in _VERDICT_WORDS:
+            raise ValueError(f"word: expected one of {list(_VERDICT_WORDS)}, received {self.word!r}")
+        if isinstance(self.n, bool) or not isinstance(self.n, int | np.integer) or self.n < 0:
+            raise ValueError(f"n: expected a count of items (an integer >= 0), received {self.n!r}")
+        if not (isinstance(self.alpha, int | float | np.floating) and 0.0 < float(self.alpha) < 1.0):
+            raise ValueError(f"alpha: expected a level in (0, 1), received {self.alpha!r}")
+        est = float(self.estimate)
+        if not (math.isfinite(est) or (math.isnan(est) and self.n == 0)):
+            raise ValueError(
+                f"estimate: expected a finite number (NaN only when no item was counted, n = 0), received "
+                f"{self.estimate!r} with n = {self.n}"
+            )
+        if len(self.ci) != 2 or not all(math.isfinite(float(c)) for c in self.ci) or self.ci[0] > self.ci[1]:
+            raise ValueError(f"ci: expected (low, high), finite, low <= high, received {self.ci!r}")
+        for name in ("p", "p_adjusted"):
+            v = getattr(self, name)
+            if v is not None and not (0.0 <= float(v) <= 1.0):
+                raise ValueError(f"{name}: expected a p-value in [0, 1] (or None), received {v!r}")
+        if self.block is not None and (
+            isinstance(self.block, bool) or int(self.block) != self.block or self.block < 1
+        ):
+            raise ValueError(f"block: expected a block length >= 1 (or None), received {self.block!r}")
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)

@@ -32,8 +32,6 @@ _NONE = (
     "checked)"
 )
 PENDING: dict[str, str] = {
-    "stable/quick": "run before the endpoint was declared; the per-date forecast scores were not stored (only the "
-    "daily portfolio returns), so the energy-score endpoint needs a rerun of the current experiment",
     "stable/standard": "run before the endpoint was declared; the per-date forecast scores were not stored (only "
     "the daily portfolio returns), so the energy-score endpoint needs a rerun of the current experiment",
     "lno_suite/standard": _NONE,

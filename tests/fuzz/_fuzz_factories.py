@@ -79,6 +79,15 @@ def _frame(n: int = 300, cols: int = 3, positive: bool = True):
     return pd.DataFrame(x, index=_dates(n), columns=[f"c{i}" for i in range(cols)])
 
 
+def _paired_records(n: int = 10, seed: int = 0) -> list[dict[str, Any]]:
+    """Per-item records of a method ``m`` and a comparator ``c`` (metric ``x``, lower better)."""
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=n)
+    return [{"item": i, "arm": "c", "x": float(b)} for i, b in enumerate(base)] + [
+        {"item": i, "arm": "m", "x": float(b - 0.5 + 0.1 * rng.normal())} for i, b in enumerate(base)
+    ]
+
+
 def _lin_loss(p: Any) -> Any:
     return 0.5 * jnp.sum((p["W"] - jnp.eye(2)) ** 2)
 
@@ -270,6 +279,49 @@ FACTORIES: dict[str, Callable[[], dict[str, Any]]] = {
             {"unit": "a", "item": "t0", "quantity": "time", "predicted": 1.0, "measured": 1.005},
             {"unit": "a", "item": "L0", "quantity": "level", "predicted": 0.5, "measured": None},
         ],
+    },
+    "jaxkit.evaluation.Endpoint": lambda: {
+        "metric": "x",
+        "method": "m",
+        "comparator": "c",
+        "test": "wilcoxon",
+        "direction": "lower",
+        "alpha": 0.05,
+    },
+    "jaxkit.evaluation.AgreementEndpoint": lambda: {"controls": {"z": ("x",)}, "alpha": 0.05},
+    "jaxkit.evaluation.Verdict": lambda: {
+        "word": "better",
+        "estimate": -0.5,
+        "ci": (-0.9, -0.1),
+        "p": 0.01,
+        "n": 12,
+        "alpha": 0.05,
+        "endpoint": {"kind": "paired"},
+    },
+    "jaxkit.evaluation.verdict": lambda: {
+        "endpoint": _ev.Endpoint("x", "m", "c", "wilcoxon", "lower"),
+        "records": _paired_records(),
+    },
+    "jaxkit.evaluation.secondary": lambda: {
+        "comparisons": {
+            "a": (_ev.Endpoint("x", "m", "c", "wilcoxon", "lower"), _paired_records()),
+            "b": (_ev.Endpoint("x", "m", "c", "sign", "lower"), _paired_records(seed=1)),
+        }
+    },
+    "jaxkit.evaluation.cell_status": lambda: {
+        "endpoint": _ev.AgreementEndpoint(controls={"z": ("x",)}),
+        "records": [
+            {"unit": "A", "item": "x", "claim": True, "learned": True},
+            {"unit": "A", "item": "z", "claim": False, "learned": False},
+        ],
+    },
+    "jaxkit.evaluation.endpoint_from_dict": lambda: {
+        "d": _ev.Endpoint("x", "m", "c", "wilcoxon", "lower").to_dict()
+    },
+    "jaxkit.evaluation.holm": lambda: {"pvalues": np.array([0.01, 0.04, 0.03])},
+    "jaxkit.evaluation.mcnemar": lambda: {
+        "method": np.array([1, 1, 0, 1, 1, 0, 1, 1]),
+        "comparator": np.array([0, 1, 0, 0, 1, 0, 1, 0]),
     },
     "jaxkit.evaluation.survival": lambda: {"times": np.array([1.0, 3.0, np.inf, 2.0]), "horizon": 5.0},
     "jaxkit.evaluation.time_to_event": lambda: {

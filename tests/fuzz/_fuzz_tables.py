@@ -13,15 +13,6 @@ appears there), with the edges it applies to.
 from __future__ import annotations
 
 PENDING: dict[str, str] = {
-    "jaxkit.evaluation.AgreementEndpoint": "added beside the fuzz suite (issue 48 verdict module); no factory written yet",
-    "jaxkit.evaluation.Endpoint": "added beside the fuzz suite (issue 48 verdict module); no factory written yet",
-    "jaxkit.evaluation.Verdict": "added beside the fuzz suite (issue 48 verdict module); no factory written yet",
-    "jaxkit.evaluation.cell_status": "added beside the fuzz suite (issue 48 verdict module); no factory written yet",
-    "jaxkit.evaluation.endpoint_from_dict": "added beside the fuzz suite (issue 48 verdict module); no factory written yet",
-    "jaxkit.evaluation.holm": "added beside the fuzz suite (issue 48 verdict module); no factory written yet",
-    "jaxkit.evaluation.mcnemar": "added beside the fuzz suite (issue 48 verdict module); no factory written yet",
-    "jaxkit.evaluation.secondary": "added beside the fuzz suite (issue 48 verdict module); no factory written yet",
-    "jaxkit.evaluation.verdict": "added beside the fuzz suite (issue 48 verdict module); no factory written yet",
     "jaxkit.diffusion.AbstractSE3Sampler": "no base call from the signature and no factory yet (TypeError: Can't instantiate abstract class AbstractSE3Sampler with abstract methods rot",
     "jaxkit.diffusion.AbstractSchedule": "no base call from the signature and no factory yet (TypeError: Can't instantiate abstract class AbstractSchedule with abstract methods diffu",
     "jaxkit.diffusion.Parametrization": "no base call from the signature and no factory yet (TypeError: Cannot instantiate typing.Literal)",
