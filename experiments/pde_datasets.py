@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from experiments import Experiment, register
+from jaxkit.evaluation import ToleranceEndpoint, endpoint_from_dict, verdict
 
 _ALL = [
     "burgers",
@@ -70,6 +71,39 @@ PAPER = {
         "brusselator": {"n_train": 200, "n_test": 180, "resolution": 28, "options": {}},
     },
 }
+
+
+# ------------------------------------------------------------------------------------------- declared primary endpoint
+# Every independent check of the solvers and of the generated data (a solver against an exact solution or against
+# SciPy's direct solve of the same system; generated samples against a closed form) within a relative L2 error of
+# 1e-3: the data are meant to be accurate to 0.1 %, an order of magnitude below the ~1 % test errors the operator
+# benchmarks built on them report. One tolerance for every check (prediction 0, so the tolerance is absolute on the
+# relative error; see jaxkit.evaluation.ToleranceEndpoint).
+ENDPOINT = ToleranceEndpoint({"rel_l2_vs_reference": 1e-3})
+ENDPOINT_DECLARED = (
+    "The primary endpoint (every independent check within a relative L2 error of 1e-3) was declared on "
+    "2026-12-07, after the checks of the earlier standard run (2026-12-04) had been seen (largest: the beam data "
+    "against its closed form, 2.95e-3); this run re-ran the preset with the endpoint declared in its config."
+)
+
+
+def endpoint_records(metrics: dict[str, Any]) -> list[dict[str, Any]]:
+    """One record per independent check: the solver checks (``solver_accuracy``) and the datasets' ``rel_err_*``
+    checks (enstrophy and high-wavenumber indicators are diagnostics, not checks against a reference)."""
+    recs = []
+    for name, rec in metrics.get("solver_accuracy", {}).items():
+        for k, v in rec.items():
+            if k.startswith("rel_err_vs_"):
+                recs.append({"unit": "solver", "item": f"{name} vs {k.removeprefix('rel_err_vs_')}",
+                             "quantity": "rel_l2_vs_reference", "predicted": 0.0, "measured": float(v)})  # fmt: skip
+    for name, rec in metrics.items():
+        if name == "solver_accuracy":
+            continue
+        for k, v in rec.items():
+            if k.startswith("rel_err_vs_"):
+                recs.append({"unit": "dataset", "item": f"{name} vs {k.removeprefix('rel_err_vs_')}",
+                             "quantity": "rel_l2_vs_reference", "predicted": 0.0, "measured": float(v)})  # fmt: skip
+    return recs
 
 
 def solver_accuracy(
@@ -380,9 +414,37 @@ def run(ctx: Any) -> dict[str, Any]:
             f"{rec['samples_per_s']:.2f} | {_paper_minutes(name, rec)} | {check} |"
         )
     lines += ["", "![samples](samples.png)", ""]
+    lines += _verdict_lines(metrics, cfg)
     ctx.write_summary("\n".join(lines))
     return metrics
 
+
+def _verdict_lines(metrics: dict[str, Any], cfg: dict[str, Any]) -> list[str]:
+    """The headline from the declared endpoint over every check's record (stored with the run)."""
+    records = endpoint_records(metrics)
+    if not records:
+        return []
+    endpoint = endpoint_from_dict(cfg["endpoint"])
+    v = verdict(endpoint, records)
+    metrics.update(endpoint=endpoint.to_dict(), endpoint_records=records, verdict=v.to_dict())
+    metrics["choices_after_results"] = [ENDPOINT_DECLARED]
+    rows = [f"| {r['unit']} | {r['item']} | {r['measured']:.3g} |" for r in records]
+    return [
+        "## Verdict",
+        "",
+        v.markdown(),
+        "",
+        ENDPOINT_DECLARED,
+        "",
+        "| check of | against | relative L2 error |",
+        "|---|---|---|",
+        *rows,
+        "",
+    ]
+
+
+for _preset in (QUICK, STANDARD, PAPER, SMOKE):
+    _preset["endpoint"] = ENDPOINT.to_dict()
 
 register(
     Experiment(

@@ -35,7 +35,6 @@ PENDING: dict[str, str] = {
     "stable/standard": "run before the endpoint was declared; the per-date forecast scores were not stored (only "
     "the daily portfolio returns), so the energy-score endpoint needs a rerun of the current experiment",
     "lno_suite/standard": _NONE,
-    "pde_datasets/standard": _NONE,
     "rno_benchmarks/standard": _NONE,
     "rno_benchmarks/standard_repo_data": _NONE,
     "sigmadock/standard": _NONE,
