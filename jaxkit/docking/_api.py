@@ -28,12 +28,12 @@ from ._complex import (
     ComplexSizes,
     DockingComplex,
     PreparedLigand,
+    _ligand_positions,
+    _to_angstrom,
     bond_gap,
     build_complex,
     ligand_fragments,
-    ligand_positions,
     relax_pose,
-    to_angstrom,
 )
 from ._confidence import ConfidenceModel, confidence_inputs, confidence_scores, load_confidence_model
 from ._datasets import DockingExample
@@ -200,7 +200,7 @@ def _sample_raw(
     cj = jax.tree_util.tree_map(jax.numpy.asarray, c)
     try:
         R, T = _sampler(n_samples, n_steps, sampler)(model, cj, key)
-        x = np.asarray(jax.vmap(lambda r, t: to_angstrom(cj, ligand_positions(cj, r, t)))(R, T), np.float64)
+        x = np.asarray(jax.vmap(lambda r, t: _to_angstrom(cj, _ligand_positions(cj, r, t)))(R, T), np.float64)
         gaps = np.asarray(jax.vmap(lambda r, t: bond_gap(cj, r, t))(R, T), np.float64)
     except RuntimeError as e:  # the sampler's check of the model's outputs (NaN policy), raised at run time
         if "returned NaN/inf" not in str(e):

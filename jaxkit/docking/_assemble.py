@@ -26,7 +26,7 @@ import numpy as np
 from rdkit import Chem
 from scipy.optimize import minimize
 
-from jaxkit._validate import seed_rng
+from jaxkit._validate import check_finite, seed_rng
 
 from ._evaluate import with_positions
 from ._fragments import conformer_positions, fragment_labels, torsional_bonds
@@ -49,6 +49,10 @@ class ConformerMatch:
     rmsd: float
     torsions: np.ndarray
     dihedrals: np.ndarray
+
+    def __post_init__(self):
+        for name in ("positions", "rmsd", "torsions", "dihedrals"):
+            check_finite(name, getattr(self, name))
 
 
 def rotatable_torsions(mol: Chem.Mol) -> tuple[np.ndarray, list[np.ndarray]]:

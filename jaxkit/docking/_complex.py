@@ -17,6 +17,7 @@ partners.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Literal
 
@@ -27,7 +28,7 @@ import numpy as np
 from jaxtyping import Array, Float
 from rdkit import Chem
 
-from .._validate import check_int
+from .._validate import check_finite, check_int, check_positive, finite_checked
 from ._datasets import DockingExample, embed_conformer
 from ._fragments import Fragmentation, conformer_positions, fragment_ligand, local_coordinates
 from ._structures import Pocket
@@ -83,6 +84,13 @@ class DockingComplex(eqx.Module):
     dummy_mask: ArrayT
     center: ArrayT
 
+    def __check_init__(self):
+        # concrete arrays only: check_finite is a no-op on the tracers of a complex built under jax.jit. R0 (the
+        # reference target) is left unchecked: tests poison it with NaN to show it never reaches a model
+        for f in dataclasses.fields(self):
+            if f.name != "R0":
+                check_finite(f.name, getattr(self, f.name))
+
     @property
     def n_fragments(self) -> int:
         return int(self.fragment_mask.shape[-1])
@@ -109,6 +117,7 @@ def ligand_fragments(
     molecule's own conformer (``"oracle"``). Atom order is that of ``Chem.RemoveAllHs(mol)`` in both settings."""
     if conformer not in ("rdkit", "oracle"):
         raise ValueError(f"conformer: expected 'rdkit' or 'oracle', received {conformer!r}")
+    check_int("seed", seed, minimum=0)
     if conformer == "rdkit":
         emb = embed_conformer(mol, seed)
         if emb is None:
@@ -280,35 +289,50 @@ def index_complex(batch: DockingComplex, i: int) -> DockingComplex:
     return jax.tree_util.tree_map(lambda x: jnp.asarray(x[i]), batch)
 
 
+def _ligand_positions(c: DockingComplex, R: Array, T: Array) -> Array:
+    # unchecked: the model and the samplers call this in their inner loops
+    return jnp.einsum("nij,nj->ni", R[c.fragment], c.local) + T[c.fragment]
+
+
+def _dummy_positions(c: DockingComplex, R: Array, T: Array) -> Array:
+    # unchecked, as _ligand_positions
+    return jnp.einsum("dij,dj->di", R[c.dummy_fragment], c.dummy_local) + T[c.dummy_fragment]
+
+
+def _to_angstrom(c: DockingComplex, x_scaled: Array) -> Array:
+    return x_scaled * LENGTH_SCALE + c.center
+
+
 def ligand_positions(
     c: DockingComplex, R: Float[Array, "f 3 3"], T: Float[Array, "f 3"]
 ) -> Float[Array, "l 3"]:
     """Scaled ligand atom positions of the pose ``(R, T)`` (padding atoms sit at fragment 0's center)."""
-    return jnp.einsum("nij,nj->ni", R[c.fragment], c.local) + T[c.fragment]
+    return _ligand_positions(c, finite_checked("R", R), finite_checked("T", T))
 
 
 def dummy_positions(
     c: DockingComplex, R: Float[Array, "f 3 3"], T: Float[Array, "f 3"]
 ) -> Float[Array, "d 3"]:
     """Scaled dummy-atom positions of the pose ``(R, T)``."""
-    return jnp.einsum("dij,dj->di", R[c.dummy_fragment], c.dummy_local) + T[c.dummy_fragment]
+    return _dummy_positions(c, finite_checked("R", R), finite_checked("T", T))
 
 
 def to_angstrom(c: DockingComplex, x_scaled: Float[Array, "n 3"]) -> Float[Array, "n 3"]:
-    return x_scaled * LENGTH_SCALE + c.center
+    """Scaled, centered positions ``x_scaled`` back in Å (``x_scaled * LENGTH_SCALE + c.center``)."""
+    return _to_angstrom(c, finite_checked("x_scaled", x_scaled))
 
 
 def bond_gap(c: DockingComplex, R: Float[Array, "f 3 3"], T: Float[Array, "f 3"]) -> Float[Array, ""]:
     """RMS distance (Å) between each dummy atom and the partner atom it stands for: 0 for an assembled pose."""
-    gap2 = jnp.sum((dummy_positions(c, R, T) - ligand_positions(c, R, T)[c.dummy_partner]) ** 2, -1)
+    gap2 = jnp.sum((_dummy_positions(c, R, T) - _ligand_positions(c, R, T)[c.dummy_partner]) ** 2, -1)
     return jnp.sqrt(jnp.sum(gap2 * c.dummy_mask) / jnp.maximum(c.dummy_mask.sum(), 1.0)) * LENGTH_SCALE
 
 
 def pose_rmsd(c: DockingComplex, R: Float[Array, "f 3 3"], T: Float[Array, "f 3"]) -> Float[Array, ""]:
     """Plain (atom-order) RMSD in Å to the target pose ``(R0, T0)``; the symmetry-aware number against the
     reference molecule is :func:`jaxkit.docking.symmetric_rmsd`."""
-    x = ligand_positions(c, R, T)
-    ref = ligand_positions(c, jnp.asarray(c.R0), jnp.asarray(c.T0))
+    x = _ligand_positions(c, finite_checked("R", R), finite_checked("T", T))
+    ref = _ligand_positions(c, jnp.asarray(c.R0), jnp.asarray(c.T0))
     m = c.atom_mask
     return jnp.sqrt(jnp.sum(jnp.sum((x - ref) ** 2, -1) * m) / m.sum()) * LENGTH_SCALE
 
@@ -322,6 +346,9 @@ def relax_pose(
     Returns the input unchanged if MMFF cannot type the molecule. Uses no reference pose."""
     from rdkit.Chem import AllChem
 
+    check_positive("max_displacement", max_displacement, strict=False)
+    check_positive("force_constant", force_constant, strict=False)
+    check_int("max_iters", max_iters, minimum=1)
     molh = Chem.AddHs(mol, addCoords=True)
     props = AllChem.MMFFGetMoleculeProperties(molh)
     if props is None:

@@ -328,6 +328,7 @@ def embed_conformer(mol: Chem.Mol, seed: int, *, optimize: bool = True) -> Chem.
 
     The MMFF relaxation (documented choice) makes rigid-fragment geometry closer to a refined structure: on 30 CCD
     ligands it halves the median dummy-partner gap between two independent conformers (0.60 -> 0.30 Å)."""
+    check_int("seed", seed, minimum=0)
     molh = Chem.AddHs(Chem.RemoveAllHs(mol, sanitize=True))
     molh.RemoveAllConformers()
     params = AllChem.ETKDGv3()

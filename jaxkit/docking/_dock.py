@@ -19,6 +19,7 @@ r"""Docking as SE(3)^N diffusion over rigid fragments: thin adapters from :class
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from typing import Literal
 
@@ -30,6 +31,7 @@ from jaxkit import diffusion as dm
 from jaxkit.diffusion import igso3
 from jaxkit.geometry import so3
 
+from .._validate import check_int, check_size
 from ._complex import LENGTH_SCALE, DockingComplex
 
 DockModel = Callable[[DockingComplex, Array, Array, Array], tuple[Array, Array]]
@@ -39,9 +41,10 @@ def docking_process(translation: Literal["ve", "vp"] = "ve", trans_sigma_max: fl
     """The SE(3)^N process used for docking (see the module docstring); ``trans_sigma_max`` in units of 2.7 Å."""
     if translation not in ("ve", "vp"):
         raise ValueError(f"translation: expected 've' or 'vp', received {translation!r}")
-    if not trans_sigma_max > 0.05:
+    if not (math.isfinite(trans_sigma_max) and trans_sigma_max > 0.05):
         raise ValueError(
-            f"trans_sigma_max: expected a value > 0.05 (the schedule's sigma_min), received {trans_sigma_max!r}"
+            f"trans_sigma_max: expected a finite value > 0.05 (the schedule's sigma_min), "
+            f"received {trans_sigma_max!r}"
         )
     trans = dm.VESchedule(0.05, trans_sigma_max) if translation == "ve" else dm.VPSchedule(0.1, 20.0)
     return dm.SE3Diffusion(rot=dm.VESchedule(0.1, 1.5), trans=trans, parametrization="eps")
@@ -138,6 +141,8 @@ def dock_samples(
 
 def random_poses(c: DockingComplex, key: PRNGKeyArray, n: int) -> tuple[Array, Array]:
     """Prior draws (Haar rotations, N(0, 1) centers in scaled units): a sanity baseline, not a docking method."""
-    kr, kt = jax.random.split(key)
+    check_int("n", n, minimum=1)
     F = c.T0.shape[0]
+    check_size("n", n * F * 12 * jnp.dtype(jnp.float32).itemsize, hint=f"n={n} poses of {F} fragments")
+    kr, kt = jax.random.split(key)
     return so3.random_uniform(kr, (n, F)), jax.random.normal(kt, (n, F, 3))

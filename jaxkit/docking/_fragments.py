@@ -248,6 +248,10 @@ class Fragmentation:
     atom_fragment: np.ndarray
     dummies: np.ndarray = field(repr=False)
 
+    def __post_init__(self):
+        check_finite("atom_fragment", self.atom_fragment)
+        check_finite("dummies", self.dummies)
+
     @property
     def n_fragments(self) -> int:
         return int(self.atom_fragment.max()) + 1
@@ -320,6 +324,7 @@ def fragment_frames(frag: Fragmentation, positions: np.ndarray) -> tuple[np.ndar
     positions = np.asarray(positions, dtype=np.float64)
     if positions.shape != (frag.n_atoms, 3):
         raise ValueError(f"positions: expected shape ({frag.n_atoms}, 3), received {positions.shape}")
+    check_finite("positions", positions)
     rots, trans = [], []
     for f in range(frag.n_fragments):
         x = positions[frag.fragment_atoms(f)]

@@ -45,8 +45,8 @@ from ._complex import (
     N_PAIR_FEATURES,
     N_POCKET_FEATURES,
     DockingComplex,
-    dummy_positions,
-    ligand_positions,
+    _dummy_positions,
+    _ligand_positions,
 )
 
 N_TIME = 18
@@ -207,7 +207,7 @@ class FragmentScoreModel(eqx.Module):
     ) -> tuple[Float[Array, "f 3"], Float[Array, "f 3"]]:
         t = jnp.asarray(t, T.dtype)
         F = T.shape[0]
-        x = ligand_positions(c, R, T)  # (L, 3)
+        x = _ligand_positions(c, R, T)  # (L, 3)
         L = x.shape[0]
         temb_raw = self._time_features(t)
         temb = self.time_embed(temb_raw)
@@ -257,7 +257,7 @@ class FragmentScoreModel(eqx.Module):
         F_pair = (onehot.T @ f_atom) / mass[:, None]
         tau_pair = onehot.T @ jnp.cross(r_atom, f_atom)
         # bond springs
-        xd = dummy_positions(c, R, T)
+        xd = _dummy_positions(c, R, T)
         xp = x[c.dummy_partner]
         gap = xp - xd
         glen = jnp.sqrt(jnp.sum(gap**2, -1) + 1e-9)

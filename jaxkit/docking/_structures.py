@@ -11,12 +11,14 @@ import hashlib
 import io
 import math
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 from rdkit import Chem
+
+from .._validate import check_finite
 
 if TYPE_CHECKING:  # biotite is imported where a protein is read
     from biotite.structure import AtomArray
@@ -110,7 +112,10 @@ def ligand_from_smiles(smiles: str, *, allow_elements: frozenset[str] = ORGANIC_
         raise TypeError(f"smiles: expected a SMILES string, received {type(smiles).__name__} {smiles!r}")
     mol = Chem.MolFromSmiles(smiles)
     if mol is None:
-        raise StructureError(f"ligand SMILES {smiles!r} could not be parsed by RDKit")
+        raise StructureError(
+            f"smiles: expected a SMILES string RDKit can parse, received {smiles!r} "
+            f"(ligand SMILES {smiles!r} could not be parsed by RDKit)"
+        )
     bad = sorted({a.GetSymbol() for a in mol.GetAtoms()} - set(allow_elements))
     if bad:
         raise StructureError(f"ligand SMILES {smiles!r} contains unsupported elements {bad}")
@@ -233,6 +238,10 @@ class Pocket:
     residue_names: np.ndarray
     atom_names: np.ndarray
     center: np.ndarray
+
+    def __post_init__(self):
+        for f in fields(self):
+            check_finite(f.name, getattr(self, f.name))
 
     @property
     def n_atoms(self) -> int:
