@@ -28,9 +28,9 @@ from ._complex import (
     ComplexSizes,
     DockingComplex,
     PreparedLigand,
+    _bond_gap,
     _ligand_positions,
     _to_angstrom,
-    bond_gap,
     build_complex,
     ligand_fragments,
     relax_pose,
@@ -201,7 +201,7 @@ def _sample_raw(
     try:
         R, T = _sampler(n_samples, n_steps, sampler)(model, cj, key)
         x = np.asarray(jax.vmap(lambda r, t: _to_angstrom(cj, _ligand_positions(cj, r, t)))(R, T), np.float64)
-        gaps = np.asarray(jax.vmap(lambda r, t: bond_gap(cj, r, t))(R, T), np.float64)
+        gaps = np.asarray(jax.vmap(lambda r, t: _bond_gap(cj, r, t))(R, T), np.float64)
     except RuntimeError as e:  # the sampler's check of the model's outputs (NaN policy), raised at run time
         if "returned NaN/inf" not in str(e):
             raise

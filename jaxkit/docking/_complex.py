@@ -324,6 +324,11 @@ def to_angstrom(c: DockingComplex, x_scaled: Float[Array, "n 3"]) -> Float[Array
 
 def bond_gap(c: DockingComplex, R: Float[Array, "f 3 3"], T: Float[Array, "f 3"]) -> Float[Array, ""]:
     """RMS distance (Å) between each dummy atom and the partner atom it stands for: 0 for an assembled pose."""
+    return _bond_gap(c, finite_checked("R", R), finite_checked("T", T))
+
+
+def _bond_gap(c: DockingComplex, R: Array, T: Array) -> Array:
+    # unchecked, as _ligand_positions (the samplers' gap of every pose)
     gap2 = jnp.sum((_dummy_positions(c, R, T) - _ligand_positions(c, R, T)[c.dummy_partner]) ** 2, -1)
     return jnp.sqrt(jnp.sum(gap2 * c.dummy_mask) / jnp.maximum(c.dummy_mask.sum(), 1.0)) * LENGTH_SCALE
 

@@ -47,7 +47,7 @@ from rdkit.rdBase import BlockLogs
 
 from jaxkit._validate import seed_rng
 
-from .._validate import check_finite, check_int
+from .._validate import check_finite, check_int, check_positive
 from ._fragments import conformer_positions, heavy_atom_mol, torsional_bonds
 from ._structures import (
     ORGANIC_ELEMENTS,
@@ -157,6 +157,7 @@ def posebusters_complexes(
     unknown = sorted(set(ids) - set(POSEBUSTERS_IDS))
     if unknown:
         raise ValueError(f"ids: expected a subset of {POSEBUSTERS_IDS}, received unknown {unknown}")
+    check_positive("cutoff", cutoff)
     root = posebusters_data_dir()
     return [load_complex(root / pid, cutoff=cutoff, split="test", source="posebusters") for pid in ids]
 
@@ -412,8 +413,20 @@ def ccd_examples(
         raise ValueError(f"pocket: expected 'shell', 'loose' or 'mixed', received {pocket!r}")
     if split not in ("train", "val", "test"):
         raise ValueError(f"split: expected 'train', 'val' or 'test', received {split!r}")
-    if n < 1:
-        raise ValueError(f"n: expected an integer >= 1, received {n}")
+    check_int("n", n, minimum=1)
+    check_int("min_torsions", min_torsions, minimum=0)
+    check_int(
+        "max_torsions", max_torsions, minimum=max(1, min_torsions)
+    )  # ligands without torsions are skipped
+    check_int("pockets_per_ligand", pockets_per_ligand, minimum=1)
+    n_candidates = len(
+        ccd_ligand_candidates(split, min_heavy=min_heavy, max_heavy=max_heavy, max_scan=max_scan)
+    )
+    if n > n_candidates:
+        raise ValueError(
+            f"n: expected at most {n_candidates} (the {split} split's candidate ligands for these heavy-atom "
+            f"bounds and max_scan), received {n}"
+        )
     rng = seed_rng(seed)
     held = None
     if split == "train":

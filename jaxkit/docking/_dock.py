@@ -31,7 +31,7 @@ from jaxkit import diffusion as dm
 from jaxkit.diffusion import igso3
 from jaxkit.geometry import so3
 
-from .._validate import check_int, check_size
+from .._validate import check_int, check_positive, check_range, check_size, is_tracer
 from ._complex import LENGTH_SCALE, DockingComplex
 
 DockModel = Callable[[DockingComplex, Array, Array, Array], tuple[Array, Array]]
@@ -64,6 +64,8 @@ def dsm_loss(
     t_min: float = 1e-3,
 ) -> Array:
     """Normalized DSM loss of one complex (``fn, process, data, key, *, t, t_min`` as every ``dsm_loss``)."""
+    if not is_tracer(t_min):
+        check_range("t_min", t_min, 0.0, 1.0, closed=False)
     return process.dsm_loss(_bind(model, c), c.R0, c.T0, key, t=t, t_min=t_min, mask=c.fragment_mask)
 
 
@@ -113,6 +115,8 @@ def sample_poses(
 ) -> tuple[Float[Array, "f 3 3"], Float[Array, "f 3"]]:
     """One sample of all fragment poses ``(R, T)`` (scaled units) from the prior; ``box`` (Å) clips the denoised
     fragment centers to a ball around the pocket center (DDIM's x0-clipping; the ligand lies in the pocket)."""
+    if box is not None and not is_tracer(box):
+        check_positive("box", box)
     F = c.T0.shape[0]
     k0, k1 = jax.random.split(key)
     R, T = process.prior_sample(k0, F)
@@ -135,6 +139,9 @@ def dock_samples(
     model: DockModel, process: dm.SE3Diffusion, c: DockingComplex, key: PRNGKeyArray, *, n_samples: int, **kw
 ) -> tuple[Float[Array, "n f 3 3"], Float[Array, "n f 3"]]:
     """``n_samples`` independent :func:`sample_poses` in one vmapped call."""
+    check_int("n_samples", n_samples, minimum=1)
+    F = c.T0.shape[0]
+    check_size("n_samples", n_samples * F * 12 * 4, hint=f"n_samples={n_samples} poses of {F} fragments")
     keys = jax.random.split(key, n_samples)
     return jax.vmap(lambda k: sample_poses(model, process, c, k, **kw))(keys)
 

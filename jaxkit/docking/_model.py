@@ -39,6 +39,7 @@ from jaxtyping import Array, Float, PRNGKeyArray
 
 from jaxkit import diffusion as dm
 
+from .._validate import check_int, check_positive, check_size
 from ._complex import (
     LENGTH_SCALE,
     N_ATOM_FEATURES,
@@ -171,6 +172,15 @@ class FragmentScoreModel(eqx.Module):
     ):
         if process.parametrization != "eps":
             raise ValueError(f"process: expected parametrization='eps', received {process.parametrization!r}")
+        for name, v, lo in (("width", width, 1), ("depth", depth, 0), ("n_rbf", n_rbf, 1), ("k_pocket", k_pocket, 1),
+                            ("pocket_depth", pocket_depth, 0)):  # fmt: skip
+            check_int(name, v, minimum=lo)
+        check_positive("cutoff", cutoff)
+        check_positive("data_spread", data_spread)
+        check_positive("inertia_eps", inertia_eps, strict=False)
+        n_layers = depth + pocket_depth + 8
+        check_size("width", 4 * n_layers * width * width, hint="the parameters (width² per layer)")
+        check_size("n_rbf", 4 * n_layers * width * n_rbf, hint="the parameters (width × n_rbf per layer)")
         keys = jax.random.split(key, depth + 8)
         self.atom_embed = eqx.nn.Linear(N_ATOM_FEATURES, width, key=keys[0])
         self.pocket_embed = eqx.nn.Linear(N_POCKET_FEATURES, width, key=keys[1])

@@ -42,7 +42,7 @@ from .._validate import check_int
 from ..evaluation import paired_comparison, wilson_interval
 from ._api import _sizes_for, assemble_poses, dock
 from ._baselines import vina_dock, vina_pose_energy
-from ._complex import _ligand_positions, _to_angstrom, bond_gap, build_complex, ligand_fragments
+from ._complex import _bond_gap, _ligand_positions, _to_angstrom, build_complex, ligand_fragments
 from ._datasets import DockingExample, embed_conformer
 from ._dock import random_poses
 from ._evaluate import posebusters_valid, symmetric_rmsd
@@ -263,7 +263,7 @@ def random_method(
         cj = jax.tree_util.tree_map(jax.numpy.asarray, c)
         R, T = random_poses(cj, jax.random.key(inputs.seed), n_samples)
         x = np.asarray(jax.vmap(lambda r, t: _to_angstrom(cj, _ligand_positions(cj, r, t)))(R, T), np.float64)
-        gaps = np.asarray(jax.vmap(lambda r, t: bond_gap(cj, r, t))(R, T), np.float64)
+        gaps = np.asarray(jax.vmap(lambda r, t: _bond_gap(cj, r, t))(R, T), np.float64)
         mols, gaps = assemble_poses(lig, x, gaps, assemble="conformer_matching", seed=inputs.seed)
         with tempfile.TemporaryDirectory(prefix="jaxkit_realeval_") as work:
             scorer = (
