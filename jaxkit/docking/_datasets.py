@@ -419,12 +419,10 @@ def ccd_examples(
         "max_torsions", max_torsions, minimum=max(1, min_torsions)
     )  # ligands without torsions are skipped
     check_int("pockets_per_ligand", pockets_per_ligand, minimum=1)
-    n_candidates = len(
-        ccd_ligand_candidates(split, min_heavy=min_heavy, max_heavy=max_heavy, max_scan=max_scan)
-    )
-    if n > n_candidates:
+    candidates = ccd_ligand_candidates(split, min_heavy=min_heavy, max_heavy=max_heavy, max_scan=max_scan)
+    if n > len(candidates):
         raise ValueError(
-            f"n: expected at most {n_candidates} (the {split} split's candidate ligands for these heavy-atom "
+            f"n: expected at most {len(candidates)} (the {split} split's candidate ligands for these heavy-atom "
             f"bounds and max_scan), received {n}"
         )
     rng = seed_rng(seed)
@@ -434,7 +432,7 @@ def ccd_examples(
 
         held = held_out_ligands()
     out: list[DockingExample] = []
-    for idx, cid in ccd_ligand_candidates(split, min_heavy=min_heavy, max_heavy=max_heavy, max_scan=max_scan):
+    for idx, cid in candidates:
         if len(out) >= n:
             break
         mol = ccd_mol(idx)
