@@ -160,8 +160,8 @@ def ddim_sample(
     _check_discrete(schedule)
     check_choice("time_input", time_input, ("index", "fraction"))
     check_key("key", key)
-    if float(eta) < 0:
-        raise ValueError(f"eta: expected a value >= 0, received {eta}")
+    if not (np.isfinite(float(eta)) and float(eta) >= 0):
+        raise ValueError(f"eta: expected a finite value >= 0, received {eta}")
     T = schedule.n_steps
     ts = ddim_timesteps(T, T if n_steps is None else n_steps)
     t_prev = np.concatenate([ts[1:], [-1]]).astype(np.int32)

@@ -20,7 +20,16 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, PRNGKeyArray
 
-from jaxkit._validate import check_int, check_key, check_positive, library_errors, output_checked
+from jaxkit._validate import (
+    check_int,
+    check_key,
+    check_positive,
+    check_range,
+    check_size,
+    is_tracer,
+    library_errors,
+    output_checked,
+)
 from jaxkit.diffusion import igso3
 from jaxkit.diffusion._sampling import check_time_grid
 from jaxkit.diffusion._schedules import VESchedule
@@ -77,6 +86,8 @@ def dsm_loss(
     """Denoising score matching on SO(3) for one sample ``R0 (..., 3, 3)`` (e.g. N bodies), normalized as in
     DiffDock: ``mean |(score_fn(R_t, t) - s_target) / score_norm(sigma_t)|^2`` with ``t ~ U(t_min, 1)``."""
     _check_schedule(schedule)
+    if not is_tracer(t_min):
+        check_range("t_min", t_min, 0.0, 1.0, closed=False)
     R0 = g.check_rotation("R0", R0)
     R0 = jnp.asarray(R0)
     k_t, k_n = jax.random.split(key)
@@ -96,6 +107,7 @@ def brownian_motion(key: PRNGKeyArray, R0: ArrayLike, total_time: float, n_steps
     R0 = g.check_rotation("R0", R0)
     check_positive("total_time", total_time)
     check_int("n_steps", n_steps, minimum=1)
+    check_size("n_steps", int(n_steps) * 2 * 4, hint="one PRNG key per step")
     R0 = jnp.asarray(R0)
     dt = float(total_time) / int(n_steps)
 
