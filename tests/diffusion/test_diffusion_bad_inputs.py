@@ -152,3 +152,32 @@ def test_gaussian_marginal_score_refuses_a_negative_std_and_a_point_mass_without
     a, s = (float(c) for c in dm.marginal_coefs(vp, 0.5))
     np.testing.assert_allclose(f(jnp.float32(0.7), jnp.float32(0.5)), -1.0 / (a**2 * 0.49 + s**2), rtol=1e-5)
     np.testing.assert_allclose(f(jnp.float32(0.0), jnp.float32(0.5)), -1.0 / s**2, rtol=1e-5)
+
+
+def test_long_fuzz_boundaries_name_the_argument():
+    """Found by the long fuzz run: a NaN eta was blamed on eps_fn, t_min outside (0, 1) gave a message about
+    sigma, and a huge n_steps overflowed inside jit."""
+    x = jnp.zeros(2)
+    eps = lambda x, t: jnp.zeros_like(x)  # noqa: E731
+    for bad in (float("nan"), float("inf"), -0.5):
+        with pytest.raises(ValueError, match="eta: expected a finite value >= 0"):
+            dm.ddim_sample(eps, SCHED, x, KEY, eta=bad)
+    out = dm.ddim_sample(
+        eps, SCHED, x, KEY, eta=0.0
+    )  # deterministic DDIM with eps = 0 keeps x0 = x_T / sqrt(abar)
+    assert np.all(np.isfinite(np.asarray(out)))
+
+    sched = dm.VESchedule(0.1, 1.5)
+    R0 = jnp.eye(3)[None]
+    score = lambda R, t: jnp.zeros(R.shape[:-2] + (3,))  # noqa: E731
+    for bad in (0.0, 1.0, -0.1, 2.0):
+        with pytest.raises(ValueError, match="t_min: expected"):
+            so3_diffusion.dsm_loss(score, sched, R0, KEY, t_min=bad)
+    # a zero score: the loss is E|s_target / score_norm|^2, which is finite and positive
+    loss = float(so3_diffusion.dsm_loss(score, sched, R0, KEY, t_min=0.01))
+    assert np.isfinite(loss) and loss > 0
+
+    with pytest.raises(ValueError, match="n_steps: the request needs about"):
+        so3_diffusion.brownian_motion(KEY, R0, 1.0, 10**12)
+    R = so3_diffusion.brownian_motion(KEY, R0, 0.01, 4)
+    np.testing.assert_allclose(np.asarray(R[0] @ R[0].T), np.eye(3), atol=1e-5)  # stays a rotation

@@ -162,7 +162,7 @@ def test_bad_inputs():
         dm.discrete_schedule("sigmoid", 10)
     with pytest.raises(ValueError, match="n_steps: expected at most the schedule length 50"):
         dm.ddim_sample(_eps_exact, SCHED, jnp.zeros(2), jax.random.key(0), n_steps=80)
-    with pytest.raises(ValueError, match="eta: expected a value >= 0"):
+    with pytest.raises(ValueError, match="eta: expected a finite value >= 0"):
         dm.ddim_sample(_eps_exact, SCHED, jnp.zeros(2), jax.random.key(0), eta=-1.0)
     with pytest.raises(ValueError, match="betas: expected values in"):
         dm.DiscreteSchedule.from_betas(np.array([0.1, 1.2]))
