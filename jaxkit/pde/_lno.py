@@ -100,6 +100,39 @@ def _check_ts(ts) -> None:
             raise ValueError(f"ts: expected finite, strictly increasing times, received {a.tolist()[:8]}")
 
 
+def _check_node_grid(x, minimum: int) -> None:
+    """``x``: a 1-D grid of at least ``minimum`` finite, strictly increasing, equispaced nodes (the finite
+    differences use ``h = x[1] - x[0]``); ``ValueError`` naming ``x`` otherwise. Traced grids are not checked."""
+    if np.ndim(x) != 1 or np.shape(x)[0] < minimum:
+        raise ValueError(
+            f"x: expected a 1-D node grid of at least {minimum} points, received shape {np.shape(x)}"
+        )
+    if is_tracer(x):
+        return
+    a = np.asarray(x, dtype=np.float64)
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"x: expected finite node positions, received {a.tolist()[:8]}")
+    h = np.diff(a)
+    if not np.all(h > 0):
+        raise ValueError(f"x: expected strictly increasing nodes, received {a.tolist()[:8]}")
+    h_mean = (a[-1] - a[0]) / (a.size - 1)  # float32 linspace rounds each node by up to an ulp of max |x|
+    tol = 1e-3 * h_mean + 8 * float(np.finfo(np.float32).eps) * float(np.max(np.abs(a)))
+    if np.max(np.abs(h - h_mean)) > tol:
+        raise ValueError(
+            f"x: expected equispaced nodes (spacings equal to 1e-3 relative), received spacings from "
+            f"{float(h.min()):.6g} to {float(h.max()):.6g}"
+        )
+
+
+def _check_initial(u0, n: int) -> None:
+    if u0 is None:
+        return
+    if np.shape(u0) != (n,):
+        raise ValueError(f"u0: expected the grid's shape ({n},), received shape {np.shape(u0)}")
+    if not is_tracer(u0):
+        check_finite("u0", u0)
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # Duffing oscillator
 # ----------------------------------------------------------------------------------------------------------------
@@ -162,8 +195,7 @@ def beam(
     ``forcing(x, t)`` returns the load at the nodes. Returns ``u`` at the nodes × times.
     """
     _check_ts(ts)
-    if np.ndim(x) != 1 or np.shape(x)[0] < 5:
-        raise ValueError(f"x: expected a 1-D node grid of at least 5 points, received shape {np.shape(x)}")
+    _check_node_grid(x, 5)
     check_positive("ei", ei)
     check_positive("rho_a", rho_a)
     x = jnp.asarray(x)
@@ -296,9 +328,11 @@ def diffusion_exact(
 
 def _reaction_diffusion(forcing, x, ts, *, d, k, u0, rtol, atol, sign):
     _check_ts(ts)
-    if np.ndim(x) != 1 or np.shape(x)[0] < 3:
-        raise ValueError(f"x: expected a 1-D node grid of at least 3 points, received shape {np.shape(x)}")
+    _check_node_grid(x, 3)
     check_positive("d", d)
+    if not is_tracer(k):
+        check_finite("k", k)
+    _check_initial(u0, np.shape(x)[0])
     x = jnp.asarray(x)
     ts = jnp.asarray(ts, x.dtype)
     h = x[1] - x[0]
@@ -333,8 +367,16 @@ def reaction_diffusion_manufactured(
 ):
     """The published family ``u = A sin(πx) e^{-0.05t}`` and its forcing ``f = D u_xx + k u² - u_t``.
 
-    Returns ``(f, u)`` evaluated on ``x × ts`` and a callable ``f(x, t)`` for the solver.
+    Returns ``(f, u)`` evaluated on ``x × ts`` and a callable ``f(x, t)`` for the solver. ``amplitude``, ``x``,
+    ``ts``, ``d``, ``k`` and ``decay`` finite (``ValueError`` naming the argument; a run-time check under ``jit``).
     """
+    as_float_array("amplitude", amplitude)  # dtype checks; a Python number stays weakly typed
+    amplitude = finite_checked("amplitude", amplitude)
+    x = finite_checked("x", as_float_array("x", x))
+    ts = finite_checked("ts", as_float_array("ts", ts))
+    d = _scalar_checked("d", d)
+    k = _scalar_checked("k", k)
+    decay = _scalar_checked("decay", decay)
 
     def u_fn(xx, t):
         return amplitude * jnp.sin(jnp.pi * xx) * jnp.exp(-decay * t)
@@ -374,12 +416,18 @@ def brusselator(
 ) -> Float[Array, "2 t n n"]:
     r"""Forced Brusselator on the unit square (``n×n`` nodes, zero-flux boundaries, reflected ghost nodes):
     $u_t = D_u\Delta u + a - (b+1)u + u^2v + f(t)$, $v_t = D_v\Delta v + bu - u^2v$,
-    ``u(0) = a + ε cos(πx) cos(πy)``, ``v(0) = b/a``. Returns ``(u, v)`` at ``ts``."""
+    ``u(0) = a + ε cos(πx) cos(πy)``, ``v(0) = b/a``. Returns ``(u, v)`` at ``ts``. ``a > 0``, ``b`` and ``ε``
+    (``perturbation``) finite, ``du, dv > 0``: otherwise ``ValueError`` naming the argument."""
     _check_ts(ts)
     check_int("n", n, minimum=3)
     check_size("n", 4.0 * 2 * n * n * max(int(np.size(ts)), 1), hint=f"u and v on an {n} x {n} grid per time")
     check_positive("du", du)
     check_positive("dv", dv)
+    if not is_tracer(a):
+        check_positive("a", a)  # v(0) = b / a
+    for name, v in (("b", b), ("perturbation", perturbation)):
+        if not is_tracer(v):
+            check_finite(name, v)
     ts = jnp.asarray(ts, dtype)
     h = 1.0 / (n - 1)
     g = jnp.linspace(0.0, 1.0, n, dtype=dtype)

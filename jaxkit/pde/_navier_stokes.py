@@ -45,6 +45,7 @@ _In = Array | np.ndarray
 def fno_forcing(n: int, dtype=jnp.float32) -> Float[Array, "n n"]:
     """FNO forcing ``0.1(sin 2π(x+y) + cos 2π(x+y))`` on the ``n×n`` periodic grid ``x_j = j/n``."""
     check_int("n", n, minimum=2)
+    check_size("n", float(n) * n * 4 * np.dtype(dtype).itemsize, hint=f"a few {n} x {n} arrays")
     x = jnp.arange(n, dtype=dtype) / n
     s = 2 * jnp.pi * (x[:, None] + x[None, :])
     return (0.1 * (jnp.sin(s) + jnp.cos(s))).astype(dtype)
@@ -141,6 +142,14 @@ def solve(
     check_int("max_steps", max_steps, minimum=1)
     total = int(np.ceil(float(t_final) / float(dt) - 1e-9))
     per_record = max(1, int(np.ceil(total / record_steps)))
+    if record_steps > max_steps:
+        raise ValueError(
+            f"record_steps: expected at most max_steps={max_steps} snapshots (one time step each at least), "
+            f"received {record_steps}"
+        )
+    check_size(
+        "record_steps", float(record_steps) * n * n * np.dtype(dtype).itemsize, hint=f"{n} x {n} per snapshot"
+    )
     if per_record * record_steps > max_steps:
         raise ValueError(
             f"dt: t_final/dt = {float(t_final):g}/{float(dt):g} needs {per_record * record_steps} time steps, more "

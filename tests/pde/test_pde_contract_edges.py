@@ -55,3 +55,72 @@ def test_records_and_datasets_are_checked():
         pde.PDEDataset("burgers", x, x[:2], x, x, (np.linspace(0, 1, 4),))
     with pytest.raises(ValueError, match="x: expected finite"):
         pde.subsample(np.full((2, 1024), np.nan), "burgers", 256)
+
+
+def _zero_forcing(x, t):
+    return 0.0 * x
+
+
+def test_solver_grids_and_coefficients_found_by_the_long_fuzz_run():
+    """NaN, repeated or uneven nodes and non-finite coefficients stopped inside diffrax with an EquinoxRuntimeError
+    whose first line was a stack banner; now each names its argument before the solve."""
+    bad_grids = {
+        "finite node": np.array([0.0, np.nan, 0.5, 0.75, 1.0]),
+        "strictly increasing": np.zeros(5),
+        "strictly increasing nodes": np.array([0.0, 0.25, 0.25, 0.75, 1.0]),
+        "equispaced": np.array([0.0, 0.1, 0.5, 0.75, 1.0]),
+    }
+    for solver in (lno.beam, lno.diffusion, lno.reaction_diffusion):
+        for what, x in bad_grids.items():
+            with pytest.raises(ValueError, match=f"x: expected .*{what.split()[0]}"):
+                solver(_zero_forcing, x, TS)
+    for bad in (np.nan, np.inf):
+        with pytest.raises(ValueError, match="k: expected finite"):
+            lno.reaction_diffusion(_zero_forcing, X, TS, k=bad)
+    with pytest.raises(ValueError, match="u0: expected the grid's shape"):
+        lno.diffusion(_zero_forcing, X, TS, u0=np.zeros(4))
+    # a float32 linspace with many nodes is still accepted as equispaced; zero forcing from rest stays at rest
+    x32 = np.linspace(0.0, 1.0, 1025, dtype=np.float32)
+    assert float(np.abs(np.asarray(lno.diffusion(_zero_forcing, x32, TS))).max()) == 0.0
+    # a valid diffusion solve from u0 = sin(πx) decays like e^{-D λ t}, λ = (2 sin(πh/2)/h)^2 (discrete eigenvalue)
+    x = np.linspace(0.0, 1.0, 17)
+    h = x[1] - x[0]
+    lam = (2 * np.sin(np.pi * h / 2) / h) ** 2
+    u = np.asarray(lno.diffusion(_zero_forcing, x, TS, u0=np.sin(np.pi * x)))
+    np.testing.assert_allclose(u, np.sin(np.pi * x)[:, None] * np.exp(-lam * TS)[None, :], atol=1e-4)
+
+
+def test_brusselator_and_manufactured_coefficients_are_named():
+    forcing = lambda t: 0.0 * t  # noqa: E731
+    ts = np.linspace(0.0, 0.1, 3)
+    with pytest.raises(ValueError, match="a: expected a finite value > 0"):
+        lno.brusselator(forcing, 4, ts, a=0.0)
+    for name in ("a", "b", "perturbation"):
+        for bad in (np.nan, np.inf, -np.inf):
+            with pytest.raises(ValueError, match=f"{name}: expected"):
+                lno.brusselator(forcing, 4, ts, **{name: bad})
+    # with no perturbation and no forcing the steady state (a, b/a) stays put
+    uv = np.asarray(lno.brusselator(forcing, 4, ts, perturbation=0.0))
+    np.testing.assert_allclose(uv[0], 1.0, atol=1e-5)
+    np.testing.assert_allclose(uv[1], 3.0, atol=1e-5)
+
+    for name, kw in (("amplitude", {}), ("d", {}), ("k", {}), ("decay", {})):
+        for bad in (np.nan, np.inf):
+            args = {"amplitude": 1.0, "x": X, "ts": TS, **kw}
+            if name == "amplitude":
+                args["amplitude"] = bad
+            else:
+                args[name] = bad
+            with pytest.raises(ValueError, match=f"{name}: expected finite|{name}: expected a finite"):
+                lno.reaction_diffusion_manufactured(**args)
+    with pytest.raises(ValueError, match="ts: expected finite"):
+        lno.reaction_diffusion_manufactured(1.0, X, np.array([0.0, np.nan]))
+    f, u, _ = lno.reaction_diffusion_manufactured(2.0, X, TS)
+    np.testing.assert_allclose(u, 2.0 * np.sin(np.pi * X)[:, None] * np.exp(-0.05 * TS)[None, :], atol=1e-6)
+
+
+def test_navier_stokes_sizes_are_named():
+    with pytest.raises(ValueError, match="n: the request needs about"):
+        navier_stokes.fno_forcing(2**21)
+    with pytest.raises(ValueError, match="record_steps: expected at most max_steps"):
+        navier_stokes.solve(np.zeros((8, 8)), nu=1e-3, t_final=0.5, dt=0.5, record_steps=2**40)
