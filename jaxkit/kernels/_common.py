@@ -123,6 +123,22 @@ def check_float_dtype(x: Any, name: str, fn: str) -> None:
         raise TypeError(f"{fn}: {name}: expected a real floating or complex dtype, received {dt}")
 
 
+def finite_checked(x: jax.Array, name: str, fn: str) -> jax.Array:
+    """``x``, refused with ``ValueError`` naming ``name`` when it holds NaN or ±inf: eagerly for a concrete array,
+    at run time (``equinox.error_if``, also under ``jax.jit``/``vmap``) for a traced one."""
+    import equinox as eqx
+    import numpy as np
+
+    msg = f"{fn}: {name}: expected finite values, received NaN/inf entries"
+    if isinstance(x, jax.core.Tracer):
+        return eqx.error_if(x, ~jnp.all(jnp.isfinite(x)), msg)
+    arr = np.asarray(x)
+    if not np.all(np.isfinite(arr)):
+        n_bad = int(arr.size - np.count_nonzero(np.isfinite(arr)))
+        raise ValueError(f"{msg} ({n_bad} of {arr.size}, shape {arr.shape})")
+    return x
+
+
 def as_array(x: Any, name: str, fn: str) -> jax.Array:
     if not hasattr(x, "shape") or not hasattr(x, "dtype"):
         raise TypeError(f"{fn}: {name}: expected an array, received {type(x).__name__}")

@@ -38,6 +38,7 @@ from ._common import (
     cdiv,
     check_block,
     compiler_params,
+    finite_checked,
     from_planes,
     next_pow2,
     pad_axis,
@@ -63,13 +64,15 @@ def linear_scan_reference(
     *,
     reverse: bool = False,
     method: str = "associative",
+    check_finite: bool = True,
 ) -> jax.Array:
     """XLA reference for :func:`linear_scan`: ``lax.associative_scan`` (default) or ``lax.scan`` over time.
 
     ``a`` and ``b`` have shape ``(T, D)`` or ``(B, T, D)`` (``a`` may also be any shape broadcastable to ``b``),
-    ``h0`` has shape ``(D,)`` or ``(B, D)``.
+    ``h0`` has shape ``(D,)`` or ``(B, D)``. NaN/inf in ``a``, ``b`` or ``h0`` raise ``ValueError`` naming the
+    argument (a run-time error under ``jax.jit``) unless ``check_finite=False``.
     """
-    a, b, h0, dtype, squeeze = _prepare(a, b, h0)
+    a, b, h0, dtype, squeeze = _prepare(a, b, h0, check_finite)
     out = _reference_3d(a, b, h0, reverse=reverse, method=method)
     return out[0] if squeeze else out
 
@@ -320,8 +323,10 @@ _scan_core.defvjp(_scan_core_fwd, _scan_core_bwd)
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def _prepare(a, b, h0):
+def _prepare(a, b, h0, check_finite: bool = True):
     """Validate and bring ``a, b, h0`` to ``(B, T, D)``, ``(B, T, D)``, ``(B, D)`` (h0 may stay None)."""
+    if not isinstance(check_finite, bool):
+        raise TypeError(f"{_FN}: check_finite must be a bool, received {check_finite!r}")
     b = as_array(b, "b", _FN)
     a = as_array(a, "a", _FN)
     if b.ndim not in (2, 3):
@@ -347,6 +352,10 @@ def _prepare(a, b, h0):
         if tuple(h0.shape) not in {want, (d,)}:
             raise ValueError(f"{_FN}: h0 must have shape {want} (or ({d},)), received {tuple(h0.shape)}")
         dtypes.append(h0.dtype)
+    if check_finite:
+        a, b = finite_checked(a, "a", _FN), finite_checked(b, "b", _FN)
+        if h0 is not None:
+            h0 = finite_checked(h0, "h0", _FN)
     dtype = jnp.result_type(*dtypes)
     a = jnp.broadcast_to(a.astype(dtype), b.shape)
     b = b.astype(dtype)
@@ -366,6 +375,7 @@ def linear_scan(
     interpret: bool | None = None,
     block_t: int | None = None,
     block_d: int | None = None,
+    check_finite: bool = True,
 ) -> jax.Array:
     """All states of the diagonal linear recurrence ``h_t = a_t ⊙ h_{t-1} + b_t`` (``h_{-1} = h0``).
 
@@ -377,6 +387,9 @@ def linear_scan(
         interpret: ``None`` dispatches (Pallas on GPU/TPU, XLA ``lax.scan`` on CPU); ``True`` runs the
             Pallas body in the interpreter; ``False`` forces the compiled kernel (GPU/TPU).
         block_t: time steps per chunk (loads issued together); block_d: channels per program.
+        check_finite: NaN/inf in ``a``, ``b`` or ``h0`` raise ``ValueError`` naming the argument (a run-time
+            error under ``jax.jit``) instead of spreading into every later state; ``False`` skips the check (for
+            callers whose inputs are already checked, such as the SSM layers).
 
     Returns:
         ``h`` with the shape of ``b`` and dtype ``result_type(a, b, h0)``. Differentiable (``jax.custom_vjp``;
@@ -384,7 +397,7 @@ def linear_scan(
     """
     if not isinstance(reverse, bool):
         raise TypeError(f"{_FN}: reverse must be a bool, received {reverse!r}")
-    a, b, h0, dtype, squeeze = _prepare(a, b, h0)
+    a, b, h0, dtype, squeeze = _prepare(a, b, h0, check_finite)
     pallas, interp = use_pallas(interpret, _FN)
     cfg = _Cfg(
         reverse,

@@ -119,7 +119,7 @@ def diagonal_scan(
 
 def _diagonal_scan(a: jax.Array, b: jax.Array, *, mode: str, precision: Precision | None) -> jax.Array:
     if mode == "parallel" and precision is None:
-        return _kernel_linear_scan(a, b)
+        return _kernel_linear_scan(a, b, check_finite=False)  # checked by the caller (diagonal_scan, layers)
     a = quantize(a, precision)
     b = quantize(b, precision)
 

@@ -218,7 +218,10 @@ def test_compiled_paths_lower(monkeypatch, platform):
     a = jax.ShapeDtypeStruct((8, 19, 4096), jnp.complex64)  # traced only; the GPU default block_t is 8 here
 
     def f(a):
-        return jnp.sum(jnp.abs(linear_scan(a, a, a[:, 0], reverse=True, interpret=False)) ** 2)
+        # check_finite=False: the finiteness check's run-time error is a host callback, which a CPU-only host
+        # cannot lower for CUDA or TPU (on such a machine it lowers natively); the kernels are what is checked here
+        out = linear_scan(a, a, a[:, 0], reverse=True, interpret=False, check_finite=False)
+        return jnp.sum(jnp.abs(out) ** 2)
 
     assert ls_mod._blocks(19, 4096, 2, ls_mod._Cfg(True, False, None, None), 8)[0] == 8
 
@@ -269,3 +272,30 @@ def test_kernels_inside_shard_map_on_4_devices(subprocess_env, python, repo_root
         [python, "-c", _SHARD_SCRIPT], env=env, cwd=repo_root, capture_output=True, text=True, timeout=300
     )
     assert res.returncode == 0 and "SHARD_OK" in res.stdout, res.stderr[-3000:]
+
+
+@pytest.mark.parametrize("fn", [linear_scan, linear_scan_reference])
+@pytest.mark.parametrize("arg", ["a", "b", "h0"])
+def test_non_finite_inputs_are_refused_naming_the_argument(fn, arg):
+    """NaN/inf in a, b or h0 would spread into every later state; refused eagerly and under jit (the long fuzz
+    run's finding: both returned NaN without a word). check_finite=False skips the check (the SSM layers)."""
+    rng = np.random.default_rng(0)
+    args = {
+        "a": rng.uniform(0.5, 0.9, (6, 3)).astype(np.float32),
+        "b": rng.normal(size=(6, 3)).astype(np.float32),
+        "h0": rng.normal(size=(3,)).astype(np.float32),
+    }
+    ok = np.asarray(fn(**{k: jnp.asarray(v) for k, v in args.items()}))
+    assert np.all(np.isfinite(ok))
+    for bad in (np.nan, np.inf):
+        poisoned = args[arg].copy()
+        poisoned.flat[1] = bad
+        args_bad = {k: jnp.asarray(poisoned if k == arg else v) for k, v in args.items()}
+        with pytest.raises(ValueError, match=rf"{arg}: expected finite values"):
+            fn(**args_bad)
+        with pytest.raises(Exception, match=rf"{arg}: expected finite values"):
+            jax.block_until_ready(jax.jit(lambda a, b, h0: fn(a, b, h0))(**args_bad))
+        out = np.asarray(fn(**args_bad, check_finite=False))
+        assert not np.all(np.isfinite(out))  # the unchecked path propagates, as documented
+    with pytest.raises(TypeError, match="check_finite"):  # ours, or the suite's runtime type check first
+        fn(**{k: jnp.asarray(v) for k, v in args.items()}, check_finite=1)
