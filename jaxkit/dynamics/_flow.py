@@ -160,10 +160,17 @@ def _tolerances(dtype: Any, rtol: float | None, atol: float | None) -> tuple[flo
     return float(rtol), float(atol)
 
 
+_MAX_STEPS = 2**31 - 1
+
+
 def _check_flow_args(ts: Any, tau: float, grad_tol: float, max_steps: int, on_failure: str) -> Array:
     check_positive("tau", tau)
     check_positive("grad_tol", grad_tol, strict=False)
     check_int("max_steps", max_steps, minimum=1)
+    if max_steps > _MAX_STEPS:
+        raise ValueError(
+            f"max_steps: expected an integer <= {_MAX_STEPS} (diffrax counts steps in int32), received {max_steps}"
+        )
     check_choice("on_failure", on_failure, ("raise", "flag"))
     ts = jnp.asarray(ts)
     if not jnp.issubdtype(ts.dtype, jnp.floating):

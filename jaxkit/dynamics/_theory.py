@@ -39,6 +39,7 @@ from jaxkit._validate import (
     check_int,
     check_positive,
     check_range,
+    check_size,
 )
 
 from ._measures import _finite_fields
@@ -202,6 +203,11 @@ def linear_fixed_point(
     check_finite("sigma_yx", sigma_yx)
     modes = [int(m) for m in np.atleast_1d(np.asarray(modes, dtype=int))] if np.size(modes) else []
     check_int("hidden", hidden, minimum=1)
+    check_size(
+        "hidden",
+        hidden * (sigma_yx.shape[0] + sigma_yx.shape[1]) * np.dtype(sigma_yx.dtype).itemsize,
+        hint=f"the fixed point's weights are ({hidden}, d_in) and (d_out, {hidden})",
+    )
     r = min(sigma_yx.shape)
     if len(modes) > hidden:
         raise ValueError(

@@ -210,7 +210,19 @@ def strategy_weights(
     X = as_float64_numpy("window_returns", window_returns, ndim=3, what="(dates, lookback, assets)")
     if not np.all(np.isfinite(X)):
         raise ValueError("window_returns: expected finite values")
-    D, _, N = X.shape
+    D, lb, N = X.shape
+    if lb < 2:
+        raise ValueError(
+            f"window_returns: expected a lookback of at least 2 returns per window, received {lb}"
+        )
+    flat = np.ptp(X, axis=1) == 0  # (D, N): an asset whose returns do not vary within a window
+    if np.any(flat):
+        d, n = np.argwhere(flat)[0]
+        raise ValueError(
+            "window_returns: expected every asset's returns to vary within each window (a constant asset makes "
+            "the covariance singular: maximum Sharpe and minimum variance have no unique answer), received "
+            f"{int(flat.sum())} constant (window, asset) pairs, the first at window {d}, asset {n}"
+        )
     out: dict[str, np.ndarray] = {"1/N": np.full((D, N), 1.0 / N)}
     with jax.enable_x64(True):
         Xj = jnp.asarray(X)

@@ -63,3 +63,19 @@ def test_plateaus_refuses_negative_losses_on_its_log_scale():
     with pytest.raises(ValueError, match="loss: expected non-negative"):
         dyn.plateaus(ts, -np.linspace(1.0, 0.1, 8))
     assert dyn.plateaus(ts, np.full(8, 0.3)) == [dyn.Plateau(0.0, 1.0, 0.3)]  # a constant curve: one plateau
+
+
+def test_long_fuzz_sizes_are_refused_up_front_naming_the_argument():
+    """The long fuzz run's findings: ``max_steps`` above int32 was an OverflowError from jit, and a huge ``hidden``
+    an out-of-memory error of 13 TB from XLA; both are now refused before any work, naming the argument."""
+    loss = lambda p: 0.5 * jnp.sum((p - 1.0) ** 2)  # noqa: E731
+    ts = np.linspace(0.0, 1.0, 3)
+    with pytest.raises(ValueError, match=r"max_steps: expected an integer <= 2147483647"):
+        dyn.gradient_flow(loss, jnp.zeros(2), ts, max_steps=2**40)
+    out = dyn.gradient_flow(loss, jnp.zeros(2), ts, max_steps=2**31 - 1)  # the largest accepted
+    np.testing.assert_allclose(np.asarray(out.params)[-1], 1.0 - np.exp(-1.0), rtol=1e-4)  # p(t) = 1 - e^{-t}
+    sigma = np.diag([3.0, 1.0])
+    with pytest.raises(ValueError, match=r"hidden: the request needs about"):
+        dyn.linear_fixed_point(sigma, [0], 2**40)
+    fp = dyn.linear_fixed_point(sigma, [0], 3)
+    assert np.asarray(fp["W1"]).shape == (3, 2) and np.asarray(fp["W2"]).shape == (2, 3)

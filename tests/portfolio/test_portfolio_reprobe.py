@@ -187,3 +187,21 @@ def test_min_variance_of_a_duplicate_asset_is_the_equal_split(dtype):
             assert w @ cov @ w == pytest.approx(ref @ S @ ref, rel=max(tol, 1e-9) * 10)
         w = np.asarray(pf.min_variance(np.array([[1, 1, 0.2], [1, 1, 0.2], [0.2, 0.2, 1.0]], dtype)))
         np.testing.assert_allclose(w, [0.25, 0.25, 0.5], atol=tol)  # variance 0.6, the reduced problem's
+
+
+def test_strategy_weights_refuses_a_constant_asset_naming_window_returns():
+    """The long fuzz run's finding: an all-zero window reached the Ledoit-Wolf shrinkage (0/0) and surfaced as a
+    run-time error about an internal ``cov``; a constant asset has a singular covariance, where maximum Sharpe and
+    minimum variance have no unique answer, so it is refused up front naming ``window_returns``."""
+    from jaxkit.portfolio import strategy_weights
+
+    rng = np.random.default_rng(0)
+    win = rng.normal(0.0, 0.01, (3, 20, 4))
+    ok = strategy_weights(win, horizon=5)
+    assert all(np.all(np.isfinite(w)) for w in ok.values())
+    for bad in (np.zeros_like(win), win.copy()):
+        bad[1, :, 2] = 0.001  # asset 2 constant in window 1
+        with pytest.raises(ValueError, match=r"window_returns: expected every asset's returns to vary"):
+            strategy_weights(bad, horizon=5)
+    with pytest.raises(ValueError, match=r"window_returns: expected a lookback of at least 2"):
+        strategy_weights(win[:, :1], horizon=5)
