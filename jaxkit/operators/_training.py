@@ -202,11 +202,7 @@ def evaluate(
     b = y.shape[0]
     diff = np.linalg.norm((pred - y).reshape(b, -1), axis=1)
     norm = np.linalg.norm(y.reshape(b, -1), axis=1)
-    if np.any(norm == 0):
-        raise ValueError(
-            f"y: expected targets with a nonzero norm (the relative L2 error divides by it), received "
-            f"{int(np.sum(norm == 0))} all-zero sample(s), e.g. index {int(np.flatnonzero(norm == 0)[0])}"
-        )
+    _check_nonzero_targets("y", y)
     return {"rel_l2": float(np.mean(diff / norm)), "mse": float(np.mean((pred - y) ** 2))}
 
 
@@ -365,6 +361,20 @@ def _loss_fn(xn: GaussianNormalizer, yn: GaussianNormalizer) -> Callable:
     return loss
 
 
+def _check_nonzero_targets(name: str, y: ArrayLike) -> None:
+    """The relative L2 loss ``‖ŷ − y‖ / ‖y‖`` divides by each target's norm: refuse an all-zero target sample
+    (its loss is infinite whatever the model predicts). No-op on a tracer."""
+    if isinstance(y, jax.core.Tracer):
+        return
+    flat = np.reshape(np.asarray(y), (np.shape(y)[0], -1))
+    zero = np.flatnonzero(~np.any(flat != 0, axis=1))
+    if zero.size:
+        raise ValueError(
+            f"{name}: expected targets with a nonzero norm (the relative L2 error divides by it), received "
+            f"{zero.size} all-zero sample(s), e.g. index {int(zero[0])}"
+        )
+
+
 @library_errors
 def train_operator(
     model: eqx.Module,
@@ -401,6 +411,7 @@ def train_operator(
         )
     check_finite("x_train", x_train)
     check_finite("y_train", y_train)
+    _check_nonzero_targets("y_train", y_train)
     check_int("step_epochs", step_epochs, minimum=1)
     check_int("eval_every_epochs", eval_every_epochs, minimum=0)
     xn, yn = GaussianNormalizer.fit(x_train), GaussianNormalizer.fit(y_train)
@@ -512,6 +523,7 @@ def train_ensemble(
         )
     check_finite("x_train", x_train)
     check_finite("y_train", y_train)
+    _check_nonzero_targets("y_train", y_train)
     n = keys.shape[0]
     xn, yn = GaussianNormalizer.fit(x_train), GaussianNormalizer.fit(y_train)
     init_keys, data_keys = (jnp.stack(ks) for ks in zip(*(jax.random.split(k) for k in keys)))

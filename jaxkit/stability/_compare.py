@@ -34,7 +34,7 @@ import optax
 
 from jaxkit._typing import ArrayInput, Batch, PyTree
 
-from .._validate import check_int, check_range
+from .._validate import check_int, check_range, check_size
 from ..evaluation import survival, time_to_event
 from ..train import ensemble_size, fit_ensemble
 from ._checks import check_gamma, check_rho
@@ -50,15 +50,35 @@ from ._regularizer import (
 from ._seeds import steps_to_target
 
 
-class MethodSpec(NamedTuple):
-    """One training method. ``gamma = 0`` and ``grokfast = None`` is the baseline."""
-
+class _MethodSpecFields(NamedTuple):
     name: str
     gamma: float = 0.0
     rho: float = 0.0
     grokfast: tuple[float, float] | None = None
     regularizer: Method = "agreement"
     detach_clean: bool = False
+
+
+class MethodSpec(_MethodSpecFields):
+    """One training method. ``gamma = 0`` and ``grokfast = None`` is the baseline.
+
+    ``gamma`` is checked to be a finite strength ``>= 0`` and ``rho`` a correlation in ``[-1, 1]`` (a
+    ``ValueError``/``TypeError`` naming the field)."""
+
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        name: str,
+        gamma: float = 0.0,
+        rho: float = 0.0,
+        grokfast: tuple[float, float] | None = None,
+        regularizer: Method = "agreement",
+        detach_clean: bool = False,
+    ) -> MethodSpec:
+        check_gamma(gamma)
+        check_rho(rho)
+        return super().__new__(cls, name, gamma, rho, grokfast, regularizer, detach_clean)
 
 
 def standard_methods(
@@ -90,7 +110,8 @@ class StackedBatches:
     """``batch(step)``: per-seed minibatches ``(S, B, ...)`` without replacement within a step, a pure function of
     ``(seed, step)`` (so a resumed run sees the same batches); ``batch_size=None`` is the full batch."""
 
-    def __init__(self, xs: np.ndarray, ys: np.ndarray, batch_size: int | None, seed: int, extra: tuple = ()):
+    def __init__(self, xs: ArrayInput, ys: ArrayInput, batch_size: int | None, seed: int, extra: tuple = ()):
+        check_int("seed", seed, minimum=0)
         self.xs, self.ys, self.batch_size, self.seed, self.extra = (
             np.asarray(xs),
             np.asarray(ys),
@@ -195,7 +216,7 @@ def train_method(
     stack under ``"model"``.
     """
     check_int("n_seeds", n_seeds, minimum=1)
-    if ensemble_size(models) != n_seeds:
+    if ensemble_size(models, name="models") != n_seeds:
         raise ValueError(
             f"n_seeds: expected the stack's member count {ensemble_size(models)}, received {n_seeds}"
         )
@@ -256,6 +277,12 @@ def speedup_ci(
             f"steps: expected paired per-seed lists of equal length >= 2, received {len(base_steps)} and "
             f"{len(steps)}"
         )
+    # the bootstrap draws all n_boot resamples of the 2n paired values at once (a float64 and an index each)
+    check_size(
+        "n_boot",
+        16 * n_boot * 2 * len(steps),
+        hint=f"lower n_boot ({n_boot} resamples of {2 * len(steps)} values)",
+    )
     res = time_to_event(base_steps, steps, censor, level=level, n_resamples=n_boot, seed=seed)
     if res["headline"] == "paired":
         pc = res["paired"]
@@ -290,6 +317,7 @@ def compare_speed(
     each method pairs with seed ``s`` of the baseline."""
     if baseline not in runs:
         raise ValueError(f"runs: expected a {baseline!r} entry, received methods {sorted(runs)}")
+    check_int("n_steps", n_steps, minimum=1)
     per = {m: steps_to_target(r["history"], metric, target, mode=mode) for m, r in runs.items()}
     return compare_steps(per, n_steps, baseline=baseline, n_boot=n_boot)
 
@@ -307,6 +335,7 @@ def compare_steps(
 
     if baseline not in per_seed:
         raise ValueError(f"per_seed: expected a {baseline!r} entry, received methods {sorted(per_seed)}")
+    check_int("n_steps", n_steps, minimum=1)
     out = {}
     for m, st in per_seed.items():
         row = median_spread(st, n_steps)

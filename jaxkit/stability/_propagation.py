@@ -58,10 +58,12 @@ import numpy as np
 from jaxkit._typing import ArrayInput
 
 from .._validate import (
+    as_float64_numpy,
     check_finite,
     check_int,
     check_ndim,
     check_range,
+    check_shape,
     error_if_invalid,
     is_tracer,
     range_checked,
@@ -220,9 +222,20 @@ def relu_layer_moments(
     jointly Gaussian (exact when ``(h, h')`` is Gaussian, i.e. for the first layer) gives ``(μ', K', C')`` in
     closed form (:func:`relu_gaussian_moments`).
     """
-    w = np.asarray(w, np.float64)
-    mean, k, c = (np.asarray(v, np.float64) for v in (mean, k, c))
-    m = w @ mean + (0.0 if bias is None else np.asarray(bias, np.float64))
+    w = as_float64_numpy("w", w, ndim=2, what="a weight matrix (n_out, n_in)")
+    n_out, n_in = w.shape
+    mean = as_float64_numpy("mean", mean)
+    check_shape("mean", mean, (n_in,))
+    k, c = as_float64_numpy("k", k), as_float64_numpy("c", c)
+    check_shape("k", k, (n_in, n_in))
+    check_shape("c", c, (n_in, n_in))
+    checked = {"w": w, "mean": mean, "k": k, "c": c}
+    if bias is not None:
+        checked["bias"] = as_float64_numpy("bias", bias)
+        check_shape("bias", checked["bias"], (n_out,))
+    for name, v in checked.items():
+        check_finite(name, v)
+    m = w @ mean + (0.0 if bias is None else checked["bias"])
     cov = w @ (k - np.outer(mean, mean)) @ w.T
     cross = w @ (c - np.outer(mean, mean)) @ w.T
     sd = np.sqrt(np.maximum(np.diag(cov), 1e-300))

@@ -47,7 +47,7 @@ from jaxtyping import Array, Float, Int
 
 from jaxkit._typing import ArrayInput
 
-from .._validate import check_choice, check_int, check_key, finite_checked, is_tracer
+from .._validate import check_choice, check_int, check_key, check_size, finite_checked, is_tracer
 from ._checks import check_gamma, check_rho, check_token_ids, rho_checked
 from ._models import Transformer
 from ._noise import _correlated_copy
@@ -61,6 +61,21 @@ def keep_probability(rho: float | int, vocab_size: int) -> float:
     check_rho(rho)
     check_int("vocab_size", vocab_size, minimum=1)
     return (1.0 + rho) / 2.0 + (1.0 - rho) / (2.0 * vocab_size)
+
+
+def _check_model_tokens(model: Any, tokens: Any) -> None:
+    """Concrete ``tokens`` of a public entry point: a non-empty ``(B, T)`` batch whose ids lie in the model's
+    vocabulary (a :class:`Transformer`; other models check their own inputs), refused eagerly here rather than by
+    an Equinox runtime error from inside ``vmap`` or a NaN from an empty mean."""
+    if is_tracer(tokens):
+        return
+    if 0 in np.shape(tokens):
+        raise ValueError(
+            f"tokens: expected a non-empty batch (B, T), received shape {tuple(np.shape(tokens))}"
+        )
+    embed = getattr(model, "tok_embed", None)
+    if embed is not None:
+        check_token_ids("tokens", tokens, embed.shape[0])
 
 
 def _resample_core(tokens, key, rho, vocab_size, noise_mask):
@@ -305,6 +320,23 @@ def regularized_loss(
     ``vocab_size`` (agreement only) is the alphabet $U$ the noise resamples from, ``noise_mask`` the positions it
     touches. Returns ``(loss, {"task": ℓ, "penalty": R})``.
     """
+    check_choice("method", method, METHODS)
+    check_gamma(gamma)
+    check_rho(rho)
+    _check_model_tokens(model, tokens)
+    if method == "agreement" and not (isinstance(gamma, int | float) and gamma == 0):
+        if vocab_size is None:
+            raise ValueError(
+                "vocab_size: expected the alphabet size the agreement regularizer resamples tokens from, "
+                "received None"
+            )
+        check_int("vocab_size", vocab_size, minimum=1)
+        dtype = tokens.dtype if is_tracer(tokens) else jnp.asarray(tokens).dtype
+        if vocab_size - 1 > jnp.iinfo(dtype).max:
+            raise ValueError(
+                f"vocab_size: expected at most {jnp.iinfo(dtype).max + 1} (token ids of dtype {dtype}), "
+                f"received {vocab_size}"
+            )
     logits = model_logits(model, tokens, positions)
     task = _cross_entropy(logits, labels)
     if isinstance(gamma, int | float) and gamma == 0:
@@ -399,7 +431,13 @@ def embedding_stability(
     logging): ``Σ⟨f(e), f(ẽ)⟩ / Σ‖f(e)‖²`` with logits centered over the vocabulary, ``σ`` = per-sequence RMS."""
     check_rho(rho)
     check_int("n_samples", n_samples, minimum=1)
+    _check_model_tokens(model, tokens)
     emb = jax.vmap(model.embed)(tokens)
+    check_size(
+        "n_samples",
+        4 * n_samples * emb.size,
+        hint=f"lower n_samples ({n_samples} noisy copies of the {emb.shape} embeddings are drawn)",
+    )
 
     def centered(e):
         out = model.from_embeddings(e)

@@ -20,9 +20,17 @@ def steps_to_target(
     ``<=`` for ``"min"``); ``None`` if never. ``history`` records hold per-seed lists under ``metric``."""
     if mode not in ("max", "min"):
         raise ValueError(f"mode: expected 'max' or 'min', received {mode!r}")
+    try:
+        t = float(target)
+    except (TypeError, ValueError):
+        raise TypeError(f"target: expected a finite real number, received {target!r}") from None
+    if not np.isfinite(t):
+        raise ValueError(f"target: expected a finite real number, received {target!r}")
     rows = [r for r in history if metric in r]
     if not rows:
-        raise ValueError(f"history: no record holds {metric!r}")
+        raise ValueError(
+            f"metric: expected a metric logged in history, received {metric!r} (no record of history holds it)"
+        )
     n = len(np.atleast_1d(rows[0][metric]))
     out: list[int | None] = [None] * n
     for r in rows:

@@ -63,6 +63,11 @@ class CheckpointError(RuntimeError):
     """A checkpoint (or checked file) is missing, truncated, corrupted or does not match the expected structure."""
 
 
+class _KindMismatch(CheckpointError, ValueError):
+    """A checked file of another kind than the ``kind`` asked for: a :class:`CheckpointError` (the file is not
+    the one expected) and a ``ValueError`` naming the argument ``kind``."""
+
+
 class CheckpointWarning(UserWarning):
     """A damaged checkpoint was skipped in favor of an older valid one (or a damaged stage is recomputed)."""
 
@@ -145,7 +150,10 @@ def read_checked_bytes(path: str | os.PathLike, *, kind: str) -> tuple[bytes, di
         header = json.loads(body[off + 8 : off + 8 + hlen])
         payload = body[off + 8 + hlen :]
         if header["kind"] != kind:
-            raise CheckpointError(f"{kind} file {path} holds a {header['kind']!r} file, not a {kind!r} file")
+            raise _KindMismatch(
+                f"kind: expected a {kind!r} file, received {path}, which holds a {header['kind']!r} file, "
+                f"not a {kind!r} file"
+            )
         if header["payload_bytes"] != len(payload):
             raise ValueError("payload length mismatch")
     except CheckpointError:

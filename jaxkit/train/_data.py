@@ -74,12 +74,12 @@ class ArrayLoader:
                 raise ValueError(
                     f"arrays: every leaf needs the same leading (sample) size {n}; leaf {i} has shape {np.shape(leaf)}"
                 )
+        if n == 0:
+            raise ValueError("arrays: expected at least one sample, received leading size 0")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size: expected an integer >= 1, received {batch_size!r}")
         if batch_size > n:
             raise ValueError(f"batch_size: expected at most the number of samples {n}, received {batch_size}")
-        if n == 0:
-            raise ValueError("arrays: expected at least one sample, received leading size 0")
         self.arrays = arrays
         self.n = n
         self.batch_size = batch_size

@@ -68,7 +68,12 @@ def ensemble_size(stacked: PyTree, *, name: str = "stacked") -> int:
         raise ValueError(
             f"{name}: every array leaf needs the same leading member axis; leading sizes {sorted(sizes)}"
         )
-    return sizes.pop()
+    n = sizes.pop()
+    if n < 1:
+        raise ValueError(
+            f"{name}: expected at least one member (leading member axis >= 1), received 0 members"
+        )
+    return n
 
 
 def ensemble_member(stacked: TreeT, i: int, *, name: str = "stacked") -> TreeT:
@@ -193,7 +198,12 @@ def fit_ensemble(
 
     Returns :func:`fit`'s :class:`FitResult`; ``result.model`` is the trained stacked model.
     """
-    n = ensemble_size(models)
+    n = ensemble_size(models, name="models")
+    for i, p in enumerate(jax.tree_util.tree_leaves(eqx.filter(models, eqx.is_inexact_array))):
+        if not isinstance(p, jax.core.Tracer) and not bool(jnp.all(jnp.isfinite(p))):
+            raise ValueError(
+                f"models: expected finite parameters, received NaN/inf in leaf {i} (shape {tuple(p.shape)})"
+            )
     if _n_keys(keys) != n:
         raise ValueError(f"keys: expected {n} keys (one per member), received {_n_keys(keys)}")
     placement = _ensemble_placement(fit_kwargs.pop("mesh", None), n, member_data)

@@ -55,6 +55,17 @@ class FitResult:
     wall_time: float = 0.0
     resumed_from: int | None = None
 
+    def __post_init__(self) -> None:
+        _check_count("step", self.step, 0)
+        w = self.wall_time
+        if (
+            isinstance(w, bool)
+            or not isinstance(w, int | float | np.floating | np.integer)
+            or not w >= 0
+            or not math.isfinite(w)
+        ):
+            raise ValueError(f"wall_time: expected a finite number of seconds >= 0, received {w!r}")
+
 
 def make_train_step(loss_fn: Callable, optimizer: optax.GradientTransformation, *, has_aux: bool = False):
     """Return ``step(model, opt_state, batch, key) -> (model, opt_state, loss, aux)``, jit-compiled (filter_jit)."""
@@ -146,6 +157,11 @@ def _check_fit_args(
     params = jax.tree_util.tree_leaves(eqx.filter(model, eqx.is_inexact_array))
     if not params:
         raise ValueError("model: expected a pytree with floating-point array leaves to train, received none")
+    if all(np.size(p) == 0 for p in params):
+        raise ValueError(
+            "model: expected at least one parameter entry to train, received only empty arrays (shapes "
+            f"{[tuple(np.shape(p)) for p in params]})"
+        )
     for i, p in enumerate(params):
         if not isinstance(p, jax.core.Tracer) and not bool(jnp.all(jnp.isfinite(p))):
             raise ValueError(f"model: expected finite parameters, leaf {i} (shape {p.shape}) holds NaN/inf")

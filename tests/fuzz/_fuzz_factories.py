@@ -145,6 +145,11 @@ def _docking_types() -> dict[type, Callable[[], Any]]:
     }
 
 
+def _lno_forcing(x, t):
+    """f(x, t) = sin(pi x) sin(5 t): the LNO data sets' forcing family."""
+    return jnp.sin(jnp.pi * x) * jnp.sin(5.0 * t)
+
+
 TYPE_FACTORIES: dict[type, Callable[[], Any]] = {
     dm.VPSchedule: dm.VPSchedule,
     dm.DiscreteSchedule: lambda: dm.discrete_schedule("linear", 8),
@@ -416,6 +421,18 @@ FACTORIES: dict[str, Callable[[], dict[str, Any]]] = {
         "amplitude": 1.0,
         "x": np.linspace(0, 1, 8, dtype=np.float32),
         "ts": np.linspace(0, 1, 4, dtype=np.float32),
+    },
+    # the method-of-lines solvers: a valid node grid (equispaced, both ends; the solvers refuse any other) and a
+    # smooth forcing f(x, t)
+    **{
+        f"jaxkit.pde.lno.{fn}": (
+            lambda: {
+                "forcing": _lno_forcing,
+                "x": np.linspace(0, 1, 9, dtype=np.float32),
+                "ts": np.linspace(0, 0.5, 4, dtype=np.float32),
+            }
+        )
+        for fn in ("beam", "diffusion", "reaction_diffusion")
     },
     "jaxkit.pde.lno.reaction_diffusion_manufactured": lambda: {
         "amplitude": 1.0,
@@ -844,3 +861,41 @@ FACTORIES["jaxkit.train.save_model_checkpoint"] = _model_checkpoint
 
 # A single array is a pytree of one leaf, and gets the edge table of an array (a dict of leaves would get none).
 FACTORIES["jaxkit.train.global_norm"] = lambda: {"tree": jnp.asarray(_normal(3, 2))}
+
+
+def _tiny_probe_run() -> dict[str, Any]:
+    """One tiny SSM probe: one task, one seed, one learning rate, 5 steps (the signature's default config trains
+    the published probe, minutes)."""
+    from jaxkit.ssm import ProbeConfig
+
+    cfg = ProbeConfig(
+        tasks=("flip_flop",),
+        model="selective_signed",
+        d_model=4,
+        d_state=2,
+        n_layers=1,
+        n_steps=5,
+        batch_size=4,
+        lrs=(1e-2,),
+        n_seeds=1,
+        train_max_len=6,
+        curriculum_start=2,
+        n_train_per_length=4,
+        train_eval_lengths=(6,),
+        val_lengths=(8,),
+        test_lengths=(9,),
+        n_test=4,
+        eval_chunk=8,
+        log_every=5,
+    )
+    return {"cfg": cfg, "seed": 0}
+
+
+FACTORIES["jaxkit.ssm.train_runs"] = _tiny_probe_run
+
+# Per-subpackage factory modules (kept apart so that work on one subpackage does not touch this file).
+from _fuzz_factories_stability import FACTORIES as _STABILITY_FACTORIES  # noqa: E402
+from _fuzz_factories_train import FACTORIES as _TRAIN_FACTORIES  # noqa: E402
+
+FACTORIES.update(_STABILITY_FACTORIES)
+FACTORIES.update(_TRAIN_FACTORIES)

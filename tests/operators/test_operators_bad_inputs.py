@@ -109,6 +109,14 @@ def test_training_and_evaluation_reject_bad_data(models):
         train_operator(models["fno"], x, x[:3], epochs=1, key=KEY)
     with pytest.raises(ValueError, match="x_train"):
         train_operator(models["fno"], bad, x, epochs=1, key=KEY)
+    zero = x.copy()
+    zero[2] = (
+        0.0  # the relative L2 loss divides by this sample's norm (the long fuzz run: an inf loss at step 2)
+    )
+    with pytest.raises(ValueError, match=r"y_train: expected targets with a nonzero norm.*index 2"):
+        train_operator(models["fno"], x, zero, epochs=1, key=KEY)
+    with pytest.raises(ValueError, match=r"y_train: expected targets with a nonzero norm"):
+        train_ensemble(make, jax.random.split(KEY, 2), x, zero, epochs=1)
     with pytest.raises(ValueError, match="epochs"):
         train_ensemble(make, jax.random.split(KEY, 2), x, x, epochs=0)
     with pytest.raises(ValueError, match="batch_size"):
