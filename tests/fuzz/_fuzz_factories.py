@@ -894,8 +894,10 @@ def _tiny_probe_run() -> dict[str, Any]:
 FACTORIES["jaxkit.ssm.train_runs"] = _tiny_probe_run
 
 # Per-subpackage factory modules (kept apart so that work on one subpackage does not touch this file).
+from _fuzz_factories_forecast import FACTORIES as _FORECAST_FACTORIES  # noqa: E402
+from _fuzz_factories_operators import FACTORIES as _OPERATORS_FACTORIES  # noqa: E402
 from _fuzz_factories_stability import FACTORIES as _STABILITY_FACTORIES  # noqa: E402
 from _fuzz_factories_train import FACTORIES as _TRAIN_FACTORIES  # noqa: E402
 
-FACTORIES.update(_STABILITY_FACTORIES)
-FACTORIES.update(_TRAIN_FACTORIES)
+for _extra in (_FORECAST_FACTORIES, _OPERATORS_FACTORIES, _STABILITY_FACTORIES, _TRAIN_FACTORIES):
+    FACTORIES.update(_extra)
