@@ -367,11 +367,19 @@ def _budget_qp(S, c, row, max_iter, what):
     r"""$\min \tfrac12 w^\top S w + c^\top w$ s.t. $\mathrm{row}^\top w = 1$, $w\ge0$, solved in the scaled
     variables $w = D z$, $D = \mathrm{diag}(1/\sigma_i)/\rho$ with $\rho = \max_i |\mathrm{row}_i/\sigma_i|$: the
     constraint row has unit size, so the solution $z$ has unit size whatever the period of the inputs (tiny daily
-    excess returns or variances) and the Hessian has a constant diagonal."""
+    excess returns or variances) and the Hessian has a constant diagonal $1/\rho^2$. When $\rho$ is extreme
+    ($< 10^{-3}$ or $> 10^3$: excess returns of $10^{-34}$ per unit volatility, say) that diagonal would overflow
+    or underflow, so a pure quadratic objective ($c = 0$) is multiplied by $\rho^2$ (same minimizer); otherwise
+    the arithmetic is unchanged."""
     d = _vol_scaling(S)
-    d = d / jnp.max(jnp.abs(row * d))
-    H = d[:, None] * S * d[None, :]
-    z = _solve_checked(H, c * d, (row * d)[None, :], jnp.ones(1, S.dtype), max_iter, what)
+    rho = jnp.max(jnp.abs(row * d))
+    d = d / rho
+    # objective scale k^2 (1: unchanged); only for the pure quadratic (c = 0: max Sharpe, min variance), where
+    # the linear term cannot overflow with it
+    k = jnp.where(((rho < 1e-3) | (rho > 1e3)) & jnp.all(c == 0), rho, jnp.ones_like(rho))
+    dk = d * k
+    H = dk[:, None] * S * dk[None, :]
+    z = _solve_checked(H, c * d * k * k, (row * d)[None, :], jnp.ones(1, S.dtype), max_iter, what)
     return d * z
 
 

@@ -205,3 +205,19 @@ def test_strategy_weights_refuses_a_constant_asset_naming_window_returns():
             strategy_weights(bad, horizon=5)
     with pytest.raises(ValueError, match=r"window_returns: expected a lookback of at least 2"):
         strategy_weights(win[:, :1], horizon=5)
+
+
+@pytest.mark.parametrize("scale", [3e-34, 1e-20, 1e-6, 1.0, 1e6, 1e30])
+def test_max_sharpe_weights_do_not_depend_on_the_scale_of_mean(scale):
+    """Max-Sharpe weights are invariant to a positive scale of the excess returns. The long fuzz run drew
+    mean = 3e-34 (float32): the scaled QP's Hessian overflowed and the solver stopped at iteration 0 with a NaN
+    residual, blaming max_iter. Compared with the unscaled problem solved in float64."""
+    from jaxkit.portfolio import max_sharpe
+
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(4, 4))
+    cov = a @ a.T / 4 + 0.1 * np.eye(4)
+    mean = rng.normal(size=4)
+    ref = np.asarray(max_sharpe(mean, cov, dtype=np.float64))
+    w = np.asarray(max_sharpe((mean * scale).astype(np.float32), cov.astype(np.float32)))
+    np.testing.assert_allclose(w, ref, atol=2e-6)
