@@ -34,7 +34,7 @@ import pandas as pd
 from jaxtyping import Array, Float
 
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import check_int, check_positive, check_range, check_time_order
+from jaxkit._validate import check_finite, check_int, check_positive, check_range, check_time_order
 
 __all__ = [
     "MarketData",
@@ -327,6 +327,8 @@ def stock_signals(
         raise TypeError(
             f"log_returns: expected a DataFrame (dates x assets), received {type(log_returns).__name__}"
         )
+    if not (np.isfinite(float(kalman_q)) and float(kalman_q) >= 0):
+        raise ValueError(f"kalman_q: expected a finite variance >= 0, received {kalman_q!r}")
     _check_dates(pd.DatetimeIndex(log_returns.index), "log_returns.index")
     market, oil = (_aligned_series(v, n, log_returns.index) for v, n in ((market, "market"), (oil, "oil")))
     lr = log_returns
@@ -388,6 +390,13 @@ class MarketData:
     signal_names: tuple[str, ...]
     scale: np.ndarray | None = None  # (T, N) EWMA volatility of the grid returns known at t (per_date_scale)
     warmup_rows: int = 0  # leading input rows dropped as feature warm-up (market_data_from_frames)
+
+    def __post_init__(self) -> None:
+        for name in ("prices", "log_returns", "macro", "signals", "scale"):
+            v = getattr(self, name)
+            if v is not None:
+                check_finite(name, v)
+        check_int("warmup_rows", self.warmup_rows, minimum=0)
 
     @property
     def n_assets(self) -> int:

@@ -217,9 +217,16 @@ def baseline_paths(
 
     check_int("lookback", lookback, minimum=2)
     r = np.asarray(log_returns, dtype=np.float64)
-    if r.ndim != 2:
-        raise ValueError(f"log_returns: expected a (time, assets) grid, received shape {r.shape}")
+    if r.ndim != 2 or r.shape[0] == 0 or r.shape[1] == 0:
+        raise ValueError(
+            f"log_returns: expected a (time, assets) grid with at least one row and one asset, received shape "
+            f"{r.shape}"
+        )
+    if not 0.0 < ewma_decay < 1.0:
+        raise ValueError(f"ewma_decay: expected a value in (0, 1), received {ewma_decay!r}")
     t = np.asarray(positions)
+    if t.size == 0:
+        raise ValueError(f"positions: expected at least one decision position, received shape {t.shape}")
     if t.ndim != 1 or (t.size and (t.min() < 0 or t.max() >= r.shape[0])):
         raise ValueError(
             f"positions: expected grid positions in [0, {r.shape[0] - 1}], received {t.tolist()[:5]}..."
@@ -238,5 +245,12 @@ def baseline_paths(
     for j, tj in it:
         w = r[max(0, int(tj) - lookback + 1) : int(tj) + 1]
         for m in methods:
-            out[m].append(fns[m](w, horizon, n_samples, seed=seed + j))
+            try:
+                out[m].append(fns[m](w, horizon, n_samples, seed=seed + j))
+            except ValueError as e:  # name the arguments the failing window comes from
+                raise ValueError(
+                    f"log_returns, positions: the {m!r} baseline cannot be fitted on the trailing window "
+                    f"log_returns[{max(0, int(tj) - lookback + 1)}:{int(tj) + 1}] of positions[{j}] = {int(tj)} "
+                    f"(lookback={lookback}): {e}"
+                ) from None
     return {m: np.stack(v) for m, v in out.items()}

@@ -33,6 +33,7 @@ from jaxkit._validate import (
     check_key,
     check_positive,
     check_size,
+    is_tracer,
     library_errors,
 )
 from jaxkit.forecast._denoiser import (
@@ -79,6 +80,16 @@ class DiffusionForecaster(eqx.Module):
     aux_weight: float = eqx.field(static=True, default=1.0)
     per_date_scale: bool = eqx.field(static=True, default=False)
     config: tuple = eqx.field(static=True, default=())
+
+    def __check_init__(self):
+        if isinstance(self.scale, np.ndarray | jax.Array) and not is_tracer(self.scale):
+            sc = np.asarray(self.scale)
+            if not (np.all(np.isfinite(sc)) and np.all(sc > 0)):
+                raise ValueError(
+                    f"scale: expected positive finite per-asset scales, received {sc.tolist()[:5]} (shape {sc.shape})"
+                )
+        if isinstance(self.aux_weight, int | float | np.number):
+            check_positive("aux_weight", self.aux_weight, strict=False)
 
     def eps(self, x_t, t, history, macro, signals, scale=None):
         s = self.scale if scale is None else scale
@@ -304,8 +315,9 @@ def train_forecaster(
     check_key("key", key)
     if not 0.0 <= final_lr_fraction <= 1.0:
         raise ValueError(f"final_lr_fraction: expected a value in [0, 1], received {final_lr_fraction}")
-    if weight_decay < 0:
-        raise ValueError(f"weight_decay: expected a value >= 0, received {weight_decay}")
+    check_positive("lr", lr)
+    if not (np.isfinite(weight_decay) and weight_decay >= 0):
+        raise ValueError(f"weight_decay: expected a finite value >= 0, received {weight_decay}")
     names = ("history", "target", "macro", "signals") + (("scale",) if model.per_date_scale else ())
     missing = [k for k in names if k not in windows]
     if missing:
@@ -571,6 +583,7 @@ def calibrate_spread(
         )
     if np.any(np.diff(t) <= 0):
         raise ValueError("positions: expected strictly increasing grid positions")
+    check_finite("paths", x)
     mean = x.mean(1)
     err = ((np.where(np.isfinite(y), y, 0.0) - mean) ** 2).sum((1, 2))
     var = x.var(1, ddof=1).sum((1, 2))
@@ -578,5 +591,10 @@ def calibrate_spread(
     for b in range(x.shape[0]):
         done = np.flatnonzero(t[:b] + horizon <= t[b])[-window:]
         if done.size >= min_history:
+            if not var[done].sum() > 0:
+                raise ValueError(
+                    f"paths: expected sampled paths with a spread (k >= 2 distinct paths), received paths with "
+                    f"zero variance on the dates {done.tolist()[:5]} that calibrate date {b}"
+                )
             factors[b] = np.sqrt(err[done].sum() / var[done].sum())
     return mean[:, None] + factors[:, None, None, None] * (x - mean[:, None]), factors

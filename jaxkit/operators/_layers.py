@@ -266,6 +266,47 @@ def _mix_modes(kept: Array, w_re: Array, w_im: Array) -> Array:
     return jax.lax.complex(out[:, 0], out[:, 1])
 
 
+def _check_riesz_params(
+    u: Any, w_re: Any, w_im: Any, alpha: Any, w_dir: Any, local: Any, modes: tuple[int, ...], order: int
+) -> None:
+    """Shapes of the Riesz layer's parameters (static, free under ``jit``) and, on concrete arrays only (eager
+    calls; a no-op on tracers, so training steps are unchanged), finite values."""
+    d, c_in = len(modes), u.shape[0]
+    n_dirs = d if order == 1 else d * (d + 1) // 2
+    kept = tuple(2 * m for m in modes[:-1]) + (modes[-1],)
+    if w_re is not None:
+        if w_im is None or alpha is None or w_dir is None:
+            raise ValueError(
+                "weight_im, alpha, w_dir: expected arrays with weight_re (the global branch), received None"
+            )
+        sh = tuple(w_re.shape)
+        if len(sh) != d + 2 or sh[:d] != kept or sh[d] != c_in:
+            raise ValueError(f"weight_re: expected shape {(*kept, c_in, 'cout')}, received {sh}")
+        if tuple(w_im.shape) != sh:
+            raise ValueError(f"weight_im: expected shape {sh} (as weight_re), received {tuple(w_im.shape)}")
+        if tuple(alpha.shape) not in ((c_in,), (*kept, c_in)):
+            raise ValueError(
+                f"alpha: expected shape {(c_in,)} or {(*kept, c_in)}, received {tuple(alpha.shape)}"
+            )
+        if tuple(w_dir.shape) not in ((n_dirs, c_in), (*kept, c_in, n_dirs)):
+            raise ValueError(
+                f"w_dir: expected shape {(n_dirs, c_in)} or {(*kept, c_in, n_dirs)}, received {tuple(w_dir.shape)}"
+            )
+    if local is not None:
+        sh = tuple(local.shape)
+        if len(sh) != 3 or sh[0] != n_dirs or sh[2] != c_in:
+            raise ValueError(f"local_weight: expected shape {(n_dirs, 'cout', c_in)}, received {sh}")
+    for name, x in (
+        ("weight_re", w_re),
+        ("weight_im", w_im),
+        ("alpha", alpha),
+        ("w_dir", w_dir),
+        ("local_weight", local),
+    ):
+        if x is not None:
+            check_finite(name, x)
+
+
 def riesz_spectral_conv(
     u: Float[Array, "cin *grid"],
     weight_re: Float[Array, "*kept cin cout"] | None,
@@ -292,6 +333,7 @@ def riesz_spectral_conv(
     modes = tuple(int(m) for m in modes)
     grid = u.shape[1:]
     _check_resolution(grid, modes)
+    _check_riesz_params(u, weight_re, weight_im, alpha, w_dir, local_weight, modes, order)
     w = None
     if weight_re is not None:
         w = _riesz_weight(weight_re, weight_im, alpha, w_dir, modes, order, lengths)

@@ -43,7 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._typing import Array, ArrayLike, Complex, Float, PRNGKey
-from .._validate import check_choice, check_int, check_key, check_positive
+from .._validate import check_choice, check_finite, check_int, check_key, check_positive, is_tracer
 from ._layers import Pointwise, _as_modes, _instance_norm, check_weight_size, finite_input, gelu, pointwise
 
 __all__ = ["LNO", "LNOConfig", "LaplaceLayer", "grid_spacing", "laplace_layer", "lno_apply"]
@@ -78,6 +78,7 @@ def laplace_layer(
     (complex), ``spacing[a]`` is the physical grid step $\Delta_a$ of axis ``a``. Returns the steady-state plus
     transient response (module docstring), real, shape ``(O, n_1, …, n_d)``.
     """
+    check_finite("u", u)  # concrete arrays only (a no-op under jit)
     d = u.ndim - 1
     grid = u.shape[1:]
     if len(poles) != d or len(spacing) != d or residues.ndim != d + 2:
@@ -248,7 +249,11 @@ def _unit_coordinates(grid: Sequence[int], dtype: Any) -> Array:
 
 
 def lno_apply(params: dict, x: Float[Array, "cin *grid"], cfg: LNOConfig) -> Float[Array, "cout *grid"]:
-    """LNO forward pass on one sample as a pure function of ``params`` (see :meth:`LNO.params`); no validation."""
+    """LNO forward pass on one sample as a pure function of ``params`` (see :meth:`LNO.params`); validates ``x``
+    (shape, finite values) on eager calls only, nothing under ``jit``."""
+    if not is_tracer(x):
+        x = _check_lno_input("x", x, cfg.in_channels, cfg.n_dims)
+        check_finite("x", x)
     grid = x.shape[1:]
     feats = x
     if cfg.grid_features:

@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._typing import Array, ArrayLike, Float, PRNGKey
-from .._validate import check_choice, check_int, check_key, check_range, check_size
+from .._validate import check_choice, check_finite, check_int, check_key, check_range, check_size, is_tracer
 from ._layers import (
     InstanceNorm,
     Pointwise,
@@ -77,6 +77,17 @@ class OperatorConfig:
     per_mode: bool = False
     branch: str = "mix"
     lengths: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        # the scalar fields, refused where the config is made (the same checks as build_operator's; modes, sizes
+        # and lengths are checked there)
+        check_choice("kind", self.kind, ("fno", "rno"))
+        for name in ("in_channels", "out_channels", "width", "n_layers", "proj_hidden"):
+            check_int(name, getattr(self, name), minimum=1)
+        check_range("padding", self.padding, 0.0, 1.0)
+        check_choice("norm", self.norm, (None, "instance"))
+        check_choice("order", self.order, (1, 2))
+        check_choice("branch", self.branch, ("mix", "global", "local"))
 
     @property
     def n_dims(self) -> int:
@@ -153,8 +164,12 @@ def operator_apply(
     """The FNO/RNO forward pass on one sample, as a pure function of a nested parameter dict.
 
     ``params = {"lift": {"weight", "bias"}, "blocks": [{"spectral": {...}, "skip": {...}, "norm": {...}|None}],
-    "proj_hidden": {...}, "proj_out": {...}}``. No validation here (see the models' ``__call__``).
+    "proj_hidden": {...}, "proj_out": {...}}``. ``x`` (shape, finite values) is validated on eager calls only;
+    under ``jit`` nothing is checked here (see the models' ``__call__``).
     """
+    if not is_tracer(x):  # eager calls only: under jit (training steps) nothing is added
+        x = _check_input("x", x, cfg.in_channels, cfg.n_dims, cfg.modes)
+        check_finite("x", x)
     grid = x.shape[1:]
     feats = x
     if cfg.grid_features:

@@ -256,6 +256,19 @@ class TrainedOperator:
     wall_time: float = 0.0
     n_steps: int = 0  # optimizer steps taken
 
+    def __post_init__(self) -> None:
+        # the timings and the step count are records: refused when they cannot be one (NaN epoch_time is the
+        # default, "not measured"); the stored values are kept as given
+        et = float(self.epoch_time)
+        if np.isinf(et) or et < 0:
+            raise ValueError(
+                f"epoch_time: expected seconds >= 0 (or NaN, not measured), received {self.epoch_time!r}"
+            )
+        check_positive("wall_time", self.wall_time, strict=False)
+        steps = float(np.asarray(self.n_steps))
+        if not np.isfinite(steps) or steps < 0 or steps != round(steps):
+            raise ValueError(f"n_steps: expected an integer >= 0, received {self.n_steps!r}")
+
     def predict(self, x: ArrayLike, batch_size: int = 32) -> np.ndarray:
         return predict(self.model, x, self.x_normalizer, self.y_normalizer, batch_size=batch_size)
 
@@ -515,6 +528,7 @@ def train_ensemble(
     x_train, y_train = _as_float32("x_train", x_train), _as_float32("y_train", y_train)
     check_int("epochs", epochs, minimum=1)
     check_int("batch_size", batch_size, minimum=1)
+    check_int("step_epochs", step_epochs, minimum=1)
     if keys.ndim < 1 or keys.shape[0] < 1:
         raise ValueError(f"keys: expected a stack of PRNG keys (n_members, ...), received shape {keys.shape}")
     if x_train.shape[0] != y_train.shape[0]:
