@@ -375,16 +375,20 @@ def _loss_fn(xn: GaussianNormalizer, yn: GaussianNormalizer) -> Callable:
 
 
 def _check_nonzero_targets(name: str, y: ArrayLike) -> None:
-    """The relative L2 loss ``‖ŷ − y‖ / ‖y‖`` divides by each target's norm: refuse an all-zero target sample
-    (its loss is infinite whatever the model predicts). No-op on a tracer."""
+    """The relative L2 loss ``‖ŷ − y‖ / ‖y‖`` divides by each target's norm, computed in float32: refuse a target
+    sample whose float32 norm is 0 — all zeros, or entries so small (below ~1e-19) that their squares underflow —
+    since its loss is infinite whatever the model predicts. No-op on a tracer."""
     if isinstance(y, jax.core.Tracer):
         return
-    flat = np.reshape(np.asarray(y), (np.shape(y)[0], -1))
-    zero = np.flatnonzero(~np.any(flat != 0, axis=1))
+    flat = np.reshape(np.asarray(y, np.float32), (np.shape(y)[0], -1))
+    with np.errstate(under="ignore"):
+        norm = np.sqrt(np.sum(flat * flat, axis=1, dtype=np.float32))
+    zero = np.flatnonzero(norm == 0)
     if zero.size:
         raise ValueError(
             f"{name}: expected targets with a nonzero norm (the relative L2 error divides by it), received "
-            f"{zero.size} all-zero sample(s), e.g. index {int(zero[0])}"
+            f"{zero.size} sample(s) whose float32 norm is 0 (all-zero, or entries too small to square in float32), "
+            f"e.g. index {int(zero[0])}"
         )
 
 
