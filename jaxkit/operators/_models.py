@@ -79,15 +79,8 @@ class OperatorConfig:
     lengths: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
-        # the scalar fields, refused where the config is made (the same checks as build_operator's; modes, sizes
-        # and lengths are checked there)
-        check_choice("kind", self.kind, ("fno", "rno"))
-        for name in ("in_channels", "out_channels", "width", "n_layers", "proj_hidden"):
-            check_int(name, getattr(self, name), minimum=1)
-        check_range("padding", self.padding, 0.0, 1.0)
-        check_choice("norm", self.norm, (None, "instance"))
-        check_choice("order", self.order, (1, 2))
-        check_choice("branch", self.branch, ("mix", "global", "local"))
+        # the scalar fields, refused where the config is made (modes, sizes and lengths: build_operator)
+        _check_scalar_fields(self)
 
     @property
     def n_dims(self) -> int:
@@ -101,7 +94,9 @@ class OperatorConfig:
         return asdict(self)
 
 
-def _validate_config(cfg: OperatorConfig) -> OperatorConfig:
+def _check_scalar_fields(cfg: OperatorConfig) -> None:
+    """The configuration's scalar fields: checked when an :class:`OperatorConfig` is made and again where a model
+    is built from one (one set of checks for both)."""
     check_choice("kind", cfg.kind, ("fno", "rno"))
     for name in ("in_channels", "out_channels", "width", "n_layers", "proj_hidden"):
         check_int(name, getattr(cfg, name), minimum=1)
@@ -109,6 +104,10 @@ def _validate_config(cfg: OperatorConfig) -> OperatorConfig:
     check_choice("norm", cfg.norm, (None, "instance"))
     check_choice("order", cfg.order, (1, 2))
     check_choice("branch", cfg.branch, ("mix", "global", "local"))
+
+
+def _validate_config(cfg: OperatorConfig) -> OperatorConfig:
+    _check_scalar_fields(cfg)
     modes = _as_modes(cfg.modes)
     # parameter memory, refused up front (float32; each Fourier layer holds width x width complex weights per
     # kept mode): checked size by size so the message names the one that is too large

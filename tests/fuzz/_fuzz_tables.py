@@ -189,6 +189,14 @@ SLOW: dict[str, str] = {
     "jaxkit.train.fit_ensemble": "10.5 s for the base call and its edge table (n_steps=2**40 runs to the 10 s limit)",
 }
 
+_PLACEMENT_PASSES_NONFINITE = "NaN/inf reaches the result by design: a placement function moves any pytree onto devices and computes nothing, and legitimate inf travels through it (an attention mask's -inf, optax.contrib.reduce_on_plateau's best value); as to_host"
+
+
+def _passes_nonfinite(param: str) -> dict[tuple[str, str], str]:
+    """The three non-finite edges of ``param`` of a placement function (which moves a pytree and computes nothing)."""
+    return {(param, edge): _PLACEMENT_PASSES_NONFINITE for edge in ("nan", "inf", "-inf")}
+
+
 KNOWN_VIOLATIONS: dict[str, dict[tuple[str, str], str]] = {
     "jaxkit.operators.TrainedOperator": {
         (
@@ -387,48 +395,9 @@ KNOWN_VIOLATIONS: dict[str, dict[tuple[str, str], str]] = {
             "-inf",
         ): "NaN/inf reaches the result by design: FitResult records what fit trained, and fit(nonfinite='ignore') returns a diverged model on purpose",
     },
-    "jaxkit.train.distribute_batch": {
-        (
-            "batch",
-            "nan",
-        ): "NaN/inf reaches the result by design: a placement function moves any pytree onto devices and computes nothing, and legitimate inf travels through it (an attention mask's -inf, optax.contrib.reduce_on_plateau's best value); as to_host",
-        (
-            "batch",
-            "inf",
-        ): "NaN/inf reaches the result by design: a placement function moves any pytree onto devices and computes nothing, and legitimate inf travels through it (an attention mask's -inf, optax.contrib.reduce_on_plateau's best value); as to_host",
-        (
-            "batch",
-            "-inf",
-        ): "NaN/inf reaches the result by design: a placement function moves any pytree onto devices and computes nothing, and legitimate inf travels through it (an attention mask's -inf, optax.contrib.reduce_on_plateau's best value); as to_host",
-    },
-    "jaxkit.train.shard_batch": {
-        (
-            "batch",
-            "nan",
-        ): "NaN/inf reaches the result by design: a placement function moves any pytree onto devices and computes nothing, and legitimate inf travels through it (an attention mask's -inf, optax.contrib.reduce_on_plateau's best value); as to_host",
-        (
-            "batch",
-            "inf",
-        ): "NaN/inf reaches the result by design: a placement function moves any pytree onto devices and computes nothing, and legitimate inf travels through it (an attention mask's -inf, optax.contrib.reduce_on_plateau's best value); as to_host",
-        (
-            "batch",
-            "-inf",
-        ): "NaN/inf reaches the result by design: a placement function moves any pytree onto devices and computes nothing, and legitimate inf travels through it (an attention mask's -inf, optax.contrib.reduce_on_plateau's best value); as to_host",
-    },
-    "jaxkit.train.replicate": {
-        (
-            "tree",
-            "nan",
-        ): "NaN/inf reaches the result by design: a placement function moves any pytree onto devices and computes nothing, and legitimate inf travels through it (an attention mask's -inf, optax.contrib.reduce_on_plateau's best value); as to_host",
-        (
-            "tree",
-            "inf",
-        ): "NaN/inf reaches the result by design: a placement function moves any pytree onto devices and computes nothing, and legitimate inf travels through it (an attention mask's -inf, optax.contrib.reduce_on_plateau's best value); as to_host",
-        (
-            "tree",
-            "-inf",
-        ): "NaN/inf reaches the result by design: a placement function moves any pytree onto devices and computes nothing, and legitimate inf travels through it (an attention mask's -inf, optax.contrib.reduce_on_plateau's best value); as to_host",
-    },
+    "jaxkit.train.distribute_batch": _passes_nonfinite("batch"),
+    "jaxkit.train.shard_batch": _passes_nonfinite("batch"),
+    "jaxkit.train.replicate": _passes_nonfinite("tree"),
     "jaxkit.train.fit": {
         (
             "n_steps",
