@@ -22,7 +22,7 @@ from jaxtyping import PRNGKeyArray
 from rdkit import Chem
 
 from .. import diffusion as dm
-from .._validate import check_choice, check_key
+from .._validate import check_choice, check_finite, check_int, check_key
 from ._assemble import match_conformer
 from ._complex import (
     ComplexSizes,
@@ -232,10 +232,15 @@ def assemble_poses(
             f"x: expected sampled positions (n_samples, >= {n}, 3) (the ligand's {n} atoms first), "
             f"received shape {x.shape}"
         )
+    if x.shape[0] == 0:
+        raise ValueError(f"x: expected at least one sample, received shape {x.shape}")
+    check_finite("x", x[:, :n])  # the ligand's atoms (rows past them are padding)
     if np.shape(gaps) != (x.shape[0],):
         raise ValueError(
             f"gaps: expected one bond gap per sample, shape ({x.shape[0]},), received {np.shape(gaps)}"
         )
+    check_finite("gaps", np.asarray(gaps, dtype=np.float64))
+    check_int("seed", seed, minimum=0)
     if assemble == "none":
         mols = [with_positions(lig.frag.mol, xi[:n]) for xi in x]
         return ([relax_pose(m) for m in mols] if relax else mols), np.asarray(gaps, np.float64)
@@ -310,6 +315,15 @@ def dock(
     check_key("key", key)
     check_choice("assemble", assemble, ASSEMBLIES)
     _check_ranking("ranking", ranking)
+    if (
+        isinstance(pocket_size, bool)
+        or not isinstance(pocket_size, int | float)
+        or not (np.isfinite(pocket_size) and pocket_size > 0)
+    ):
+        raise ValueError(f"pocket_size: expected a finite value > 0 Å, received {pocket_size!r}")
+    check_int("conformer_seed", conformer_seed, minimum=0)
+    if pb_budget is not None:
+        check_int("pb_budget", pb_budget, minimum=0)
     model, config = _load(model)
     confidence = _load_confidence(confidence)
     report = progress if progress is not None else (lambda stage, done, total: None)
@@ -454,6 +468,9 @@ def evaluate_variants(
     for a, r in variants:
         check_choice("assemble", a, ASSEMBLIES)
         _check_ranking("ranking", r)
+    check_int("conformer_seed", conformer_seed, minimum=0)
+    if pb_budget is not None:
+        check_int("pb_budget", pb_budget, minimum=0)
     t0, c0 = time.perf_counter(), time.process_time()
     lig = ligand_fragments(example.mol, conformer=conformer, seed=conformer_seed)
     c = build_complex(lig, example.pocket, sizes=_sizes_for(config, lig, example.pocket), name=example.id)

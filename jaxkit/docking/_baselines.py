@@ -25,7 +25,7 @@ from jaxtyping import Array, ArrayLike, Float
 from rdkit import Chem
 from rdkit.Chem import AllChem
 
-from .._validate import check_finite, check_int, check_nonempty
+from .._validate import check_finite, check_int, check_nonempty, check_size
 from ._fragments import conformer_positions
 
 
@@ -63,7 +63,22 @@ def random_placement(
     Returns (positions ``(n_heavy, 3)``, score).
     """
     check_int("k", k, minimum=1)
+    check_int("seed", seed, minimum=0)
+    pocket_positions = np.asarray(pocket_positions, dtype=np.float64)
+    if pocket_positions.ndim != 2 or pocket_positions.shape[1] != 3 or pocket_positions.shape[0] == 0:
+        raise ValueError(
+            f"pocket_positions: expected shape (n_pocket > 0, 3) (Å), received {pocket_positions.shape}"
+        )
+    check_finite("pocket_positions", pocket_positions)
+    center = np.asarray(center, dtype=np.float64)
+    if center.shape != (3,):
+        raise ValueError(f"center: expected shape (3,) (Å), received {center.shape}")
+    check_finite("center", center)
+    if not (np.isfinite(spread) and spread >= 0):
+        raise ValueError(f"spread: expected a finite value >= 0 Å, received {spread!r}")
     heavy = Chem.RemoveHs(mol)
+    # the k poses and their pairwise distances to the pocket (float32)
+    check_size("k", 4.0 * k * heavy.GetNumAtoms() * (len(pocket_positions) + 3))
     molh = Chem.AddHs(heavy)
     params = AllChem.ETKDGv3()
     params.randomSeed = int(seed)
@@ -79,6 +94,20 @@ def random_placement(
     scores = jax.vmap(contact_score, in_axes=(0, None))(poses, jnp.asarray(pocket_positions))
     best = int(jnp.argmin(scores))
     return np.asarray(poses[best], dtype=np.float64), float(scores[best])
+
+
+def _check_box(center: np.ndarray, box_size: float) -> np.ndarray:
+    """``center`` as 3 finite coordinates (Å) after checking it and the box edge ``box_size`` (finite, > 0): Vina's
+    own messages name neither (a NaN edge reads "box dimensions are required to be positive")."""
+    c = np.asarray(center, dtype=np.float64)
+    if c.shape != (3,):
+        raise ValueError(f"center: expected shape (3,) (Å), received {c.shape}")
+    check_finite("center", c)
+    if isinstance(box_size, bool) or not isinstance(box_size, int | float | np.number):
+        raise TypeError(f"box_size: expected a number of Å, received {type(box_size).__name__}")
+    if not (np.isfinite(box_size) and box_size > 0):
+        raise ValueError(f"box_size: expected a finite value > 0 Å, received {box_size!r}")
+    return c
 
 
 def vina_dock(
@@ -104,6 +133,9 @@ def vina_dock(
 
     if scoring not in ("vina", "vinardo"):
         raise ValueError(f"scoring: expected 'vina' or 'vinardo', received {scoring!r}")
+    center = _check_box(center, box_size)
+    check_int("exhaustiveness", exhaustiveness, minimum=1)
+    check_int("seed", seed, minimum=0)
     work = Path(workdir or tempfile.mkdtemp(prefix="jaxkit_vina_"))
     receptor = prepare_receptor(protein_pdb, work)
     lig = Chem.AddHs(Chem.RemoveHs(mol))
@@ -147,6 +179,14 @@ def vina_pose_energy(
         raise ValueError(f"scoring: expected 'vina' or 'vinardo', received {scoring!r}")
     if mol.GetNumConformers() == 0:
         raise ValueError("mol: expected a molecule with a pose (a conformer), received none")
+    center = _check_box(center, box_size)
+    x = mol.GetConformer().GetPositions()
+    outside = np.abs(x - center).max() if len(x) else 0.0
+    if not outside < box_size / 2:  # Vina's RuntimeError "The ligand is outside the grid box" names neither
+        raise ValueError(
+            f"center/box_size: expected the pose of mol inside the box of edge {box_size} Å at center "
+            f"{center.tolist()}, received an atom {outside:.1f} Å from the center along an axis"
+        )
     if receptor is None:
         receptor = prepare_receptor(protein_pdb, Path(workdir or tempfile.mkdtemp(prefix="jaxkit_vina_")))
     lig = Chem.AddHs(Chem.RemoveHs(mol), addCoords=True)

@@ -81,6 +81,8 @@ def batch_loss(
 
     ``t = t_min + (1 - t_min) u^t_power`` with stratified uniform ``u``: ``t_power < 1`` puts more of the batch at
     high noise (where the global placement is decided)."""
+    if not is_tracer(t_power):
+        check_positive("t_power", t_power)
     b = batch.T0.shape[0]
     k_t, k_n = jax.random.split(key)
     t_min = 1e-3

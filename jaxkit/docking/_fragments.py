@@ -384,7 +384,23 @@ def fragment_dummy_positions(
 ) -> np.ndarray:
     """NumPy, on a `Fragmentation`: world positions of the dummy atoms under per-fragment transforms (they should hit
     the partner anchors). The padded, differentiable version on a `DockingComplex` is `dummy_positions`."""
+    rotations = np.asarray(rotations)
+    translations = np.asarray(translations)
+    if rotations.shape != (frag.n_fragments, 3, 3) or translations.shape != (frag.n_fragments, 3):
+        raise ValueError(
+            f"rotations/translations: expected shapes ({frag.n_fragments}, 3, 3) and ({frag.n_fragments}, 3), "
+            f"received {rotations.shape} and {translations.shape}"
+        )
+    check_rotation("rotations", rotations)
+    check_finite("translations", translations)
+    local_dummies = np.asarray(local_dummies, dtype=np.float64)
+    if local_dummies.shape != (len(frag.dummies), 3):
+        raise ValueError(
+            f"local_dummies: expected shape ({len(frag.dummies)}, 3) (one row per dummy atom), "
+            f"received {local_dummies.shape}"
+        )
+    check_finite("local_dummies", local_dummies)
     if len(frag.dummies) == 0:
         return np.zeros((0, 3))
     df = frag.dummies[:, 0]
-    return np.einsum("nij,nj->ni", np.asarray(rotations)[df], local_dummies) + np.asarray(translations)[df]
+    return np.einsum("nij,nj->ni", rotations[df], local_dummies) + translations[df]

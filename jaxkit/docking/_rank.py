@@ -150,6 +150,18 @@ class VinardoScorer:
         from rdkit.Chem import AllChem
         from vina import Vina
 
+        c = np.asarray(center, dtype=np.float64)
+        if c.shape != (3,) or not np.all(np.isfinite(c)):
+            raise ValueError(
+                f"center: expected 3 finite coordinates (Å), received shape {c.shape}: {c.tolist()}"
+            )
+        if (
+            isinstance(box, bool)
+            or not isinstance(box, int | float | np.number)
+            or not (np.isfinite(box) and box > 0)
+        ):
+            raise ValueError(f"box: expected a finite number of Å > 0, received {box!r}")
+
         self.vina = Vina(sf_name="vinardo", verbosity=0, cpu=1, seed=0)
         self.vina.set_receptor(str(receptor_pdbqt))
         self.center = [float(c) for c in np.asarray(center).reshape(3)]
@@ -308,6 +320,15 @@ def rank_poses(
     ``"scoring"``) and checked (``"validity checks"``; ``done = 0`` opens a stage). :func:`ranking_warning` says
     when no pose passed the checks."""
     check_int("minimize_steps", minimize_steps, minimum=0)
+    if pb_budget is not None:
+        check_int("pb_budget", pb_budget, minimum=0)
+    gaps_arr = np.asarray(gaps, dtype=np.float64)
+    if gaps_arr.shape != (len(mols),):
+        raise ValueError(
+            f"gaps: expected one bond gap per pose of mols, shape ({len(mols)},), received {gaps_arr.shape}"
+        )
+    if not np.all(np.isfinite(gaps_arr)):
+        raise ValueError(f"gaps: expected finite bond gaps (Å), received {gaps_arr.tolist()}")
     if order not in ("vinardo", "consensus"):
         raise ValueError(f"order: expected 'vinardo' or 'consensus', received {order!r}")
     if minimize and (order != "vinardo" or scorer is None):

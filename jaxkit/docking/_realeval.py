@@ -85,8 +85,8 @@ def docking_inputs(example: DockingExample, *, seed: int, box_size: float = 22.0
     if not isinstance(example, DockingExample):
         raise TypeError(f"example: expected a DockingExample, received {type(example).__name__}")
     check_int("seed", seed, minimum=0)
-    if not isinstance(box_size, int | float) or not box_size > 0:
-        raise ValueError(f"box_size: expected a positive number of Å, received {box_size!r}")
+    if not isinstance(box_size, int | float) or not (np.isfinite(box_size) and box_size > 0):
+        raise ValueError(f"box_size: expected a finite positive number of Å, received {box_size!r}")
     if example.protein_path is None:
         raise ValueError(
             f"example: expected a complex with a protein file, received {example.id!r} without one"
@@ -286,6 +286,9 @@ def model_method(
     """The diffusion model through :func:`dock` (conformer matching, ``ranking``) with the model file ``model``;
     key ``jax.random.key(inputs.seed)``."""
     check_int("n_samples", n_samples, minimum=1)
+    check_int("n_steps", n_steps, minimum=1)
+    if pb_budget is not None:
+        check_int("pb_budget", pb_budget, minimum=0)
 
     def method(inputs: DockingInputs) -> tuple[list[Chem.Mol], dict]:
         with tempfile.TemporaryDirectory(prefix="jaxkit_realeval_") as work:

@@ -253,8 +253,9 @@ def extract_pocket(protein, ligand_positions: np.ndarray, *, cutoff: float = 10.
     lig = np.asarray(ligand_positions, dtype=np.float64)
     if lig.ndim != 2 or lig.shape[1] != 3 or lig.shape[0] == 0:
         raise ValueError(f"ligand_positions: expected shape (n>0, 3), received {lig.shape}")
-    if not cutoff > 0:
-        raise ValueError(f"cutoff: expected a value > 0 Å, received {cutoff}")
+    check_finite("ligand_positions", lig)
+    if not (np.isfinite(cutoff) and cutoff > 0):
+        raise ValueError(f"cutoff: expected a finite value > 0 Å, received {cutoff}")
     coords = np.asarray(protein.coord, dtype=np.float64)
     d2 = ((coords[:, None, :] - lig[None, :, :]) ** 2).sum(-1).min(1)
     near = d2 <= cutoff**2
@@ -262,8 +263,8 @@ def extract_pocket(protein, ligand_positions: np.ndarray, *, cutoff: float = 10.
     chosen = np.isin(keys, np.unique(keys[near]))
     if not chosen.any():
         raise StructureError(
-            f"no protein atom within {cutoff} Å of the ligand (nearest is {np.sqrt(d2.min()):.1f} Å): the ligand "
-            "is far from the pocket"
+            f"ligand_positions: no protein atom within {cutoff} Å of the ligand (nearest is "
+            f"{np.sqrt(d2.min()):.1f} Å): the ligand is far from the pocket"
         )
     sub = protein[chosen]
     return Pocket(
@@ -283,8 +284,8 @@ def pocket_from_center(protein, center: np.ndarray, *, size: float = 22.0) -> Po
     c = np.asarray(center, dtype=np.float64).reshape(-1)
     if c.shape != (3,) or not np.all(np.isfinite(c)):
         raise ValueError(f"center: expected 3 finite coordinates (Å), received {center!r}")
-    if not size > 0:
-        raise ValueError(f"size: expected a value > 0 Å, received {size}")
+    if not (np.isfinite(size) and size > 0):
+        raise ValueError(f"size: expected a finite value > 0 Å, received {size}")
     coords = np.asarray(protein.coord, dtype=np.float64)
     d = np.sqrt(((coords - c) ** 2).sum(-1))
     near = d <= size / 2

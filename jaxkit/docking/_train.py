@@ -150,6 +150,7 @@ def featurize_examples(
     model trained on them learns weak bond springs (measured: springs 3-4x softer, sampled poses not
     reassembled). Inference always uses RDKit conformers (no leakage)."""
     rng = seed_rng(seed)
+    check_int("augment", augment, minimum=1)
     out, skipped = [], []
     most = max((ex.pocket.n_atoms for ex in examples), default=0)
     if most > sizes.pocket:  # real pockets (10 Å residues) outgrow the CCD padding: pad to the largest

@@ -36,6 +36,7 @@ from jaxkit._validate import (
     as_float_array,
     check_key,
     check_norm,
+    check_positive,
     check_shape_tuple,
     check_size,
     check_trailing_shape,
@@ -79,7 +80,8 @@ def is_rotation(R: ArrayInput, atol: float = ROTATION_ATOL) -> np.ndarray:
 def check_rotation(name: str, R: ArrayInput, atol: float = ROTATION_ATOL) -> ArrayInput:
     """Raise ``ValueError`` unless ``R`` has shape ``(..., 3, 3)`` and holds finite rotations (``R^T R = I``,
     ``det R = +1`` within ``atol``); returns ``R``. On a tracer the value check runs at run time: use the
-    returned array (``R = check_rotation("R", R)``) so that ``jax.jit`` keeps it."""
+    returned array (``R = check_rotation("R", R)``) so that ``jax.jit`` keeps it. ``atol`` must be finite and > 0."""
+    check_positive("atol", atol)
     return rotation_checked(name, R, atol)
 
 
@@ -214,12 +216,12 @@ def from_axis_angle(axis: ArrayInput, angle_: ArrayInput) -> Array:
         axis = error_if_invalid(
             axis, jnp.abs(n - 1.0) > 1e-4, "axis: expected unit vectors (|norm - 1| <= 0.0001)"
         )
-    angle_ = finite_checked("angle", as_float_array("angle", angle_))
+    angle_ = finite_checked("angle_", as_float_array("angle_", angle_))
     try:
         v = axis * angle_[..., None]
     except (TypeError, ValueError):
         raise ValueError(
-            f"angle: expected a shape broadcastable with axis {axis.shape[:-1]}, received {angle_.shape}"
+            f"angle_: expected a shape broadcastable with axis {axis.shape[:-1]}, received {angle_.shape}"
         ) from None
     return _exp(v)
 

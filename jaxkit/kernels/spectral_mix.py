@@ -38,6 +38,7 @@ from ._common import (
     cdiv,
     check_block,
     compiler_params,
+    finite_checked,
     from_planes,
     next_pow2,
     pad_axis,
@@ -53,9 +54,32 @@ _FN = "spectral_mix"
 _DEFAULT_BACKENDS = ("tpu",)
 
 
-def spectral_mix_reference(x: jax.Array, w: jax.Array, *, precision=jax.lax.Precision.HIGHEST) -> jax.Array:
-    """XLA reference: ``einsum('bi...,io...->bo...', x, w)`` (mode axes trailing, any number of them)."""
+def spectral_mix_reference(
+    x: jax.Array, w: jax.Array, *, precision=jax.lax.Precision.HIGHEST, check_finite: bool = True
+) -> jax.Array:
+    """XLA reference: ``einsum('bi...,io...->bo...', x, w)`` (mode axes trailing, any number of them).
+
+    ``x`` is ``(B, I, *modes)`` and ``w`` ``(I, O, *modes)`` (``ValueError`` naming them otherwise); NaN/inf in
+    either raise ``ValueError`` naming it (a run-time error under ``jax.jit``) unless ``check_finite=False``."""
+    x = as_array(x, "x", _FN)
+    w = as_array(w, "w", _FN)
+    if x.ndim < 2 or w.ndim != x.ndim or w.shape[0] != x.shape[1] or w.shape[2:] != x.shape[2:]:
+        raise ValueError(
+            f"{_FN}: w: expected shape (I, O, *modes) matching x (B, I, *modes), received w.shape={w.shape}, "
+            f"x.shape={x.shape}"
+        )
+    x, w = _finite(x, w, "x", "w", check_finite)
     return jnp.einsum("bi...,io...->bo...", x, w, precision=precision)
+
+
+def _finite(
+    a: jax.Array, b: jax.Array, aname: str, bname: str, check_finite: bool
+) -> tuple[jax.Array, jax.Array]:
+    if not isinstance(check_finite, bool):
+        raise TypeError(f"{_FN}: check_finite must be a bool, received {check_finite!r}")
+    if check_finite:
+        a, b = finite_checked(a, aname, _FN), finite_checked(b, bname, _FN)
+    return a, b
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -265,6 +289,7 @@ def spectral_mix(
     block_b: int | None = None,
     block_o: int | None = None,
     block_k: int | None = None,
+    check_finite: bool = True,
 ) -> jax.Array:
     """Per-mode channel mixing ``out[b,o,k] = Σ_i x[b,i,k] w[i,o,k]``.
 
@@ -274,6 +299,8 @@ def spectral_mix(
         interpret: ``None`` dispatches (Pallas on TPU, XLA einsum on CPU and GPU); ``True`` runs the Pallas body in the
             interpreter; ``False`` forces the compiled kernel (GPU/TPU).
         block_b, block_o, block_k: tile sizes over batch, output channels and (flattened) modes; defaults per backend.
+        check_finite: NaN/inf in ``x`` or ``w`` raise ``ValueError`` naming the argument (a run-time error under
+            ``jax.jit``); ``False`` skips the check (callers that checked their inputs already).
 
     Returns:
         ``(B, O, *modes)`` (``(O, *modes)`` for one sample) with dtype ``result_type(x, w)``. Differentiable (``jax.custom_vjp`` with Pallas
@@ -284,14 +311,23 @@ def spectral_mix(
     if (
         x.ndim >= 2 and x.ndim == w.ndim - 1 and x.shape[0] == w.shape[0]
     ):  # one sample (I, *modes): add and drop a batch axis
-        out = spectral_mix(x[None], w, interpret=interpret, block_b=block_b, block_o=block_o, block_k=block_k)
+        out = spectral_mix(
+            x[None],
+            w,
+            interpret=interpret,
+            block_b=block_b,
+            block_o=block_o,
+            block_k=block_k,
+            check_finite=check_finite,
+        )
         return out[0]
     _check_shapes(tuple(x.shape), tuple(w.shape))
+    x, w = _finite(x, w, "x", "w", check_finite)
     pallas, interp = use_pallas(interpret, _FN, _DEFAULT_BACKENDS)
     cfg = _check_blocks(block_b, block_o, block_k, interp)
     dtype = jnp.result_type(x, w)
     if not pallas:
-        return spectral_mix_reference(x.astype(dtype), w.astype(dtype))
+        return spectral_mix_reference(x.astype(dtype), w.astype(dtype), check_finite=False)
     is_complex = jnp.issubdtype(dtype, jnp.complexfloating)
     bsz, ci = x.shape[:2]
     co = w.shape[1]
@@ -315,9 +351,12 @@ def spectral_mix_planes(
     block_b: int | None = None,
     block_o: int | None = None,
     block_k: int | None = None,
+    check_finite: bool = True,
 ) -> tuple[jax.Array, jax.Array]:
     """:func:`spectral_mix` on real/imaginary planes: returns ``(out_re, out_im)`` for ``x = xr + i xi``,
-    ``w = wr + i wi`` (all real floating; ``xr, xi`` shaped ``(B, I, *modes)``, ``wr, wi`` ``(I, O, *modes)``)."""
+    ``w = wr + i wi`` (all real floating; ``xr, xi`` shaped ``(B, I, *modes)``, ``wr, wi`` ``(I, O, *modes)``).
+    NaN/inf in a plane raise ``ValueError`` naming it (a run-time error under ``jax.jit``) unless
+    ``check_finite=False``."""
     planes = {"xr": xr, "xi": xi, "wr": wr, "wi": wi}
     for name, v in planes.items():
         v = as_array(v, name, _FN)
@@ -328,6 +367,8 @@ def spectral_mix_planes(
     if wr.shape != wi.shape:
         raise ValueError(f"{_FN}: wr and wi must have the same shape, received {wr.shape} and {wi.shape}")
     _check_shapes(tuple(xr.shape), tuple(wr.shape), "xr", "wr")
+    xr, xi = _finite(xr, xi, "xr", "xi", check_finite)
+    wr, wi = _finite(wr, wi, "wr", "wi", check_finite)
     pallas, interp = use_pallas(interpret, _FN, _DEFAULT_BACKENDS)
     cfg = _check_blocks(block_b, block_o, block_k, interp)
     dtype = jnp.result_type(xr, xi, wr, wi)

@@ -73,7 +73,7 @@ def mode_mix(x: Array, w: Array) -> Array:
 
     One sample (the batch axis of ``jaxkit.kernels.spectral_mix`` is 1 here; under ``jax.vmap`` it becomes the batch).
     """
-    return _kernel_spectral_mix(x[None], w)[0]
+    return _kernel_spectral_mix(x[None], w, check_finite=False)[0]
 
 
 def _complex(re: Array, im: Array) -> Array:

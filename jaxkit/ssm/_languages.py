@@ -74,8 +74,8 @@ class DFA:
                 raise ValueError(
                     f"{name}: expected a rectangular table, received {getattr(self, name)!r} ({e})"
                 ) from None
-        if self.trans.ndim != 2 or self.trans.shape[1] == 0:
-            raise ValueError(f"trans: expected shape (states, symbols>=1), received {self.trans.shape}")
+        if self.trans.ndim != 2 or 0 in self.trans.shape:
+            raise ValueError(f"trans: expected shape (states>=1, symbols>=1), received {self.trans.shape}")
         n = self.trans.shape[0]
         if self.trans.size and (self.trans.min() < 0 or self.trans.max() >= n):
             raise ValueError(
@@ -179,6 +179,11 @@ class Task:
     draw: Callable[[np.random.Generator, int, int], np.ndarray] | None = (
         None  # recognition: custom string law
     )
+
+    def __post_init__(self) -> None:
+        check_int("n_classes", self.n_classes, minimum=1)
+        if self.kind not in KINDS:
+            raise ValueError(f"kind: expected one of {list(KINDS)}, received {self.kind!r}")
 
     @property
     def vocab(self) -> int:

@@ -240,6 +240,24 @@ def reflection_scan(k: jax.Array, beta: jax.Array, b: jax.Array, *, check_finite
     return jax.lax.scan(step, jnp.zeros(b.shape[1:], b.dtype), (k, beta, b))[1]
 
 
+def _layer_bytes(
+    variant: str,
+    d_model: int,
+    d_state: int,
+    d_hidden: int,
+    n_householder: int,
+    conv_width: int,
+    step_gate: bool,
+) -> int:
+    """The float32 parameters of one :class:`SSMLayer`, in bytes (checked before any is allocated)."""
+    g = _n_gate(variant, d_state, n_householder, step_gate)
+    s = 2 * d_state if variant in COMPLEX_VARIANTS else d_state
+    f = s + d_model
+    return 4 * (
+        (g + s) * (d_model + 1) + conv_width * d_model + d_hidden * (f + 1) + d_model * (d_hidden + 1)
+    )
+
+
 def _n_gate(variant: str, d_state: int, n_householder: int, step_gate: bool = False) -> int:
     if variant in COMPLEX_VARIANTS:
         return 2 * d_state
@@ -320,6 +338,10 @@ class SSMLayer(eqx.Module):
         d_hidden = 2 * d_model if d_hidden is None else d_hidden
         check_int("d_hidden", d_hidden, minimum=1)
         check_key("key", key)
+        check_size(
+            "d_model, d_state, d_hidden, n_householder, conv_width",
+            _layer_bytes(variant, d_model, d_state, d_hidden, n_householder, conv_width, bool(step_gate)),
+        )
         self.variant, self.d_model, self.d_state, self.n_householder = (
             variant,
             d_model,
@@ -535,9 +557,26 @@ class SSMModel(eqx.Module):
         check_int("vocab", vocab, minimum=1)
         check_int("n_classes", n_classes, minimum=1)
         check_int("n_layers", n_layers, minimum=1)
+        check_int("d_model", d_model, minimum=1)
+        check_int("d_state", d_state, minimum=1)
+        check_int("n_householder", n_householder, minimum=1)
+        check_int("conv_width", conv_width, minimum=0)
+        if d_hidden is not None:
+            check_int("d_hidden", d_hidden, minimum=1)
         check_key("key", key)
         # the embedding and the readout (float32), allocated before the layers check their own sizes
         check_size("vocab, n_classes, d_model", 4 * (vocab + n_classes + 1) * d_model)
+        # all the layers (each layer checks its own size too, but n_layers of them are allocated)
+        layer = _layer_bytes(
+            variant,
+            d_model,
+            d_state,
+            2 * d_model if d_hidden is None else d_hidden,
+            n_householder,
+            conv_width,
+            bool(step_gate),
+        )
+        check_size("n_layers, d_model, d_state, d_hidden, n_householder", n_layers * layer)
         ke, kh, *kl = jax.random.split(key, n_layers + 2)
         self.embed = jax.random.normal(ke, (vocab, d_model))
         self.layers = tuple(

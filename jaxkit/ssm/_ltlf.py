@@ -387,6 +387,11 @@ def prefix_labels(
 MAX_FORMULA_PROPS = 12
 
 
+def _pow10(e: float) -> str:
+    """``10**e`` as a short string (``e`` a base-10 exponent, possibly too large for a float)."""
+    return f"{10.0**e:.3g}" if e < 300 else f"1e{int(e)}"
+
+
 def formula_task(
     f: Formula | str, n_props: int = 2, *, name: str | None = None, max_props: int = MAX_FORMULA_PROPS
 ) -> Task:
@@ -400,13 +405,23 @@ def formula_task(
     check_int("max_props", max_props, minimum=0)
     check_int("n_props", n_props, minimum=0)
     if n_props > max_props:
+        # the sizes in floating point (log10), so that a huge n_props is refused at once, not after 2**n_props
+        # has been computed as an exact integer
+        letters = n_props * np.log10(2.0)
+        gib = letters + np.log10(8 + 5 * n_props) - 30 * np.log10(2.0)
         raise ValueError(
-            f"n_props: {n_props} propositions give an alphabet of 2^{n_props} = {2**n_props:.3g} letters "
-            f"(about {2**n_props * (8 + 5 * n_props) / 2**30:.3g} GiB of letter names); the cap is "
+            f"n_props: {n_props} propositions give an alphabet of 2^{n_props} = {_pow10(letters)} letters "
+            f"(about {_pow10(gib)} GiB of letter names); the cap is "
             f"max_props={max_props}, pass a larger max_props to build it anyway"
         )
     f = _parse_as(f, "f") if isinstance(f, str) else f
     names = [f"p{k}" for k in range(n_props)]
+    missing = propositions(f) - set(names)
+    if missing:
+        raise ValueError(
+            f"f: propositions {sorted(missing)} are not among the trace propositions {names} of "
+            f"n_props={n_props} (formula_task names them p0, ..., p<n_props - 1>)"
+        )
     _index(f, names, n_props)
     alphabet = tuple(
         "{" + ",".join(n for k, n in enumerate(names) if (s >> k) & 1) + "}" for s in range(2**n_props)

@@ -435,6 +435,8 @@ class TrainedProbe:
     def __init__(
         self, model: SSMModel | CausalTransformer, task: Task, config: ProbeConfig, vocab: int, n_classes: int
     ):
+        check_int("vocab", vocab, minimum=1)
+        check_int("n_classes", n_classes, minimum=1)
         self.model, self.task, self.config = model, task, config
         self.vocab, self.n_classes = int(vocab), int(n_classes)
 

@@ -894,10 +894,16 @@ def _tiny_probe_run() -> dict[str, Any]:
 FACTORIES["jaxkit.ssm.train_runs"] = _tiny_probe_run
 
 # Per-subpackage factory modules (kept apart so that work on one subpackage does not touch this file).
+from _fuzz_factories_docking import FACTORIES as _DOCKING_FACTORIES  # noqa: E402
 from _fuzz_factories_forecast import FACTORIES as _FORECAST_FACTORIES  # noqa: E402
+from _fuzz_factories_misc import FACTORIES as _MISC_FACTORIES  # noqa: E402
 from _fuzz_factories_operators import FACTORIES as _OPERATORS_FACTORIES  # noqa: E402
+from _fuzz_factories_ssm import FACTORIES as _SSM_FACTORIES  # noqa: E402
 from _fuzz_factories_stability import FACTORIES as _STABILITY_FACTORIES  # noqa: E402
 from _fuzz_factories_train import FACTORIES as _TRAIN_FACTORIES  # noqa: E402
 
 for _extra in (_FORECAST_FACTORIES, _OPERATORS_FACTORIES, _STABILITY_FACTORIES, _TRAIN_FACTORIES):
     FACTORIES.update(_extra)
+FACTORIES.update(_MISC_FACTORIES)
+FACTORIES.update(_SSM_FACTORIES)
+FACTORIES.update(_DOCKING_FACTORIES)

@@ -78,13 +78,13 @@ CASES = [
         "from_axis_angle(NaN)",
         lambda: so3.from_axis_angle([1.0, 0, 0], np.nan),
         ValueError,
-        "angle: expected finite",
+        "angle_: expected finite",
     ),
     (
         "from_axis_angle(bcast)",
         lambda: so3.from_axis_angle(np.eye(3), np.ones(2)),
         ValueError,
-        "angle: expected a",
+        "angle_: expected a",
     ),
     ("uniform_axis(u>1)", lambda: so3.uniform_axis(1.5, 0.2), ValueError, r"u1: expected U\(0, 1\)"),
     (
@@ -224,3 +224,21 @@ def test_project_refuses_matrices_without_a_unique_nearest_rotation():
     U, _, Vt = np.linalg.svd(M)
     expected = U @ np.diag([1.0, 1.0, np.sign(np.linalg.det(U @ Vt))]) @ Vt
     np.testing.assert_allclose(np.asarray(so3.project(M)), expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("atol", [0.0, -1.0, np.nan, -np.inf])
+def test_check_rotation_refuses_a_tolerance_that_no_rotation_meets(atol):
+    """The fuzz suite's finding: atol=0 (or below, or NaN) refused every rotation with a message about R, as if the
+    rotation were wrong; the tolerance itself is refused now, naming atol."""
+    R = Rotation.from_rotvec([0.3, -0.2, 0.5]).as_matrix()
+    np.testing.assert_array_equal(np.asarray(so3.check_rotation("R", R, atol=1e-4)), R)
+    with pytest.raises(ValueError, match="atol: expected a finite value > 0"):
+        so3.check_rotation("R", R, atol=atol)
+
+
+def test_from_axis_angle_names_its_angle_parameter_as_spelled():
+    """The parameter is ``angle_`` (``angle`` is the module's function): the errors name it so."""
+    with pytest.raises(ValueError, match="angle_: expected finite"):
+        so3.from_axis_angle([1.0, 0.0, 0.0], np.array([np.inf]))
+    with pytest.raises(ValueError, match=r"angle_: expected a shape broadcastable with axis \(2,\)"):
+        so3.from_axis_angle(np.eye(3)[:2], np.zeros(0))

@@ -117,3 +117,50 @@ def test_quantize_refuses_nan_eagerly_and_under_jit_and_formulas_name_their_argu
         ssm.ProbeConfig(d_model=-1)
     with pytest.raises(ValueError, match="tokens: expected finite values"):
         ssm.Batch(np.array([[np.nan]]), np.zeros((1, 1)), np.ones((1, 1), bool), np.ones((1, 1), bool))
+
+
+def test_fuzz_findings_records_and_sizes_are_checked():
+    """The fuzz suite's findings on jaxkit.ssm: an automaton of no states, a task or probe of -1 classes and a
+    probe of vocabulary 0 were accepted; a negative d_model failed inside MLIR, and a huge n_layers or
+    n_householder with an overflow or an out-of-memory error instead of a refusal naming the size."""
+    key = jax.random.key(0)
+    with pytest.raises(
+        ValueError, match=r"trans: expected shape \(states>=1, symbols>=1\), received \(0, 2\)"
+    ):
+        ssm.DFA(trans=np.zeros((0, 2), int), accept=np.zeros((0,), bool))
+    parity = ssm.get_task("parity")
+    fields = {
+        f: getattr(parity, f) for f in ("name", "alphabet", "n_classes", "kind", "labels", "dfa_for_length")
+    }
+    assert ssm.Task(**fields).n_classes == 2
+    with pytest.raises(ValueError, match="n_classes: expected an integer >= 1, received -1"):
+        ssm.Task(**{**fields, "n_classes": -1})
+    with pytest.raises(ValueError, match="kind: expected one of"):
+        ssm.Task(**{**fields, "kind": "language"})
+    cfg = ssm.ProbeConfig(d_model=4, d_state=2, n_layers=1)
+    model = ssm.make_model(cfg, 4, 2, key)
+    with pytest.raises(ValueError, match="vocab: expected an integer >= 1, received 0"):
+        ssm.TrainedProbe(model, parity, cfg, vocab=0, n_classes=2)
+    with pytest.raises(ValueError, match="n_classes: expected an integer >= 1, received -1"):
+        ssm.TrainedProbe(model, parity, cfg, vocab=4, n_classes=-1)
+    small = {"key": key, "d_model": 4, "d_state": 2, "n_layers": 1}
+    with pytest.raises(ValueError, match="d_model: expected an integer >= 1, received -1"):
+        ssm.SSMModel("dense", 3, 2, **{**small, "d_model": -1})
+    with pytest.raises(ValueError, match="n_layers, d_model.*above the size cap"):
+        ssm.SSMModel("dense", 3, 2, **{**small, "n_layers": 2**40})
+    with pytest.raises(ValueError, match="n_householder.*above the size cap"):
+        ssm.SSMModel("dense", 3, 2, **small, n_householder=2**40)
+    with pytest.raises(ValueError, match="n_householder.*above the size cap"):
+        ssm.SSMLayer("dense", 4, 2, key=key, n_householder=2**40)
+
+
+def test_formula_task_names_n_props_and_refuses_a_huge_one_at_once():
+    """n_props=0 leaves the formula's p0 without a proposition: the error names n_props (it named only the
+    formula); n_props=2**40 is refused at once (the message computed 2**n_props exactly, a hang)."""
+    assert ssm.formula_task("F p0", 2).vocab == 4
+    with pytest.raises(ValueError, match=r"f: propositions \['p0'\] .* n_props=0"):
+        ssm.formula_task("F p0", 0)
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=r"n_props: 1099511627776 propositions .* = 1e330985980541 letters"):
+        ssm.formula_task("F p0", 2**40)
+    assert time.perf_counter() - t0 < 1.0
