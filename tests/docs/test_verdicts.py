@@ -27,10 +27,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PUBLISHED = ROOT / "docs" / "results"
 STATED = re.compile(r"\*\*Verdict: ([^*]+)\*\*")
 
-_NONE = (
-    "no declared primary endpoint yet: not re-scored (whether its stored data suffice without a rerun is not "
-    "checked)"
-)
 PENDING: dict[str, str] = {
     "stable/standard": "run before the endpoint was declared; the per-date forecast scores were not stored (only "
     "the daily portfolio returns), so the energy-score endpoint needs a rerun of the current experiment",
@@ -38,8 +34,8 @@ PENDING: dict[str, str] = {
     "test errors stored: the per-sample endpoint needs a rerun of `--preset standard`",
     "rno_benchmarks/standard_repo_data": "an FNO-only preset (the FNO anchor on the FNO repository's data): it "
     "declares no method-against-comparator endpoint (`endpoint=None` in the preset); its result is the anchor",
-    "sigmadock/standard": _NONE,
-    "stable_ablation/standard": _NONE,
+    "stable_ablation/standard": "no declared endpoint (see NO_ENDPOINT): the run stores aggregate scores only, no "
+    "per-date records to score one with",
 }
 
 
@@ -127,8 +123,8 @@ def test_the_check_fails_on_a_page_whose_prose_disagrees():
 # Presets that declare no primary endpoint, with the reason; the list may only shrink.
 NO_ENDPOINT: dict[str, str] = {
     "rno_benchmarks/standard_repo_data": "FNO only: no method-against-comparator question",
-    "sigmadock/*": "not declared yet",
-    "stable_ablation/*": "not declared yet",
+    "stable_ablation/*": "not declared yet: the ablation has no validation period to choose its variant and "
+    "comparator on, and stores no per-date scores; its endpoint needs both (a rerun)",
 }
 
 
