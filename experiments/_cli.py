@@ -518,14 +518,28 @@ def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
     return out
 
 
+_REPORT_HEADER = "# jaxkit results report"
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     root = Path(args.results if args.results is not None else RESULTS)
     if args.results is not None and not root.is_dir():  # an explicit --results must be a results folder
         what = "is a file, not a folder" if root.exists() else "does not exist"
         print(f"error: --results {root} {what}; give the folder that holds the runs", file=sys.stderr)
         return 2
+    report = root / "REPORT.md"
+    if report.is_file() and not report.read_text(errors="replace").startswith(_REPORT_HEADER):
+        print(
+            f"error: --results {root}: {report} exists and was not written by this command (it does not start "
+            f"with {_REPORT_HEADER!r}); move it away or give another folder",
+            file=sys.stderr,
+        )
+        return 2
+    if report.exists() and not report.is_file():
+        print(f"error: --results {root}: {report} exists and is not a file", file=sys.stderr)
+        return 2
     files = sorted(root.glob("**/metrics.json")) if root.exists() else []
-    lines = ["# jaxkit results report", ""]
+    lines = [_REPORT_HEADER, ""]
     if not files:
         lines.append(f"No results found under `{root}/*/metrics.json`. Run `python -m experiments run all`.")
     else:
@@ -558,7 +572,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                         )
     text = "\n".join(lines) + "\n"
     root.mkdir(parents=True, exist_ok=True)
-    (root / "REPORT.md").write_text(text)
+    report.write_text(text)
     print(text)
     print(f"wrote {root / 'REPORT.md'}")
     # the docs' Reproductions pages, from the committed runs in docs/results/ (see experiments/_report.py)

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
 from jaxkit._validate import seed_rng
@@ -38,8 +39,8 @@ from jaxkit._validate import seed_rng
 from .._validate import check_choice, check_int, check_range, check_size
 
 Effect = Literal["difference", "speedup"]
-Values = Sequence[float | int] | np.ndarray
-Times = Sequence[float | int | None] | np.ndarray
+Values = Sequence[float | int] | np.ndarray | pd.Series  # a Series pairs by label (align_pairs)
+Times = Sequence[float | int | None] | np.ndarray | pd.Series
 
 
 def _values(name: str, x: Any) -> np.ndarray:
@@ -50,6 +51,28 @@ def _values(name: str, x: Any) -> np.ndarray:
     if arr.ndim != 1:
         raise ValueError(f"{name}: expected a 1-D sequence (one value per item), received shape {arr.shape}")
     return arr
+
+
+def _labels(x: Any) -> list | None:
+    """The labels of a labelled sequence (a ``pandas.Series``: its ``index``), else None (positional)."""
+    idx = getattr(x, "index", None)
+    return None if idx is None or callable(idx) else list(idx)
+
+
+def align_pairs(a_name: str, a: Any, b_name: str, b: Any) -> tuple[Any, Any]:
+    """Two paired sequences, item ``i`` of one with item ``i`` of the other. Two labelled sequences (``pandas.Series``)
+    are aligned by label (``b`` reordered to ``a``'s labels); labels that do not match one to one raise
+    ``ValueError`` naming both. Unlabelled sequences pair by position."""
+    la, lb = _labels(a), _labels(b)
+    if la is None or lb is None or la == lb:
+        return a, b
+    if len(set(la)) != len(la) or len(set(lb)) != len(lb) or set(la) != set(lb):
+        only = sorted(map(str, set(la) ^ set(lb)))[:5]
+        raise ValueError(
+            f"{b_name}: expected the labels of {a_name} (paired by label), received labels that do not match one "
+            f"to one ({len(la)} and {len(lb)} labels; duplicated or unmatched, e.g. {only})"
+        )
+    return a, b.loc[la]
 
 
 def wilson_interval(successes: int, trials: int, *, level: float = 0.95) -> tuple[float, float]:
@@ -112,7 +135,8 @@ def paired_comparison(
     """Paired per-item comparison of ``method`` against ``baseline`` (item ``i`` of both belongs together).
 
     Args:
-        baseline, method: one value per item, equal lengths ``n >= 2``, finite.
+        baseline, method: one value per item, equal lengths ``n >= 2``, finite; two ``pandas.Series`` are paired
+            by label, anything else by position.
         effect: ``"difference"`` ($e_i = m_i - b_i$) or ``"speedup"`` ($e_i = 100(1 - m_i/b_i)$ percent, for
             positive costs such as steps to a target; positive means the method is cheaper).
         level: confidence level of the bootstrap CI.
@@ -124,6 +148,7 @@ def paired_comparison(
         the differences $m_i - b_i$ (zero differences dropped; ``1.0`` when all are zero); ``n_positive`` counts
         $m_i > b_i$.
     """
+    baseline, method = align_pairs("baseline", baseline, "method", method)
     b, m = _values("baseline", baseline), _values("method", method)
     if b.shape != m.shape or b.size < 2:
         raise ValueError(
@@ -239,6 +264,7 @@ def time_to_event(
         * ``headline``: ``"paired"`` when no run is censored, else ``"censored"``.
     """
     check_range("horizon", horizon, 0.0, np.inf, closed=False)
+    baseline, method = align_pairs("baseline", baseline, "method", method)
     tb, rb = _times("baseline", baseline, horizon)
     tm, rm = _times("method", method, horizon)
     if tb.shape != tm.shape or tb.size < 2:

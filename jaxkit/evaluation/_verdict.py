@@ -42,10 +42,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
 from .._validate import check_choice, check_int, check_range, check_size
-from ._paired import time_to_event, wilson_interval
+from ._paired import align_pairs, time_to_event, wilson_interval
 
 Test = Literal["block_bootstrap", "wilcoxon", "sign", "mcnemar", "time_to_event"]
 Direction = Literal["lower", "higher"]
@@ -163,12 +164,17 @@ def holm(pvalues: Sequence[float] | np.ndarray) -> np.ndarray:
     return out
 
 
-def mcnemar(method: Sequence[int | bool] | np.ndarray, comparator: Sequence[int | bool] | np.ndarray) -> dict:
+def mcnemar(
+    method: Sequence[int | bool] | np.ndarray | pd.Series,
+    comparator: Sequence[int | bool] | np.ndarray | pd.Series,
+) -> dict:
     """Exact McNemar test of paired successes (item $i$ of both arms belongs together).
 
     Discordant pairs $b$ (method succeeds, comparator fails) and $c$ (the reverse); under $H_0$, $b \\sim
     \\mathrm{Bin}(b + c, 1/2)$: ``scipy.stats.binomtest(b, b + c)``, two-sided. Returns ``{"b", "c", "n", "p"}``
-    (``p = 1`` when there is no discordant pair)."""
+    (``p = 1`` when there is no discordant pair). Two ``pandas.Series`` are paired by label, anything else by
+    position."""
+    method, comparator = align_pairs("method", method, "comparator", comparator)
     m, c = _binary("method", method), _binary("comparator", comparator)
     if m.shape != c.shape:
         raise ValueError(f"comparator: expected one outcome per method item, received {c.size} and {m.size}")

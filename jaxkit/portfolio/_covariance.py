@@ -74,6 +74,9 @@ def ledoit_wolf_core(returns: Float[Array, "t n"]) -> tuple[Float[Array, "n n"],
     delta = (delta_ - 2 * m * jnp.trace(S) + p * m**2) / p
     beta = jnp.minimum(beta, delta)
     shrink = jnp.where(beta == 0, 0.0, beta / jnp.where(delta == 0, 1.0, delta))
+    # one asset: S is already the target m*I (delta = 0 up to rounding), so no shrinkage, as sklearn's ledoit_wolf
+    if p == 1:
+        shrink = jnp.zeros_like(shrink)
     cov = (1 - shrink) * S + shrink * m * jnp.eye(p, dtype=S.dtype)
     return 0.5 * (cov + cov.T), shrink
 

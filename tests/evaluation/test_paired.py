@@ -93,3 +93,27 @@ def test_time_to_event_uncensored_headline_is_the_paired_comparison():
     assert res["paired"]["median"] == pytest.approx(paired_comparison(BASE, REG, effect="speedup")["median"])
     with pytest.raises(ValueError, match="horizon"):
         time_to_event([1, 20], [1, 2], 10)
+
+
+def test_labelled_inputs_pair_by_label_not_position():
+    """Two pandas Series are paired by label (a fresh probe found them paired by position): the median paired
+    difference of a shuffled method Series is the label-aligned one, median(m - b) = 3, not 13."""
+    import pandas as pd
+
+    from jaxkit.evaluation import mcnemar
+
+    b = pd.Series([10.0, 20, 30, 40, 50], index=list("abcde"))
+    m = pd.Series([11.0, 22, 33, 44, 150], index=list("abcde"))
+    shuffled = m[["b", "c", "d", "e", "a"]]
+    res = paired_comparison(b, shuffled, n_resamples=200)
+    assert res["median"] == float(np.median(m.to_numpy() - b.to_numpy())) == 3.0
+    t = time_to_event(b, shuffled, 200)
+    assert t["paired"]["median"] == time_to_event(b.to_numpy(), m.to_numpy(), 200)["paired"]["median"]
+    a = pd.Series([1, 1, 0, 0], index=list("abcd"))
+    assert mcnemar(a, a[["d", "c", "b", "a"]]) == {"b": 0, "c": 0, "n": 4, "p": 1.0}
+    with pytest.raises(ValueError, match="comparator: expected the labels of method"):
+        mcnemar(a, pd.Series([1, 0, 1, 0], index=list("abcx")))
+    with pytest.raises(ValueError, match="method: expected the labels of baseline"):
+        paired_comparison(b, pd.Series([1.0, 2, 3, 4, 5], index=list("aabcd")))
+    # unlabelled inputs still pair by position
+    assert paired_comparison([1.0, 2, 3], [2.0, 3, 5], n_resamples=200)["median"] == 1.0

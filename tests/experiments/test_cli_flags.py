@@ -74,3 +74,22 @@ def test_report_refuses_a_missing_results_folder(tmp_path, capsys):
     f.write_text("x")
     assert _main(["report", "--results", str(f)]) == 2
     assert "is a file" in capsys.readouterr().err and f.read_text() == "x"
+
+
+def test_report_never_replaces_a_users_report_file(tmp_path, capsys):
+    """A fresh probe: `report --results DIR` replaced a user's own DIR/REPORT.md without a word. It is refused
+    (exit 2, naming --results and the file); a REPORT.md the command wrote itself is rewritten."""
+    d = tmp_path / "myres"
+    d.mkdir()
+    (d / "REPORT.md").write_text("MY OWN REPORT")
+    assert _main(["report", "--results", str(d)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"error: --results {d}: {d / 'REPORT.md'} exists and was not written by this command"
+    )
+    assert (d / "REPORT.md").read_text() == "MY OWN REPORT"
+    ours = tmp_path / "runs"
+    ours.mkdir()
+    assert _main(["report", "--results", str(ours)]) == 0  # writes its own report
+    assert _main(["report", "--results", str(ours)]) == 0  # and replaces it on the next call
+    assert (ours / "REPORT.md").read_text().startswith("# jaxkit results report")

@@ -171,3 +171,14 @@ def test_ledoit_wolf_matches_sklearn(source, real_cov):
     ref_cov, ref_s = sk_ledoit_wolf(x)
     np.testing.assert_allclose(float(s), ref_s, rtol=1e-10)
     np.testing.assert_allclose(np.asarray(cov), ref_cov, rtol=1e-10, atol=1e-14)
+
+
+def test_ledoit_wolf_one_asset_matches_sklearn():
+    """One asset: the sample variance is already the target, so the shrinkage is 0 as in sklearn (a fresh probe
+    found 1.0, a 0/0 of rounding errors)."""
+    x = np.random.default_rng(1).normal(size=(50, 1))
+    with jax.enable_x64(True):
+        cov, s = ledoit_wolf(x)
+    ref_cov, ref_s = sk_ledoit_wolf(x)
+    assert float(s) == ref_s == 0.0
+    np.testing.assert_allclose(np.asarray(cov), ref_cov, rtol=1e-12)
