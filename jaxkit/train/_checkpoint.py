@@ -499,10 +499,15 @@ def _check_leaf(path: Path, i: int, rec: dict, ref: Any) -> None:
     if "prng_impl" in rec:
         raise CheckpointError(f"{where} holds a PRNG key, expected an array of shape {tuple(np.shape(ref))}")
     if tuple(rec["shape"]) != tuple(np.shape(ref)):
-        raise CheckpointError(f"{where} has shape {tuple(rec['shape'])}, expected {tuple(np.shape(ref))}")
+        raise CheckpointError(
+            f"{where} has shape {tuple(rec['shape'])}, expected {tuple(np.shape(ref))} (the shape of that leaf of "
+            "like)"
+        )
     ref_dtype = getattr(ref, "dtype", None)
     if ref_dtype is not None and np.dtype(ref_dtype) != np.dtype(rec["dtype"]):
-        raise CheckpointError(f"{where} has dtype {rec['dtype']}, expected {ref_dtype}")
+        raise CheckpointError(
+            f"{where} has dtype {rec['dtype']}, expected {ref_dtype} (the dtype of that leaf of like)"
+        )
 
 
 def load_checkpoint(path: str | os.PathLike, like: TreeT) -> tuple[TreeT, dict]:

@@ -133,3 +133,16 @@ def test_fit_refuses_a_checkpoint_dir_that_is_a_file_before_any_work(tmp_path):
     res = fit(model, optax.sgd(0.1), loss_fn, lambda step: None, n_steps=2, key=KEY,
               checkpoint_dir=tmp_path / "new" / "ckpt", progress=False)  # fmt: skip
     assert res.step == 2
+
+
+def test_checkpoint_into_a_like_of_other_shapes_names_like(tmp_path):
+    """A fresh probe: a shape or dtype mismatch against ``like`` did not name ``like``."""
+    from jaxkit.train import CheckpointError, load_checkpoint
+
+    p = save_checkpoint(tmp_path / "c", {"w": jnp.zeros(3)}, {})
+    with pytest.raises(
+        CheckpointError, match=r"has shape \(3,\), expected \(4,\) \(the shape of that leaf of like\)"
+    ):
+        load_checkpoint(p, {"w": jnp.ones(4)})
+    with pytest.raises(CheckpointError, match=r"expected int32 \(the dtype of that leaf of like\)"):
+        load_checkpoint(p, {"w": jnp.ones(3, jnp.int32)})
