@@ -183,6 +183,15 @@ def _independent_feasible(H: np.ndarray, c: np.ndarray, A: Any, b: Any) -> tuple
     return A, b
 
 
+# the problem data of each solver entry point, named in a stall's message
+_DATA = {
+    "solve_qp_nonneg": "H, c, A, b",
+    "min_variance": "cov",
+    "mean_variance": "mean, cov, risk_aversion",
+    "max_sharpe": "mean, cov",
+}
+
+
 def _raise_unless_converged(
     ok: bool, err: float, it: int, max_iter: int, what: str = "solve_qp_nonneg", stalled: bool = False,
     dtype: Any = None,
@@ -197,12 +206,13 @@ def _raise_unless_converged(
             else "check that the problem is convex and feasible"
         )
         raise ValueError(
-            f"{what}: the interior-point iteration stalled after {it} iterations at residual {err:.3g} (no progress "
-            f"for {STALL_ITERATIONS} iterations, or iterates running away: a larger max_iter does not help); {cause}"
+            f"{_DATA.get(what, what)}: {what}'s interior-point iteration stalled on these inputs after {it} "
+            f"iterations at residual {err:.3g} (no progress for {STALL_ITERATIONS} iterations, or iterates running "
+            f"away: a larger max_iter does not help); {cause}"
         )
     raise ValueError(
-        f"max_iter: {what} stopped after {it} of max_iter={max_iter} interior-point iterations with residual "
-        f"{err:.3g} above the tolerance while still improving; raise max_iter"
+        f"max_iter: {what} stopped after {it} of max_iter={max_iter} interior-point iterations on these inputs "
+        f"({_DATA.get(what, what)}) with residual {err:.3g} above the tolerance while still improving; raise max_iter"
     )
 
 
@@ -327,7 +337,8 @@ def _error_unless_converged(x: Array, ok: Array, what: str) -> Array:
     return error_if_invalid(
         x,
         ~ok,
-        f"{what}: the interior-point solve did not reach its tolerance (under jit: infeasible or unbounded "
+        f"{_DATA.get(what, what)}: {what}'s interior-point solve did not reach its tolerance (under jit: "
+        "infeasible or unbounded "
         "problem, too few max_iter, or float32 precision; call it eagerly for the diagnosis)",
     )
 

@@ -175,6 +175,13 @@ def run_backtest(
     mask[idx] = True
     net, held, tau = simulate(jnp.asarray(r), jnp.asarray(targets), jnp.asarray(mask), cost)
     net, held, tau = (np.asarray(a, dtype=np.float64) for a in (net, held, tau))
+    if not (np.isfinite(net).all() and np.isfinite(held).all() and np.isfinite(tau).all()):
+        jump = float(np.max(np.maximum(p[1:] / p[:-1], p[:-1] / p[1:]), initial=1.0))
+        raise ValueError(
+            f"prices: the simulated portfolio is not finite in {jnp.asarray(r).dtype} arithmetic: consecutive prices "
+            f"change by up to a factor {jump:.3g}, and the held weights overflow between rebalances; check the "
+            "prices (or run with jax_enable_x64 for float64)"
+        )
     d = np.asarray(pd.DatetimeIndex(dates)) if dates is not None else np.arange(p.shape[0])
     return BacktestResult(d, net, held, idx, w, tau[idx], cost * tau)
 

@@ -52,7 +52,7 @@ def test_value_checks_hold_under_jit_and_vmap():
         jax.block_until_ready(jax.jit(lambda m: pf.tangency(m, jnp.eye(2)))(jnp.array([-0.1, -0.2])))
     w = jax.jit(lambda m: pf.tangency(m, jnp.eye(2)))(jnp.array([0.1, 0.3]))
     np.testing.assert_allclose(np.asarray(w), [0.25, 0.75], rtol=1e-5)  # Sigma^-1 mu / 1^T Sigma^-1 mu
-    with pytest.raises(Exception, match="solve_qp_nonneg: the interior-point solve did not reach"):
+    with pytest.raises(Exception, match="H, c, A, b: solve_qp_nonneg's interior-point solve did not reach"):
         f = jax.jit(lambda b: pf.solve_qp_nonneg(jnp.eye(2), jnp.zeros(2), jnp.ones((1, 2)), b))
         jax.block_until_ready(f(jnp.array([-1.0])))
     with pytest.raises(Exception, match="mean: expected finite values"):
@@ -221,3 +221,23 @@ def test_max_sharpe_weights_do_not_depend_on_the_scale_of_mean(scale):
     ref = np.asarray(max_sharpe(mean, cov, dtype=np.float64))
     w = np.asarray(max_sharpe((mean * scale).astype(np.float32), cov.astype(np.float32)))
     np.testing.assert_allclose(w, ref, atol=2e-6)
+
+
+def test_long_fuzz_findings_name_the_arguments():
+    """The long fuzz run (2026-12-07) drew inputs where the float32 solve stalls or a backtest overflows: the errors
+    named no argument (`solve_qp_nonneg: ...`, `returns: ...` of an internal series); they name the problem data."""
+    import pandas as pd
+
+    from jaxkit.portfolio import max_sharpe, run_backtest, solve_qp_nonneg
+
+    with pytest.raises(ValueError, match=r"^mean, cov: max_sharpe's interior-point iteration stalled"):
+        max_sharpe(np.array([1.1754944e-38, -1.0, -1.0, -1.0], np.float32), np.eye(4, dtype=np.float32))
+    with pytest.raises(ValueError, match=r"^H, c, A, b: solve_qp_nonneg's interior-point iteration stalled"):
+        solve_qp_nonneg(np.eye(3, dtype=np.float32), np.zeros(3, np.float32),
+                        np.array([[1e-8, 0.0, 0.0]], np.float32), np.ones(1, np.float32))  # fmt: skip
+    rng = np.random.default_rng(0)
+    p = np.full((81, 3), 5.9604645e-08, np.float32)
+    p[rng.random((81, 3)) < 0.3] = 9.9
+    with pytest.raises(ValueError, match=r"^prices: the simulated portfolio is not finite"):
+        run_backtest(p, np.array([10, 40]), np.array([[0.3, 0.3, 0.4], [0.5, 0.25, 0.25]]),
+                     dates=pd.bdate_range("2020-01-01", periods=81))  # fmt: skip
