@@ -30,8 +30,6 @@ STATED = re.compile(r"\*\*Verdict: ([^*]+)\*\*")
 PENDING: dict[str, str] = {
     "stable/standard": "run before the endpoint was declared; the per-date forecast scores were not stored (only "
     "the daily portfolio returns), so the energy-score endpoint needs a rerun of the current experiment",
-    "rno_benchmarks/standard": "run before the endpoint was declared, with one seed per model and no per-sample "
-    "test errors stored: the per-sample endpoint needs a rerun of `--preset standard`",
     "rno_benchmarks/standard_repo_data": "an FNO-only preset (the FNO anchor on the FNO repository's data): it "
     "declares no method-against-comparator endpoint (`endpoint=None` in the preset); its result is the anchor",
     "stable_ablation/standard": "no declared endpoint (see NO_ENDPOINT): the run stores aggregate scores only, no "
