@@ -109,9 +109,9 @@ PRESETS = {
 
 # Seconds-to-minutes (tests/experiments/test_smoke.py): standard's path (mixed CCD pockets at 2 per ligand, the real
 # training complexes, validation of every variant, rdkit and oracle conformers on CCD and PoseBusters, random and
-# Vina baselines, the endpoint's verdict) at a tiny model and data set, 4 training steps, 2 samples of 2 steps, on 2
-# CCD test complexes and the first 2 of the 4 PoseBusters complexes (``n_pb``, read by the smoke preset only; a
-# paired verdict needs 2 items).
+# Vina baselines, the endpoint's verdict) at a tiny model and data set, 4 training steps, 2 samples of 2 steps, on 1
+# CCD validation complex (``n_val``), 2 CCD test complexes and the first 2 of the 4 PoseBusters complexes (``n_pb``;
+# both read by the smoke preset only; a paired verdict needs 2 items).
 PRESETS["smoke"] = dict(
     PRESETS["standard"],
     n_train=4,
@@ -127,6 +127,7 @@ PRESETS["smoke"] = dict(
     random_k=8,
     vina_exhaustiveness=1,
     n_pb=2,
+    n_val=1,
 )
 
 
@@ -270,8 +271,10 @@ def _val_rows(ctx, model, mcfg, examples, cfg, key):
 
 
 def _validate(ctx, model, mcfg, cfg, key):
-    """Validation of VARIANTS on ``n_test`` CCD "val" complexes; returns (summaries, chosen variant)."""
-    val = ctx.stage("val_data", lambda: ccd_examples(cfg["n_test"], split="val", seed=ctx.seed + 2))
+    """Validation of VARIANTS on ``n_test`` (smoke: ``n_val``) CCD "val" complexes; returns (summaries, chosen
+    variant)."""
+    n_val = cfg.get("n_val", cfg["n_test"])  # smoke only: fewer validation complexes than test ones
+    val = ctx.stage("val_data", lambda: ccd_examples(n_val, split="val", seed=ctx.seed + 2))
     # the stage name counts the variants: adding one recomputes the validation rows (same samples, same keys)
     rows = ctx.stage(
         f"val_variants_{len(VARIANTS)}",

@@ -21,9 +21,9 @@ NAMES = sorted(_registry.EXPERIMENTS)
 # Seconds of each smoke run (2026-12-07, 2 cores, two pytest-xdist workers): the runs are handed out longest first
 # so that the two workers finish together; an experiment not listed (a new one) goes first.
 _SMOKE_SECONDS = {
-    "lno_suite": 61, "docking_real": 58, "ssm_expressivity": 51, "sigmadock": 50, "stable": 36,
-    "rno_benchmarks": 32, "saddle_to_saddle": 22, "pde_datasets": 19, "next_token": 14, "sparse_parity": 13,
-    "stable_ablation": 11, "stability_ablation": 10, "grokking": 7, "stability_sweep": 5,
+    "sigmadock": 80, "lno_suite": 45, "ssm_expressivity": 45, "docking_real": 38, "rno_benchmarks": 28,
+    "stable": 25, "pde_datasets": 21, "saddle_to_saddle": 20, "next_token": 11, "stability_ablation": 9,
+    "sparse_parity": 9, "stable_ablation": 9, "grokking": 6, "stability_sweep": 4,
 }  # fmt: skip
 LONGEST_FIRST = sorted(NAMES, key=lambda n: -_SMOKE_SECONDS.get(n, 1e9))
 
