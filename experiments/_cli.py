@@ -521,22 +521,28 @@ def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
 _REPORT_HEADER = "# jaxkit results report"
 
 
+def _report_refusal(root: Path, report: Path, *, explicit: bool) -> str | None:
+    """Why ``report`` cannot be written, or None: an explicit ``--results`` that is not a folder, or a ``report``
+    that exists and is not a report this command wrote (a user's own file)."""
+    if explicit and not root.is_dir():  # an explicit --results must be a results folder
+        what = "is a file, not a folder" if root.exists() else "does not exist"
+        return f"error: --results {root} {what}; give the folder that holds the runs"
+    if report.exists() and not report.is_file():
+        return f"error: --results {root}: {report} exists and is not a file"
+    if report.is_file() and not report.read_text(errors="replace").startswith(_REPORT_HEADER):
+        return (
+            f"error: --results {root}: {report} exists and was not written by this command (it does not start "
+            f"with {_REPORT_HEADER!r}); move it away or give another folder"
+        )
+    return None
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     root = Path(args.results if args.results is not None else RESULTS)
-    if args.results is not None and not root.is_dir():  # an explicit --results must be a results folder
-        what = "is a file, not a folder" if root.exists() else "does not exist"
-        print(f"error: --results {root} {what}; give the folder that holds the runs", file=sys.stderr)
-        return 2
     report = root / "REPORT.md"
-    if report.is_file() and not report.read_text(errors="replace").startswith(_REPORT_HEADER):
-        print(
-            f"error: --results {root}: {report} exists and was not written by this command (it does not start "
-            f"with {_REPORT_HEADER!r}); move it away or give another folder",
-            file=sys.stderr,
-        )
-        return 2
-    if report.exists() and not report.is_file():
-        print(f"error: --results {root}: {report} exists and is not a file", file=sys.stderr)
+    refusal = _report_refusal(root, report, explicit=args.results is not None)
+    if refusal:
+        print(refusal, file=sys.stderr)
         return 2
     files = sorted(root.glob("**/metrics.json")) if root.exists() else []
     lines = [_REPORT_HEADER, ""]

@@ -54,15 +54,15 @@ def _values(name: str, x: Any) -> np.ndarray:
 
 
 def _labels(x: Any) -> list | None:
-    """The labels of a labelled sequence (a ``pandas.Series``: its ``index``), else None (positional)."""
+    """The labels of a labeled sequence (a ``pandas.Series``: its ``index``), else None (positional)."""
     idx = getattr(x, "index", None)
     return None if idx is None or callable(idx) else list(idx)
 
 
 def align_pairs(a_name: str, a: Any, b_name: str, b: Any) -> tuple[Any, Any]:
-    """Two paired sequences, item ``i`` of one with item ``i`` of the other. Two labelled sequences (``pandas.Series``)
+    """Two paired sequences, item ``i`` of one with item ``i`` of the other. Two labeled sequences (``pandas.Series``)
     are aligned by label (``b`` reordered to ``a``'s labels); labels that do not match one to one raise
-    ``ValueError`` naming both. Unlabelled sequences pair by position."""
+    ``ValueError`` naming both. Unlabeled sequences pair by position."""
     la, lb = _labels(a), _labels(b)
     if la is None or lb is None or la == lb:
         return a, b

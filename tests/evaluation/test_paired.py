@@ -95,7 +95,7 @@ def test_time_to_event_uncensored_headline_is_the_paired_comparison():
         time_to_event([1, 20], [1, 2], 10)
 
 
-def test_labelled_inputs_pair_by_label_not_position():
+def test_labeled_inputs_pair_by_label_not_position():
     """Two pandas Series are paired by label (a fresh probe found them paired by position): the median paired
     difference of a shuffled method Series is the label-aligned one, median(m - b) = 3, not 13."""
     import pandas as pd
@@ -115,5 +115,5 @@ def test_labelled_inputs_pair_by_label_not_position():
         mcnemar(a, pd.Series([1, 0, 1, 0], index=list("abcx")))
     with pytest.raises(ValueError, match="method: expected the labels of baseline"):
         paired_comparison(b, pd.Series([1.0, 2, 3, 4, 5], index=list("aabcd")))
-    # unlabelled inputs still pair by position
+    # unlabeled inputs still pair by position
     assert paired_comparison([1.0, 2, 3], [2.0, 3, 5], n_resamples=200)["median"] == 1.0

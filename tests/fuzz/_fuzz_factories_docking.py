@@ -48,7 +48,7 @@ def _heavy_positions() -> Any:
 
 @functools.cache
 def _tiny_model() -> tuple[Any, Any]:
-    """A freshly initialised score model of the smallest config (width 4, depth 1), with its config."""
+    """A freshly initialized score model of the smallest config (width 4, depth 1), with its config."""
     from _fuzz_factories import KEY
 
     from jaxkit import docking as dk
