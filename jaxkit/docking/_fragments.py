@@ -356,10 +356,11 @@ def local_coordinates(frag: Fragmentation, positions: np.ndarray) -> tuple[np.nd
     return atoms, dummies
 
 
-def reassemble(
-    frag: Fragmentation, local_atoms: np.ndarray, rotations: np.ndarray, translations: np.ndarray
-) -> np.ndarray:
-    """Pose from per-fragment rigid transforms: ``x_a = R_{f(a)} x_local_a + t_{f(a)}``."""
+def _checked_transforms(
+    frag: Fragmentation, rotations: np.ndarray, translations: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``rotations (n_fragments, 3, 3)`` (valid rotations) and ``translations (n_fragments, 3)`` (finite) as arrays,
+    or ``ValueError`` naming them."""
     rotations = np.asarray(rotations)
     translations = np.asarray(translations)
     if rotations.shape != (frag.n_fragments, 3, 3) or translations.shape != (frag.n_fragments, 3):
@@ -369,6 +370,14 @@ def reassemble(
         )
     check_rotation("rotations", rotations)
     check_finite("translations", translations)
+    return rotations, translations
+
+
+def reassemble(
+    frag: Fragmentation, local_atoms: np.ndarray, rotations: np.ndarray, translations: np.ndarray
+) -> np.ndarray:
+    """Pose from per-fragment rigid transforms: ``x_a = R_{f(a)} x_local_a + t_{f(a)}``."""
+    rotations, translations = _checked_transforms(frag, rotations, translations)
     local_atoms = np.asarray(local_atoms, dtype=np.float64)
     if local_atoms.shape != (len(frag.atom_fragment), 3):
         raise ValueError(
@@ -384,15 +393,7 @@ def fragment_dummy_positions(
 ) -> np.ndarray:
     """NumPy, on a `Fragmentation`: world positions of the dummy atoms under per-fragment transforms (they should hit
     the partner anchors). The padded, differentiable version on a `DockingComplex` is `dummy_positions`."""
-    rotations = np.asarray(rotations)
-    translations = np.asarray(translations)
-    if rotations.shape != (frag.n_fragments, 3, 3) or translations.shape != (frag.n_fragments, 3):
-        raise ValueError(
-            f"rotations/translations: expected shapes ({frag.n_fragments}, 3, 3) and ({frag.n_fragments}, 3), "
-            f"received {rotations.shape} and {translations.shape}"
-        )
-    check_rotation("rotations", rotations)
-    check_finite("translations", translations)
+    rotations, translations = _checked_transforms(frag, rotations, translations)
     local_dummies = np.asarray(local_dummies, dtype=np.float64)
     if local_dummies.shape != (len(frag.dummies), 3):
         raise ValueError(
