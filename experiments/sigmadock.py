@@ -17,6 +17,7 @@ import numpy as np
 from experiments import Anchor, Experiment, register
 from jaxkit.docking import (
     CONVERGED_STEPS,
+    POSEBUSTERS_IDS,
     RANKINGS,
     ModelConfig,
     TrainConfig,
@@ -110,8 +111,9 @@ PRESETS = {
 # Seconds-to-minutes (tests/experiments/test_smoke.py): standard's path (mixed CCD pockets at 2 per ligand, the real
 # training complexes, validation of every variant, rdkit and oracle conformers on CCD and PoseBusters, random and
 # Vina baselines, the endpoint's verdict) at a tiny model and data set, 4 training steps, 2 samples of 2 steps, on 1
-# CCD validation complex (``n_val``), 2 CCD test complexes and the first 2 of the 4 PoseBusters complexes (``n_pb``;
-# both read by the smoke preset only; a paired verdict needs 2 items).
+# CCD validation complex (``n_val``), 2 CCD test complexes and the 2 smallest of the 4 PoseBusters complexes
+# (``pb_ids``: 1ia1 and 1s3v, whose receptors meeko prepares in one pass each in about 2 s, where 1of6's 21k-line PDB
+# takes 3 passes and about 17 s; both keys read by the smoke preset only; a paired verdict needs 2 items).
 PRESETS["smoke"] = dict(
     PRESETS["standard"],
     n_train=4,
@@ -126,7 +128,7 @@ PRESETS["smoke"] = dict(
     pb_budget=2,
     random_k=8,
     vina_exhaustiveness=1,
-    n_pb=2,
+    pb_ids=["1ia1", "1s3v"],
     n_val=1,
 )
 
@@ -410,7 +412,7 @@ def run(ctx):
     trained = _train(ctx, cfg, jax.random.fold_in(key, 1))
     model, mcfg, _ = load_model(trained["path"])
     test = ctx.stage("test_data", lambda: ccd_examples(cfg["n_test"], split="test", seed=ctx.seed + 1))
-    pb = posebusters_complexes()[: cfg.get("n_pb")]
+    pb = _posebusters_set(cfg)
     settings = ("rdkit", "oracle") if cfg["oracle"] else ("rdkit",)
     results = {"train": {k: v for k, v in trained.items() if k != "history"}}
     rnd_ccd = ctx.stage("random_ccd", lambda: _random_rows(test, cfg))
@@ -904,13 +906,18 @@ def _pb_lines(m):
     return lines
 
 
+def _posebusters_set(cfg: dict) -> list:
+    """The PoseBusters complexes a run docks: all 4, or the smoke preset's ``pb_ids``."""
+    return posebusters_complexes(tuple(cfg.get("pb_ids", POSEBUSTERS_IDS)))
+
+
 def _add_random_rows(rec: dict) -> None:
     """Recompute the per-complex random-placement rows of a run that stored only their rates (deterministic:
     ``random_placement(..., seed=i)``), refusing them unless they reproduce the stored rate and median RMSD."""
     m, cfg = rec["metrics"], rec["config"]
     sets = {
         "ccd_rdkit": lambda: ccd_examples(cfg["n_test"], split="test", seed=rec["seed"] + 1),
-        "posebusters_rdkit": lambda: posebusters_complexes()[: cfg.get("n_pb")],
+        "posebusters_rdkit": lambda: _posebusters_set(cfg),
     }
     for name, examples in sets.items():
         s = m[name]

@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import jax
@@ -129,15 +128,13 @@ def vina_dock(
     from meeko import MoleculePreparation, PDBQTMolecule, PDBQTWriterLegacy, RDKitMolCreate
     from vina import Vina
 
-    from ._rank import prepare_receptor
+    from ._rank import prepare_receptor, workspace
 
     if scoring not in ("vina", "vinardo"):
         raise ValueError(f"scoring: expected 'vina' or 'vinardo', received {scoring!r}")
     center = _check_box(center, box_size)
     check_int("exhaustiveness", exhaustiveness, minimum=1)
     check_int("seed", seed, minimum=0)
-    work = Path(workdir or tempfile.mkdtemp(prefix="jaxkit_vina_"))
-    receptor = prepare_receptor(protein_pdb, work)
     lig = Chem.AddHs(Chem.RemoveHs(mol))
     params = AllChem.ETKDGv3()
     params.randomSeed = int(seed)
@@ -148,7 +145,8 @@ def vina_dock(
     if not ok:
         raise RuntimeError(f"meeko could not write the ligand PDBQT: {err}")
     v = Vina(sf_name=scoring, verbosity=0, cpu=1, seed=int(seed))
-    v.set_receptor(str(receptor))
+    with workspace(workdir, "jaxkit_vina_") as work:  # a temporary folder is removed once Vina has read it
+        v.set_receptor(str(prepare_receptor(protein_pdb, work)))
     v.set_ligand_from_string(pdbqt)
     v.compute_vina_maps(center=[float(c) for c in center], box_size=[box_size] * 3)
     v.dock(exhaustiveness=int(exhaustiveness), n_poses=1)
@@ -173,7 +171,7 @@ def vina_pose_energy(
     from meeko import MoleculePreparation, PDBQTWriterLegacy
     from vina import Vina
 
-    from ._rank import prepare_receptor
+    from ._rank import prepare_receptor, workspace
 
     if scoring not in ("vina", "vinardo"):
         raise ValueError(f"scoring: expected 'vina' or 'vinardo', received {scoring!r}")
@@ -187,14 +185,18 @@ def vina_pose_energy(
             f"center/box_size: expected the pose of mol inside the box of edge {box_size} Å at center "
             f"{center.tolist()}, received an atom {outside:.1f} Å from the center along an axis"
         )
-    if receptor is None:
-        receptor = prepare_receptor(protein_pdb, Path(workdir or tempfile.mkdtemp(prefix="jaxkit_vina_")))
     lig = Chem.AddHs(Chem.RemoveHs(mol), addCoords=True)
     pdbqt, ok, err = PDBQTWriterLegacy.write_string(MoleculePreparation().prepare(lig)[0])
     if not ok:
         raise RuntimeError(f"meeko could not write the ligand PDBQT: {err}")
     v = Vina(sf_name=scoring, verbosity=0, cpu=1)
-    v.set_receptor(str(receptor))
+    if receptor is not None:
+        v.set_receptor(str(receptor))
+    else:
+        with workspace(
+            workdir, "jaxkit_vina_"
+        ) as work:  # a temporary folder is removed once Vina has read it
+            v.set_receptor(str(prepare_receptor(protein_pdb, work)))
     v.set_ligand_from_string(pdbqt)
     v.compute_vina_maps(center=[float(c) for c in center], box_size=[box_size] * 3)
     return float(v.score()[0]), float(v.optimize()[0])

@@ -25,13 +25,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import subprocess
 import sys
 import tempfile
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Literal
@@ -52,6 +53,18 @@ CONVERGED_STEPS = (
 # most recent last; a few entries of PDBQT text (about 1 MB each for a whole protein).
 _RECEPTORS: OrderedDict[str, str] = OrderedDict()
 _RECEPTORS_KEPT = 8
+
+
+@contextlib.contextmanager
+def workspace(workdir: str | Path | None, prefix: str) -> Iterator[Path]:
+    """``workdir`` as a folder (created, kept) or, where it is ``None``, a temporary folder named ``prefix…`` that
+    is removed when the block ends: a call that prepares a receptor or writes a ligand leaves nothing behind."""
+    if workdir is not None:
+        Path(workdir).mkdir(parents=True, exist_ok=True)
+        yield Path(workdir)
+        return
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        yield Path(tmp)
 
 
 def prepare_receptor(protein_pdb: str | Path, workdir: str | Path) -> Path:
@@ -229,18 +242,18 @@ def make_scorer(
     (about a second each) are computed once per receptor and pocket, and a second call for the same complex returns
     the same scorer. Every scoring call sets its own ligand first, so a kept scorer carries no state between calls;
     a receptor file with new content gets new maps."""
-    work = Path(workdir or tempfile.mkdtemp(prefix="jaxkit_rank_"))
-    rec = (
-        prepare_receptor(protein_pdb, work)
-        if protein_pdb is not None
-        else pocket_pdbqt(pocket, work / "pocket.pdbqt")
-    )
-    center = np.asarray(pocket.center, dtype=np.float64).reshape(3)
-    key = (hashlib.sha256(Path(rec).read_bytes()).hexdigest(), tuple(float(c) for c in center))
-    if key in _SCORERS:
-        _SCORERS.move_to_end(key)
-        return _SCORERS[key]
-    scorer = VinardoScorer(rec, center)
+    with workspace(workdir, "jaxkit_rank_") as work:  # a temporary folder is removed on return
+        rec = (
+            prepare_receptor(protein_pdb, work)
+            if protein_pdb is not None
+            else pocket_pdbqt(pocket, work / "pocket.pdbqt")
+        )
+        center = np.asarray(pocket.center, dtype=np.float64).reshape(3)
+        key = (hashlib.sha256(Path(rec).read_bytes()).hexdigest(), tuple(float(c) for c in center))
+        if key in _SCORERS:
+            _SCORERS.move_to_end(key)
+            return _SCORERS[key]
+        scorer = VinardoScorer(rec, center)  # reads the receptor file here
     _SCORERS[key] = scorer
     while len(_SCORERS) > _SCORERS_KEPT:
         _SCORERS.popitem(last=False)

@@ -12,6 +12,7 @@ metadata carries the :class:`ModelConfig`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -259,6 +260,13 @@ def save_model(
         raise
 
 
+@functools.lru_cache(maxsize=4)
+def _skeleton(config: ModelConfig) -> FragmentScoreModel:
+    """The model structure a file of ``config`` is read into (its arrays are replaced by the file's): built once
+    per configuration in a process (about 1 s each), so that docking many ligands does not rebuild it per call."""
+    return build_model(config, jax.random.key(0))
+
+
 def load_model(path: str | Path) -> tuple[FragmentScoreModel, ModelConfig, dict]:
     """Read a model file written by :func:`save_model`; returns ``(model, config, info)``.
 
@@ -275,7 +283,7 @@ def load_model(path: str | Path) -> tuple[FragmentScoreModel, ModelConfig, dict]
             f"model file {path}: expected format {MODEL_FORMAT!r}, received {meta.get('format')!r}"
         )
     config = ModelConfig.from_dict(meta["config"])
-    skeleton = build_model(config, jax.random.key(0))
+    skeleton = _skeleton(config)
     params, static = eqx.partition(skeleton, eqx.is_inexact_array)
     loaded, _ = load_checkpoint(path, params)
     return eqx.combine(loaded, static), config, meta.get("info", {})

@@ -175,3 +175,58 @@ def test_scorer_kept_per_receptor_and_center_scores_as_a_fresh_one(complex_and_s
     moved = dataclasses.replace(ex.pocket, center=np.asarray(ex.pocket.center) + 1.0)
     other = make_scorer(moved, None, workdir=tmp_path / "moved")
     assert other is not scorer and other.center != scorer.center
+
+
+def test_scorer_without_a_workdir_leaves_no_folder_behind(complex_and_scorer, tmp_path, monkeypatch):
+    """``make_scorer(..., workdir=None)`` prepares the receptor in a temporary folder and removes it: a screening
+    loop of many calls left one ``jaxkit_rank_*`` folder per call in the system's temporary directory."""
+    import tempfile
+
+    ex, scorer = complex_and_scorer
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    moved = dataclasses.replace(
+        ex.pocket, center=np.asarray(ex.pocket.center) + 0.5
+    )  # new maps, not the kept one
+    made = make_scorer(moved, None)
+    pose = with_positions(ex.mol, ex.reference_positions + 0.5)
+    assert np.isfinite(made.score(pose))  # the receptor was read before its folder was removed
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_receptor_preparation_deletes_the_residue_meeko_names_and_retries(tmp_path, monkeypatch):
+    """meeko fails on a residue it cannot build (stderr "... corresponding to key A:12"): the preparation deletes
+    that residue and runs again; the same residue named twice is an error naming the file."""
+    import subprocess
+    import types
+
+    import biotite.structure.io.pdb as pdb
+
+    from jaxkit.docking import _rank
+
+    protein = posebusters_complexes(("1s3v",))[0].protein_path
+    first = pdb.PDBFile.read(str(protein)).get_structure(model=1)
+    chain, res = str(first.chain_id[0]), int(first.res_id[0])
+    seen: list[set[tuple[str, int]]] = []
+
+    def fake(cmd, **kwargs):
+        written = pdb.PDBFile.read(cmd[2]).get_structure(model=1)
+        seen.append({(str(c), int(r)) for c, r in zip(written.chain_id, written.res_id)})
+        if len(seen) == 1:
+            return types.SimpleNamespace(
+                returncode=1, stderr=f"no template corresponding to key {chain}:{res}"
+            )
+        Path(cmd[4] + ".pdbqt").write_text("PDBQT")
+        return types.SimpleNamespace(returncode=0, stderr="")
+
+    monkeypatch.setattr(subprocess, "run", fake)
+    out = _rank._prepare_receptor(protein, tmp_path)
+    assert out.read_text() == "PDBQT" and len(seen) == 2
+    assert (chain, res) in seen[0] and seen[1] == seen[0] - {(chain, res)}
+
+    def always(cmd, **kwargs):
+        return types.SimpleNamespace(returncode=1, stderr=f"no template corresponding to key {chain}:{res}")
+
+    monkeypatch.setattr(subprocess, "run", always)
+    (tmp_path / "again").mkdir()
+    with pytest.raises(RuntimeError, match="1s3v"):
+        _rank._prepare_receptor(protein, tmp_path / "again")

@@ -21,7 +21,7 @@ NAMES = sorted(_registry.EXPERIMENTS)
 # Seconds of each smoke run (2026-12-07, 2 cores, two pytest-xdist workers): the runs are handed out longest first
 # so that the two workers finish together; an experiment not listed (a new one) goes first.
 _SMOKE_SECONDS = {
-    "sigmadock": 80, "lno_suite": 45, "ssm_expressivity": 45, "docking_real": 38, "rno_benchmarks": 28,
+    "sigmadock": 65, "lno_suite": 55, "ssm_expressivity": 50, "docking_real": 50, "rno_benchmarks": 28,
     "stable": 25, "pde_datasets": 21, "saddle_to_saddle": 20, "next_token": 11, "stability_ablation": 9,
     "sparse_parity": 9, "stable_ablation": 9, "grokking": 6, "stability_sweep": 4,
 }  # fmt: skip

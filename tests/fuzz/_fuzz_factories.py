@@ -524,10 +524,14 @@ FACTORIES: dict[str, Callable[[], dict[str, Any]]] = {
 
 @functools.cache
 def _tmp() -> Any:
+    import atexit
+    import shutil
     import tempfile
     from pathlib import Path
 
-    return Path(tempfile.mkdtemp(prefix="jaxkit-fuzz-"))
+    path = Path(tempfile.mkdtemp(prefix="jaxkit-fuzz-"))
+    atexit.register(shutil.rmtree, path, True)  # removed when the test process ends
+    return path
 
 
 @functools.cache

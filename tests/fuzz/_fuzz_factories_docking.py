@@ -280,10 +280,12 @@ def _crystal_poses() -> list[Any]:
 
 def _copied_root() -> Path:
     """A fresh folder holding a copy of the complex folder 1ac8 (a PDBBind/PoseBusters layout of one complex)."""
+    import atexit
     import shutil
     import tempfile
 
     root = Path(tempfile.mkdtemp(prefix="jaxkit-fuzz-root-"))
+    atexit.register(shutil.rmtree, root, True)  # removed when the test process ends
     shutil.copytree(_real_dir(), root / SMALL)
     return root
 
