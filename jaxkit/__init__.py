@@ -24,8 +24,10 @@ Conventions shared by every subpackage:
   feature warm-up rows dropped by a data builder are each announced by one ``UserWarning`` per call.
 - Errors: a bad argument raises ``ValueError``/``TypeError`` naming it. A check that can only run inside compiled
   code (``equinox.error_if``) fires at run time; jaxkit's own compiled entry points re-raise it as ``ValueError``
-  with the library's message first, and :func:`jaxkit.jit` does the same for a function of yours (plain
-  ``jax.jit`` shows it inside ``JaxRuntimeError: INTERNAL: CpuCallback error ...``).
+  with the library's message first, and :func:`jaxkit.jit` does the same for a function of yours. Under plain
+  ``jax.jit`` the exception is jax's ``JaxRuntimeError: INTERNAL: CpuCallback error ...`` (its text ends with the
+  message), and the first line written to stderr is the library's message instead of jax's "jax.pure_callback
+  failed" and a callback traceback.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ skipped under tracing.
 from __future__ import annotations
 
 import functools
+import logging
 import re
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -243,13 +244,60 @@ def error_if_invalid(x: Any, invalid: Any, message: str) -> Any:
     any entry of the boolean ``invalid`` is true. On concrete values (an eager call) that is a ``ValueError`` with
     ``message`` as its first line; on traced values a run-time error of the compiled code carrying ``message``
     (re-raised as ``ValueError`` by :func:`library_errors` on jaxkit's compiled entry points)."""
-    import equinox as eqx
 
     if not is_tracer(invalid) and not any(is_tracer(leaf) for leaf in jax.tree_util.tree_leaves(x)):
         if np.any(np.asarray(invalid)):
             raise ValueError(message)
         return x
+    return traced_check(x, invalid, message)
+
+
+_TRACED_MESSAGES: dict[str, None] = {}  # the messages of jaxkit's run-time checks, newest last (bounded)
+
+
+def traced_check(x: Any, invalid: Any, message: str) -> Any:
+    """``equinox.error_if(x, invalid, message)`` for a check on traced values, with ``message`` registered so
+    that, when it fires inside a user's own ``jax.jit``, the first line on stderr is ``message`` (see
+    :class:`_FirstLineIsTheMessage`) instead of jax's "jax.pure_callback failed" and a callback traceback."""
+    import equinox as eqx
+
+    _TRACED_MESSAGES.pop(message, None)
+    _TRACED_MESSAGES[message] = None
+    while len(_TRACED_MESSAGES) > 4096:
+        del _TRACED_MESSAGES[next(iter(_TRACED_MESSAGES))]
     return eqx.error_if(x, invalid, message)
+
+
+class _FirstLineIsTheMessage(logging.Filter):
+    """When a jaxkit run-time check fires inside compiled code that jaxkit does not wrap (a user's ``jax.jit``),
+    jax logs "jax.pure_callback failed" with the callback's traceback before raising ``JaxRuntimeError: INTERNAL:
+    CpuCallback error ...``, whose text ends with the check's message. This filter rewrites that log record (only
+    for messages of jaxkit's checks) into the message itself, so the first line a user reads names the argument;
+    the exception raised is unchanged (``runtime_message`` extracts the message from it)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is None or type(exc).__name__ != "_EquinoxRuntimeError":
+            return True
+        message = str(exc).split("\n\n", 1)[0].strip()
+        if message not in _TRACED_MESSAGES:
+            # the kernels' own checks (the kernels import nothing from the rest of jaxkit)
+            from jaxkit.kernels._common import TRACED_MESSAGES
+
+            if message not in TRACED_MESSAGES:
+                return True
+        record.msg = "%s  [a jaxkit check inside compiled code; the error raised below carries this message]"
+        record.args = (message,)
+        record.exc_info = None
+        record.exc_text = None
+        return True
+
+
+def install_runtime_message_filter() -> None:
+    """Add :class:`_FirstLineIsTheMessage` to jax's callback logger (once; on ``import jaxkit``)."""
+    logger = logging.getLogger("jax._src.callback")
+    if not any(isinstance(f, _FirstLineIsTheMessage) for f in logger.filters):
+        logger.addFilter(_FirstLineIsTheMessage())
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -552,3 +600,6 @@ def seed_rng(seed: Any, name: str = "seed") -> np.random.Generator:
     if seed is not None:
         check_int(name, seed, minimum=0)
     return np.random.default_rng(seed)
+
+
+install_runtime_message_filter()

@@ -101,3 +101,54 @@ def test_a_check_firing_inside_fit_surfaces_as_the_librarys_message():
     ) as e:  # SGD walks w from 1 towards -5: the check fires inside the compiled step
         fit({"w": jnp.ones(2)}, optax.sgd(0.1), loss, data, n_steps=20, key=jax.random.key(0), progress=False)
     assert _first_line(e.value) == "ValueError: params: went negative"
+
+
+_USER_SCRIPT = """
+import jax, jax.numpy as jnp, equinox as eqx
+from jaxkit import diffusion as dm
+schedule = dm.VPSchedule()
+if {own}:
+    f = jax.jit(lambda t: eqx.error_if(t, t > 1, "my own check"))
+elif {vmap_only}:
+    f = jax.vmap(lambda t: dm.marginal_coefs(schedule, t))
+else:
+    f = jax.jit(jax.vmap(lambda t: dm.marginal_coefs(schedule, t)))
+f(jnp.asarray({t}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("own", "vmap_only", "t", "first", "raised"),
+    [
+        (False, False, "[0.5, 1.5]", "t: diffusion time outside [0, 1] (or NaN)", "JaxRuntimeError"),
+        (False, True, "[0.5, 1.5]", "t: diffusion time outside [0, 1] (or NaN)", "EquinoxRuntimeError"),
+        (
+            True,
+            False,
+            "1.5",
+            "jax.pure_callback failed",
+            "JaxRuntimeError",
+        ),  # a user's own check: as jax logs it
+    ],
+)
+def test_under_a_users_plain_jax_jit_the_first_line_on_stderr_is_the_librarys_message(
+    own, vmap_only, t, first, raised
+):
+    """A script of the user's with plain ``jax.jit`` (and ``vmap``): the exception is still jax's, but the first
+    line the user reads (stderr, where jax logs the failed callback before raising) is jaxkit's own message, not
+    "jax.pure_callback failed" followed by a callback traceback. Only jaxkit's checks are rewritten."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", _USER_SCRIPT.format(own=own, vmap_only=vmap_only, t=t)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode != 0
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert lines[0].startswith(first), proc.stderr[:2000]
+    assert any(
+        ln.startswith(("jax.errors.", "equinox.")) and raised in ln for ln in lines
+    )  # raised unchanged

@@ -15,13 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeAlias
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, PRNGKeyArray
 
-from jaxkit._validate import check_nonempty, error_if_invalid, finite_checked, is_tracer
+from jaxkit._validate import check_nonempty, error_if_invalid, finite_checked, is_tracer, traced_check
 from jaxkit.diffusion._schedules import AbstractSchedule, DiscreteSchedule
 
 Schedule: TypeAlias = DiscreteSchedule | AbstractSchedule
@@ -59,7 +58,7 @@ def check_time(schedule: Schedule, t: ArrayLike, name: str = "t") -> ArrayLike:
                 f"dtype {dtype} ({t!r})"[:200]
             )
         if is_tracer(t):
-            return eqx.error_if(t, (t < 0) | (t >= T), f"{name}: step index outside [0, {T - 1}]")
+            return traced_check(t, (t < 0) | (t >= T), f"{name}: step index outside [0, {T - 1}]")
         a = np.asarray(t)
         if a.size and (a.min() < 0 or a.max() >= T):
             raise ValueError(
@@ -68,7 +67,7 @@ def check_time(schedule: Schedule, t: ArrayLike, name: str = "t") -> ArrayLike:
         return t
     if isinstance(schedule, AbstractSchedule):
         if is_tracer(t):
-            return eqx.error_if(
+            return traced_check(
                 t, ~((t >= 0.0) & (t <= 1.0)), f"{name}: diffusion time outside [0, 1] (or NaN)"
             )
         a = np.asarray(t, dtype=np.float64)
@@ -86,7 +85,7 @@ def check_time(schedule: Schedule, t: ArrayLike, name: str = "t") -> ArrayLike:
 def _check_sigma_nonzero(sigma: Array, t: Any) -> Array:
     """The score divides by ``sigma_t``; at ``t = 0`` of a VP schedule ``sigma_t = 0`` (at run time on a tracer)."""
     if is_tracer(sigma):
-        return eqx.error_if(
+        return traced_check(
             sigma, sigma <= 0, "t: the score divides by sigma_t, which is 0 at this t; use t > 0"
         )
     if np.any(np.asarray(sigma) <= 0):

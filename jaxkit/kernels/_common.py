@@ -123,6 +123,11 @@ def check_float_dtype(x: Any, name: str, fn: str) -> None:
         raise TypeError(f"{fn}: {name}: expected a real floating or complex dtype, received {dt}")
 
 
+# The messages of the run-time checks made here: jaxkit's filter on JAX's callback logger rewrites the stderr record of
+# a check that fires under a user's ``jax.jit`` into its message when the message is listed here.
+TRACED_MESSAGES: dict[str, None] = {}
+
+
 def finite_checked(x: jax.Array, name: str, fn: str) -> jax.Array:
     """``x``, refused with ``ValueError`` naming ``name`` when it holds NaN or ±inf: eagerly for a concrete array,
     at run time (``equinox.error_if``, also under ``jax.jit``/``vmap``) for a traced one."""
@@ -131,6 +136,7 @@ def finite_checked(x: jax.Array, name: str, fn: str) -> jax.Array:
 
     msg = f"{fn}: {name}: expected finite values, received NaN/inf entries"
     if isinstance(x, jax.core.Tracer):
+        TRACED_MESSAGES[msg] = None  # one per kernel and argument
         return eqx.error_if(x, ~jnp.all(jnp.isfinite(x)), msg)
     arr = np.asarray(x)
     if not np.all(np.isfinite(arr)):
