@@ -642,6 +642,13 @@ def _int_at_least(minimum: int, below: int | None = None):
 _SEED = _int_at_least(0, 2**32)
 
 
+def _folder(text: str) -> str:
+    """An argparse ``type``: a folder path, not empty (``--out ""`` ran into the default folder without a word)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a folder path, received {text!r}")
+    return text
+
+
 class _Parser(argparse.ArgumentParser):
     """Command-line errors are one line on stderr and exit status 2."""
 
@@ -673,6 +680,7 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("--seed", type=_SEED, default=0)
     p_run.add_argument(
         "--out",
+        type=_folder,
         default=None,
         help="run folder (default results/NAME/PRESET; with `run all`, one subfolder per experiment): a new or "
         "empty folder, or a run folder, which is started over (only what its runs wrote is removed; a folder "
@@ -703,14 +711,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     p_report = sub.add_parser("report", help="collect results/*/metrics.json into results/REPORT.md")
     p_report.add_argument(
-        "--results", default=None, help=f"folder of the runs (default {RESULTS}; created if absent)"
+        "--results", type=_folder, default=None, help=f"folder of the runs (default {RESULTS}; created if absent)"
     )
     p_pub = sub.add_parser(
         "publish", help="copy results/NAME/PRESET/{metrics.json,summary.md,*.png} to docs/results/"
     )
     p_pub.add_argument("name")
     p_pub.add_argument("--preset", default="paper")
-    p_pub.add_argument("--results", default=str(RESULTS))
+    p_pub.add_argument("--results", type=_folder, default=str(RESULTS))
     p_pub.add_argument("--src", default=None, help="run folder (default results/NAME/PRESET)")
     args = parser.parse_args(argv)
     if args.cmd == "run" and args.out and args.name != "all":  # before --distributed waits for its peers

@@ -381,7 +381,41 @@ def record_run_outputs(out_dir: Path, before: set[str], earlier: set[str]) -> No
         return
     now = {p.name for p in _user_entries(out_dir)}
     rec["outputs"] = sorted(((earlier & now) | (now - before)) - {RUN_RECORD})
+    rec["files"] = sorted(_nested_files(out_dir, rec["outputs"]))  # what the run's folders held when it ended
     atomic_write_bytes(out_dir / RUN_RECORD, (json.dumps(rec, indent=2) + "\n").encode())
+
+
+def _nested_files(out_dir: Path, names: list[str]) -> set[str]:
+    """Paths (relative to ``out_dir``, POSIX) of the files inside the folders ``names`` of ``out_dir``."""
+    out: set[str] = set()
+    for name in names:
+        top = out_dir / name
+        if top.is_dir() and not top.is_symlink():
+            out |= {
+                f.relative_to(out_dir).as_posix() for f in top.rglob("*") if not f.is_dir() or f.is_symlink()
+            }
+    return out
+
+
+def _written_by_runs(rel: str, files: set[str]) -> bool:
+    """Whether the file ``rel`` inside one of the run's folders is the runs': in ``files`` (``run.json``'s
+    ``files``, recorded when a run ends), or named as only the runner names files (a run killed before it recorded
+    them): ``stages/*.stage`` (and their temporary ``*.tmp*``) and files inside ``checkpoints/**/ckpt_*/``."""
+    parts = rel.split("/")
+    if parts[0] == "stages" and len(parts) == 2 and (parts[1].endswith(".stage") or ".tmp" in parts[1]):
+        return True
+    if parts[0] == "checkpoints" and any(x.startswith("ckpt_") for x in parts[1:-1]):
+        return True
+    return rel in files
+
+
+def _recorded_files(out_dir: Path) -> set[str]:
+    try:
+        rec = json.loads((out_dir / RUN_RECORD).read_text())
+    except (OSError, ValueError):
+        return set()
+    files = rec.get("files", []) if isinstance(rec, dict) else []
+    return {str(f) for f in files} if isinstance(files, list) else set()
 
 
 def _clear_run_folder(out_dir: Path, experiment: str) -> None:
@@ -394,7 +428,11 @@ def _clear_run_folder(out_dir: Path, experiment: str) -> None:
         return
     if _read_run_record(out_dir) is None:  # unreachable after check_out_folder; never clear a user's folder
         raise RunFolderError(f"--out {out_dir} is not a run folder (no {RUN_RECORD}); nothing was changed")
-    foreign = sorted(p.name for p in entries if p.name not in _recorded_outputs(out_dir))
+    recorded = _recorded_outputs(out_dir)
+    foreign = sorted(p.name for p in entries if p.name not in recorded)
+    # inside the run's own folders too: a file a user put in stages/ is not the run's
+    files = _recorded_files(out_dir)
+    foreign += sorted(f for f in _nested_files(out_dir, sorted(recorded)) if not _written_by_runs(f, files))
     if foreign:
         shown = _shown(foreign)
         raise RunFolderError(

@@ -602,4 +602,26 @@ def seed_rng(seed: Any, name: str = "seed") -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
+def _pair_labels(x: Any) -> list | None:
+    """The labels of a labeled sequence (a ``pandas.Series``: its ``index``), else None (positional)."""
+    idx = getattr(x, "index", None)
+    return None if idx is None or callable(idx) else list(idx)
+
+
+def align_pairs(a_name: str, a: Any, b_name: str, b: Any) -> tuple[Any, Any]:
+    """Two paired sequences, item ``i`` of one with item ``i`` of the other. Two labeled sequences (``pandas.Series``)
+    are aligned by label (``b`` reordered to ``a``'s labels); labels that do not match one to one raise
+    ``ValueError`` naming both. Unlabeled sequences pair by position."""
+    la, lb = _pair_labels(a), _pair_labels(b)
+    if la is None or lb is None or la == lb:
+        return a, b
+    if len(set(la)) != len(la) or len(set(lb)) != len(lb) or set(la) != set(lb):
+        only = sorted(map(str, set(la) ^ set(lb)))[:5]
+        raise ValueError(
+            f"{b_name}: expected the labels of {a_name} (paired by label), received labels that do not match one "
+            f"to one ({len(la)} and {len(lb)} labels; duplicated or unmatched, e.g. {only})"
+        )
+    return a, b.loc[la]
+
+
 install_runtime_message_filter()

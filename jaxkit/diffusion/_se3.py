@@ -46,6 +46,7 @@ from jaxkit._validate import (
     check_finite,
     check_key,
     check_positive,
+    error_if_invalid,
     finite_checked,
     library_errors,
     output_checked,
@@ -352,12 +353,29 @@ class SE3Diffusion(eqx.Module):
     ) -> DSMTerms:
         """The normalized rotation and translation DSM terms for one sample of N bodies.
 
-        ``t ~ U(t_min, 1)`` unless given; ``mask (N,)`` weights the bodies (padding bodies get 0).
+        ``t ~ U(t_min, 1)`` unless given (a given ``t`` must have ``sigma_t > 0``: the targets divide by it, and
+        it is 0 at ``t = 0``); ``mask (N,)`` weights the bodies, each weight >= 0 (padding bodies get 0).
         """
         R0, x0 = jnp.asarray(R0), jnp.asarray(x0)
         k_t, k_n = jax.random.split(key)
+        if mask is not None:
+            if jnp.shape(mask) != x0.shape[:-1]:
+                raise ValueError(
+                    f"mask: expected one weight per body, shape {x0.shape[:-1]} (x0 is {x0.shape}), received "
+                    f"shape {jnp.shape(mask)}"
+                )
+            mask = error_if_invalid(
+                jnp.asarray(mask, x0.dtype), ~(jnp.asarray(mask) >= 0), "mask: expected finite weights >= 0"
+            )
         if t is None:
             t = jax.random.uniform(k_t, (), x0.dtype, minval=t_min, maxval=1.0)
+        else:
+            t = check_time(self.trans, t)
+            t = error_if_invalid(
+                t,
+                (self.trans.sigma(t) <= 0) | (self.rot.sigma(t) <= 0),
+                "t: the DSM targets divide by sigma_t, which is 0 at this t; use t > 0 (e.g. t >= t_min)",
+            )
         f = self.forward_marginal(k_n, R0, x0, t)
         s_rot, s_tr = self.to_scores(*model(f.R_t, f.x_t, t), t)
         rot_err = (s_rot - f.rot_score) / igso3.score_norm(f.sigma_rot)

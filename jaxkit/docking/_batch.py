@@ -15,6 +15,7 @@ the others go on.
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import os
 import re
@@ -78,14 +79,36 @@ class LigandRecord:
 
 
 def is_ligand_library(path: str | Path) -> bool:
-    """Whether ``path`` is a file of several ligands: a SMILES file (``.smi``/``.smiles``/``.txt``) or an SDF with
-    more than one record."""
+    """Whether ``path`` is an existing file of several ligands: a SMILES file (``.smi``/``.smiles``/``.txt``) or an
+    SDF with more than one record."""
     p = Path(path)
+    if not p.is_file():  # a missing file is no library (it was judged by its name alone)
+        return False
     if p.suffix.lower() in SMILES_SUFFIXES:
         return True
     if p.suffix.lower() in SDF_SUFFIXES and p.is_file():
         return p.read_text(errors="replace").count("$$$$") > 1
     return False
+
+
+def _records_digest(records: list[LigandRecord]) -> str:
+    """SHA-256 of the ligands as read: each record's name and molecule (its MOL block, coordinates included) or
+    its read error."""
+    h = hashlib.sha256()
+    for r in records:
+        h.update(f"{r.index}\t{r.name}\n".encode())
+        h.update((Chem.MolToMolBlock(r.mol) if r.mol is not None else "error: " + r.error).encode())
+    return h.hexdigest()
+
+
+def _path_digest(path: str | Path) -> str:
+    """SHA-256 of a file, or of a folder's files (relative names and bytes, in sorted order)."""
+    p, h = Path(path), hashlib.sha256()
+    files = sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p] if p.is_file() else []
+    for f in files:
+        h.update(f.relative_to(p).as_posix().encode() if p.is_dir() else b"")
+        h.update(f.read_bytes())
+    return h.hexdigest()
 
 
 def read_ligands(path: str | Path) -> list[LigandRecord]:
@@ -208,10 +231,18 @@ def dock_many(
             except (ValueError, StructureError, TypeError) as e:
                 records.append(LigandRecord(i, f"ligand_{i + 1}", None, str(e)))
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ValueError(
+            f"out_dir: expected a folder (new, empty or a batch folder), received the file {out}"
+        )
     settings = {
         "protein": str(Path(protein).resolve()),
         "ligands": source,
         "n_ligands": len(records),
+        # by content, not only by name: a file edited in place (or another list) is another batch, never resumed
+        "protein_sha256": hashlib.sha256(Path(protein).read_bytes()).hexdigest(),
+        "ligands_sha256": _records_digest(records),
+        "model_sha256": _path_digest(model) if isinstance(model, str | Path) else None,
         "pocket": _describe_pocket(pocket),
         "model": str(Path(model).resolve()) if isinstance(model, str | Path) else type(model).__name__,
         "key": jax.random.key_data(key).tolist(),

@@ -103,8 +103,12 @@ def saxe_half_time(s: ArrayInput, u0: ArrayInput, tau: float = 1.0) -> Array:
 
 
 def plateau_losses(s: ArrayInput) -> Array:
-    """Loss levels ``½ Σ_{i>k} s_i²`` for k = 0 … r (s sorted decreasingly first); the last entry is 0."""
-    s = np.sort(np.abs(_vector("s", s)))[::-1]
+    """Loss levels ``½ Σ_{i>k} s_i²`` for k = 0 … r (s sorted decreasingly first); the last entry is 0. ``s``:
+    singular values, finite and >= 0 (a negative one is refused, not taken by its absolute value)."""
+    s = _vector("s", s)
+    if np.any(s < 0):
+        raise ValueError(f"s: expected singular values >= 0, received {s.tolist()}")
+    s = np.sort(s)[::-1]
     tails = np.concatenate([np.cumsum((s**2)[::-1])[::-1], [0.0]])
     return jnp.asarray(0.5 * tails)
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import check_finite, check_int, check_range, check_size, seed_rng
+from jaxkit._validate import align_pairs, check_finite, check_int, check_range, check_size, seed_rng
 from jaxkit.forecast._metrics import QUANTILE_LEVELS
 
 __all__ = [
@@ -169,9 +169,12 @@ def paired_difference(
     a: ArrayInput, b: ArrayInput, *, n_resamples: int = 2000, confidence: float = 0.95, seed: int = 0
 ) -> dict:
     """Mean of the paired differences ``a - b`` (per-date scores of two forecasters on the same dates) with a
-    percentile bootstrap interval over dates (:func:`scipy.stats.bootstrap`, ``paired``); negative = ``a`` lower."""
+    percentile bootstrap interval over dates (:func:`scipy.stats.bootstrap`, ``paired``); negative = ``a`` lower.
+    Two ``pandas.Series`` are paired by label (dates that do not match one to one are refused); arrays pair by
+    position."""
     from scipy.stats import bootstrap
 
+    a, b = align_pairs("a", a, "b", b)
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     if a.ndim != 1 or a.shape != b.shape or a.size < 2:
         raise ValueError(

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from typing import Any, Literal, NamedTuple
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -39,6 +38,7 @@ from .._validate import (
     finite_checked,
     is_tracer,
     library_errors,
+    traced_check,
 )
 
 _In = Array | np.ndarray
@@ -195,7 +195,7 @@ def solve(
     u, iterations, residual = _solve_core(a, b, float(tol), int(maxiter))
     converged = residual <= tol
     if on_failure == "raise":
-        u = eqx.error_if(
+        u = traced_check(
             u,
             jnp.logical_not(converged),
             f"darcy.solve: PCG did not converge within maxiter={maxiter} iterations (relative residual still "

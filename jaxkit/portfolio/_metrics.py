@@ -20,10 +20,19 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import jax
 import numpy as np
 
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import check_finite, check_int, check_ndim, check_size, check_time_order, seed_rng
+from jaxkit._validate import (
+    align_pairs,
+    check_finite,
+    check_int,
+    check_ndim,
+    check_size,
+    check_time_order,
+    seed_rng,
+)
 
 __all__ = [
     "annualized_return",
@@ -40,6 +49,13 @@ __all__ = [
 
 
 def _r(returns: Any, name: str = "returns") -> np.ndarray:
+    if isinstance(
+        returns, jax.core.Tracer
+    ):  # np.asarray of a tracer: JAX's TracerArrayConversionError names nothing
+        raise TypeError(
+            f"{name}: expected concrete values (the performance metrics compute in NumPy float64, outside "
+            "jax.jit/vmap), received a traced array; call the metric on the arrays a compiled function returns"
+        )
     check_ndim(name, returns, 1, what="a series of periodic returns")
     check_time_order(name, returns, "a series", "compounding, drawdown and annualisation follow row order")
     if np.shape(returns)[0] < 2:
@@ -229,7 +245,9 @@ def sharpe_difference_test(
 
     Returns ``diff`` $= \widehat{SR}_a - \widehat{SR}_b$ (annualised), its percentile interval ``lo``/``hi`` and
     the two-sided p-value $\Pr^*(|\Delta^* - \hat\Delta| \ge |\hat\Delta|)$ from the centered bootstrap
-    distribution."""
+    distribution. Two ``pandas.Series`` are paired by label (``returns_b`` taken in ``returns_a``'s order; labels
+    that do not match one to one are refused); arrays pair by position."""
+    returns_a, returns_b = align_pairs("returns_a", returns_a, "returns_b", returns_b)
     a, b = _r(returns_a, "returns_a"), _r(returns_b, "returns_b")
     _bootstrap_args(level, n_boot, seed)
     periods_per_year = _ppy(periods_per_year)

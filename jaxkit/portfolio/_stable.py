@@ -111,9 +111,10 @@ def stable_weights(
 ) -> LabeledVector:
     r"""STABLE's published allocation: precision fusion ($P=I$, no $\tau$) then tangency weights, with the
     net-exposure guard and leverage cap of the module docstring. Computed in float64; returned in ``dtype``
-    (float32 or float64, as :func:`max_sharpe`'s ``dtype``; ``None``: the inputs' float dtype). Weights sum to 1
-    unless the leverage cap moved part of the book to cash. Means and covariances per period, all in the same
-    period (the weights do not depend on which); pandas inputs give a Series."""
+    (float32 or float64, as :func:`max_sharpe`'s ``dtype``; ``None``: the inputs' float dtype as JAX holds it,
+    float32 unless ``jax_enable_x64``; pass ``dtype=np.float64`` for float64 weights). Weights sum to 1 unless
+    the leverage cap moved part of the book to cash. Means and covariances per period, all in the same period
+    (the weights do not depend on which); pandas inputs give a Series."""
     check_covariance("prior_cov", prior_cov)
     n = np.shape(prior_cov)[0]
     check_vector("prior_mean", prior_mean, n)
@@ -148,7 +149,8 @@ def stable_long_only_weights(
     r"""The long-only variant: long-only maximum Sharpe of $(\mu_{BL}, \Sigma_0 + \Sigma_{BL})$ (falls back to
     long-only minimum variance when no posterior mean is positive, as :func:`max_sharpe` under tracing). Inputs per
     period, all in the same period; pandas inputs give a Series. Computed in float64; returned in ``dtype``
-    (``None``: the inputs' float dtype)."""
+    (``None``: the inputs' float dtype as JAX holds it, float32 unless ``jax_enable_x64``; pass
+    ``dtype=np.float64`` for float64 weights)."""
     check_covariance("prior_cov", prior_cov)
     n = np.shape(prior_cov)[0]
     check_vector("prior_mean", prior_mean, n)

@@ -43,6 +43,7 @@ from jaxkit._validate import (
     finite_checked,
     is_tracer,
     range_checked,
+    traced_check,
 )
 from jaxkit.kernels.linear_scan import linear_scan as _kernel_linear_scan
 
@@ -519,7 +520,7 @@ def _checked_ids(tokens: jax.Array, vocab: int) -> jax.Array:
     if not is_tracer(tokens):
         return tokens
     bad = jnp.any((tokens < 0) | (tokens >= vocab))
-    return eqx.error_if(tokens, bad, f"tokens: expected token ids in [0, {vocab - 1}]")
+    return traced_check(tokens, bad, f"tokens: expected token ids in [0, {vocab - 1}]")
 
 
 class SSMModel(eqx.Module):

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import optax
 
 from jaxkit._typing import PyTree
+from jaxkit._validate import error_if_invalid
 
 __all__ = ["EmaState", "read_ema", "track_ema"]
 
@@ -48,7 +49,9 @@ def _check_decay(decay: Any) -> None:
 
 
 def read_ema(opt_state: optax.OptState, decay: float) -> PyTree:
-    """``params_ema``: the debiased average from the :class:`EmaState` found in ``opt_state`` (a chain's state tuple)."""
+    """``params_ema``: the debiased average from the :class:`EmaState` found in ``opt_state`` (a chain's state tuple).
+    ``decay`` must be the one given to :func:`track_ema` (the state does not record it). Refused before the first
+    update (``ValueError``; a run-time check under ``jax.jit``): there is no average yet."""
     _check_decay(decay)
     states = [
         s
@@ -58,5 +61,11 @@ def read_ema(opt_state: optax.OptState, decay: float) -> PyTree:
     if len(states) != 1:
         raise ValueError(f"opt_state: expected exactly one EmaState (chain track_ema), found {len(states)}")
     s = states[0]
-    c = 1.0 - decay ** s.count.astype(jnp.float32)
+    # before the first update the average holds no parameters (zeros, debiased by 0/0): refused, not returned
+    count = error_if_invalid(
+        s.count,
+        s.count < 1,
+        "opt_state: no update has been averaged yet (EmaState count 0); read_ema needs at least one optimizer step",
+    )
+    c = 1.0 - decay ** count.astype(jnp.float32)
     return jax.tree.map(lambda a: a / jnp.where(c > 0, c, 1.0).astype(a.dtype), s.average)

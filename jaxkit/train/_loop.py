@@ -286,6 +286,11 @@ class _Monitor:
         if self.monitor not in metrics:
             raise KeyError(f"monitor: eval_fn returned {sorted(metrics)}, which lacks {self.monitor!r}")
         value = metrics[self.monitor]
+        if not math.isfinite(value):  # NaN compares false with everything: it would count as "no improvement"
+            raise ValueError(
+                f"eval_fn: the monitored metric {self.monitor!r} is {value} at step {s.step}; early stopping "
+                "(patience) needs finite values"
+            )
         if value < s.best if self.mode == "min" else value > s.best:
             s.best, s.bad_evals = value, 0
         else:

@@ -181,3 +181,29 @@ def test_long_fuzz_boundaries_name_the_argument():
         so3_diffusion.brownian_motion(KEY, R0, 1.0, 10**12)
     R = so3_diffusion.brownian_motion(KEY, R0, 0.01, 4)
     np.testing.assert_allclose(np.asarray(R[0] @ R[0].T), np.eye(3), atol=1e-5)  # stays a rotation
+
+
+def test_se3_dsm_terms_refuses_a_negative_or_misshaped_mask_and_a_time_with_zero_sigma():
+    """Fresh probes D55, D56, D58: a negative weight gave a negative 'mean squared error' (-0.55, -1.77); a mask of
+    4 weights for 3 bodies failed inside a multiplication; t = 0 failed naming an internal field (trans_score).
+    The reference for the valid call: the same terms with the mask's zero weight dropping that body's error."""
+    from jaxkit.diffusion import SE3Diffusion
+    from jaxkit.geometry import so3
+
+    se3 = SE3Diffusion()
+    R0 = so3.random_uniform(jax.random.key(0), (3,))
+    x0 = jax.random.normal(jax.random.key(1), (3, 3))
+
+    def model(R, x, t):
+        return jnp.zeros((3, 3)), jnp.zeros((3, 3))
+
+    key = jax.random.key(2)
+    with pytest.raises(ValueError, match="mask: expected finite weights >= 0"):
+        se3.dsm_terms(model, R0, x0, key, mask=-jnp.ones(3))
+    with pytest.raises(ValueError, match=r"mask: expected one weight per body, shape \(3,\)"):
+        se3.dsm_terms(model, R0, x0, key, mask=jnp.ones(4))
+    with pytest.raises(ValueError, match="t: the DSM targets divide by sigma_t"):
+        se3.dsm_terms(model, R0, x0, key, t=0.0)
+    full = se3.dsm_terms(model, R0, x0, key, t=0.5)
+    ones = se3.dsm_terms(model, R0, x0, key, t=0.5, mask=jnp.ones(3))
+    assert float(full.rot) == float(ones.rot) and float(full.trans) == float(ones.trans)

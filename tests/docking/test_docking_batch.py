@@ -72,6 +72,15 @@ def test_batch_of_smiles_one_compile_failure_reported_and_resume(tmp_path, monke
     (tmp_path / "mine" / "notes.txt").write_text("keep")
     with pytest.raises(ValueError, match="out_dir: .* not a batch folder"):
         dock_many(PROTEIN, lib, tmp_path / "mine", **TINY)
+    # fresh probe M2: the same file name with another ligand in it is another batch, not a finished one
+    lib.write_text(lib.read_text().replace(SMALL, "CCCCCCN"))
+    with pytest.raises(ValueError, match="out_dir: .* other settings \\(ligands_sha256\\)"):
+        dock_many(PROTEIN, lib, out, **TINY)
+    (tmp_path / "afile").write_text("keep")  # fresh probe X67: an out_dir that is a file is named, and kept
+    with pytest.raises(ValueError, match="out_dir: expected a folder"):
+        dock_many(PROTEIN, lib, tmp_path / "afile", **TINY)
+    assert (tmp_path / "afile").read_text() == "keep"
+    assert not is_ligand_library(tmp_path / "missing.smi")  # fresh probe X64: judged by name alone before
 
 
 def test_cli_docks_a_multi_record_sdf_into_a_folder(tmp_path, capsys):

@@ -283,3 +283,16 @@ def test_step_counts_past_the_int32_counter_are_named():
         dyn.gradient_descent(_scalar_loss, P0, 0.1, 10**12)
     with pytest.raises(ValueError, match="hidden: expected an integer >= 1, received 0"):
         dyn.init_linear(jax.random.key(0), 2, 0, 2, 0.1)  # named 'dims[1]' before
+
+
+def test_plateau_losses_refuses_a_negative_singular_value():
+    """Fresh probe D30: [1, 2, -3] returned [7, 2.5, 0.5, 0] (|s| taken without a word). The reference for a valid
+    call: the docstring's formula ½ Σ_{i>k} s_i² over s sorted decreasingly, written out in NumPy."""
+    from jaxkit.dynamics import plateau_losses
+
+    with pytest.raises(ValueError, match="s: expected singular values >= 0"):
+        plateau_losses(np.array([1.0, 2.0, -3.0]))
+    s = np.array([1.0, 3.0, 2.0, 0.0])
+    srt = np.sort(s)[::-1]
+    ref = [0.5 * np.sum(srt[k:] ** 2) for k in range(len(s) + 1)]
+    np.testing.assert_allclose(plateau_losses(s), ref, rtol=1e-6)

@@ -128,6 +128,38 @@ def test_a_file_a_user_added_to_a_run_folder_is_never_deleted(saddle, tmp_path, 
     assert json.loads((out / "run.json").read_text())["seed"] == 5
 
 
+@pytest.mark.parametrize("where", ["stages/my_nested_note.txt", "checkpoints/notes/todo.txt", "figs/a/b.txt"])
+def test_a_file_a_user_put_inside_a_run_folders_own_subfolder_is_never_deleted(
+    saddle, tmp_path, capsys, where
+):
+    """Before (fresh probe C10): after a finished run the user saved a note in its stages/ folder; the same command
+    again started over and deleted the whole folder with the note (exit 0). Inside the run's own folders, a file
+    is the run's only if run.json lists it (recorded when a run ends) or it is named as only the runner names
+    files (stages/*.stage, checkpoints/**/ckpt_*/...)."""
+    out = tmp_path / "run"
+    assert _cli.main(["run", "saddle_to_saddle", "--out", str(out)]) == 0
+    (out / "figs" / "a").mkdir(parents=True)  # a folder the run itself wrote, with a file of the run's
+    (out / "figs" / "a" / "run_plot.txt").write_text("run")
+    rec = json.loads((out / "run.json").read_text())
+    rec["outputs"] = sorted({*rec["outputs"], "figs"})
+    rec["files"] = sorted({*rec.get("files", []), "figs/a/run_plot.txt"})
+    (out / "run.json").write_text(json.dumps(rec))
+    (out / "stages").mkdir(exist_ok=True)
+    (out / "stages" / "old.stage").write_text("a stage file of a killed run")  # the runner's name: the run's
+    (out / where).parent.mkdir(parents=True, exist_ok=True)
+    (out / where).write_text("precious")
+    before = _snapshot(out)
+    capsys.readouterr()
+    assert _cli.main(["run", "saddle_to_saddle", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert where in err and "nothing was changed" in err, err
+    assert _snapshot(out) == before and len(saddle) == 1
+    (out / where).unlink()  # moved out: the start-over goes ahead and removes the run's files
+    assert _cli.main(["run", "saddle_to_saddle", "--out", str(out)]) == 0
+    assert "starting over" in capsys.readouterr().err
+    assert not (out / "stages" / "old.stage").exists() and not (out / "figs").exists()
+
+
 def test_publish_and_report_work_on_runs_without_run_json(tmp_path, capsys):
     """Published runs in docs/results (and older result folders) carry no run.json."""
     src = tmp_path / "results" / "saddle_to_saddle" / "paper"
@@ -145,3 +177,14 @@ def test_publish_and_report_work_on_runs_without_run_json(tmp_path, capsys):
     assert (tmp_path / "published" / "saddle_to_saddle" / "paper" / "summary.md").read_text() == "# s\n"
     assert _cli.main(["report", "--results", str(tmp_path / "results")]) == 0
     assert "| saddle_to_saddle | paper | 0 | loss | 0.5 |" in (tmp_path / "results" / "REPORT.md").read_text()
+
+
+def test_an_empty_out_or_results_path_is_refused_naming_the_flag(saddle, tmp_path, capsys, monkeypatch):
+    """Before (fresh probe C9): ``--out ""`` exited 0 after writing into results/NAME/PRESET of the current folder."""
+    monkeypatch.chdir(tmp_path)
+    for argv in (["run", "saddle_to_saddle", "--out", ""], ["report", "--results", " "]):
+        with pytest.raises(SystemExit) as e:
+            _cli.main(argv)
+        assert e.value.code == 2
+        assert "expected a folder path" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == [] and saddle == []

@@ -246,3 +246,18 @@ def test_reprobe_silent_or_cryptic_cases_are_clear():
         train_forecaster(m, win, n_steps=1, batch_size=20, key=jax.random.key(0), progress=False)
     with pytest.raises(ValueError, match="horizon: expected an integer >= 1"):  # was a numpy shape error
         walk_forward_splits(pd.bdate_range("2000-01-01", periods=800), [2002], horizon=0, history=1)
+
+
+def test_paired_difference_pairs_two_series_by_date_not_by_position():
+    import pandas as pd
+
+    from jaxkit.forecast import paired_difference
+
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=50), rng.normal(size=50)
+    dates = pd.date_range("2020-01-01", periods=50)
+    ref = paired_difference(x, y, n_resamples=200)
+    shuffled = pd.Series(y, index=dates).sample(frac=1.0, random_state=1)
+    assert paired_difference(pd.Series(x, index=dates), shuffled, n_resamples=200) == ref
+    with pytest.raises(ValueError, match="b: expected the labels of a"):
+        paired_difference(pd.Series(x, index=dates), pd.Series(y, index=dates + pd.Timedelta(days=366)))

@@ -183,3 +183,32 @@ def test_omega_helpers_check_cov_and_picks_issue49():
         he_litterman_omega(np.where(cov > 0.05, np.nan, cov), P, 0.05)
     with pytest.raises(ValueError, match="confidences: expected one confidence per view"):
         idzorek_omega([0.5, 0.5], cov, P, 0.05)
+
+
+def test_sharpe_difference_test_pairs_two_series_by_date_not_by_position():
+    """Two Series are paired by label (the reference: the same test on arrays in matching order); Series on dates
+    that do not match are refused (they were paired by row position, e.g. 2020 against 2021)."""
+    import pandas as pd
+
+    from jaxkit.portfolio import sharpe_difference_test
+
+    rng = np.random.default_rng(0)
+    r1 = rng.normal(0.001, 0.01, 60)
+    r2 = 0.8 * r1 + rng.normal(0.0, 0.005, 60)
+    dates = pd.bdate_range("2020-01-01", periods=60)
+    a, b = pd.Series(r1, index=dates), pd.Series(r2, index=dates)
+    ref = sharpe_difference_test(r1, r2, block=3, n_boot=300)
+    assert sharpe_difference_test(a, b.sample(frac=1.0, random_state=1), block=3, n_boot=300) == ref
+    assert sharpe_difference_test(pd.Series(r1), pd.Series(r2).iloc[::-1], block=3, n_boot=300) == ref
+    with pytest.raises(ValueError, match="returns_b: expected the labels of returns_a"):
+        sharpe_difference_test(a, pd.Series(r2, index=dates + pd.Timedelta(days=400)), block=3, n_boot=300)
+
+
+def test_a_metric_under_jit_names_its_argument():
+    """Fresh probe R01: jax.jit(sharpe_ratio) raised JAX's TracerArrayConversionError, naming nothing."""
+    import jax.numpy as jnp
+
+    from jaxkit.portfolio import sharpe_ratio
+
+    with pytest.raises(TypeError, match="returns: expected concrete values"):
+        jax.jit(sharpe_ratio)(jnp.full(10, 0.01))

@@ -33,3 +33,22 @@ def test_ema_errors():
         track_ema(1.0)
     with pytest.raises(ValueError, match="EmaState"):
         read_ema(optax.sgd(0.1).init({"w": jnp.zeros(2)}), 0.9)
+
+
+def test_read_ema_before_any_update_is_refused_not_zeros():
+    """Fresh probe N04: read before the first step returned all-zero weights (the debiasing's 0/0). After one
+    step the debiased average is the updated parameters themselves (closed form: (1-d) p / (1-d) = p)."""
+    import jax.numpy as jnp
+    import optax
+
+    from jaxkit.train import read_ema, track_ema
+
+    opt = optax.chain(optax.sgd(0.1), track_ema(0.9))
+    params = {"w": jnp.array([1.0, -2.0])}
+    state = opt.init(params)
+    with pytest.raises(ValueError, match="opt_state: no update has been averaged yet"):
+        read_ema(state, 0.9)
+    grads = {"w": jnp.array([0.5, 0.5])}
+    updates, state = opt.update(grads, state, params)
+    new = optax.apply_updates(params, updates)
+    np.testing.assert_allclose(read_ema(state, 0.9)["w"], new["w"], rtol=1e-6)

@@ -209,3 +209,24 @@ def test_fit_rejects_bad_arguments(kwargs, exc, match):
     }
     with pytest.raises((exc, TypeError), match=match):  # TypeError: the test suite's jaxtyping+beartype hook
         fit(**args)
+
+
+def test_early_stopping_on_a_nan_metric_is_an_error_not_a_silent_stop():
+    """Fresh probe Z06: eval_fn returning NaN with patience=1 stopped after one step without a word (NaN compares
+    false, so every evaluation counted as "no improvement")."""
+    model = eqx.nn.Linear(2, 1, key=jax.random.key(0))
+    data = full_batch({"x": jnp.ones((4, 2)), "y": jnp.ones((4, 1))})
+    loss = lambda m, b, k: jnp.mean((jax.vmap(m)(b["x"]) - b["y"]) ** 2)
+    with pytest.raises(ValueError, match="eval_fn: the monitored metric 'val_loss' is nan at step 1"):
+        fit(
+            model,
+            optax.sgd(1e-2),
+            loss,
+            data,
+            n_steps=4,
+            key=jax.random.key(1),
+            eval_fn=lambda m: {"val_loss": float("nan")},
+            eval_every=1,
+            patience=1,
+            progress=False,
+        )
