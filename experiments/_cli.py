@@ -711,7 +711,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     p_report = sub.add_parser("report", help="collect results/*/metrics.json into results/REPORT.md")
     p_report.add_argument(
-        "--results", type=_folder, default=None, help=f"folder of the runs (default {RESULTS}; created if absent)"
+        "--results",
+        type=_folder,
+        default=None,
+        help=f"folder of the runs (default {RESULTS}; created if absent)",
     )
     p_pub = sub.add_parser(
         "publish", help="copy results/NAME/PRESET/{metrics.json,summary.md,*.png} to docs/results/"

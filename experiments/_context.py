@@ -69,7 +69,9 @@ def to_jsonable(x: Any) -> Any:
 
 
 def write_json(path: Path, obj: Any) -> None:
-    atomic_write_bytes(path, (json.dumps(to_jsonable(obj), indent=2, sort_keys=False) + "\n").encode())
+    atomic_write_bytes(
+        path, (json.dumps(to_jsonable(obj), indent=2, sort_keys=False) + "\n").encode(), overwrite=True
+    )
 
 
 @dataclass
@@ -162,6 +164,7 @@ class RunContext:
             return result
         info = {"key": key, "format": _stagefile.FORMAT, **self.identity}
         if is_primary():  # multi-process runs: every process computes the stage, process 0 stores it
+            path.unlink(missing_ok=True)  # the run's own stage file (a damaged one is recomputed): replaced
             write_checked_bytes(path, payload, kind="stage", info=info)
         return result
 
@@ -178,7 +181,7 @@ class RunContext:
     def write_summary(self, text: str) -> Path:
         path = self.out_dir / "summary.md"
         if is_primary():
-            atomic_write_bytes(path, text.encode())
+            atomic_write_bytes(path, text.encode(), overwrite=True)
         return path
 
 
@@ -353,7 +356,7 @@ def _check_owner(out_dir: Path, identity: dict[str, Any], resume: bool) -> None:
             )
     else:
         _clear_run_folder(out_dir, identity["experiment"])
-    atomic_write_bytes(out_dir / RUN_RECORD, (json.dumps(identity, indent=2) + "\n").encode())
+    atomic_write_bytes(out_dir / RUN_RECORD, (json.dumps(identity, indent=2) + "\n").encode(), overwrite=True)
 
 
 # Names the runner itself writes into every run folder (its record, the stage and checkpoint folders, the metrics
@@ -382,7 +385,7 @@ def record_run_outputs(out_dir: Path, before: set[str], earlier: set[str]) -> No
     now = {p.name for p in _user_entries(out_dir)}
     rec["outputs"] = sorted(((earlier & now) | (now - before)) - {RUN_RECORD})
     rec["files"] = sorted(_nested_files(out_dir, rec["outputs"]))  # what the run's folders held when it ended
-    atomic_write_bytes(out_dir / RUN_RECORD, (json.dumps(rec, indent=2) + "\n").encode())
+    atomic_write_bytes(out_dir / RUN_RECORD, (json.dumps(rec, indent=2) + "\n").encode(), overwrite=True)
 
 
 def _nested_files(out_dir: Path, names: list[str]) -> set[str]:

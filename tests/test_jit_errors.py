@@ -152,3 +152,21 @@ def test_under_a_users_plain_jax_jit_the_first_line_on_stderr_is_the_librarys_me
     assert any(
         ln.startswith(("jax.errors.", "equinox.")) and raised in ln for ln in lines
     )  # raised unchanged
+
+
+def test_every_run_time_check_goes_through_the_registered_helper():
+    """A direct ``eqx.error_if`` in jaxkit (outside the helper and the kernels, which list their own messages) is
+    a check whose message the stderr filter does not know: under a user's ``jax.jit`` its first line would again
+    be "jax.pure_callback failed" (fresh probe R03: noise_stability's rho check)."""
+    import re
+    from pathlib import Path
+
+    root = Path(jaxkit.__file__).parent
+    direct = [
+        f"{p.relative_to(root)}:{i}"
+        for p in sorted(root.rglob("*.py"))
+        if p.name != "_validate.py" and "kernels" not in p.parts
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if re.search(r"\b(eqx|equinox)\.error_if\(", line)
+    ]
+    assert direct == [], f"use jaxkit._validate.traced_check (or error_if_invalid) instead at {direct}"

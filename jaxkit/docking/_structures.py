@@ -40,15 +40,23 @@ def load_ligand(
     """One molecule of an SDF/MOL file, hydrogens kept, with a 3D conformer.
 
     An SDF with several records raises unless ``index`` picks one (it used to return the first silently).
-    Raises :class:`StructureError` naming the file (and record) if it cannot be parsed, has no 3D coordinates
-    (with ``require_3d``), or contains an element outside ``allow_elements`` (metals and other unsupported elements).
+    Raises :class:`StructureError` naming the file (and record) if it is empty or cannot be parsed, has no 3D
+    coordinates (with ``require_3d``), or contains an element outside ``allow_elements`` (metals and other
+    unsupported elements).
     """
     path = Path(path)
     if not path.exists():
         raise StructureError(f"ligand file {path} does not exist")
     where = f"ligand file {path}"
+    if not path.is_file():
+        raise StructureError(f"{where}: expected an SDF/MOL file, received a directory or other non-file")
+    if path.stat().st_size == 0:
+        raise StructureError(f"{where} is empty (0 bytes); expected an SDF/MOL molecule record")
     if path.suffix.lower() in (".sdf", ".sd"):
-        supplier = Chem.SDMolSupplier(str(path), removeHs=False)
+        try:
+            supplier = Chem.SDMolSupplier(str(path), removeHs=False)
+        except OSError as e:  # RDKit's "File error: Invalid input file" (unreadable file)
+            raise StructureError(f"{where} could not be read by RDKit ({e})") from None
         n = len(supplier)
         if n == 0:
             raise StructureError(f"{where} holds no molecule record")
@@ -63,7 +71,10 @@ def load_ligand(
         if n > 1:
             where += f" (record {i})"
     elif path.suffix.lower() == ".mol":
-        mol = Chem.MolFromMolFile(str(path), removeHs=False)
+        try:
+            mol = Chem.MolFromMolFile(str(path), removeHs=False)
+        except OSError as e:
+            raise StructureError(f"{where} could not be read by RDKit ({e})") from None
     else:
         raise StructureError(f"ligand file {path}: expected .sdf or .mol, received {path.suffix!r}")
     if mol is None:

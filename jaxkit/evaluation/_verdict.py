@@ -418,12 +418,30 @@ class ToleranceEndpoint:
 
 
 def endpoint_from_dict(d: Mapping[str, object]) -> Endpoint | AgreementEndpoint | ToleranceEndpoint:
-    """The endpoint a ``to_dict()`` (as stored in a run's config or metrics) describes."""
+    """The endpoint a ``to_dict()`` (as stored in a run's config or metrics) describes. Missing required keys and
+    unknown keys raise ``ValueError`` naming them."""
     if not isinstance(d, Mapping):
         raise TypeError(f"d: expected a mapping from Endpoint.to_dict(), received {type(d).__name__}")
     d = dict(d)
     kind = d.pop("kind", "paired")
     check_choice("kind", kind, ("paired", "agreement", "tolerance"))
+    cls = {"paired": Endpoint, "agreement": AgreementEndpoint, "tolerance": ToleranceEndpoint}[kind]
+    fields = [f for f in dataclasses.fields(cls) if f.init]
+    required = [
+        f.name
+        for f in fields
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
+    missing = [k for k in required if k not in d]
+    unknown = [k for k in d if k not in {f.name for f in fields}]
+    if missing or unknown:
+        problems = ([f"missing keys {missing}"] if missing else []) + (
+            [f"unknown keys {unknown}"] if unknown else []
+        )
+        raise ValueError(
+            f"d: expected the keys of {cls.__name__}.to_dict() (kind {kind!r}: required {required}, optional "
+            f"{[f.name for f in fields if f.name not in required]}), received {' and '.join(problems)}"
+        )
     if kind == "agreement":
         return AgreementEndpoint(**d)
     if kind == "tolerance":

@@ -311,7 +311,8 @@ def train_forecaster(
     ``ema_decay``: return the exponential moving average of the weights
     (:func:`jaxkit.train.track_ema`) instead of the last iterate. The windows are trained in float32 (float64
     windows, as :func:`forecast_windows` builds them, are converted); ``batch_size`` above the number of windows is
-    lowered to it with a ``UserWarning``."""
+    lowered to it with a ``UserWarning``. Every entry of ``windows`` holds the same number of windows along axis 0
+    (``ValueError`` naming the entry otherwise)."""
     check_key("key", key)
     if not 0.0 <= final_lr_fraction <= 1.0:
         raise ValueError(f"final_lr_fraction: expected a value in [0, 1], received {final_lr_fraction}")
@@ -323,6 +324,18 @@ def train_forecaster(
     if missing:
         raise ValueError(f"windows: expected entries {list(names)}, missing {missing}")
     arrays = {k: np.asarray(windows[k], dtype=np.float32) for k in names}
+    if arrays["history"].ndim == 0:
+        raise ValueError(
+            "windows['history']: expected an array with a leading window axis, received a scalar"
+        )
+    n_windows = arrays["history"].shape[0]
+    for k in names[1:]:
+        if arrays[k].ndim == 0 or arrays[k].shape[0] != n_windows:
+            got = "a scalar" if arrays[k].ndim == 0 else f"{arrays[k].shape[0]} (shape {arrays[k].shape})"
+            raise ValueError(
+                f"windows['{k}']: expected {n_windows} windows (the leading size of windows['history']), "
+                f"received {got}"
+            )
     if model.per_date_scale and not (np.all(np.isfinite(arrays["scale"])) and np.all(arrays["scale"] > 0)):
         raise ValueError("windows['scale']: expected positive finite per-date scales")
     if not np.all(np.isfinite(arrays["target"])):

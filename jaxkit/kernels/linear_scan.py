@@ -29,7 +29,9 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.experimental import pallas as pl
+from jax.typing import ArrayLike
 
 from ._common import (
     Planes,
@@ -58,9 +60,9 @@ _FN = "linear_scan"
 
 
 def linear_scan_reference(
-    a: jax.Array,
-    b: jax.Array,
-    h0: jax.Array | None = None,
+    a: ArrayLike,
+    b: ArrayLike,
+    h0: ArrayLike | None = None,
     *,
     reverse: bool = False,
     method: str = "associative",
@@ -69,8 +71,8 @@ def linear_scan_reference(
     """XLA reference for :func:`linear_scan`: ``lax.associative_scan`` (default) or ``lax.scan`` over time.
 
     ``a`` and ``b`` have shape ``(T, D)`` or ``(B, T, D)`` (``a`` may also be any shape broadcastable to ``b``),
-    ``h0`` has shape ``(D,)`` or ``(B, D)``. NaN/inf in ``a``, ``b`` or ``h0`` raise ``ValueError`` naming the
-    argument (a run-time error under ``jax.jit``) unless ``check_finite=False``.
+    ``h0`` has shape ``(D,)`` or ``(B, D)``; NumPy or JAX arrays. NaN/inf in ``a``, ``b`` or ``h0`` raise
+    ``ValueError`` naming the argument (a run-time error under ``jax.jit``) unless ``check_finite=False``.
     """
     a, b, h0, dtype, squeeze = _prepare(a, b, h0, check_finite)
     out = _reference_3d(a, b, h0, reverse=reverse, method=method)
@@ -323,12 +325,20 @@ _scan_core.defvjp(_scan_core_fwd, _scan_core_bwd)
 # ----------------------------------------------------------------------------------------------------------------
 
 
+def _jax_array(x):
+    """A numeric NumPy array (or scalar) as a JAX array (the scan indexes with ``.at``); anything else unchanged,
+    for :func:`as_array` to accept or refuse."""
+    if isinstance(x, np.ndarray | np.generic) and x.dtype.kind in "biufc":
+        return jnp.asarray(x)
+    return x
+
+
 def _prepare(a, b, h0, check_finite: bool = True):
     """Validate and bring ``a, b, h0`` to ``(B, T, D)``, ``(B, T, D)``, ``(B, D)`` (h0 may stay None)."""
     if not isinstance(check_finite, bool):
         raise TypeError(f"{_FN}: check_finite must be a bool, received {check_finite!r}")
-    b = as_array(b, "b", _FN)
-    a = as_array(a, "a", _FN)
+    b = as_array(_jax_array(b), "b", _FN)
+    a = as_array(_jax_array(a), "a", _FN)
     if b.ndim not in (2, 3):
         raise ValueError(f"{_FN}: b must have shape (T, D) or (B, T, D), received shape {tuple(b.shape)}")
     if 0 in b.shape:
@@ -347,7 +357,7 @@ def _prepare(a, b, h0, check_finite: bool = True):
     bsz = 1 if squeeze else b.shape[0]
     dtypes = [a.dtype, b.dtype]
     if h0 is not None:
-        h0 = as_array(h0, "h0", _FN)
+        h0 = as_array(_jax_array(h0), "h0", _FN)
         want = (d,) if squeeze else (bsz, d)
         if tuple(h0.shape) not in {want, (d,)}:
             raise ValueError(f"{_FN}: h0 must have shape {want} (or ({d},)), received {tuple(h0.shape)}")
@@ -367,9 +377,9 @@ def _prepare(a, b, h0, check_finite: bool = True):
 
 
 def linear_scan(
-    a: jax.Array,
-    b: jax.Array,
-    h0: jax.Array | None = None,
+    a: ArrayLike,
+    b: ArrayLike,
+    h0: ArrayLike | None = None,
     *,
     reverse: bool = False,
     interpret: bool | None = None,
@@ -381,7 +391,7 @@ def linear_scan(
 
     Args:
         a: decay/transition, real floating or complex; shape of ``b`` (or broadcastable to it, e.g. ``(D,)``).
-        b: input, shape ``(T, D)`` or ``(B, T, D)``.
+        b: input, shape ``(T, D)`` or ``(B, T, D)`` (NumPy or JAX arrays, as ``a`` and ``h0``).
         h0: optional initial state, ``(D,)`` or ``(B, D)``; zero if omitted.
         reverse: scan from the end (``h_t = a_t ⊙ h_{t+1} + b_t``, ``h_T = h0``).
         interpret: ``None`` dispatches (Pallas on GPU/TPU, XLA ``lax.scan`` on CPU); ``True`` runs the

@@ -88,9 +88,12 @@ def _relative_l2_core(pred: Array, target: Array, per_sample: bool = False) -> A
 
 
 def mse(pred: Float[Array, "batch ..."], target: Float[Array, "batch ..."]) -> Scalar:
-    """Mean squared error over all entries. NaN/inf in ``pred`` or ``target`` raise ``ValueError`` naming the
-    argument, under ``jax.jit``/``vmap`` a run-time error (``equinox.error_if``) with the same message."""
+    """Mean squared error over all entries. Empty arrays (no entry to average) and NaN/inf in ``pred`` or
+    ``target`` raise ``ValueError`` naming the argument, under ``jax.jit``/``vmap`` a run-time error
+    (``equinox.error_if``) with the same message."""
     _same_shape(pred, target)
+    if np.size(pred) == 0:
+        raise ValueError(f"pred: expected at least one entry to average, received shape {np.shape(pred)}")
     pred, target = finite_checked("pred", pred), finite_checked("target", target)
     return jnp.mean((pred - target) ** 2)
 
@@ -130,12 +133,27 @@ class GaussianNormalizer(eqx.Module):
         std = x.std(axis=axes, dtype=np.float64).reshape(shape)
         return cls(jnp.asarray(mean, jnp.float32), jnp.asarray(std, jnp.float32), eps)
 
+    def _check_channels(self, x: Any) -> None:
+        """``x`` is ``(c, *grid)`` (any leading batch axes) with the fitted channel count and grid rank (a scalar
+        ``mean``, one statistic for every entry, broadcasts to any ``x``)."""
+        if self.mean.ndim == 0:
+            return
+        c, nd, shape = self.mean.shape[0], self.mean.ndim, tuple(np.shape(x))
+        if len(shape) < nd or shape[len(shape) - nd] != c:
+            raise ValueError(
+                f"x: expected shape ({c}, *grid) with {c} channels and a {nd - 1}-D grid (as fitted), "
+                f"received {shape}"
+            )
+
     def encode(self, x: Float[Array, "c *grid"]) -> Float[Array, "c *grid"]:
-        """``(x - μ) / (σ + eps)``; NaN/inf in ``x`` raise (``ValueError``, a run-time error under ``jax.jit``)."""
+        """``(x - μ) / (σ + eps)`` for ``x`` ``(c, *grid)`` with the fitted ``c`` (else ``ValueError``); NaN/inf in
+        ``x`` raise (``ValueError``, a run-time error under ``jax.jit``)."""
+        self._check_channels(x)
         return (finite_checked("x", x) - self.mean) / (self.std + self.eps)
 
     def decode(self, x: Float[Array, "c *grid"]) -> Float[Array, "c *grid"]:
-        """``x (σ + eps) + μ``; NaN/inf in ``x`` (a diverged model's output) raise as in :meth:`encode`."""
+        """``x (σ + eps) + μ``, ``x`` as in :meth:`encode`; NaN/inf in ``x`` (a diverged model's output) raise."""
+        self._check_channels(x)
         return finite_checked("x", x) * (self.std + self.eps) + self.mean
 
 

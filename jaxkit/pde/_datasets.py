@@ -473,7 +473,8 @@ def make_dataset(
         n_train, n_test: number of samples (``n_test`` may be 0).
         resolution: grid size after subsampling; see :func:`allowed_resolutions` (``None``: the fine grid).
         seed: integer seed (same seed → identical arrays).
-        cache_dir: folder for cached files (``None``: keep in memory only).
+        cache_dir: folder for cached files, made if missing (``None``: keep in memory only); an existing file
+            there raises ``ValueError`` before any solve.
         chunk_size: samples solved per jit call (memory bound); default per dataset.
         progress: show a progress bar.
         max_bytes: memory cap in bytes (default :data:`MAX_BYTES`, 8 GiB). Without ``cache_dir`` the four arrays
@@ -490,6 +491,16 @@ def make_dataset(
     check_int("n_train", n_train, minimum=1)
     check_int("n_test", n_test, minimum=0)
     check_int("seed", seed, minimum=0)
+    if cache_dir is not None:
+        if not isinstance(cache_dir, str | os.PathLike):
+            raise TypeError(
+                f"cache_dir: expected a folder path (str or os.PathLike) or None, received {type(cache_dir).__name__}"
+            )
+        existing = next((p for p in (Path(cache_dir), *Path(cache_dir).parents) if p.exists()), None)
+        if existing is not None and not existing.is_dir():
+            raise ValueError(
+                f"cache_dir: expected a folder (or a path where one can be made), but {existing} is a file"
+            )
     params = _params(spec, options)
     allowed = spec.resolutions(params)
     if resolution is None:

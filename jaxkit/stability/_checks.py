@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
-from .._validate import check_range, is_tracer
+from .._validate import check_range, is_tracer, traced_check
 
 
 def check_token_ids(name: str, tokens: Any, vocab_size: int) -> Any:
@@ -27,7 +26,7 @@ def check_token_ids(name: str, tokens: Any, vocab_size: int) -> Any:
         return jnp.asarray(arr)
     if not jnp.issubdtype(tokens.dtype, jnp.integer):
         raise TypeError(f"{name}: expected integer token ids, received dtype {tokens.dtype}")
-    return eqx.error_if(
+    return traced_check(
         tokens,
         (tokens < 0) | (tokens >= vocab_size),
         f"{name}: token ids outside the vocabulary [0, {vocab_size})",
@@ -53,7 +52,7 @@ def rho_checked(rho: Any, name: str = "rho") -> Any:
     check_rho(rho, name)
     if not is_tracer(rho):
         return rho
-    return eqx.error_if(rho, ~((rho >= -1.0) & (rho <= 1.0)), f"{name}: expected values in [-1, 1]")
+    return traced_check(rho, ~((rho >= -1.0) & (rho <= 1.0)), f"{name}: expected values in [-1, 1]")
 
 
 def check_gamma(gamma: Any, name: str = "gamma") -> None:

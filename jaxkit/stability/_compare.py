@@ -119,6 +119,14 @@ class StackedBatches:
             seed,
             extra,
         )
+        for name, a in (("xs", self.xs), ("ys", self.ys)):
+            if a.ndim < 2:
+                raise ValueError(f"{name}: expected shape (S, N, ...) (seeds, examples), received {a.shape}")
+        if self.xs.shape[:2] != self.ys.shape[:2]:
+            raise ValueError(
+                f"ys: expected leading shape {self.xs.shape[:2]} (seeds, examples) matching xs {self.xs.shape}, "
+                f"received {self.ys.shape}"
+            )
         n = self.xs.shape[1]
         if batch_size is not None:
             check_int("batch_size", batch_size, minimum=1)
@@ -141,8 +149,9 @@ class StackedBatches:
 def stacked_batches(
     xs: ArrayInput, ys: ArrayInput, batch_size: int | None, seed: int, extra: tuple = ()
 ) -> StackedBatches:
-    """Per-seed data ``xs`` ``(S, N, ...)``, ``ys`` ``(S, N, ...)`` -> ``data(step)`` for :func:`jaxkit.train.fit`;
-    ``extra`` arrays (e.g. per-seed ``γ``, ``ρ`` for :func:`jaxkit.stability.make_member_loss_fn`) are appended."""
+    """Per-seed data ``xs`` ``(S, N, ...)``, ``ys`` ``(S, N, ...)`` (the same ``S, N``, else ``ValueError``) ->
+    ``data(step)`` for :func:`jaxkit.train.fit`; ``extra`` arrays (e.g. per-seed ``γ``, ``ρ`` for
+    :func:`jaxkit.stability.make_member_loss_fn`) are appended."""
     return StackedBatches(xs, ys, batch_size, seed, extra)
 
 

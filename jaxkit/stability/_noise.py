@@ -40,6 +40,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from jaxkit._typing import ArrayInput
+from jaxkit._validate import traced_check
 
 from .._callables import as_pytree
 from .._validate import (
@@ -273,7 +274,7 @@ def noise_stability(
         "check_finite=False to skip this check"
     )
     if is_tracer(n_bad):
-        return est._replace(value=eqx.error_if(est.value, n_bad > 0, msg))
+        return est._replace(value=traced_check(est.value, n_bad > 0, msg))
     if int(n_bad) > 0:
         raise ValueError(msg.replace("some points", f"{int(n_bad)} of {x.shape[0]} points"))
     return est

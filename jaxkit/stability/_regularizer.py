@@ -38,7 +38,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -47,7 +46,15 @@ from jaxtyping import Array, Float, Int
 
 from jaxkit._typing import ArrayInput
 
-from .._validate import check_choice, check_int, check_key, check_size, finite_checked, is_tracer
+from .._validate import (
+    check_choice,
+    check_int,
+    check_key,
+    check_size,
+    finite_checked,
+    is_tracer,
+    traced_check,
+)
 from ._checks import check_gamma, check_rho, check_token_ids, rho_checked
 from ._models import Transformer
 from ._noise import _correlated_copy
@@ -131,7 +138,7 @@ def resample_tokens(
         bad = (tokens < 0) | (tokens >= vocab_size)
         if noise_mask is not None:
             bad = bad & noise_mask
-        tokens = eqx.error_if(tokens, bad, f"tokens: token ids outside the vocabulary [0, {vocab_size})")
+        tokens = traced_check(tokens, bad, f"tokens: token ids outside the vocabulary [0, {vocab_size})")
     return _resample_core(tokens, key, rho_checked(rho), vocab_size, noise_mask)
 
 
@@ -428,7 +435,16 @@ def embedding_stability(
     positions: ArrayInput | None = None,
 ) -> Float[Array, ""]:
     """Normalized noise stability of the logits under ``ρ``-correlated Gaussian embedding noise (traceable, for
-    logging): ``Σ⟨f(e), f(ẽ)⟩ / Σ‖f(e)‖²`` with logits centered over the vocabulary, ``σ`` = per-sequence RMS."""
+    logging): ``Σ⟨f(e), f(ẽ)⟩ / Σ‖f(e)‖²`` with logits centered over the vocabulary, ``σ`` = per-sequence RMS.
+
+    ``model`` must have ``embed(tokens)`` (one ``(T,)`` sequence -> embeddings) and ``from_embeddings(e)``
+    (embeddings -> logits), as :class:`Transformer` does; another object raises ``TypeError``."""
+    missing = [m for m in ("embed", "from_embeddings") if not callable(getattr(model, m, None))]
+    if missing:
+        raise TypeError(
+            f"model: expected a model with embed(tokens) and from_embeddings(embeddings) methods (e.g. a "
+            f"jaxkit.stability.Transformer), received {type(model).__name__} without {' and '.join(missing)}"
+        )
     check_rho(rho)
     check_int("n_samples", n_samples, minimum=1)
     _check_model_tokens(model, tokens)

@@ -86,9 +86,17 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, rename, fsync the folder."""
+def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, overwrite: bool = False) -> None:
+    """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, rename, fsync the folder (a
+    reader sees the old file or the new one, never neither). An existing ``path`` is refused (``ValueError``)
+    unless ``overwrite=True``: it may be a user's file."""
     path = Path(path)
+    if not isinstance(overwrite, bool):
+        raise TypeError(f"overwrite: expected a bool, received {type(overwrite).__name__}")
+    if path.is_dir():
+        raise ValueError(f"path: expected a file path, received the folder {path}")
+    if path.exists() and not overwrite:
+        raise ValueError(f"path: {path} exists; pass overwrite=True to replace it (atomically)")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -104,8 +112,12 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     _fsync_dir(path.parent)
 
 
-def write_checked_bytes(path: str | os.PathLike, data: bytes, *, kind: str, info: dict | None = None) -> None:
-    """Atomically write ``data`` with a header and a SHA-256 over every byte (see :func:`read_checked_bytes`).
+def write_checked_bytes(
+    path: str | os.PathLike, data: bytes, *, kind: str, info: dict | None = None, overwrite: bool = False
+) -> None:
+    """Atomically write ``data`` with a header and a SHA-256 over every byte (see :func:`read_checked_bytes`). An
+    existing ``path`` is refused unless ``overwrite=True``, and even then unless it is a file this function wrote
+    with the same ``kind`` (a user's file, or a checked file of another kind, is never replaced).
 
     Layout: ``magic | 8-byte header length | header JSON {kind, info, payload_bytes} | payload | SHA-256 of all
     preceding bytes``. ``kind`` names what the file holds (``"stage"``, ``"checkpoint-manifest"``, ...);
@@ -117,7 +129,22 @@ def write_checked_bytes(path: str | os.PathLike, data: bytes, *, kind: str, info
         {"kind": kind, "info": info or {}, "payload_bytes": len(data)}, sort_keys=True
     ).encode()
     body = _BLOB_MAGIC + len(header).to_bytes(8, "little") + header + data
-    atomic_write_bytes(path, body + hashlib.sha256(body).digest())
+    path = Path(path)
+    if overwrite and path.is_file():
+        try:
+            with path.open("rb") as f:
+                head = f.read(len(_BLOB_MAGIC) + 8)
+                n = int.from_bytes(head[len(_BLOB_MAGIC) :], "little") if head.startswith(_BLOB_MAGIC) else -1
+                old_kind = json.loads(f.read(n)).get("kind") if 0 < n < 1 << 20 else None
+        except (OSError, ValueError, AttributeError):
+            old_kind = None
+        if old_kind != kind:
+            raise ValueError(
+                f"kind: the existing file {path} is not a {kind!r} file written by write_checked_bytes (it holds "
+                f"{'a ' + repr(old_kind) + ' file' if old_kind else 'something else'}); it is not replaced, even "
+                "with overwrite=True"
+            )
+    atomic_write_bytes(path, body + hashlib.sha256(body).digest(), overwrite=overwrite)
 
 
 def read_checked_bytes(path: str | os.PathLike, *, kind: str) -> tuple[bytes, dict]:
@@ -579,13 +606,27 @@ class CheckpointManager:
     the newest checkpoint and, if it is damaged, warns (:class:`CheckpointWarning`, naming it) and falls back to
     the newest valid one; it raises :class:`CheckpointError` only when no valid checkpoint is left. The step
     recorded inside a checkpoint must equal the step in its name (a renamed checkpoint counts as damaged).
+    ``directory`` must be a folder or a path where one can be made (an existing file there raises ``ValueError``).
     """
 
     def __init__(self, directory: str | os.PathLike, keep: int = 2):
+        if not isinstance(directory, str | os.PathLike):
+            raise TypeError(
+                f"directory: expected a folder path (str or os.PathLike), received {type(directory).__name__}"
+            )
         if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
             raise ValueError(f"keep: expected an integer >= 1, received {keep!r}")
         self.directory = Path(directory).resolve()  # orbax requires absolute paths
         self.keep = keep
+        self._check_folder()
+
+    def _check_folder(self) -> None:
+        """``directory`` (or its nearest existing parent) is a folder, not a file."""
+        existing = next((p for p in (self.directory, *self.directory.parents) if p.exists()), None)
+        if existing is not None and not existing.is_dir():
+            raise ValueError(
+                f"directory: expected a folder (or a path where one can be made), but {existing} is a file"
+            )
 
     def path(self, step: int) -> Path:
         return self.directory / f"ckpt_{int(step):09d}"
@@ -619,6 +660,7 @@ class CheckpointManager:
         return removed
 
     def save(self, step: int, tree: PyTree, metadata: dict | None = None) -> Path:
+        self._check_folder()  # a file may have appeared there since the manager was made
         meta = dict(metadata or {})
         meta["step"] = int(step)
         p = self.path(step)  # the manager's own numbered folders: a re-saved step replaces itself

@@ -125,7 +125,8 @@ class ArrayLoader:
 def full_batch(arrays: Batch) -> Callable[[int], Batch]:
     """A loader that serves the whole data set at every step (full-batch gradient descent). An empty array
     among the leaves is refused (``ValueError``): its mean loss is 0/0, so training on it would stop at a NaN loss
-    that blames the learning rate."""
+    that blames the learning rate. Leaves with a leading (sample) axis must share its size, as in
+    :class:`ArrayLoader` (``ValueError`` naming the leaf); 0-d leaves are served as they are."""
     arrays = _numeric_leaves(arrays)
     leaves = jax.tree_util.tree_leaves(arrays)
     if not leaves:
@@ -134,5 +135,17 @@ def full_batch(arrays: Batch) -> Callable[[int], Batch]:
         if np.size(leaf) == 0:
             raise ValueError(
                 f"arrays: expected non-empty arrays (at least one sample); leaf {i} has shape {np.shape(leaf)}"
+            )
+    first = None
+    for path, leaf in jax.tree_util.tree_flatten_with_path(arrays)[0]:
+        if np.ndim(leaf) == 0:
+            continue
+        name = f"arrays{jax.tree_util.keystr(path)}"
+        if first is None:
+            first = (name, np.shape(leaf)[0])
+        elif np.shape(leaf)[0] != first[1]:
+            raise ValueError(
+                f"{name}: expected the leading (sample) size {first[1]} of {first[0]}, received shape "
+                f"{np.shape(leaf)}"
             )
     return lambda step: arrays

@@ -105,7 +105,7 @@ def test_a_forged_stage_file_with_a_valid_checksum_runs_no_code(tmp_path, capsys
         pickle.dumps({"value": _Marker(str(marker))}),  # a plain pickle
         _npz_with_object_array(_Marker(str(marker))),  # an .npz whose array is a pickled object
     ):
-        write_checked_bytes(stage, payload, kind="stage", info=info)
+        write_checked_bytes(stage, payload, kind="stage", info=info, overwrite=True)
         with pytest.warns(CheckpointWarning, match="first.stage is damaged"):
             assert _cli.main(["run", "toy", "--out", str(out), "--resume"]) == 0
         assert not marker.exists()

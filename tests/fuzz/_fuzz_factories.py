@@ -210,6 +210,8 @@ FACTORIES: dict[str, Callable[[], dict[str, Any]]] = {
     "jaxkit.diffusion.igso3.check_sigma": lambda: {"name": "sigma", "sigma": 0.5},
     "jaxkit.diffusion.DSMTerms": lambda: {"rot": jnp.float32(1.0), "trans": jnp.float32(2.0)},
     # dynamics
+    # singular values (>= 0; the signature's random draw has negative entries, which are refused)
+    "jaxkit.dynamics.plateau_losses": lambda: {"s": np.array([3.0, 2.0, 0.5])},
     "jaxkit.dynamics.linear_apply": lambda: {
         "params": dy.init_linear(KEY, 3, 4, 2, 0.1),
         "x": jnp.asarray(_normal(3)),

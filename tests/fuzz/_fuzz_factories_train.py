@@ -70,8 +70,8 @@ def _manager() -> dict[str, Any]:
     return {"directory": _folder("manager"), "keep": 2}
 
 
-def _atomic() -> dict[str, Any]:
-    return {"path": _folder("atomic") / "blob.bin", "data": b"jaxkit fuzz"}
+def _atomic() -> dict[str, Any]:  # the edge calls reuse the base call's path, which it wrote
+    return {"path": _folder("atomic") / "blob.bin", "data": b"jaxkit fuzz", "overwrite": True}
 
 
 def _write_checked() -> dict[str, Any]:
@@ -80,6 +80,7 @@ def _write_checked() -> dict[str, Any]:
         "data": b"jaxkit fuzz",
         "kind": "stage",
         "info": {"n": 1},
+        "overwrite": True,  # the edge calls reuse the base call's path, which it wrote
     }
 
 
