@@ -140,7 +140,7 @@ def test_resume_refuses_a_folder_of_another_run(empty_registry, tmp_path, capsys
     rec = json.loads((out / "run.json").read_text())
     assert rec == {
         "experiment": "toy", "preset": "quick", "seed": 1, "config": {"n": 2},
-        "outputs": ["metrics.json", "stages", "summary.md"],
+        "outputs": ["metrics.json", "stages", "summary.md"], "files": ["stages/first.stage"],
     }  # fmt: skip
     capsys.readouterr()
     assert _cli.main(["run", "toy", "--seed", "2", "--out", str(out), "--resume"]) == 2
