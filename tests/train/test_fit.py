@@ -32,10 +32,15 @@ def test_fit_reaches_least_squares_solution():
     assert [h["step"] for h in res.history] == [100, 200, 300]
 
 
-def test_early_stopping_triggers_on_flat_metric():
+def _constant_problem():
+    """A 2 -> 1 linear model on 4 identical examples with a squared loss (for the early-stopping tests)."""
     model = eqx.nn.Linear(2, 1, key=jax.random.key(0))
     data = full_batch({"x": jnp.ones((4, 2)), "y": jnp.ones((4, 1))})
-    loss = lambda m, b, k: jnp.mean((jax.vmap(m)(b["x"]) - b["y"]) ** 2)
+    return model, data, lambda m, b, k: jnp.mean((jax.vmap(m)(b["x"]) - b["y"]) ** 2)
+
+
+def test_early_stopping_triggers_on_flat_metric():
+    model, data, loss = _constant_problem()
     res = fit(
         model,
         optax.sgd(0.0),
@@ -214,9 +219,7 @@ def test_fit_rejects_bad_arguments(kwargs, exc, match):
 def test_early_stopping_on_a_nan_metric_is_an_error_not_a_silent_stop():
     """Fresh probe Z06: eval_fn returning NaN with patience=1 stopped after one step without a word (NaN compares
     false, so every evaluation counted as "no improvement")."""
-    model = eqx.nn.Linear(2, 1, key=jax.random.key(0))
-    data = full_batch({"x": jnp.ones((4, 2)), "y": jnp.ones((4, 1))})
-    loss = lambda m, b, k: jnp.mean((jax.vmap(m)(b["x"]) - b["y"]) ** 2)
+    model, data, loss = _constant_problem()
     with pytest.raises(ValueError, match="eval_fn: the monitored metric 'val_loss' is nan at step 1"):
         fit(
             model,
