@@ -19,14 +19,18 @@ import jax.numpy as jnp
 import numpy as np
 
 
-def _shape(x: Any) -> tuple[int, ...]:
-    return tuple(np.shape(x))
+def _shape(x: Any, name: str = "") -> tuple[int, ...]:
+    try:
+        return tuple(np.shape(x))
+    except ValueError as e:  # ragged nested lists: NumPy's "setting an array element with a sequence"
+        lead = f"{name}: " if name else ""
+        raise ValueError(f"{lead}expected a rectangular array, received ragged nested lists ({e})") from None
 
 
 def check_ndim(name: str, x: Any, ndim: int | Sequence[int], *, what: str = "") -> None:
     """Raise ``ValueError`` unless ``x.ndim`` is ``ndim`` (or one of ``ndim``)."""
     allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
-    shape = _shape(x)
+    shape = _shape(x, name)
     if len(shape) not in allowed:
         exp = " or ".join(str(a) for a in allowed)
         extra = f" ({what})" if what else ""
@@ -35,7 +39,7 @@ def check_ndim(name: str, x: Any, ndim: int | Sequence[int], *, what: str = "") 
 
 def check_shape(name: str, x: Any, expected: Sequence[int | None]) -> None:
     """Raise ``ValueError`` unless ``x.shape`` matches ``expected`` (``None`` matches any size)."""
-    shape = _shape(x)
+    shape = _shape(x, name)
     exp = tuple(expected)
     if len(shape) != len(exp) or any(e is not None and e != s for e, s in zip(exp, shape)):
         pretty = "(" + ", ".join("*" if e is None else str(e) for e in exp) + ")"
@@ -44,7 +48,7 @@ def check_shape(name: str, x: Any, expected: Sequence[int | None]) -> None:
 
 def check_trailing_shape(name: str, x: Any, shape: tuple[int, ...]) -> None:
     """Raise ``ValueError`` unless the last dimensions of ``x`` are ``shape`` (any leading batch dimensions)."""
-    s = _shape(x)
+    s = _shape(x, name)
     if len(s) < len(shape) or s[len(s) - len(shape) :] != tuple(shape):
         pretty = "(..., " + ", ".join(map(str, shape)) + ")"
         raise ValueError(f"{name}: expected shape {pretty}, received shape {s}")
@@ -66,8 +70,19 @@ def check_float(name: str, x: Any) -> None:
         raise TypeError(f"{name}: expected a real floating-point array, received dtype {dtype}")
 
 
+def _check_concrete(name: str, value: Any) -> None:
+    if isinstance(value, jax.core.Tracer):
+        raise TypeError(
+            f"{name}: expected a concrete number (a Python or NumPy scalar), received a traced value: this argument "
+            "is read on the host to set up the computation, so it cannot be transformed by jax.jit/jax.vmap; pass "
+            "it as a Python number (loop over its values, or mark it static)"
+        )
+
+
 def check_positive(name: str, value: Any, *, strict: bool = True) -> None:
-    """Raise ``ValueError`` unless a Python/NumPy scalar is > 0 (or >= 0 with ``strict=False``)."""
+    """Raise ``ValueError`` unless a Python/NumPy scalar is > 0 (or >= 0 with ``strict=False``); ``TypeError`` for
+    a traced value (an argument that sets up the computation on the host cannot be traced by ``jit``/``vmap``)."""
+    _check_concrete(name, value)
     v = float(value)
     if not np.isfinite(v) or (v <= 0 if strict else v < 0):
         rel = "> 0" if strict else ">= 0"
@@ -75,7 +90,9 @@ def check_positive(name: str, value: Any, *, strict: bool = True) -> None:
 
 
 def check_range(name: str, value: Any, lo: float, hi: float, *, closed: bool = True) -> None:
-    """Raise ``ValueError`` unless ``lo <= value <= hi`` (open interval with ``closed=False``)."""
+    """Raise ``ValueError`` unless ``lo <= value <= hi`` (open interval with ``closed=False``); ``TypeError`` for a
+    traced value."""
+    _check_concrete(name, value)
     v = float(value)
     ok = (lo <= v <= hi) if closed else (lo < v < hi)
     if not ok or not np.isfinite(v):
@@ -150,7 +167,7 @@ def as_float64(name: str, x: Any) -> np.ndarray:
 
 def check_nonempty(name: str, x: Any) -> None:
     """Raise ``ValueError`` if ``x`` has no elements."""
-    if int(np.prod(_shape(x), dtype=np.int64)) == 0:
+    if int(np.prod(_shape(x, name), dtype=np.int64)) == 0:
         raise ValueError(f"{name}: expected a non-empty array, received shape {_shape(x)}")
 
 

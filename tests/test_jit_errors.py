@@ -170,3 +170,21 @@ def test_every_run_time_check_goes_through_the_registered_helper():
         if re.search(r"\b(eqx|equinox)\.error_if\(", line)
     ]
     assert direct == [], f"use jaxkit._validate.traced_check (or error_if_invalid) instead at {direct}"
+
+
+def test_the_first_line_is_the_message_when_only_the_kernels_are_imported():
+    """Fresh probe K07 (2026-12-07): ``from jaxkit.kernels.linear_scan import linear_scan`` alone, under the
+    user's ``jax.jit``: the stderr filter was added only when another subpackage imported ``jaxkit._validate``, so
+    the first line was jax's "jax.pure_callback failed". ``import jaxkit`` now adds it."""
+    import subprocess
+    import sys
+
+    script = (
+        "import jax, jax.numpy as jnp\n"
+        "from jaxkit.kernels.linear_scan import linear_scan\n"
+        "jax.jit(linear_scan)(jnp.ones((10, 4)).at[1, 1].set(jnp.inf), jnp.ones((10, 4)))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert lines[0].startswith("linear_scan: a: expected finite values"), proc.stderr[:2000]

@@ -187,6 +187,14 @@ def solve(
     if tol is None:
         tol = 1e-12 if dtype == jnp.float64 else 1e-6
     check_positive("tol", tol)
+    if is_tracer(a):  # the eager checks of _check_coefficient, at run time under jax.jit/vmap
+        a = traced_check(
+            a,
+            ~(jnp.all(jnp.isfinite(a)) & (jnp.min(a) > 0)),
+            "a: expected a strictly positive, finite coefficient field, received NaN/inf or a value <= 0",
+        )
+    if is_tracer(f):
+        f = traced_check(f, ~jnp.all(jnp.isfinite(f)), "f: expected finite values, received NaN/inf entries")
     m = n - 2
     if np.ndim(f) == 0:
         b = jnp.full((m, m), f, dtype)

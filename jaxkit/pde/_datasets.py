@@ -38,13 +38,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeAlias
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxkit._typing import ArrayInput
 
-from .._validate import check_choice, check_finite, check_int
+from .._validate import check_choice, check_finite, check_int, runtime_message
 
 _CACHE_FORMAT = 2  # 2: meta.json carries a SHA-256 of its own body
 
@@ -438,7 +439,15 @@ def _generate_split(
         stop = min(s + chunk, n)
         idx = jnp.arange(s, s + chunk, dtype=jnp.uint32)  # padded to a fixed chunk: one compilation
         keys = fold(key, idx)
-        x, y = fn(keys)
+        try:
+            x, y = fn(keys)
+        except (jax.errors.JaxRuntimeError, eqx.EquinoxRuntimeError) as e:  # a solver's own run-time check
+            message = runtime_message(e)
+            if message is None:
+                raise
+            raise ValueError(
+                f"{desc}: the solver returned non-finite values or refused samples {s}..{stop - 1}: {message}"
+            ) from None
         x, y = np.asarray(x[: stop - s], dtype=np.float32), np.asarray(y[: stop - s], dtype=np.float32)
         bad = ~(np.isfinite(x).reshape(len(x), -1).all(1) & np.isfinite(y).reshape(len(y), -1).all(1))
         if (

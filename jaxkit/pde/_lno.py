@@ -77,8 +77,20 @@ def _integrate(rhs: Callable, y0, ts, *, rtol: float, atol: float, max_steps: in
         saveat=diffrax.SaveAt(ts=ts),
         stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
         max_steps=max_steps,
+        throw=False,
     )
-    return sol.ys
+    # a failed solve (NaN/inf from the user's forcing, or more than max_steps adaptive steps) names the forcing,
+    # not diffrax's internals; eagerly a ValueError, under jax.jit/vmap a run-time check with the same message
+    bad = sol.result != diffrax.RESULTS.successful
+    for leaf in jax.tree.leaves(sol.ys):
+        bad = bad | ~jnp.all(jnp.isfinite(leaf))
+    return error_if_invalid(
+        sol.ys,
+        bad,
+        "forcing: the time integration did not reach ts[-1] with finite values (adaptive Tsit5 stopped: the "
+        f"right-hand side was NaN/inf, or more than {max_steps} steps were needed); check that forcing returns "
+        "finite values at every time in [ts[0], ts[-1]]",
+    )
 
 
 def _tols(dtype, rtol, atol):

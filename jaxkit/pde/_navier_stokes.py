@@ -35,7 +35,8 @@ from .._validate import (
     check_ndim,
     check_positive,
     check_size,
-    is_tracer,
+    error_if_invalid,
+    finite_checked,
     warn_if_downcast,
 )
 
@@ -114,6 +115,9 @@ def solve(
     Returns:
         ``(record_steps, n, n)`` vorticity snapshots in the dtype of ``w0`` as JAX holds it (float64 ``w0`` is
         computed in float32 unless ``jax_enable_x64`` is on, with a ``UserWarning``). Batch with ``jax.vmap``.
+
+    Raises ``ValueError`` naming ``dt`` when the vorticity becomes NaN/inf (a step beyond the explicit advection's
+    stability limit; a run-time check under ``jax.jit``/``vmap``).
     """
     if isinstance(w0, list | tuple):
         w0 = np.asarray(w0, dtype=jnp.result_type(float))
@@ -131,11 +135,10 @@ def solve(
         raise ValueError(f"scheme: expected 'cn' or 'ifrk4', received {scheme!r}")
     if forcing is not None and np.shape(forcing) != (n0, n0):
         raise ValueError(f"forcing: expected shape {(n0, n0)} or None, received shape {np.shape(forcing)}")
-    if not is_tracer(w0):
-        check_finite("w0", w0)
+    w0 = finite_checked("w0", w0)  # also at run time under jax.jit/vmap
     warn_if_downcast("w0", w0)
-    if forcing is not None and not is_tracer(forcing):
-        check_finite("forcing", forcing)
+    if forcing is not None:
+        forcing = finite_checked("forcing", forcing)
     n = n0
     w0 = jnp.asarray(w0)
     dtype = w0.dtype
@@ -162,8 +165,17 @@ def solve(
         if forcing is None
         else jnp.fft.rfft2(jnp.asarray(forcing, dtype))
     )
-    return _solve_core(
+    snaps = _solve_core(
         w0, f_h, ops, jnp.asarray(nu, dtype), jnp.asarray(h, dtype), per_record, int(record_steps), scheme
+    )
+    # both schemes treat advection explicitly: a step too long for the flow blows up to NaN/inf
+    limit = "dt·max|k·u| < 2.8" if scheme == "ifrk4" else "forward-Euler advection: dt·max|k·u| well below 1"
+    return error_if_invalid(
+        snaps,
+        ~jnp.isfinite(snaps),
+        f"dt: the vorticity became non-finite (NaN/inf) before t_final={float(t_final):g} with scheme={scheme!r} "
+        f"and time step {h:.3g}: the step is beyond the explicit advection's stability limit ({limit}) for this "
+        "flow; pass a smaller dt" + (" or scheme='ifrk4'" if scheme == "cn" else ""),
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -21,6 +22,7 @@ from jaxtyping import Array, Bool, Float
 
 from jaxkit._typing import ArrayInput
 from jaxkit._validate import check_finite, check_int, check_ndim, check_positive
+from jaxkit.portfolio._labels import check_axis_labels
 
 __all__ = [
     "BacktestResult",
@@ -148,6 +150,7 @@ def run_backtest(
     ``prices`` (time, assets) on the backtest grid (daily closes); ``cost`` a fraction of traded value (0.001 =
     10 bp) per rebalance; the returned ``returns`` are per-period (daily) simple returns, not annualised."""
     check_prices(prices, dates)
+    _check_frame_labels(prices, target_weights, dates)
     p = np.asarray(prices, dtype=np.float64)
     if p.shape[0] == 0 or p.shape[1] == 0:
         raise ValueError(f"prices: expected at least one day and one asset, received shape {p.shape}")
@@ -186,6 +189,43 @@ def run_backtest(
     return BacktestResult(d, net, held, idx, w, tau[idx], cost * tau)
 
 
+def _check_frame_labels(prices: Any, target_weights: Any, dates: Any) -> None:
+    """Labelled inputs are used by label or refused, never by position against labels that disagree: the weights'
+    columns are the assets of ``prices``, and ``dates`` are the dates of a DataFrame's DatetimeIndex."""
+    if not isinstance(prices, pd.DataFrame):
+        return
+    if isinstance(target_weights, pd.DataFrame):
+        check_axis_labels(
+            "target_weights", target_weights.columns, prices.columns, "its columns (the assets of prices)",
+            "target_weights[prices.columns]",
+        )  # fmt: skip
+    if dates is not None and isinstance(prices.index, pd.DatetimeIndex):
+        d = pd.DatetimeIndex(dates)
+        if len(d) == len(prices.index) and not d.equals(prices.index):
+            first = int(np.argmax(np.asarray(d) != np.asarray(prices.index)))
+            raise ValueError(
+                f"dates: expected the dates of prices' DatetimeIndex, received other dates (first difference at "
+                f"position {first}: {d[first]} for {prices.index[first]}); leave dates out or pass prices.index"
+            )
+
+
+def _strategy_weights(w: Any, prices: Any, t: int) -> np.ndarray:
+    """A strategy's weights: a Series labelled by asset is taken by label (reordered to the columns of a
+    DataFrame ``prices``); other labels are refused."""
+    if isinstance(w, pd.Series) and isinstance(prices, pd.DataFrame) and not _default_index(w.index):
+        if sorted(map(str, w.index)) != sorted(map(str, prices.columns)) or w.index.has_duplicates:
+            raise ValueError(
+                f"strategy: returned weights labelled {list(w.index)[:5]} at t={t}, expected one weight per asset "
+                f"of prices {list(prices.columns)[:5]}"
+            )
+        w = w.reindex(prices.columns)
+    return np.asarray(w, dtype=np.float64)
+
+
+def _default_index(index: Any) -> bool:
+    return isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
+
+
 def walk_forward(
     prices: ArrayInput,
     strategy: Callable[[np.ndarray, np.ndarray], ArrayInput],
@@ -199,12 +239,13 @@ def walk_forward(
     rows ``0..t`` only (so no decision can see later prices), then :func:`run_backtest`. Wrap ``strategy`` with
     ``progress`` yourself for long runs."""
     check_prices(prices, dates)
+    _check_frame_labels(prices, None, dates)
     p = np.asarray(prices, dtype=np.float64)
     d = np.asarray(pd.DatetimeIndex(dates))
     idx = rebalance_indices(d, freq, start=start)
     ws = []
     for t in idx:
-        w = np.asarray(strategy(p[: t + 1].copy(), d[: t + 1].copy()), dtype=np.float64)
+        w = _strategy_weights(strategy(p[: t + 1].copy(), d[: t + 1].copy()), prices, int(t))
         if w.shape != (p.shape[1],):
             raise ValueError(
                 f"strategy: expected weights of shape ({p.shape[1]},), received {w.shape} at t={t}"

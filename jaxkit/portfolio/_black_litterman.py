@@ -40,6 +40,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pandas as pd
 from jaxtyping import Array, Float
 
 from jaxkit._typing import ArrayInput
@@ -54,7 +55,7 @@ from jaxkit._validate import (
     check_vector,
     float_dtype,
 )
-from jaxkit.portfolio._labels import LabeledMatrix, LabeledVector, check_labels, labeled
+from jaxkit.portfolio._labels import LabeledMatrix, LabeledVector, check_axis_labels, check_labels, labeled
 
 __all__ = [
     "black_litterman",
@@ -145,10 +146,25 @@ def _check_cov_and_picks(cov: Any, P: Any) -> None:
     check_finite("P", P)
 
 
+def _check_pick_labels(P: Any, labels: Any, cov_name: str) -> None:
+    """A pick matrix given as a DataFrame: its columns are the assets of ``cov_name``, in its order."""
+    if isinstance(P, pd.DataFrame):
+        check_axis_labels("P", P.columns, labels, "the columns of the pick matrix", f"P[{cov_name}.columns]")
+
+
+def _check_view_labels(name: str, v: Any, P: Any) -> None:
+    """A per-view Series (``Q``, ``confidences``) against the rows of a DataFrame pick matrix ``P``."""
+    if isinstance(v, pd.Series) and isinstance(P, pd.DataFrame):
+        check_axis_labels(
+            name, v.index, P.index, "its index (one entry per view, the rows of P)", f"{name}.loc[P.index]"
+        )
+
+
 def he_litterman_omega(cov: ArrayInput, P: ArrayInput, tau: float) -> Float[Array, "k k"]:
     r"""He–Litterman view uncertainty $\Omega = \mathrm{diag}(\tau P\Sigma P^\top)$."""
     _check_tau(tau)
     _check_cov_and_picks(cov, P)
+    _check_pick_labels(P, check_labels(cov=cov), "cov")
     S, P = jnp.asarray(cov), jnp.asarray(P)
     return jnp.diag(jnp.diag(tau * P @ S @ P.T))
 
@@ -162,6 +178,8 @@ def idzorek_omega(confidences: ArrayInput, cov: ArrayInput, P: ArrayInput, tau: 
         raise ValueError(f"confidences: expected values in [0, 1], received {c.tolist()}")
     _check_tau(tau)
     _check_cov_and_picks(cov, P)
+    _check_pick_labels(P, check_labels(cov=cov), "cov")
+    _check_view_labels("confidences", confidences, P)
     if c.shape[0] != np.shape(P)[0]:
         raise ValueError(
             f"confidences: expected one confidence per view, {np.shape(P)[0]} (the rows of P), received "
@@ -211,6 +229,9 @@ def black_litterman(
     n = np.shape(prior_cov)[0]
     check_vector("prior_mean", prior_mean, n)
     labels = check_labels(prior_mean=prior_mean, prior_cov=prior_cov)
+    _check_pick_labels(P, labels, "prior_cov")
+    _check_view_labels("Q", Q, P)
+    _check_view_labels("confidences", confidences, P)
     as_float64_numpy("P", P)
     as_float64_numpy("Q", Q)
     check_ndim("P", P, 2, what="a (k, n) pick matrix")

@@ -10,7 +10,14 @@ import numpy as np
 import pandas as pd
 from jaxtyping import Array, Float
 
-__all__ = ["LabeledMatrix", "LabeledVector", "check_labels", "labeled", "precision"]
+__all__ = [
+    "LabeledMatrix",
+    "LabeledVector",
+    "check_axis_labels",
+    "check_labels",
+    "labeled",
+    "precision",
+]
 
 LabeledVector = Float[Array, " n"] | pd.Series  # an array, or a Series labeled by ticker for pandas inputs
 LabeledMatrix = Float[Array, "n n"] | pd.DataFrame  # an array, or a DataFrame labeled by ticker on both axes
@@ -39,6 +46,26 @@ def check_labels(**named: Any) -> list | None:
             raise ValueError(f"{n0}, {n}: expected the same asset labels in the same order, received "
                              f"{l0[:5]}... and {lab[:5]}... (align them, e.g. cov.loc[mean.index, mean.index])")  # fmt: skip
     return l0
+
+
+def _is_default(index: Any) -> bool:
+    """A pandas axis nobody labelled: ``RangeIndex(0, k)``."""
+    return isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
+
+
+def check_axis_labels(name: str, axis: Any, expected: Any, what: str, hint: str) -> None:
+    """``axis`` (the labels of one axis of the pandas input ``name``) against ``expected`` (labels the other
+    inputs carry): both labelled and different (other labels, or another order) raises ``ValueError`` naming
+    ``name``, so a labelled input is never used by position against labels that disagree. An unlabelled axis
+    (``RangeIndex(0, k)``) on either side is positional."""
+    if axis is None or expected is None or _is_default(axis) or _is_default(expected):
+        return
+    got, want = list(axis), list(expected)
+    if got != want:
+        raise ValueError(
+            f"{name}: expected {what} to be {want[:5]}{'...' if len(want) > 5 else ''} in this order, received "
+            f"{got[:5]}{'...' if len(got) > 5 else ''} (align it, e.g. {hint})"
+        )
 
 
 def labeled(x: Any, labels: list | None, name: str | None = None) -> Any:
