@@ -55,5 +55,7 @@ __all__ = ["__version__", "jit"]
 
 # The first line a user reads when a jaxkit check fires inside their own jax.jit is the check's message, whichever
 # subpackage (the kernels included, which import nothing from the rest of jaxkit) they imported: importing
-# jaxkit._validate adds the filter to jax's callback logger.
-import jaxkit._validate  # noqa: E402,F401
+# jaxkit._validate adds the filter to jax's callback logger (idempotent).
+from jaxkit._validate import install_runtime_message_filter as _install_runtime_message_filter  # noqa: E402
+
+_install_runtime_message_filter()

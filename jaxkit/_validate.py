@@ -70,7 +70,22 @@ def check_float(name: str, x: Any) -> None:
         raise TypeError(f"{name}: expected a real floating-point array, received dtype {dtype}")
 
 
+def check_broadcast(**named: Any) -> tuple[int, ...]:
+    """The broadcast shape of the named arrays; ``ValueError`` naming them and their shapes if they do not
+    broadcast together (NumPy's rule)."""
+    shapes = {n: _shape(x, n) for n, x in named.items()}
+    try:
+        return tuple(np.broadcast_shapes(*shapes.values()))
+    except ValueError:
+        listed = ", ".join(f"{n} {s}" for n, s in shapes.items())
+        raise ValueError(
+            f"{', '.join(shapes)}: expected shapes that broadcast together (NumPy's rule), received {listed}"
+        ) from None
+
+
 def _check_concrete(name: str, value: Any) -> None:
+    if np.ndim(value) != 0:
+        raise TypeError(f"{name}: expected a number, received an array of shape {np.shape(value)}")
     if isinstance(value, jax.core.Tracer):
         raise TypeError(
             f"{name}: expected a concrete number (a Python or NumPy scalar), received a traced value: this argument "

@@ -199,9 +199,13 @@ def q_posterior(
     if x0.shape != x_t.shape:
         raise ValueError(f"x_t: expected the shape of x0 {x0.shape}, received {x_t.shape}")
     x0, x_t = finite_checked("x0", x0), finite_checked("x_t", x_t)
-    ab, ab_prev, beta = schedule.alpha_bars[t], schedule.alpha_bars_prev[t], schedule.betas[t]
-    c0 = jnp.sqrt(ab_prev) * beta / (1.0 - ab)
-    ct = jnp.sqrt(1.0 - beta) * (1.0 - ab_prev) / (1.0 - ab)
+    ab_prev, beta = schedule.alpha_bars_prev[t], schedule.betas[t]
+    # 1 - alpha_bar without cancellation: -expm1(sum log1p(-beta)); "1 - alpha_bars[t]" in float32 loses the digits
+    # of a small beta (c0 at t = 0 came out 0.99983 instead of 1)
+    one_minus_ab = -jnp.expm1(jnp.cumsum(jnp.log1p(-schedule.betas)))
+    one_minus_ab_prev = jnp.concatenate([jnp.zeros((1,), one_minus_ab.dtype), one_minus_ab[:-1]])
+    c0 = jnp.sqrt(ab_prev) * beta / one_minus_ab[t]
+    ct = jnp.sqrt(1.0 - beta) * one_minus_ab_prev[t] / one_minus_ab[t]
     return c0 * jnp.asarray(x0) + ct * jnp.asarray(x_t), schedule.posterior_variance[t]
 
 

@@ -51,6 +51,7 @@ from jaxtyping import Array, ArrayLike, PRNGKeyArray
 
 from jaxkit._typing import ArrayInput, DTypeLike
 from jaxkit._validate import (
+    check_broadcast,
     check_key,
     check_shape_tuple,
     check_size,
@@ -256,6 +257,7 @@ def _check_omega(omega: Any) -> Any:
 def log_density(omega: ArrayLike, sigma: ArrayLike) -> Array:
     """``log f(omega, sigma)``: log-density of IGSO(3) w.r.t. the normalized Haar measure, at rotation angle omega."""
     sigma, omega = check_sigma("sigma", sigma), _check_omega(omega)
+    check_broadcast(sigma=sigma, omega=omega)
     omega, sigma = _as_float(omega), _as_float(sigma)
     return _eval_jnp(omega, sigma)[0]
 
@@ -274,12 +276,14 @@ def angle_density(omega: ArrayLike, sigma: ArrayLike) -> Array:
 def dlog_density(omega: ArrayLike, sigma: ArrayLike) -> Array:
     """``d log f / d omega`` (analytic)."""
     sigma, omega = check_sigma("sigma", sigma), _check_omega(omega)
+    check_broadcast(sigma=sigma, omega=omega)
     return _eval_jnp(_as_float(omega), _as_float(sigma))[1]
 
 
 def score_coef(omega: ArrayLike, sigma: ArrayLike) -> Array:
     """``(d log f / d omega) / omega``, finite at ``omega = 0`` (the score is ``v * score_coef(|v|)``)."""
     sigma, omega = check_sigma("sigma", sigma), _check_omega(omega)
+    check_broadcast(sigma=sigma, omega=omega)
     return _eval_jnp(_as_float(omega), _as_float(sigma))[2]
 
 
@@ -513,6 +517,7 @@ def _quantile(u: Array, sigma: Array) -> Array:
 def cdf(omega: ArrayLike, sigma: ArrayLike) -> Array:
     """CDF of the rotation angle from the tables (jit-able; linear in omega, geometric-in-sigma blend)."""
     sigma, omega = check_sigma("sigma", sigma), _check_omega(omega)
+    check_broadcast(sigma=sigma, omega=omega)
     omega, sigma = jnp.broadcast_arrays(_as_float(omega), _as_float(sigma))
     return _cdf_impl(omega, sigma.astype(omega.dtype))
 
@@ -556,6 +561,7 @@ def sample_angle(
     """Rotation angles ``omega ~ p(. ; sigma)`` of shape ``shape`` (``sigma`` broadcasts to ``shape``)."""
     sigma = check_sigma("sigma", sigma)
     dtype = _check_draw(key, shape, dtype, 4)
+    _check_sigma_fits(sigma, shape)
     u = jax.random.uniform(key, tuple(shape), dtype)
     return _angle_from_uniform(u, sigma)
 
@@ -569,6 +575,18 @@ def _angle_from_uniform(u: Array, sigma: Any) -> Array:
 
 def _is_concrete_scalar(sigma: Any) -> bool:
     return not isinstance(sigma, jax.core.Tracer) and np.size(sigma) == 1
+
+
+def _check_sigma_fits(sigma: Any, shape: Any) -> None:
+    """``sigma`` broadcasts to the draw's ``shape`` (one scale per draw, or one shared)."""
+    target = tuple(int(n) for n in shape)
+    try:
+        fits = np.broadcast_shapes(np.shape(sigma), target) == target
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"sigma: expected a scalar or a shape that broadcasts to shape={target}, received shape "
+                         f"{np.shape(sigma)}")  # fmt: skip
 
 
 def _check_draw(key: Any, shape: Any, dtype: Any, words: int) -> Any:
@@ -592,6 +610,7 @@ def sample_vector(
     """IGSO(3)(sigma) rotation vectors ``(*shape, 3)``: inverse-CDF angle times a uniform axis."""
     sigma = check_sigma("sigma", sigma)
     dtype = _check_draw(key, shape, dtype, 12)
+    _check_sigma_fits(sigma, shape)
     u = _uniforms(key, shape, dtype)
     om = _angle_from_uniform(u[0], sigma)
     x, y, z = _so3.uniform_axis(u[1], u[2])
@@ -611,6 +630,7 @@ def sample(
     Rodrigues with ``sin omega`` and ``cos omega`` directly (no rotation vector, no norm)."""
     sigma = check_sigma("sigma", sigma)
     dtype = _check_draw(key, shape, dtype, 20)
+    _check_sigma_fits(sigma, shape)
     u = _uniforms(key, shape, dtype)
     R = _so3.rotation_from_uniforms(u[1], u[2], _angle_from_uniform(u[0], sigma))
     if mean is not None:

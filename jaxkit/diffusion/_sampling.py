@@ -289,7 +289,7 @@ def probability_flow_sample(
     schedule: AbstractSchedule,
     x_T: ArrayLike,
     ts: ArrayLike,
-    solver: diffrax.AbstractSolver | None = None,
+    solver: diffrax.AbstractSolver[object] | None = None,
     *,
     check_output: bool = True,
 ) -> Array:

@@ -42,6 +42,7 @@ import numpy as np
 from jaxtyping import Array, ArrayLike, Float, PRNGKeyArray
 
 from jaxkit._validate import (
+    check_broadcast,
     check_choice,
     check_finite,
     check_key,
@@ -317,8 +318,10 @@ class SE3Diffusion(eqx.Module):
 
     def trans_score(self, x_t: ArrayLike, x0: ArrayLike, t: ArrayLike) -> Array:
         """Exact conditional translation score ``-(x_t - alpha x0)/sigma^2``."""
+        check_broadcast(x_t=x_t, x0=x0)
+        x_t, x0 = finite_checked("x_t", jnp.asarray(x_t)), finite_checked("x0", jnp.asarray(x0))
         t = check_time(self.trans, t)
-        return -(jnp.asarray(x_t) - self.trans.alpha(t) * jnp.asarray(x0)) / self.trans.sigma(t) ** 2
+        return -(x_t - self.trans.alpha(t) * x0) / self.trans.sigma(t) ** 2
 
     # ---- parametrization -----------------------------------------------------------------------------------
     def to_scores(self, rot_out: ArrayLike, trans_out: ArrayLike, t: ArrayLike) -> tuple[Array, Array]:

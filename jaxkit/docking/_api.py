@@ -130,7 +130,7 @@ def read_ligand(ligand: Chem.Mol | str | Path) -> Chem.Mol:
 
 
 def resolve_pocket(
-    protein_atoms,
+    protein_atoms: object,
     pocket: Pocket | Chem.Mol | str | Path | Sequence[float],
     *,
     size: float = 22.0,
@@ -427,7 +427,7 @@ def evaluate_complex(
     conformer_seed: int = 0,
     assemble: Assemble = "none",
     ranking: AbstractRanking = VinardoRanking(),
-) -> dict:
+) -> dict[str, object]:
     """Dock one example with its reference pose held out, then score against it (library logic of the
     ``sigmadock`` experiment). The reference pose defines the pocket and is the RMSD reference only.
 
@@ -461,7 +461,7 @@ def evaluate_variants(
     conformer: Literal["rdkit", "oracle"] = "rdkit",
     pb_budget: int | None = 8,
     conformer_seed: int = 0,
-) -> dict[tuple[Assemble, AbstractRanking], dict]:
+) -> dict[tuple[Assemble, AbstractRanking], dict[str, object]]:
     """:func:`evaluate_complex` for several ``(assemble, ranking)`` variants on the SAME samples (one sampling
     run); the ranking :class:`SamplingOrder` keeps the sampling order. Each row's ``seconds`` / ``cpu_seconds`` count sampling
     plus that variant's assembly and ranking (what the variant would cost alone)."""

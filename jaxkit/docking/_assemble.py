@@ -154,7 +154,7 @@ def _check_int(name: str, value, lo: int) -> None:
 
 def match_conformer(
     mol: Chem.Mol,
-    target,
+    target: object,
     *,
     conf_id: int = -1,
     restarts: int = 2,

@@ -193,10 +193,10 @@ def dock_many(
     assemble: Assemble = "conformer_matching",
     ranking: AbstractRanking = VinardoRanking(minimize=True, minimize_steps=CONVERGED_STEPS),
     hydrogens: bool = False,
-    progress: Callable[[int, int, dict], None] | None = None,
+    progress: Callable[[int, int, dict[str, object]], None] | None = None,
     stage_progress: Progress | None = None,
     confidence: ConfidenceModel | str | Path | None = None,
-) -> list[dict]:
+) -> list[dict[str, object]]:
     """Dock every ligand of ``ligands`` (a file for :func:`read_ligands`, or a list of molecules / SMILES) into
     ``protein`` at ``pocket`` (see :func:`jaxkit.docking.dock`, whose defaults these are); writes one SDF per
     ligand and ``summary.csv`` into ``out_dir`` (module docstring) and returns the summary rows in input order.

@@ -16,6 +16,7 @@ cannot reach it at inference; the pose to judge is passed explicitly, in Å.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import equinox as eqx
@@ -371,7 +372,11 @@ def _hyper(model: ConfidenceModel) -> dict:
 
 
 def save_confidence_model(
-    path: str | Path, model: ConfidenceModel, info: dict | None = None, *, overwrite: bool = False
+    path: str | Path,
+    model: ConfidenceModel,
+    info: Mapping[str, object] | None = None,
+    *,
+    overwrite: bool = False,
 ) -> Path:
     """Write a confidence model file (atomic, checksummed: :func:`jaxkit.train.save_checkpoint`). An existing
     ``path`` is replaced only with ``overwrite=True`` and only if it is a confidence model file
@@ -390,7 +395,7 @@ def save_confidence_model(
     )
 
 
-def load_confidence_model(path: str | Path) -> tuple[ConfidenceModel, dict]:
+def load_confidence_model(path: str | Path) -> tuple[ConfidenceModel, dict[str, object]]:
     """Read a file written by :func:`save_confidence_model`; returns ``(model, info)``. Raises ``ValueError``
     naming the file if it is not a confidence model file."""
     from jaxkit.train import CheckpointError, load_checkpoint, read_metadata
@@ -420,7 +425,7 @@ def cross_validate_rankings(
     width: int = 32,
     depth: int = 2,
     key: PRNGKeyArray,
-) -> dict:
+) -> dict[str, object]:
     r"""Choose how to rank sampled poses by ``n_folds``-fold cross-validation over *training* complexes.
 
     ``data`` as for :func:`train_confidence` (labels: RMSD < 2 Å), ``energies[i]`` the Vinardo energy of each pose

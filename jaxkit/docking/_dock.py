@@ -138,7 +138,13 @@ def sample_poses(
 
 
 def dock_samples(
-    model: DockModel, process: dm.SE3Diffusion, c: DockingComplex, key: PRNGKeyArray, *, n_samples: int, **kw
+    model: DockModel,
+    process: dm.SE3Diffusion,
+    c: DockingComplex,
+    key: PRNGKeyArray,
+    *,
+    n_samples: int,
+    **kw: object,
 ) -> tuple[Float[Array, "n f 3 3"], Float[Array, "n f 3"]]:
     """``n_samples`` independent :func:`sample_poses` in one vmapped call."""
     check_int("n_samples", n_samples, minimum=1)

@@ -8,8 +8,11 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -70,7 +73,7 @@ def symmetric_rmsd(pred: Chem.Mol, ref: Chem.Mol) -> float:
         ) from None
 
 
-def success_rate(rmsds, threshold: float = 2.0, valid=None) -> float:
+def success_rate(rmsds: object, threshold: float = 2.0, valid: object = None) -> float:
     """Fraction of poses with RMSD < ``threshold`` Å (and PB-valid where ``valid`` is given). A NaN RMSD stands
     for a complex that produced no pose and counts as a failure; ``rmsds`` must hold at least one entry."""
     r = as_float64_numpy("rmsds", rmsds, ndim=1)
@@ -92,19 +95,48 @@ def success_rate(rmsds, threshold: float = 2.0, valid=None) -> float:
     return float(ok.mean())
 
 
-def posebusters_valid(pred: Chem.Mol, protein_pdb) -> tuple[bool, dict]:
+def posebusters_valid(
+    pred: Chem.Mol, protein_pdb: str | os.PathLike[str] | None
+) -> tuple[bool, dict[str, bool]]:
     """Run the PoseBusters "dock" checks (``mol`` checks when ``protein_pdb`` is None); returns
     (all passed, {check: passed}). No reference pose is involved."""
-    from posebusters import PoseBusters
-
     pred_h = Chem.AddHs(pred, addCoords=True)
     if protein_pdb is None:
-        df = PoseBusters(config="mol").bust(pred_h)
+        df = _busters("mol").bust(pred_h)
     else:
-        df = PoseBusters(config="dock").bust(pred_h, None, str(protein_pdb))
+        # the protein as PoseBusters loads it, parsed once per file content (a copy per call: the checks get
+        # their own molecule); a pose loop over one pocket no longer re-reads and re-parses its PDB every time
+        protein = _protein_for_busters(str(protein_pdb))
+        cond = (
+            str(protein_pdb) if protein is None else Chem.Mol(protein)
+        )  # unloadable: PoseBusters reports it
+        df = _busters("dock").bust(pred_h, None, cond)
     row = df.iloc[0]
     checks = {str(k): bool(v) for k, v in row.items() if isinstance(v, bool | np.bool_)}
     return all(checks.values()), checks
+
+
+@functools.lru_cache(maxsize=2)
+def _busters(config: str) -> object:
+    """One PoseBusters object per configuration (its YAML is parsed once per process)."""
+    from posebusters import PoseBusters
+
+    return PoseBusters(config=config)
+
+
+def _protein_for_busters(path: str) -> Chem.Mol | None:
+    """The protein of ``path`` loaded as PoseBusters' "dock" configuration loads ``mol_cond``, cached by the file's
+    content (sha256), so an edited file is read again; None if it cannot be loaded."""
+    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return _load_protein(digest, path)
+
+
+@functools.lru_cache(maxsize=8)
+def _load_protein(digest: str, path: str) -> Chem.Mol | None:
+    from posebusters.tools.loading import safe_load_mol
+
+    config = getattr(_busters("dock"), "config", {})
+    return safe_load_mol(path=path, **config.get("loading", {}).get("mol_cond", {}))
 
 
 SDF_FIELDS = {
@@ -129,7 +161,7 @@ SDF_FIELDS = {
 ``dock``), with their meaning."""
 
 
-def pose_fields(pose, warnings: list[str] | tuple[str, ...] = ()) -> dict[str, str]:
+def pose_fields(pose: object, warnings: list[str] | tuple[str, ...] = ()) -> dict[str, str]:
     """The :data:`SDF_FIELDS` of one ranked pose (a ``RankedPose``) as strings, ``warnings`` joined by ``"; "``."""
     return {
         "rank": str(pose.rank + 1),
@@ -144,15 +176,15 @@ def pose_fields(pose, warnings: list[str] | tuple[str, ...] = ()) -> dict[str, s
 
 
 def write_poses_sdf(
-    path,
-    poses,
+    path: object,
+    poses: object,
     names: list[str] | None = None,
-    props: list[dict] | None = None,
+    props: list[Mapping[str, object]] | None = None,
     *,
     hydrogens: bool = False,
     warnings: list[str] | None = None,
     overwrite: bool = False,
-):
+) -> Path:
     """Write poses to an SDF file, one record per pose, in the given order; returns the path.
 
     An existing ``path`` is replaced only with ``overwrite=True`` (``FileExistsError`` otherwise, nothing

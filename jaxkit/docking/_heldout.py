@@ -121,7 +121,7 @@ def held_out_ccd_codes() -> frozenset[str]:
     return frozenset(out)
 
 
-def check_no_held_out(examples: Iterable[DockingExample]) -> dict:
+def check_no_held_out(examples: Iterable[DockingExample]) -> dict[str, int]:
     """Raise ``ValueError`` if any training example holds a held-out ligand (CCD code or InChIKey block) or is a
     real-set complex; else return counts ``{"n_examples", "n_ligands"}`` (distinct InChIKey blocks checked).
 

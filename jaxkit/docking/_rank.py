@@ -272,7 +272,7 @@ def pose_checks(mol: Chem.Mol, protein_pdb: str | Path | None) -> tuple[bool, li
     return ok, [k for k, v in checks.items() if not v]
 
 
-def consensus_counts(positions, threshold: float = 2.0) -> tuple[np.ndarray, np.ndarray]:
+def consensus_counts(positions: object, threshold: float = 2.0) -> tuple[np.ndarray, np.ndarray]:
     """Per pose of ``positions`` ``(n_poses, n_atoms, 3)`` (Å, one ligand, same atom order): the number of other
     poses with $\\mathrm{RMSD}_{ij} = \\sqrt{\\tfrac{1}{n_a}\\sum_a \\lVert x_{ia} - x_{ja} \\rVert^2} < $ ``threshold``
     (in place, no alignment, no symmetry) and the mean RMSD to the other poses.

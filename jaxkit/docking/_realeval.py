@@ -59,7 +59,7 @@ COPY_RMSD = 0.01
 0.1 Å: the rigid ligands of the real set (1ac8, 1bcu, 1r5y) have fresh ETKDG/MMFF conformers within 0.046-0.072 Å
 of the crystal conformer after superposition (all 84 complexes, seed 0), which carry no answer."""
 
-Method = Callable[["DockingInputs"], tuple[list[Chem.Mol], dict]]
+Method = Callable[["DockingInputs"], tuple[list[Chem.Mol], dict[str, object]]]
 
 
 @dataclass(frozen=True)
@@ -189,7 +189,7 @@ def evaluate_methods(
     *,
     seed: int,
     make_inputs: Callable[..., DockingInputs] = docking_inputs,
-) -> dict:
+) -> dict[str, object]:
     """Run every method on the same inputs of ``example`` and score it against the crystal pose.
 
     Builds the inputs once (``make_inputs(example, seed=seed)``), refuses them if they carry the reference pose
@@ -224,7 +224,7 @@ def vina_method(scoring: Literal["vina", "vinardo"] = "vina", *, exhaustiveness:
         raise ValueError(f"scoring: expected 'vina' or 'vinardo', received {scoring!r}")
     check_int("exhaustiveness", exhaustiveness, minimum=1)
 
-    def method(inputs: DockingInputs) -> tuple[list[Chem.Mol], dict]:
+    def method(inputs: DockingInputs) -> tuple[list[Chem.Mol], dict[str, object]]:
         with tempfile.TemporaryDirectory(prefix="jaxkit_realeval_") as work:
             pose, energy = vina_dock(
                 inputs.receptor,
@@ -257,7 +257,7 @@ def random_method(
     if pb_budget is not None:
         check_int("pb_budget", pb_budget, minimum=0)
 
-    def method(inputs: DockingInputs) -> tuple[list[Chem.Mol], dict]:
+    def method(inputs: DockingInputs) -> tuple[list[Chem.Mol], dict[str, object]]:
         lig = ligand_fragments(inputs.ligand, conformer="rdkit", seed=inputs.seed)
         c = build_complex(lig, inputs.pocket, sizes=_sizes_for(config, lig, inputs.pocket), name=inputs.id)
         cj = jax.tree_util.tree_map(jax.numpy.asarray, c)
@@ -290,7 +290,7 @@ def model_method(
     if pb_budget is not None:
         check_int("pb_budget", pb_budget, minimum=0)
 
-    def method(inputs: DockingInputs) -> tuple[list[Chem.Mol], dict]:
+    def method(inputs: DockingInputs) -> tuple[list[Chem.Mol], dict[str, object]]:
         with tempfile.TemporaryDirectory(prefix="jaxkit_realeval_") as work:
             res = dock(
                 inputs.receptor,
@@ -317,7 +317,7 @@ def model_method(
 
 def vina_crystal_energies(
     example: DockingExample, *, scorings: Sequence[str] = ("vina", "vinardo"), box_size: float = 22.0
-) -> dict:
+) -> dict[str, dict[str, float]]:
     """A diagnostic, not a method (it reads the crystal pose): Vina's energy of the crystal pose in the box of
     :func:`docking_inputs`, as placed and after local optimization, per scoring function (kcal/mol). A Vina
     failure whose docked energy is below the optimized crystal energy is the scoring function's (the search found
@@ -343,7 +343,9 @@ def vina_crystal_energies(
     return out
 
 
-def vina_failure_kinds(records: Sequence[dict], crystal: Mapping[str, dict], scoring: str) -> dict:
+def vina_failure_kinds(
+    records: Sequence[Mapping[str, object]], crystal: Mapping[str, Mapping[str, object]], scoring: str
+) -> dict[str, int]:
     """Among the complexes where Vina (``scoring``) misses (top-1 RMSD >= 2 Å or an error): how many docked poses
     score below the optimized crystal pose (``scoring``: the function prefers a wrong pose) or not (``search``).
     ``crystal`` maps complex ids to :func:`vina_crystal_energies`; it needs every missed complex."""
@@ -366,6 +368,24 @@ def vina_failure_kinds(records: Sequence[dict], crystal: Mapping[str, dict], sco
 
 
 # ------------------------------------------------------------------------------------------------ summary
+def _check_records(records: Sequence[Mapping[str, object]]) -> None:
+    """Every record has what :func:`evaluate_methods` writes: an ``id`` and ``methods``, each method its CPU
+    seconds and, unless it failed (``error``), its pose count and top-1 RMSD; a missing field is refused, never
+    read as a failure."""
+    for i, r in enumerate(records):
+        missing = [k for k in ("id", "methods") if k not in r]
+        methods = r.get("methods")
+        if missing or not isinstance(methods, Mapping):
+            raise ValueError(f"records: record {i} lacks {missing or ['methods (a mapping)']} (expected an "
+                             f"evaluate_methods record), received keys {sorted(r)}")  # fmt: skip
+        for name, m in methods.items():
+            need = ("cpu_seconds",) if "error" in m else ("cpu_seconds", "n_poses", "top1_rmsd")
+            lacks = [k for k in need if k not in m]
+            if lacks:
+                raise ValueError(f"records: method {name!r} of record {r['id']!r} lacks {lacks} (an "
+                                 f"evaluate_methods record has them), received keys {sorted(m)}")  # fmt: skip
+
+
 def _outcomes(records: Sequence[dict], name: str, kind: str) -> tuple[np.ndarray, np.ndarray | None]:
     """Per-complex (success, PB-valid) of method ``name``'s ``kind`` pose ('top1', 'first', 'best'); an error is a
     failure on both; PB validity is None for 'best' (the oracle pose is not checked)."""
@@ -397,7 +417,7 @@ def _cpu_ratio(cpu: np.ndarray, ref_cpu: np.ndarray) -> dict | None:
     }
 
 
-def real_set_table(records: Sequence[dict], reference: str = "vina") -> dict:
+def real_set_table(records: Sequence[Mapping[str, object]], reference: str = "vina") -> dict[str, object]:
     """Summary of :func:`evaluate_methods` records (one per complex, all with the same methods).
 
     Rows: every method's top-1 pose (``name``); with ``sample_index`` metadata also its first sample
@@ -409,6 +429,7 @@ def real_set_table(records: Sequence[dict], reference: str = "vina") -> dict:
     records = list(records)
     if not records:
         raise ValueError("records: expected at least one evaluate_methods record, received none")
+    _check_records(records)
     names = list(records[0]["methods"])
     for r in records:
         if list(r["methods"]) != names:

@@ -46,7 +46,7 @@ def _manifest(folder: Path = REAL_SET_DIR) -> str:
     return path.read_text()
 
 
-def real_training_manifest() -> dict:
+def real_training_manifest() -> dict[str, object]:
     """The manifest of the real training complexes (a fresh copy): selection, leakage rule, exclusions, records."""
     return json.loads(_manifest(REAL_TRAIN_DIR))
 
@@ -70,7 +70,7 @@ def real_training_complexes(*, cutoff: float = 10.0) -> list[DockingExample]:
     ]
 
 
-def real_set_manifest() -> dict:
+def real_set_manifest() -> dict[str, object]:
     """The manifest of the real set (a fresh copy): header fields and ``complexes``, one record per complex."""
     return json.loads(_manifest())
 

@@ -259,7 +259,7 @@ class Pocket:
         return int(self.positions.shape[0])
 
 
-def extract_pocket(protein, ligand_positions: np.ndarray, *, cutoff: float = 10.0) -> Pocket:
+def extract_pocket(protein: object, ligand_positions: np.ndarray, *, cutoff: float = 10.0) -> Pocket:
     """Residues with any heavy atom within ``cutoff`` Å of any ligand heavy atom (whole residues are kept)."""
     lig = np.asarray(ligand_positions, dtype=np.float64)
     if lig.ndim != 2 or lig.shape[1] != 3 or lig.shape[0] == 0:
@@ -289,7 +289,7 @@ def extract_pocket(protein, ligand_positions: np.ndarray, *, cutoff: float = 10.
     )
 
 
-def pocket_from_center(protein, center: np.ndarray, *, size: float = 22.0) -> Pocket:
+def pocket_from_center(protein: object, center: np.ndarray, *, size: float = 22.0) -> Pocket:
     """Residues with any heavy atom within ``size / 2`` Å of ``center`` (a box size as for Vina; the pocket center
     is the diffusion origin). For docking without a reference ligand."""
     c = np.asarray(center, dtype=np.float64).reshape(-1)

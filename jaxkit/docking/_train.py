@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -140,7 +141,7 @@ def featurize_examples(
     augment: int = 1,
     choice: Literal["canonical", "random"] = "random",
     seed: int = 0,
-    progress=None,
+    progress: Callable[[list[DockingExample]], Iterable[DockingExample]] | None = None,
 ) -> tuple[DockingComplex, list[str]]:
     """Stack featurized complexes; examples that do not fit ``sizes`` or cannot be fragmented are skipped (their
     messages are returned). The pocket padding grows to the largest pocket (the model reads any pocket size). ``augment`` copies per example use independent cut sets (``choice="random"``) and,
@@ -191,7 +192,7 @@ def train_model(
     mesh: jax.sharding.Mesh | None = None,
     progress: bool | str = True,
     init: FragmentScoreModel | None = None,
-) -> tuple[FragmentScoreModel, list[dict]]:
+) -> tuple[FragmentScoreModel, list[dict[str, object]]]:
     """Train on a stacked batch of complexes; returns ``(EMA model, history)``. Resumable from ``checkpoint_dir``."""
     check_key("key", key)
     k_init, k_data, k_fit = jax.random.split(key, 3)
@@ -231,7 +232,7 @@ def save_model(
     path: str | Path,
     model: FragmentScoreModel,
     config: ModelConfig,
-    info: dict | None = None,
+    info: Mapping[str, object] | None = None,
     *,
     overwrite: bool = False,
 ) -> Path:
@@ -267,7 +268,7 @@ def _skeleton(config: ModelConfig) -> FragmentScoreModel:
     return build_model(config, jax.random.key(0))
 
 
-def load_model(path: str | Path) -> tuple[FragmentScoreModel, ModelConfig, dict]:
+def load_model(path: str | Path) -> tuple[FragmentScoreModel, ModelConfig, dict[str, object]]:
     """Read a model file written by :func:`save_model`; returns ``(model, config, info)``.
 
     Raises ``ValueError`` naming the file if it is not a docking model file."""

@@ -30,7 +30,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, TypeVar
 
 import diffrax
 import jax
@@ -39,7 +39,7 @@ import numpy as np
 import optax
 
 from jaxkit._callables import as_pytree
-from jaxkit._typing import Array, ArrayInput, Batch, Float, Params, PRNGKey, Scalar
+from jaxkit._typing import Array, ArrayInput, Float, PRNGKey, Scalar
 from jaxkit._validate import (
     check_choice,
     check_int,
@@ -59,6 +59,9 @@ __all__ = [
     "log_times",
 ]
 
+_SolverState = TypeVar("_SolverState")
+"""The state type of the diffrax solver passed as ``solver`` (each solver has its own)."""
+
 
 class SolveError(RuntimeError):
     """A gradient flow / descent did not reach its final time (``max_steps``, step-size collapse, NaN/inf)."""
@@ -71,7 +74,7 @@ class FlowResult(NamedTuple):
     ``on_failure="flag"``, and then the saves after ``t_stop`` are NaN)."""
 
     ts: Array
-    params: Params
+    params: Any
     loss: Array
     t_stop: Array
     converged: Array
@@ -272,12 +275,12 @@ def _to_numpy(out: FlowResult, dt: Any) -> FlowResult:
 
 @library_errors
 def gradient_flow(
-    loss_fn: Callable[[Params], Scalar],
-    params0: Params,
+    loss_fn: Callable[..., Scalar],
+    params0: object,
     ts: Float[Array, " T"] | ArrayInput,
     *,
     tau: float = 1.0,
-    solver: diffrax.AbstractSolver = diffrax.Kvaerno5(),
+    solver: diffrax.AbstractSolver[_SolverState] = diffrax.Kvaerno5(),
     rtol: float | None = None,
     atol: float | None = None,
     grad_tol: float = 0.0,
@@ -315,7 +318,7 @@ def gradient_flow(
         return _to_numpy(_check_solved(out, on_failure, max_steps, ts), dt)
 
 
-def _refuse_non_finite_start(loss_fn: Callable[[Params], Scalar], params0: Params) -> None:
+def _refuse_non_finite_start(loss_fn: Callable[[Any], Scalar], params0: Any) -> None:
     """A failed solve whose cause is the start itself: a non-finite loss or gradient at ``params0`` (no step size
     helps; "raise max_steps" would mislead). Raises ``ValueError`` naming ``loss_fn``; returns otherwise."""
     value, grad = jax.value_and_grad(loss_fn)(params0)
@@ -357,14 +360,14 @@ _jit_flow = jax.jit(_flow_core, static_argnums=(3, 4, 5, 6, 7, 8))
 
 @library_errors
 def gradient_flow_batch(
-    loss_fn: Callable[[Params], Scalar],
-    init_fn: Callable[[PRNGKey, Scalar], Params],
+    loss_fn: Callable[..., Scalar],
+    init_fn: Callable[[PRNGKey, Scalar], object],
     keys: Array,
     scales: Float[Array, " S"] | ArrayInput,
     ts: Float[Array, " T"] | ArrayInput,
     *,
     tau: float = 1.0,
-    solver: diffrax.AbstractSolver = diffrax.Kvaerno5(),
+    solver: diffrax.AbstractSolver[_SolverState] = diffrax.Kvaerno5(),
     rtol: float | None = None,
     atol: float | None = None,
     grad_tol: float = 0.0,
@@ -427,12 +430,12 @@ _jit_batch = jax.jit(_batch_core, static_argnums=(5, 6, 7, 8, 9, 10))
 @library_errors
 def gradient_descent(
     loss_fn: Callable[..., Scalar],
-    params0: Params,
+    params0: object,
     lr: float,
     n_steps: int,
     *,
     save_every: int = 1,
-    batch_fn: Callable[[PRNGKey], Batch] | None = None,
+    batch_fn: Callable[[PRNGKey], object] | None = None,
     key: PRNGKey | None = None,
     on_failure: Literal["raise", "flag"] = "raise",
     dtype: Any = None,  # Any: checked at run time (None, "float32", "float64" or a float dtype; else ValueError)

@@ -10,7 +10,7 @@ ICLR 2026).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import jax
@@ -19,7 +19,7 @@ import numpy as np
 from jax.flatten_util import ravel_pytree
 
 from jaxkit._callables import as_pytree
-from jaxkit._typing import Array, ArrayInput, Float, Params, PyTree, Scalar
+from jaxkit._typing import Array, ArrayInput, Float, Scalar
 from jaxkit._validate import (
     as_float64,
     as_float_array,
@@ -105,7 +105,7 @@ def effective_rank(
 
 
 def kink_count(
-    params: dict[str, PyTree],
+    params: Mapping[str, object],
     x_range: tuple[float, float] | ArrayInput,
     tol: float = 1e-2,
     merge_tol: float = 1e-2,
@@ -149,7 +149,7 @@ def kink_count(
     return count
 
 
-def active_kernels(params: dict[str, PyTree], tol: float = 0.1) -> Array:
+def active_kernels(params: Mapping[str, object], tol: float = 0.1) -> Array:
     """Number of CNN kernels k with ``||w_k|| · ||a_{:,k}|| > tol`` (params from ``init_cnn``)."""
     check_positive("tol", tol)
     _params("params", params, ("w", "a"), "init_cnn")
@@ -166,7 +166,7 @@ def active_kernels(params: dict[str, PyTree], tol: float = 0.1) -> Array:
     return jnp.sum(strength > tol)
 
 
-def active_heads(params: dict[str, PyTree], tol: float = 0.1) -> Array:
+def active_heads(params: Mapping[str, object], tol: float = 0.1) -> Array:
     """Number of attention heads whose product ``|v_h| ||k_h|| ||q_h||`` (separate) or ``|v_h| ||W_h||_F``
     (merged) exceeds ``tol``."""
     check_positive("tol", tol)
@@ -257,7 +257,8 @@ def plateaus(
     The loss (its log, ``log(loss + floor·max loss)``, if ``log_loss``, so that small late drops count as much as
     early large ones) is normalized to ``ℓ ∈ [0, 1]`` by its range and time to ``[0, 1]`` by the span (on a log
     axis if ``log_time``). A sample interval is flat when ``|Δℓ/Δt|`` is below ``slope_tol`` times its 98th percentile
-    (slow compared with the fast drops; the percentile ignores isolated jumps between two saves); maximal runs of flat intervals at least ``min_duration`` long (normalized) are plateaus. The
+    (slow compared with the fast drops; the percentile ignores isolated jumps between two saves), or times 1 (a
+    uniform descent) where that percentile is below 1 (a staircase whose drops are all jumps); maximal runs of flat intervals at least ``min_duration`` long (normalized) are plateaus. The
     level is the loss where ``|Δℓ/Δt|`` is smallest (the closest approach to the saddle).
 
     Returns the plateaus found, in time order: their number depends on the curve (a constant curve is one
@@ -289,7 +290,10 @@ def plateaus(
     work = np.log(loss + floor * loss.max()) if log_loss else loss
     ln = (work - work.min()) / (work.max() - work.min())
     slope = np.abs(np.diff(ln) / np.maximum(np.diff(tn), 1e-300))
-    flat = slope < slope_tol * np.percentile(slope, 98)
+    # the reference speed: the 98th percentile of |dl/dt|, and at least 1, the speed of a uniform descent of the
+    # normalized curve (range 1 over span 1); a curve whose drops are all isolated jumps between two saves (a
+    # staircase) has a 98th percentile of 0 (or of its noise), where every interval would be steep
+    flat = slope < slope_tol * max(float(np.percentile(slope, 98)), 1.0)
     out: list[Plateau] = []
     i = 0
     while i < flat.size:
@@ -336,7 +340,7 @@ class SaddleCheck(_SaddleCheckFields):
 
 
 def saddle_check(
-    loss_fn: Callable[[Params], Scalar], params: Params, grad_tol: float = 1e-3, eig_tol: float = 1e-6
+    loss_fn: Callable[..., Scalar], params: object, grad_tol: float = 1e-3, eig_tol: float = 1e-6
 ) -> SaddleCheck:
     """Check whether ``params`` is (near) a strict saddle of ``loss_fn``: small gradient, a negative Hessian
     eigenvalue. Uses the dense Hessian of the flattened params (small networks)."""
@@ -365,7 +369,7 @@ def _grad_norms(loss_fn, traj):
     return jnp.sqrt(sum(jnp.sum(x**2, axis=tuple(range(1, x.ndim))) for x in jax.tree.leaves(g)))
 
 
-def grad_norms(loss_fn: Callable[[Params], Scalar], trajectory: Params) -> np.ndarray:
+def grad_norms(loss_fn: Callable[..., Scalar], trajectory: object) -> np.ndarray:
     """``||∇L(θ_t)||₂`` at every saved point of a trajectory (a params pytree with a leading time axis, e.g.
     ``FlowResult.params``)."""
     leaves = jax.tree.leaves(trajectory)
@@ -414,7 +418,7 @@ class PlateauCheck(_PlateauCheckFields):
 
 
 def plateau_saddle_checks(
-    loss_fn: Callable[[Params], Scalar],
+    loss_fn: Callable[..., Scalar],
     result: FlowResult,
     grad_tol_fraction: float = 0.1,
     eig_tol: float = 1e-6,

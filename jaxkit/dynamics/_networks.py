@@ -24,14 +24,14 @@ from width-(H−1) ones (Zhang, Saxe & Latham, ICLR 2026; Fukumizu & Amari 2000)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxkit._typing import Array, ArrayInput, Float, Params, PRNGKey, PyTree
+from jaxkit._typing import Array, ArrayInput, Float, PRNGKey
 from jaxkit._validate import (
     as_float_array,
     check_choice,
@@ -118,7 +118,7 @@ def init_deep_linear(
     scale: Scale,
     scheme: str = "balanced",
     target: Float[Array, "d_out d_in"] | ArrayInput | None = None,
-) -> dict[str, PyTree]:
+) -> dict[str, object]:
     """Deep linear net ``f(x) = W_L ⋯ W_1 x`` with ``dims = (d_in, h_1, …, d_out)``; params ``{"layers": [W_1…]}``.
 
     ``balanced``/``orthogonal``: ``W_l = a O_{l+1} O_lᵀ`` with orthonormal ``O_l`` (shared between neighboring
@@ -163,7 +163,7 @@ def init_deep_linear(
     return {"layers": layers}
 
 
-def deep_linear_apply(params: dict[str, PyTree], x: Float[Array, " d_in"]) -> Float[Array, " d_out"]:
+def deep_linear_apply(params: Mapping[str, object], x: Float[Array, " d_in"]) -> Float[Array, " d_out"]:
     """``W_L ⋯ W_1 x`` for one sample."""
     _need(params, ("layers",), "init_deep_linear")
     _vector_in("x", x, jnp.shape(params["layers"][0])[-1])
@@ -181,7 +181,7 @@ def init_linear(
     scale: Scale,
     scheme: str = "balanced",
     target: Float[Array, "d_out d_in"] | ArrayInput | None = None,
-) -> dict[str, PyTree]:
+) -> dict[str, object]:
     """Two-layer linear net ``W2 W1 x``; params ``{"W1": (hidden, d_in), "W2": (d_out, hidden)}``.
 
     See :func:`init_deep_linear` for the schemes; ``scale`` is the initial strength u0 of every mode.
@@ -194,7 +194,7 @@ def init_linear(
     return {"W1": layers[0], "W2": layers[1]}
 
 
-def linear_apply(params: dict[str, PyTree], x: Float[Array, " d_in"]) -> Float[Array, " d_out"]:
+def linear_apply(params: Mapping[str, object], x: Float[Array, " d_in"]) -> Float[Array, " d_out"]:
     """Two-layer linear net ``W2 W1 x``."""
     _need(params, ("W1", "W2"), "init_linear")
     _vector_in("x", x, jnp.shape(params["W1"])[-1])
@@ -202,7 +202,7 @@ def linear_apply(params: dict[str, PyTree], x: Float[Array, " d_in"]) -> Float[A
 
 
 # ------------------------------------------------------------------------------------------------------------- relu
-def init_relu_scalar(key: PRNGKey, hidden: int, scale: Scale, scheme: str = "random") -> dict[str, PyTree]:
+def init_relu_scalar(key: PRNGKey, hidden: int, scale: Scale, scheme: str = "random") -> dict[str, object]:
     """Scalar-input ReLU net ``f(x) = Σ_h a_h relu(w_h x + b_h) + c``.
 
     ``random``: w, b, a iid N(0, scale); ``balanced``: |a_h| = ||(w_h, b_h)|| = sqrt(scale) with random signs and
@@ -224,7 +224,7 @@ def init_relu_scalar(key: PRNGKey, hidden: int, scale: Scale, scheme: str = "ran
     return {"w": w, "b": b, "a": a, "c": jnp.zeros(())}
 
 
-def relu_scalar_apply(params: dict[str, PyTree], x: Float[Array, ""]) -> Float[Array, ""]:
+def relu_scalar_apply(params: Mapping[str, object], x: Float[Array, ""]) -> Float[Array, ""]:
     """``Σ_h a_h relu(w_h x + b_h) + c`` for one scalar input."""
     _need(params, ("w", "b", "a", "c"), "init_relu_scalar")
     if jnp.ndim(x) != 0:
@@ -233,7 +233,7 @@ def relu_scalar_apply(params: dict[str, PyTree], x: Float[Array, ""]) -> Float[A
     return jnp.dot(params["a"], jax.nn.relu(params["w"] * x + params["b"])) + params["c"]
 
 
-def init_relu(key: PRNGKey, d_in: int, hidden: int, d_out: int, scale: Scale) -> dict[str, PyTree]:
+def init_relu(key: PRNGKey, d_in: int, hidden: int, d_out: int, scale: Scale) -> dict[str, object]:
     """Vector-input ReLU net ``f(x) = A relu(W x + b)``: W (hidden, d_in), b (hidden,), A (d_out, hidden), iid N(0,
     scale²/fan_in)."""
     check_key("key", key)
@@ -249,7 +249,7 @@ def init_relu(key: PRNGKey, d_in: int, hidden: int, d_out: int, scale: Scale) ->
     }
 
 
-def relu_apply(params: dict[str, PyTree], x: Float[Array, " d_in"]) -> Float[Array, " d_out"]:
+def relu_apply(params: Mapping[str, object], x: Float[Array, " d_in"]) -> Float[Array, " d_out"]:
     """``A relu(W x + b)``."""
     _need(params, ("W", "b", "A"), "init_relu")
     _vector_in("x", x, jnp.shape(params["W"])[-1])
@@ -257,7 +257,7 @@ def relu_apply(params: dict[str, PyTree], x: Float[Array, " d_in"]) -> Float[Arr
 
 
 # -------------------------------------------------------------------------------------------------------------- cnn
-def init_cnn(key: PRNGKey, kernels: int, kernel_size: int, channels: int, scale: Scale) -> dict[str, PyTree]:
+def init_cnn(key: PRNGKey, kernels: int, kernel_size: int, channels: int, scale: Scale) -> dict[str, object]:
     """1D CNN with ``kernels`` kernels of length ``kernel_size`` and a 1×1 readout to ``channels`` outputs.
 
     Params ``{"w": (kernels, kernel_size), "a": (channels, kernels)}``, iid N(0, scale/ fan_in) per layer so the
@@ -284,7 +284,7 @@ def _circular_patches(x: Float[Array, " n"], kernel_size: int) -> Float[Array, "
 
 
 def cnn_apply(
-    params: dict[str, PyTree], x: Float[Array, " n"], activation: str = "linear"
+    params: Mapping[str, object], x: Float[Array, " n"], activation: str = "linear"
 ) -> Float[Array, "c n"]:
     """``f_c(x)_i = Σ_k a_{ck} σ((w_k ⋆ x)_i)`` with circular cross-correlation; σ = identity or ReLU."""
     _need(params, ("w", "a"), "init_cnn")
@@ -302,7 +302,7 @@ def cnn_apply(
 
 
 # -------------------------------------------------------------------------------------------------------- attention
-def init_attention_separate(key: PRNGKey, dim: int, heads: int, scale: Scale) -> dict[str, PyTree]:
+def init_attention_separate(key: PRNGKey, dim: int, heads: int, scale: Scale) -> dict[str, object]:
     """Linear attention with separate rank-one key and query per head: ``{"v": (H,), "k": (H, D), "q": (H, D)}``.
 
     Each factor has entries N(0, scale^(2/3)/D) so the head's product ``v q kᵀ`` is O(scale).
@@ -321,7 +321,7 @@ def init_attention_separate(key: PRNGKey, dim: int, heads: int, scale: Scale) ->
     }
 
 
-def init_attention_merged(key: PRNGKey, dim: int, heads: int, scale: Scale) -> dict[str, PyTree]:
+def init_attention_merged(key: PRNGKey, dim: int, heads: int, scale: Scale) -> dict[str, object]:
     """Linear attention with a merged key-query matrix per head: ``{"v": (H,), "W": (H, D, D)}``, product O(scale)."""
     check_key("key", key)
     check_int("dim", dim, minimum=1)
@@ -351,7 +351,7 @@ def _context_moment(x: Any) -> tuple[Array, Array]:
     return xs.T @ ys / xs.shape[0], xq
 
 
-def attention_separate_apply(params: dict[str, PyTree], x: ArrayInput) -> Float[Array, ""]:
+def attention_separate_apply(params: Mapping[str, object], x: ArrayInput) -> Float[Array, ""]:
     """In-context linear regression read-out of multi-head linear attention with separate rank-one K and Q.
 
     For a prompt ``(x_n, y_n)_{n≤N}`` and query ``x_q``: ``ŷ = Σ_h v_h (k_h · h)(q_h · x_q)``, ``h = 1/N Σ y_n x_n``
@@ -363,7 +363,7 @@ def attention_separate_apply(params: dict[str, PyTree], x: ArrayInput) -> Float[
     return jnp.sum(params["v"] * (params["k"] @ h) * (params["q"] @ xq))
 
 
-def attention_merged_apply(params: dict[str, PyTree], x: ArrayInput) -> Float[Array, ""]:
+def attention_merged_apply(params: Mapping[str, object], x: ArrayInput) -> Float[Array, ""]:
     """Same read-out with a merged key-query matrix per head: ``ŷ = Σ_h v_h hᵀ W_h x_q``."""
     _need(params, ("v", "W"), "init_attention_merged")
     h, xq = _context_moment(x)
@@ -371,7 +371,7 @@ def attention_merged_apply(params: dict[str, PyTree], x: ArrayInput) -> Float[Ar
 
 
 # ------------------------------------------------------------------------------------------------ quadratic/diagonal
-def init_quadratic(key: PRNGKey, d_in: int, hidden: int, scale: Scale) -> dict[str, PyTree]:
+def init_quadratic(key: PRNGKey, d_in: int, hidden: int, scale: Scale) -> dict[str, object]:
     """Quadratic-activation net ``f(x) = Σ_h a_h (w_h · x)²``; entries of W N(0, scale^(2/3)/d_in), a N(0, scale^(2/3))."""
     check_key("key", key)
     check_int("d_in", d_in, minimum=1)
@@ -386,14 +386,14 @@ def init_quadratic(key: PRNGKey, d_in: int, hidden: int, scale: Scale) -> dict[s
     }
 
 
-def quadratic_apply(params: dict[str, PyTree], x: Float[Array, " d_in"]) -> Float[Array, ""]:
+def quadratic_apply(params: Mapping[str, object], x: Float[Array, " d_in"]) -> Float[Array, ""]:
     """``Σ_h a_h (w_h · x)²``."""
     _need(params, ("W", "a"), "init_quadratic")
     _vector_in("x", x, jnp.shape(params["W"])[-1])
     return jnp.dot(params["a"], (params["W"] @ finite_checked("x", x)) ** 2)
 
 
-def init_diagonal(d: int, scale: Scale) -> dict[str, PyTree]:
+def init_diagonal(d: int, scale: Scale) -> dict[str, object]:
     """Diagonal linear net ``β = u ⊙ v`` started at ``u = √2 α 1, v = 0`` (α = ``scale``), as in Pesme &
     Flammarion (2023): then ``β(t) = α² sinh(2 r(t))`` with ``r(t) = −∫₀ᵗ ∇L(β)``."""
     check_int("d", d, minimum=1)
@@ -402,7 +402,7 @@ def init_diagonal(d: int, scale: Scale) -> dict[str, PyTree]:
     return {"u": jnp.full((d,), np.sqrt(2.0) * scale), "v": jnp.zeros((d,))}
 
 
-def diagonal_apply(params: dict[str, PyTree], x: Float[Array, " d"]) -> Float[Array, ""]:
+def diagonal_apply(params: Mapping[str, object], x: Float[Array, " d"]) -> Float[Array, ""]:
     """``⟨u ⊙ v, x⟩``."""
     _need(params, ("u", "v"), "init_diagonal")
     _vector_in("x", x, jnp.shape(params["u"])[-1])
@@ -411,7 +411,7 @@ def diagonal_apply(params: dict[str, PyTree], x: Float[Array, " d"]) -> Float[Ar
 
 # ------------------------------------------------------------------------------------------------------------- loss
 def mse_loss(
-    apply: Callable[..., Array], params: Params, inputs: ArrayInput, targets: ArrayInput
+    apply: Callable[..., Array], params: object, inputs: ArrayInput, targets: ArrayInput
 ) -> Float[Array, ""]:
     """``1/(2P) Σ_p ||y_p − f(x_p)||²`` (inputs/targets batched along axis 0; inputs may be a pytree)."""
     sizes = {int(np.shape(leaf)[0]) if np.ndim(leaf) else -1 for leaf in jax.tree.leaves(inputs)}

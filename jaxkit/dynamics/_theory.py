@@ -22,6 +22,7 @@ unit (all weights zero) or by splitting a unit (copy its input weights; share it
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple
 
 import diffrax
@@ -30,10 +31,11 @@ import jax.numpy as jnp
 import numpy as np
 from scipy import integrate, optimize
 
-from jaxkit._typing import Array, ArrayInput, Float, PyTree
+from jaxkit._typing import Array, ArrayInput, Float
 from jaxkit._validate import (
     as_float64,
     as_float_array,
+    check_broadcast,
     check_choice,
     check_finite,
     check_int,
@@ -80,6 +82,7 @@ def _vector(name: str, x: Any) -> np.ndarray:
 # --------------------------------------------------------------------------------------------------- two-layer Saxe
 def saxe_mode(t: ArrayInput, s: ArrayInput, u0: ArrayInput, tau: float = 1.0) -> Array:
     """Mode strength ``u(t) = s e^{2st/τ} / (e^{2st/τ} − 1 + s/u0)`` (broadcasts over t, s, u0)."""
+    check_broadcast(t=t, s=s, u0=u0)
     _pos("s", s)
     _pos("u0", u0)
     check_positive("tau", tau)
@@ -92,6 +95,7 @@ def saxe_mode(t: ArrayInput, s: ArrayInput, u0: ArrayInput, tau: float = 1.0) ->
 
 def saxe_half_time(s: ArrayInput, u0: ArrayInput, tau: float = 1.0) -> Array:
     """Time at which mode ``s`` reaches ``s/2``: ``(τ/2s) ln(s/u0 − 1)`` (requires u0 < s/2)."""
+    check_broadcast(s=s, u0=u0)
     s_, u0_ = _pos("s", s), _pos("u0", u0)
     if np.any(u0_ >= s_ / 2):
         raise ValueError(
@@ -136,6 +140,7 @@ def deep_linear_mode(
     """
     check_int("depth", depth, minimum=2)
     check_positive("tau", tau)
+    check_broadcast(s=s, u0=u0)
     s_, u0_ = np.broadcast_arrays(_pos("s", s), _pos("u0", u0))
     t = as_float_array("t", t)
     if t.ndim != 1 or t.shape[0] < 1:
@@ -230,12 +235,12 @@ def linear_fixed_point(
 
 
 def embed_unit(
-    params: dict[str, PyTree],
+    params: Mapping[str, object],
     unit_spec: dict[str, tuple[int, str]],
     method: str = "zero",
     unit: int = 0,
     fraction: float = 0.5,
-) -> dict[str, PyTree]:
+) -> dict[str, object]:
     """Embed a width-(H−1) params dict into width H (one extra hidden unit appended last).
 
     ``method="zero"``: the new unit has all weights zero (a silent unit). ``method="split"``: the new unit copies

@@ -65,7 +65,7 @@ def wilson_interval(successes: int, trials: int, *, level: float = 0.95) -> tupl
     return float(ci.low), float(ci.high)
 
 
-def rate(successes: int, trials: int, *, level: float = 0.95) -> dict:
+def rate(successes: int, trials: int, *, level: float = 0.95) -> dict[str, object]:
     """``{"k", "n", "rate", "ci_low", "ci_high"}``: a rate with its Wilson interval (:func:`wilson_interval`)."""
     lo, hi = wilson_interval(successes, trials, level=level)
     return {"k": int(successes), "n": int(trials), "rate": successes / trials, "ci_low": lo, "ci_high": hi}
@@ -109,7 +109,7 @@ def paired_comparison(
     level: float = 0.95,
     n_resamples: int = 10_000,
     seed: int = 0,
-) -> dict:
+) -> dict[str, object]:
     """Paired per-item comparison of ``method`` against ``baseline`` (item ``i`` of both belongs together).
 
     Args:
@@ -201,7 +201,7 @@ def _km(t: np.ndarray, reached: np.ndarray, horizon: float | int) -> dict:
     return {"km_median": median, "rmst": rmst}
 
 
-def survival(times: Times, horizon: float | int, *, level: float = 0.95) -> dict:
+def survival(times: Times, horizon: float | int, *, level: float = 0.95) -> dict[str, object]:
     """One arm's times to a target, ``None`` (or NaN) = not reached within ``horizon`` (right-censored there).
 
     Returns ``{"reached": rate(...), "km_median", "rmst"}``: the fraction that reached the target with its Wilson
@@ -223,7 +223,7 @@ def time_to_event(
     level: float = 0.95,
     n_resamples: int = 10_000,
     seed: int = 0,
-) -> dict:
+) -> dict[str, object]:
     """Paired comparison of times to a target with right-censoring at ``horizon``.
 
     Args:

@@ -85,7 +85,7 @@ def block_bootstrap(
     n_resamples: int = 10_000,
     level: float = 0.95,
     seed: int = 0,
-) -> dict:
+) -> dict[str, object]:
     """Circular block bootstrap (Politis & Romano 1992) of ``statistic`` over a time series ``x`` (time order).
 
     Each resample joins $\\lceil n / b \\rceil$ blocks of ``block`` = $b$ consecutive values with uniform starts
@@ -167,7 +167,7 @@ def holm(pvalues: Sequence[float] | np.ndarray) -> np.ndarray:
 def mcnemar(
     method: Sequence[int | bool] | np.ndarray | pd.Series,
     comparator: Sequence[int | bool] | np.ndarray | pd.Series,
-) -> dict:
+) -> dict[str, object]:
     """Exact McNemar test of paired successes (item $i$ of both arms belongs together).
 
     Discordant pairs $b$ (method succeeds, comparator fails) and $c$ (the reverse); under $H_0$, $b \\sim
@@ -731,7 +731,7 @@ def _iid_ci(data: tuple, stat, endpoint: Endpoint, *, paired: bool, const: float
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
-def cell_status(endpoint: AgreementEndpoint, records: Records) -> list[dict]:
+def cell_status(endpoint: AgreementEndpoint, records: Records) -> list[dict[str, object]]:
     """Per cell (record order): ``{"unit", "item", "claim", "learned", "construction", "control", "status",
     "counted", "agrees"}`` under the rule of :class:`AgreementEndpoint`; ``control`` names the unit's learned
     same-difficulty task (or ``None``)."""
@@ -822,7 +822,7 @@ def _agreement_verdict(endpoint: AgreementEndpoint, recs: list) -> Verdict:
     )  # fmt: skip
 
 
-def tolerance_status(endpoint: ToleranceEndpoint, records: Records) -> list[dict]:
+def tolerance_status(endpoint: ToleranceEndpoint, records: Records) -> list[dict[str, object]]:
     """Per prediction (record order): ``{"unit", "item", "quantity", "predicted", "measured", "tolerance",
     "error", "status", "agrees"}`` under the rule of :class:`ToleranceEndpoint`; ``error`` is the relative error
     $|m - p| / |p|$ (the absolute one where $p = 0$; ``None`` when undetected), ``status`` one of ``"agrees"``,

@@ -298,7 +298,8 @@ def kalman_betas(
     Args:
         y: (T, N) responses (e.g. standardized stock returns). X: (T, K) regressors shared by all stocks.
     Returns:
-        (T, N, K) filtered betas.
+        (T, N, K) filtered betas, computed in float64 and returned in JAX's default float dtype (float32 unless
+        ``jax_enable_x64``).
     """
     y, X = np.asarray(y), np.asarray(X)
     if y.ndim != 2 or X.ndim != 2 or y.shape[0] != X.shape[0]:
@@ -312,9 +313,14 @@ def kalman_betas(
             raise ValueError(
                 f"{name}: expected a finite variance {'> 0' if strict else '>= 0'}, received {v!r}"
             )
-    yj, Xj = jnp.asarray(y), jnp.asarray(X)
-    f = jax.vmap(_kalman_one, in_axes=(1, None, None, None, None), out_axes=1)
-    return f(yj, Xj, q, r, p0)
+    # computed in float64 whatever JAX's default: the covariance update P - g x^T P cancels catastrophically in
+    # float32 once p0 is large against r (the diffuse start: p0 = 1e8, r = 0.01 was off by 0.86 at t = 3)
+    dtype = jnp.result_type(float)
+    with jax.enable_x64(True):
+        yj, Xj = jnp.asarray(y, jnp.float64), jnp.asarray(X, jnp.float64)
+        f = jax.vmap(_kalman_one, in_axes=(1, None, None, None, None), out_axes=1)
+        betas = np.asarray(f(yj, Xj, float(q), float(r), float(p0)))
+    return jnp.asarray(betas, dtype)
 
 
 def stock_signals(
@@ -486,6 +492,15 @@ def forecast_windows(
     if idx.size and (idx.min() < history - 1 or idx.max() >= T):
         raise ValueError(
             f"index: expected positions in [{history - 1}, {T - 1}], received {idx.min()}..{idx.max()}"
+        )
+    late = int(np.sum(idx > T - 1 - horizon))
+    if late:
+        warnings.warn(
+            f"index: {late} of {idx.size} decision positions are within horizon={horizon} of the data end (last "
+            f"position with a full target window: {T - 1 - horizon}); their target rows past the end are NaN (no "
+            "realized returns yet): drop those positions to train or score, keep them to forecast",
+            UserWarning,
+            stacklevel=2,
         )
     padded = np.concatenate([data.log_returns, np.full((horizon, data.n_assets), np.nan)], axis=0)
     hist = np.stack([data.log_returns[t - history + 1 : t + 1] for t in idx]) if idx.size else None

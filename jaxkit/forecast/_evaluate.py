@@ -133,7 +133,9 @@ def fit_postprocess(
     return PostProcess(bool(recenter), np.sqrt(err / var), int(x.shape[0]))
 
 
-def score_paths(paths: ArrayInput, truth: ArrayInput, *, per_date: bool = False, level: float = 0.9) -> dict:
+def score_paths(
+    paths: ArrayInput, truth: ArrayInput, *, per_date: bool = False, level: float = 0.9
+) -> dict[str, object]:
     """Scores of ``paths`` (B, k, H, N) against ``truth`` (B, H, N): ``mse``, ``crps``, ``crps_sum``, ``energy``,
     ``coverage90`` (see the module docstring). ``per_date=True``: (B,) arrays whose means are the scores."""
     check_range("level", level, 0.0, 1.0)
@@ -167,7 +169,7 @@ def score_paths(paths: ArrayInput, truth: ArrayInput, *, per_date: bool = False,
 
 def paired_difference(
     a: ArrayInput, b: ArrayInput, *, n_resamples: int = 2000, confidence: float = 0.95, seed: int = 0
-) -> dict:
+) -> dict[str, object]:
     """Mean of the paired differences ``a - b`` (per-date scores of two forecasters on the same dates) with a
     percentile bootstrap interval over dates (:func:`scipy.stats.bootstrap`, ``paired``); negative = ``a`` lower.
     Two ``pandas.Series`` are paired by label (dates that do not match one to one are refused); arrays pair by

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import check_finite, check_int, seed_rng
+from jaxkit._validate import as_float64_numpy, check_finite, check_int, seed_rng
 
 __all__ = [
     "QUANTILE_LEVELS",
@@ -38,7 +38,7 @@ QUANTILE_LEVELS = tuple(np.round(np.arange(0.05, 0.951, 0.05), 2))
 
 
 def _pair(samples: Any, truth: Any, sample_axis: int) -> tuple[np.ndarray, np.ndarray]:
-    s = np.asarray(samples, dtype=np.float64)
+    s = as_float64_numpy("samples", samples)
     if not -s.ndim <= sample_axis < max(s.ndim, 1):
         raise ValueError(f"sample_axis: expected an axis of samples (ndim {s.ndim}), received {sample_axis}")
     s = np.moveaxis(s, sample_axis, 0)
@@ -47,7 +47,7 @@ def _pair(samples: Any, truth: Any, sample_axis: int) -> tuple[np.ndarray, np.nd
             f"samples: expected at least one sample along sample_axis={sample_axis}, received shape "
             f"{np.shape(samples)}"
         )
-    y = np.asarray(truth, dtype=np.float64)
+    y = as_float64_numpy("truth", truth)
     if s.shape[1:] != y.shape:
         raise ValueError(
             f"samples, truth: expected samples of shape (k, *{y.shape}) along sample_axis={sample_axis}, "
@@ -64,7 +64,11 @@ def mse(samples: ArrayInput, truth: ArrayInput, *, sample_axis: int = 0) -> floa
 
 
 def crps(
-    samples: ArrayInput, truth: ArrayInput, *, sample_axis: int = 0, levels: tuple = QUANTILE_LEVELS
+    samples: ArrayInput,
+    truth: ArrayInput,
+    *,
+    sample_axis: int = 0,
+    levels: tuple[float | int, ...] = QUANTILE_LEVELS,
 ) -> float:
     r"""CSDI's normalized CRPS (Tashiro et al. 2021): the quantile loss over ``levels`` divided by
     $\sum_i |y_i|$, so unitless — not the CRPS in the units of ``truth`` (e.g. log returns). Empirical sample
@@ -89,7 +93,11 @@ def crps(
 
 
 def crps_sum(
-    samples: ArrayInput, truth: ArrayInput, *, sample_axis: int = 0, levels: tuple = QUANTILE_LEVELS
+    samples: ArrayInput,
+    truth: ArrayInput,
+    *,
+    sample_axis: int = 0,
+    levels: tuple[float | int, ...] = QUANTILE_LEVELS,
 ) -> float:
     """CRPS of the sum over the last (asset) axis."""
     s, y = _pair(samples, truth, sample_axis)

@@ -193,7 +193,7 @@ def _forecaster_like(config: dict) -> DiffusionForecaster:
 def save_forecaster(
     path: str | Path,
     model: DiffusionForecaster,
-    metadata: dict | None = None,
+    metadata: dict[str, object] | None = None,
     *,
     overwrite: bool = False,
 ) -> Path:
@@ -219,7 +219,7 @@ def save_forecaster(
     return save_model_checkpoint(path, model, meta, overwrite=overwrite, like=like)
 
 
-def load_forecaster(path: str | Path) -> tuple[DiffusionForecaster, dict]:
+def load_forecaster(path: str | Path) -> tuple[DiffusionForecaster, dict[str, object]]:
     """Load a forecaster saved by :func:`save_forecaster`; returns ``(model, metadata)``. Every byte is verified
     (``jaxkit.train.CheckpointError`` on a damaged or foreign checkpoint); predictions are bit-for-bit those of
     the saved model."""
@@ -230,7 +230,9 @@ def load_forecaster(path: str | Path) -> tuple[DiffusionForecaster, dict]:
     return model, meta.get("user", {})
 
 
-def forecaster_loss(model: DiffusionForecaster, batch: dict, key: PRNGKeyArray) -> tuple[Array, dict]:
+def forecaster_loss(
+    model: DiffusionForecaster, batch: dict[str, object], key: PRNGKeyArray
+) -> tuple[Array, dict[str, Array]]:
     """The training loss over a batch dict with ``history``, ``target``, ``macro``, ``signals``; returns
     ``(loss, terms)``.
 
@@ -304,7 +306,7 @@ def train_forecaster(
     final_lr_fraction: float = 0.1,
     ema_decay: float | None = None,
     weight_decay: float = 1e-4,
-) -> tuple[DiffusionForecaster, list[dict]]:
+) -> tuple[DiffusionForecaster, list[dict[str, object]]]:
     """AdamW with cosine decay from ``lr`` to ``final_lr_fraction * lr`` through :func:`jaxkit.train.fit`;
     returns ``(model, history)``; each history record's ``loss`` is :func:`forecaster_loss`'s sum (the blended
     ε-error plus the two guidance branches', 3 for a zero predictor) and ``eps_mse`` the blended ε-error alone.

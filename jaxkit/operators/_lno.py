@@ -248,7 +248,9 @@ def _unit_coordinates(grid: Sequence[int], dtype: Any) -> Array:
     return jnp.asarray(np.stack(np.meshgrid(*axes, indexing="ij")), dtype=dtype)
 
 
-def lno_apply(params: dict, x: Float[Array, "cin *grid"], cfg: LNOConfig) -> Float[Array, "cout *grid"]:
+def lno_apply(
+    params: dict[str, object], x: Float[Array, "cin *grid"], cfg: LNOConfig
+) -> Float[Array, "cout *grid"]:
     """LNO forward pass on one sample as a pure function of ``params`` (see :meth:`LNO.params`); validates ``x``
     (shape, finite values) on eager calls only, nothing under ``jit``."""
     if not is_tracer(x):

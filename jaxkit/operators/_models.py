@@ -158,7 +158,7 @@ def _spectral_apply(p: dict, v: Array, cfg: OperatorConfig) -> Array:
 
 
 def operator_apply(
-    params: dict, x: Float[Array, "cin *grid"], cfg: OperatorConfig
+    params: dict[str, object], x: Float[Array, "cin *grid"], cfg: OperatorConfig
 ) -> Float[Array, "cout *grid"]:
     """The FNO/RNO forward pass on one sample, as a pure function of a nested parameter dict.
 
@@ -359,7 +359,7 @@ class RNO(NeuralOperator):
         self._build(cfg, key)
 
 
-def build_operator(config: OperatorConfig | dict, *, key: PRNGKey) -> NeuralOperator:
+def build_operator(config: OperatorConfig | dict[str, object], *, key: PRNGKey) -> NeuralOperator:
     """Build an :class:`FNO` or :class:`RNO` from an :class:`OperatorConfig` (or its ``to_dict()``)."""
     cfg = config if isinstance(config, OperatorConfig) else OperatorConfig(**config)
     common = dict(

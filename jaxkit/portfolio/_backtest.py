@@ -190,7 +190,7 @@ def run_backtest(
 
 
 def _check_frame_labels(prices: Any, target_weights: Any, dates: Any) -> None:
-    """Labelled inputs are used by label or refused, never by position against labels that disagree: the weights'
+    """Labeled inputs are used by label or refused, never by position against labels that disagree: the weights'
     columns are the assets of ``prices``, and ``dates`` are the dates of a DataFrame's DatetimeIndex."""
     if not isinstance(prices, pd.DataFrame):
         return
@@ -210,12 +210,12 @@ def _check_frame_labels(prices: Any, target_weights: Any, dates: Any) -> None:
 
 
 def _strategy_weights(w: Any, prices: Any, t: int) -> np.ndarray:
-    """A strategy's weights: a Series labelled by asset is taken by label (reordered to the columns of a
+    """A strategy's weights: a Series labeled by asset is taken by label (reordered to the columns of a
     DataFrame ``prices``); other labels are refused."""
     if isinstance(w, pd.Series) and isinstance(prices, pd.DataFrame) and not _default_index(w.index):
         if sorted(map(str, w.index)) != sorted(map(str, prices.columns)) or w.index.has_duplicates:
             raise ValueError(
-                f"strategy: returned weights labelled {list(w.index)[:5]} at t={t}, expected one weight per asset "
+                f"strategy: returned weights labeled {list(w.index)[:5]} at t={t}, expected one weight per asset "
                 f"of prices {list(prices.columns)[:5]}"
             )
         w = w.reindex(prices.columns)

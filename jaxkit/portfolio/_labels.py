@@ -49,14 +49,14 @@ def check_labels(**named: Any) -> list | None:
 
 
 def _is_default(index: Any) -> bool:
-    """A pandas axis nobody labelled: ``RangeIndex(0, k)``."""
+    """A pandas axis nobody labeled: ``RangeIndex(0, k)``."""
     return isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
 
 
 def check_axis_labels(name: str, axis: Any, expected: Any, what: str, hint: str) -> None:
     """``axis`` (the labels of one axis of the pandas input ``name``) against ``expected`` (labels the other
-    inputs carry): both labelled and different (other labels, or another order) raises ``ValueError`` naming
-    ``name``, so a labelled input is never used by position against labels that disagree. An unlabelled axis
+    inputs carry): both labeled and different (other labels, or another order) raises ``ValueError`` naming
+    ``name``, so a labeled input is never used by position against labels that disagree. An unlabeled axis
     (``RangeIndex(0, k)``) on either side is positional."""
     if axis is None or expected is None or _is_default(axis) or _is_default(expected):
         return

@@ -599,7 +599,7 @@ def verify(
     seed: int = 0,
     precision: Precision | None = None,
     max_exhaustive: int = 2**18,
-) -> dict:
+) -> dict[str, int]:
     """Check ``c`` on every string up to ``exhaustive_len`` and on ``n_random`` random strings up to ``max_len``.
 
     Every string up to ``L`` is a prefix of a string of length ``L`` and the models are causal, so running all
@@ -660,8 +660,8 @@ def first_failure(c: Construction, precision: Precision | None, *, max_n: int = 
     ``precision``; None if all ``n <= max_n`` pass. Measured by running the model, not predicted."""
     if c.task not in COUNTING_MEMBERS:
         raise ValueError(
-            f"first_failure: defined for counting constructions {sorted(COUNTING_MEMBERS)}, "
-            f"received {c.task!r}"
+            f"c: expected a counting construction (task in {sorted(COUNTING_MEMBERS)}; first_failure counts "
+            f"a^n b^n c^n or (^n )^n), received a construction of task {c.task!r}"
         )
     check_int("max_n", max_n, minimum=1)
     k = COUNTING_MEMBERS[c.task]

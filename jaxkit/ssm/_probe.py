@@ -23,7 +23,7 @@ import functools
 import json
 import resource
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -318,7 +318,7 @@ def _accuracy(
     return out
 
 
-def select_runs(runs: Sequence[dict]) -> dict[int, int]:
+def select_runs(runs: Sequence[Mapping[str, object]]) -> dict[int, int]:
     """For each seed, the index (into ``runs``) of the run chosen on validation.
 
     Every run is a dict with ``"seed"``, ``"val_acc"`` (mean validation accuracy), ``"train_acc"``
@@ -545,7 +545,7 @@ def _cpu_seconds() -> float:
 def train_runs(
     cfg: ProbeConfig,
     seed: int = 0,
-    progress: Callable | None = None,
+    progress: Callable[..., object] | None = None,
     *,
     checkpoint_dir: str | Path | None = None,
     resume: bool = False,

@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from jaxkit._typing import ArrayInput, Batch, PyTree
+from jaxkit._typing import ArrayInput
 
 from .._validate import check_int, check_range, check_size
 from ..evaluation import survival, time_to_event
@@ -147,7 +147,7 @@ class StackedBatches:
 
 
 def stacked_batches(
-    xs: ArrayInput, ys: ArrayInput, batch_size: int | None, seed: int, extra: tuple = ()
+    xs: ArrayInput, ys: ArrayInput, batch_size: int | None, seed: int, extra: tuple[object, ...] = ()
 ) -> StackedBatches:
     """Per-seed data ``xs`` ``(S, N, ...)``, ``ys`` ``(S, N, ...)`` (the same ``S, N``, else ``ValueError``) ->
     ``data(step)`` for :func:`jaxkit.train.fit`; ``extra`` arrays (e.g. per-seed ``γ``, ``ρ`` for
@@ -163,7 +163,7 @@ def stacked_eval(
     agreement: tuple[float, int, ArrayInput | None, int | None] | None = None,
     key: jax.Array | None = None,
     train: tuple[ArrayInput, ArrayInput] | None = None,
-) -> Callable[[PyTree], dict]:
+) -> Callable[[object], dict[str, jax.Array]]:
     """``eval(models) -> {"val_acc", "val_loss", ["train_acc"], ["agreement"]}`` (one array entry per seed).
 
     ``val_x`` ``(S, N, T)`` and ``val_y`` per seed (``(S, N)`` for ``positions=-1``, ``(S, N, T)`` for all);
@@ -191,9 +191,9 @@ def stacked_eval(
 
 
 def train_method(
-    models: PyTree,
+    models: object,
     spec: MethodSpec,
-    data: Callable[[int], Batch],
+    data: Callable[[int], object],
     *,
     n_seeds: int,
     n_steps: int,
@@ -204,14 +204,14 @@ def train_method(
     positions: ArrayInput | None = -1,
     noise_mask: ArrayInput | None = None,
     per_member: bool = False,
-    eval_fn: Callable | None = None,
+    eval_fn: Callable[..., object] | None = None,
     eval_every: int = 100,
     key: jax.Array,
     checkpoint_dir: str | Path | None = None,
     resume: bool = False,
     progress: bool | str = False,
     return_model: bool = False,
-) -> dict:
+) -> dict[str, object]:
     """Train ``n_seeds`` stacked models with ``spec`` for ``n_steps`` (:func:`jaxkit.train.fit_ensemble`,
     checkpointed every ``max(eval_every, n_steps // 8)`` steps, ``resume=True`` continues a killed run).
 
@@ -268,7 +268,7 @@ def speedup_ci(
     n_boot: int = 10_000,
     level: float = 0.95,
     seed: int = 0,
-) -> dict:
+) -> dict[str, object]:
     """The protocol's headline speedup of ``steps`` against ``base_steps`` (paired per seed; ``None`` = the seed
     never reached the target within ``censor`` steps, a censored run).
 
@@ -312,7 +312,7 @@ def speedup_ci(
 
 
 def compare_speed(
-    runs: dict[str, dict],
+    runs: dict[str, dict[str, object]],
     metric: str,
     target: float,
     n_steps: int,
@@ -320,7 +320,7 @@ def compare_speed(
     mode: str = "max",
     baseline: str = "baseline",
     n_boot: int = 10_000,
-) -> dict:
+) -> dict[str, dict[str, object]]:
     """Per method: steps-to-target statistics (:func:`median_spread` fields, the reached fraction's Wilson CI
     ``reached_ci``) and, against ``baseline``, the protocol's headline speedup (:func:`speedup_ci`); seed ``s`` of
     each method pairs with seed ``s`` of the baseline."""
@@ -337,7 +337,7 @@ def compare_steps(
     *,
     baseline: str = "baseline",
     n_boot: int = 10_000,
-) -> dict:
+) -> dict[str, dict[str, object]]:
     """:func:`compare_speed` from per-seed steps to the target (``None`` = not reached within ``n_steps``), e.g.
     the ``per_seed`` lists stored in a run's ``metrics.json``."""
     from ._seeds import median_spread
@@ -358,7 +358,9 @@ def compare_steps(
     return out
 
 
-def split_members(history: Sequence[dict], groups: dict[str, Sequence[int]]) -> dict[str, dict]:
+def split_members(
+    history: Sequence[dict[str, object]], groups: dict[str, Sequence[int]]
+) -> dict[str, dict[str, object]]:
     """Split the history of ONE stacked run (per-member lists) into one pseudo-run per group of member indices,
     e.g. the cells of a sweep: ``{name: {"history": [...]}}`` with the selected columns, in the given order."""
     out = {}
@@ -378,7 +380,7 @@ def _p(p: float | None) -> str:
     return "—" if p is None else (f"{p:.2g}" if p < 0.001 else f"{p:.3f}")
 
 
-def speed_table(stats: dict, *, baseline: str = "baseline") -> str:
+def speed_table(stats: dict[str, dict[str, object]], *, baseline: str = "baseline") -> str:
     """Markdown table of :func:`compare_speed` output: per method the seeds that reached the target (Wilson 95%
     CI), the Kaplan–Meier median steps, and the headline speedup against the baseline with its test."""
     rows = [

@@ -13,12 +13,14 @@ error (``ValueError`` on concrete inputs, an Equinox runtime error under ``jit``
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 
 from .._nn import TransformerBlock, layer_norm
+from .._typing import TreeT
 from .._validate import check_int, check_size
 from ..train import init_ensemble
 from ._checks import check_token_ids
@@ -112,7 +114,7 @@ class Transformer(eqx.Module):
         return self.from_embeddings(self.embed(tokens), last_only=last_only)
 
 
-def init_stack(make, keys: jax.Array):
+def init_stack(make: Callable[[jax.Array], TreeT], keys: jax.Array) -> TreeT:
     """Stack independently initialized models along a leading axis (``make(key) -> model``), for training
     several seeds in one compiled call: :func:`jaxkit.train.init_ensemble`."""
     return init_ensemble(make, keys)

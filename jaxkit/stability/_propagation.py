@@ -59,6 +59,7 @@ from jaxkit._typing import ArrayInput
 
 from .._validate import (
     as_float64_numpy,
+    check_broadcast,
     check_finite,
     check_int,
     check_ndim,
@@ -98,6 +99,7 @@ def _check_moments(q1: Any, q2: Any, c: Any) -> tuple[jax.Array, jax.Array, jax.
     """``(q1, q2, c)`` as arrays after checking variances ``q >= 0`` and covariance ``|c| <= sqrt(q1 q2)`` (a
     covariance matrix), all finite: ``ValueError`` naming the argument on concrete values, an ``equinox.error_if``
     run-time error with the same message when any of them is traced (under ``jax.jit``/``vmap``)."""
+    check_broadcast(q1=q1, q2=q2, c=c)
     if not (is_tracer(q1) or is_tracer(q2) or is_tracer(c)):
         a1, a2, ac = (np.asarray(v, dtype=np.float64) for v in (q1, q2, c))
         for name, a in (("q1", a1), ("q2", a2), ("c", ac)):

@@ -320,7 +320,7 @@ def regularized_loss(
     noise_mask: ArrayInput | None = None,
     method: Method = "agreement",
     detach_clean: bool = False,
-) -> tuple[Float[Array, ""], dict]:
+) -> tuple[Float[Array, ""], dict[str, Array]]:
     """Cross-entropy at the scored ``positions`` plus ``gamma · R`` (``method`` as in the module docstring).
 
     ``tokens`` ``(B, T)``; ``labels`` match the scored logits (``(B,)`` for ``positions=-1``, ``(B, T)`` for all).
@@ -369,7 +369,7 @@ def make_loss_fn(
     noise_mask: ArrayInput | None = None,
     method: Method = "agreement",
     detach_clean: bool = False,
-) -> Callable:
+) -> Callable[..., tuple[Array, dict[str, Array]]]:
     """``loss_fn(model, batch, key) -> (loss, aux)`` for :func:`jaxkit.train.fit` (``has_aux=True``) with
     ``batch = (tokens, labels)``: :func:`regularized_loss` with these settings. Validates ``gamma >= 0``,
     ``rho ∈ [-1, 1]`` and, for ``method="agreement"`` with ``gamma > 0``, the noise alphabet ``vocab_size``."""
@@ -404,7 +404,7 @@ def make_member_loss_fn(
     noise_mask: ArrayInput | None = None,
     method: Method = "agreement",
     detach_clean: bool = False,
-) -> Callable:
+) -> Callable[..., tuple[Array, dict[str, Array]]]:
     """Like :func:`make_loss_fn` but ``batch = (tokens, labels, gamma, rho)`` carries the strength and the
     correlation as arrays, so models stacked along a seed axis can each have their own ``(γ, ρ)`` (a sweep in
     one compiled call). The extra pass always runs; ``γ = 0`` members then train on ``ℓ + 0·R``, whose gradient

@@ -14,7 +14,7 @@ from jaxkit._validate import check_int
 
 
 def steps_to_target(
-    history: Sequence[dict], metric: str, target: float, *, mode: str = "max"
+    history: Sequence[dict[str, object]], metric: str, target: float, *, mode: str = "max"
 ) -> list[int | None]:
     """For each seed, the first logged step whose ``metric`` reaches ``target`` (``>=`` for ``mode="max"``,
     ``<=`` for ``"min"``); ``None`` if never. ``history`` records hold per-seed lists under ``metric``."""
@@ -42,7 +42,7 @@ def steps_to_target(
     return out
 
 
-def median_spread(steps: Sequence[int | None], censor: int) -> dict:
+def median_spread(steps: Sequence[int | None], censor: int) -> dict[str, object]:
     """Median, quartiles, min/max of steps-to-target; seeds that never reached it count as ``censor``
     (the run length; so the median is a lower bound when they matter), reported in ``reached``. A step above
     ``censor`` is refused."""
@@ -74,7 +74,7 @@ def median_spread(steps: Sequence[int | None], censor: int) -> dict:
     }
 
 
-def median_curves(runs: dict[str, dict], keys: Sequence[str]) -> dict:
+def median_curves(runs: dict[str, dict[str, object]], keys: Sequence[str]) -> dict[str, dict[str, object]]:
     """Per method, the logged steps and the median over seeds of each metric in ``keys``."""
     return {
         m: {"step": [r["step"] for r in run["history"]]}

@@ -75,7 +75,9 @@ def python_reference_text() -> str:
     return "\n\n".join(topics[k] for k in sorted(topics))
 
 
-def char_dataset(text: str, *, val_fraction: float | int = 0.1, max_chars: int | None = None) -> dict:
+def char_dataset(
+    text: str, *, val_fraction: float | int = 0.1, max_chars: int | None = None
+) -> dict[str, object]:
     """Character-level encoding of ``text``: ``train``/``val`` int32 streams (contiguous split), ``vocab``.
 
     Characters are sorted by code point; the last ``val_fraction`` of the (optionally truncated) text is the
@@ -171,7 +173,7 @@ WIKITEXT2_DIR = Path(__file__).resolve().parent / "data" / "wikitext-2"
 
 def load_wikitext2(
     path: str | Path | None = None, *, max_train_chars: int | None = None, max_eval_chars: int | None = None
-) -> dict:
+) -> dict[str, object]:
     """WikiText-2 raw text from ``path`` as character ids: train on ``valid.txt``, evaluate on ``test.txt``.
 
     ``path=None`` reads the copy shipped with jaxkit (``WIKITEXT2_DIR``: the validation and test splits of

@@ -86,7 +86,7 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, overwrite: bool = False) -> None:
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, overwrite: bool = False) -> None:
     """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, rename, fsync the folder (a
     reader sees the old file or the new one, never neither). An existing ``path`` is refused (``ValueError``)
     unless ``overwrite=True``: it may be a user's file."""
@@ -113,7 +113,12 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, overwrite: bool 
 
 
 def write_checked_bytes(
-    path: str | os.PathLike, data: bytes, *, kind: str, info: dict | None = None, overwrite: bool = False
+    path: str | os.PathLike[str],
+    data: bytes,
+    *,
+    kind: str,
+    info: dict[str, object] | None = None,
+    overwrite: bool = False,
 ) -> None:
     """Atomically write ``data`` with a header and a SHA-256 over every byte (see :func:`read_checked_bytes`). An
     existing ``path`` is refused unless ``overwrite=True``, and even then unless it is a file this function wrote
@@ -147,7 +152,7 @@ def write_checked_bytes(
     atomic_write_bytes(path, body + hashlib.sha256(body).digest(), overwrite=overwrite)
 
 
-def read_checked_bytes(path: str | os.PathLike, *, kind: str) -> tuple[bytes, dict]:
+def read_checked_bytes(path: str | os.PathLike[str], *, kind: str) -> tuple[bytes, dict[str, object]]:
     """Read a file written by :func:`write_checked_bytes`; returns ``(payload, info)``.
 
     Raises :class:`CheckpointError` naming the file when it is missing, truncated, of another kind, or when any
@@ -245,12 +250,12 @@ def _orbax_checkpointer():
 
 
 def save_checkpoint(
-    path: str | os.PathLike,
-    tree: PyTree,
-    metadata: dict | None = None,
+    path: str | os.PathLike[str],
+    tree: object,
+    metadata: dict[str, object] | None = None,
     *,
     overwrite: bool = False,
-    like: PyTree | None = None,
+    like: object | None = None,
 ) -> Path:
     """Atomically write ``tree`` (a pytree of arrays, PRNG keys included) and ``metadata`` (JSON-able) to the
     checkpoint folder ``path`` (orbax arrays + a checksummed manifest; see the module docstring).
@@ -304,12 +309,12 @@ def save_checkpoint(
 
 
 def save_model_checkpoint(
-    path: str | os.PathLike,
-    tree: PyTree,
-    metadata: dict | None,
+    path: str | os.PathLike[str],
+    tree: object,
+    metadata: dict[str, object] | None,
     *,
     overwrite: bool,
-    like: PyTree,
+    like: object,
     name: str = "model",
 ) -> Path:
     """:func:`save_checkpoint` of a model that its loader rebuilds from a config and fills with the saved arrays:
@@ -501,7 +506,7 @@ def _verify(path: Path) -> dict:
     return manifest
 
 
-def read_metadata(path: str | os.PathLike) -> dict:
+def read_metadata(path: str | os.PathLike[str]) -> dict[str, object]:
     """The metadata dict of a checkpoint (every byte of the checkpoint is verified first)."""
     return _verify(Path(path))["metadata"]
 
@@ -537,7 +542,7 @@ def _check_leaf(path: Path, i: int, rec: dict, ref: Any) -> None:
         )
 
 
-def load_checkpoint(path: str | os.PathLike, like: TreeT) -> tuple[TreeT, dict]:
+def load_checkpoint(path: str | os.PathLike[str], like: TreeT) -> tuple[TreeT, dict[str, object]]:
     """Load a checkpoint into the structure of ``like`` (a pytree with the same leaves); returns (tree, metadata).
 
     Every byte is verified first. Raises :class:`CheckpointError` naming the checkpoint if it is missing,
@@ -609,7 +614,7 @@ class CheckpointManager:
     ``directory`` must be a folder or a path where one can be made (an existing file there raises ``ValueError``).
     """
 
-    def __init__(self, directory: str | os.PathLike, keep: int = 2):
+    def __init__(self, directory: str | os.PathLike[str], keep: int = 2):
         if not isinstance(directory, str | os.PathLike):
             raise TypeError(
                 f"directory: expected a folder path (str or os.PathLike), received {type(directory).__name__}"

@@ -122,7 +122,7 @@ class ArrayLoader:
         return jax.tree_util.tree_map(lambda a: a[idx], self.arrays)
 
 
-def full_batch(arrays: Batch) -> Callable[[int], Batch]:
+def full_batch(arrays: object) -> Callable[[int], object]:
     """A loader that serves the whole data set at every step (full-batch gradient descent). An empty array
     among the leaves is refused (``ValueError``): its mean loss is 0/0, so training on it would stop at a NaN loss
     that blames the learning rate. Leaves with a leading (sample) axis must share its size, as in

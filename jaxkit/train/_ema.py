@@ -22,8 +22,12 @@ __all__ = ["EmaState", "read_ema", "track_ema"]
 
 
 class EmaState(NamedTuple):
+    """The state :func:`track_ema` keeps: the number of averaged steps, the (biased) average, and the decay it
+    averages with (``None`` in a state built by hand, whose decay :func:`read_ema` must then be told)."""
+
     count: jax.Array
     average: PyTree
+    decay: jax.Array | None = None
 
 
 def track_ema(decay: float) -> optax.GradientTransformation:
@@ -31,14 +35,16 @@ def track_ema(decay: float) -> optax.GradientTransformation:
     _check_decay(decay)
 
     def init(params):
-        return EmaState(jnp.zeros((), jnp.int32), jax.tree.map(jnp.zeros_like, params))
+        return EmaState(
+            jnp.zeros((), jnp.int32), jax.tree.map(jnp.zeros_like, params), jnp.asarray(decay, jnp.float32)
+        )
 
     def update(updates, state, params=None):
         if params is None:
             raise ValueError("track_ema: the optimizer must be called with params")
         new = optax.apply_updates(params, updates)
         avg = jax.tree.map(lambda a, p: decay * a + (1.0 - decay) * p, state.average, new)
-        return updates, EmaState(state.count + 1, avg)
+        return updates, EmaState(state.count + 1, avg, state.decay)
 
     return optax.GradientTransformation(init, update)
 
@@ -48,11 +54,14 @@ def _check_decay(decay: Any) -> None:
         raise ValueError(f"decay: expected a number in [0, 1), received {decay!r}")
 
 
-def read_ema(opt_state: optax.OptState, decay: float) -> PyTree:
-    """``params_ema``: the debiased average from the :class:`EmaState` found in ``opt_state`` (a chain's state tuple).
-    ``decay`` must be the one given to :func:`track_ema` (the state does not record it). Refused before the first
-    update (``ValueError``; a run-time check under ``jax.jit``): there is no average yet."""
-    _check_decay(decay)
+def read_ema(opt_state: optax.OptState, decay: float | None = None) -> object:
+    """``params_ema``: the debiased average from the :class:`EmaState` found in ``opt_state`` (a chain's state tuple),
+    with the decay the state records (:func:`track_ema`'s). ``decay``, if given, must be that one (another is
+    refused: the debiasing ``1 - d^s`` would be wrong); it is required only for a hand-built state that records
+    none. Refused before the first update (``ValueError``; a run-time check under ``jax.jit``): there is no
+    average yet."""
+    if decay is not None:
+        _check_decay(decay)
     states = [
         s
         for s in jax.tree.leaves(opt_state, is_leaf=lambda s: isinstance(s, EmaState))
@@ -67,5 +76,19 @@ def read_ema(opt_state: optax.OptState, decay: float) -> PyTree:
         s.count < 1,
         "opt_state: no update has been averaged yet (EmaState count 0); read_ema needs at least one optimizer step",
     )
-    c = 1.0 - decay ** count.astype(jnp.float32)
+    if s.decay is None:
+        if decay is None:
+            raise ValueError("decay: required: this EmaState records no decay (built by hand); pass the decay it was "
+                             "averaged with")  # fmt: skip
+        d = jnp.asarray(decay, jnp.float32)
+    else:
+        d = s.decay
+        if decay is not None:
+            d = error_if_invalid(
+                d,
+                jnp.abs(d - jnp.asarray(decay, jnp.float32)) > 1e-6,
+                f"decay: expected the decay track_ema averaged with (recorded in opt_state), received {decay!r}; "
+                "leave decay out to use the recorded one",
+            )
+    c = 1.0 - d ** count.astype(jnp.float32)
     return jax.tree.map(lambda a: a / jnp.where(c > 0, c, 1.0).astype(a.dtype), s.average)

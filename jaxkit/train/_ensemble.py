@@ -35,7 +35,7 @@ import numpy as np
 import optax
 from jax.sharding import Mesh
 
-from jaxkit._typing import ArrayInput, Batch, PyTree, TreeT
+from jaxkit._typing import ArrayInput, TreeT
 from jaxkit._validate import library_errors
 
 from ._loop import FitResult, fit
@@ -54,7 +54,7 @@ def init_ensemble(make_member: Callable[[jax.Array], TreeT], keys: jax.Array) ->
     return eqx.filter_vmap(make_member)(keys)
 
 
-def ensemble_size(stacked: PyTree, *, name: str = "stacked") -> int:
+def ensemble_size(stacked: object, *, name: str = "stacked") -> int:
     """The member count ``M``: the common leading size of every array leaf of ``stacked`` (``name``: the argument
     named in errors)."""
     leaves = [x for x in jax.tree_util.tree_leaves(stacked) if eqx.is_array(x)]
@@ -165,10 +165,10 @@ def ensemble_optimizer(
 
 @library_errors
 def fit_ensemble(
-    models: PyTree,
+    models: object,
     optimizer: optax.GradientTransformation,
-    loss_fn: Callable,
-    data: Callable[[int], Batch],
+    loss_fn: Callable[..., object],
+    data: Callable[[int], object],
     *,
     n_steps: int,
     keys: jax.Array,

@@ -19,7 +19,7 @@ import math
 import os
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -31,7 +31,6 @@ import numpy as np
 import optax
 from tqdm.auto import tqdm
 
-from jaxkit._typing import Batch, PyTree
 from jaxkit._validate import check_key, library_errors
 
 from ._checkpoint import CheckpointManager, CheckpointWarning
@@ -67,7 +66,9 @@ class FitResult:
             raise ValueError(f"wall_time: expected a finite number of seconds >= 0, received {w!r}")
 
 
-def make_train_step(loss_fn: Callable, optimizer: optax.GradientTransformation, *, has_aux: bool = False):
+def make_train_step(
+    loss_fn: Callable[..., object], optimizer: optax.GradientTransformation, *, has_aux: bool = False
+) -> Callable[[object, object, object, jax.Array], tuple[object, object, jax.Array, object]]:
     """Return ``step(model, opt_state, batch, key) -> (model, opt_state, loss, aux)``, jit-compiled (filter_jit)."""
 
     @eqx.filter_jit
@@ -336,15 +337,15 @@ def _record(
 
 @library_errors
 def fit(
-    model: PyTree,
+    model: object,
     optimizer: optax.GradientTransformation,
-    loss_fn: Callable,
-    data: Callable[[int], Batch],
+    loss_fn: Callable[..., object],
+    data: Callable[[int], object],
     *,
     n_steps: int,
     key: jax.Array,
     has_aux: bool = False,
-    eval_fn: Callable[[PyTree], dict] | None = None,
+    eval_fn: Callable[..., Mapping[str, object]] | None = None,
     eval_every: int = 0,
     log_every: int = 1,
     checkpoint_dir: str | Path | None = None,
@@ -356,7 +357,7 @@ def fit(
     mode: Literal["min", "max"] = "min",
     mesh: jax.sharding.Mesh | None = None,
     progress: bool | str = True,
-    callback: Callable[[int, dict], None] | None = None,
+    callback: Callable[[int, dict[str, object]], None] | None = None,
     opt_state: optax.OptState | None = None,
     nonfinite: Literal["raise", "ignore"] = "raise",
     resume_changes: bool = False,
@@ -496,7 +497,7 @@ def _check_resumed_run(s: _State, step_fn, model0, opt0, data, key, placement, m
         )
 
 
-def global_norm(tree: PyTree) -> jax.Array:
+def global_norm(tree: object) -> jax.Array:
     """Euclidean norm of all inexact leaves of a pytree.
 
     A non-finite leaf gives a non-finite norm (NaN for a NaN entry, inf for an infinite one), as

@@ -1,4 +1,4 @@
-"""Fresh probes of 2026-12-07 (written from the docs alone): labelled pandas inputs used by position against
+"""Fresh probes of 2026-12-07 (written from the docs alone): labeled pandas inputs used by position against
 labels that disagree. Each is now refused naming the argument (or, for a strategy's Series, taken by label); the
 values of the aligned calls are checked against a hand computation."""
 
@@ -37,11 +37,13 @@ def test_backtest_weights_and_prices_with_other_column_orders_are_refused(prices
     for day in r:
         expected.append(w @ day)
         w = w * (1 + day) / (1 + w @ day)
-    np.testing.assert_allclose(np.asarray(res.returns)[1:], expected, rtol=1e-4, atol=1e-7)  # float32 simulation
+    np.testing.assert_allclose(
+        np.asarray(res.returns)[1:], expected, rtol=1e-4, atol=1e-7
+    )  # float32 simulation
 
 
 def test_backtest_dates_other_than_the_frames_index_are_refused(prices):
-    """B328: the frame's 2021 returns came back labelled with the 2022 dates passed in."""
+    """B328: the frame's 2021 returns came back labeled with the 2022 dates passed in."""
     tw = pd.DataFrame([[0.6, 0.3, 0.1]], columns=list("abc"))
     with pytest.raises(ValueError, match="^dates: expected the dates of prices' DatetimeIndex"):
         P.run_backtest(prices, np.array([0]), tw, dates=pd.bdate_range("2022-01-03", periods=60))
@@ -54,7 +56,7 @@ def test_walk_forward_takes_a_strategys_series_by_label(prices):
     shuffled = P.walk_forward(prices, lambda p, d: pd.Series([0.1, 0.6, 0.3], index=list("cab")), **kw)
     ordered = P.walk_forward(prices, lambda p, d: pd.Series([0.6, 0.3, 0.1], index=list("abc")), **kw)
     np.testing.assert_array_equal(np.asarray(shuffled.returns), np.asarray(ordered.returns))
-    with pytest.raises(ValueError, match="^strategy: returned weights labelled"):
+    with pytest.raises(ValueError, match="^strategy: returned weights labeled"):
         P.walk_forward(prices, lambda p, d: pd.Series([0.1, 0.6, 0.3], index=list("xyz")), **kw)
 
 
@@ -80,7 +82,7 @@ def test_pick_matrix_and_views_with_other_labels_are_refused(bl):
         tau * Pm @ S @ Pm.T + om, q.to_numpy() - Pm @ mu.to_numpy()
     )
     np.testing.assert_allclose(np.asarray(mean), ref, rtol=1e-5)
-    # an unlabelled pick matrix (RangeIndex columns) is positional, as an array is
+    # an unlabeled pick matrix (RangeIndex columns) is positional, as an array is
     unl, _ = P.black_litterman(mu, cov, P=pd.DataFrame([[1.0, -1, 0]]), Q=np.array([0.02]))
     lab, _ = P.black_litterman(mu, cov, P=pm, Q=np.array([0.02]))
     np.testing.assert_allclose(np.asarray(unl), np.asarray(lab))
