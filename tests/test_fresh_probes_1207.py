@@ -173,3 +173,21 @@ def test_first_failure_names_its_construction_argument():
 
     with pytest.raises(ValueError, match=r"^c: expected a counting construction .* task 'parity'"):
         ssm.first_failure(ssm.construct("parity", "selective_signed"), ssm.parse_precision("fixed4.2"))
+
+
+def test_consensus_counts_count_the_other_poses_and_refuse_a_threshold_at_or_below_zero():
+    """Round-4 probes D154/D211 (written on b838432): threshold <= 0 gave a count of -1 for every pose (the pose
+    itself subtracted but not counted). Counts are checked against a NumPy double loop."""
+    from jaxkit.docking import consensus_counts
+
+    pos = np.random.default_rng(0).normal(size=(5, 6, 3))
+    pos[1] = pos[0] + 0.01  # one close pair
+    for bad in (0.0, -1.0):
+        with pytest.raises(ValueError, match="^threshold: expected a finite value > 0"):
+            consensus_counts(pos, bad)
+    for threshold in (1e-9, 0.05, 2.0, 100.0):
+        counts, mean = consensus_counts(pos, threshold)
+        rmsd = np.array([[np.sqrt(np.mean(np.sum((a - b) ** 2, -1))) for b in pos] for a in pos])
+        expected = [sum(rmsd[i, j] < threshold for j in range(5) if j != i) for i in range(5)]
+        np.testing.assert_array_equal(counts, expected)
+        np.testing.assert_allclose(mean, rmsd.sum(1) / 4)

@@ -40,7 +40,7 @@ from typing import ClassVar, Literal
 import numpy as np
 from rdkit import Chem
 
-from .._validate import check_int
+from .._validate import check_int, check_positive
 from ._structures import Pocket
 
 _AD_TYPES = {"C": "C", "N": "NA", "O": "OA", "S": "SA"}
@@ -278,7 +278,9 @@ def consensus_counts(positions: object, threshold: float = 2.0) -> tuple[np.ndar
     (in place, no alignment, no symmetry) and the mean RMSD to the other poses.
 
     Needs at least 2 poses (``ValueError`` otherwise): a lone pose has no other poses, and the mean of their
-    RMSDs is undefined (it was returned as 0.0, which reads as perfect agreement)."""
+    RMSDs is undefined (it was returned as 0.0, which reads as perfect agreement). ``threshold`` (Å) must be
+    finite and > 0."""
+    check_positive("threshold", threshold)
     x = np.asarray(positions, dtype=np.float64)
     if x.ndim != 3 or x.shape[-1] != 3 or x.shape[1] < 1:
         raise ValueError(f"positions: expected shape (n_poses, n_atoms, 3), received {x.shape}")
@@ -291,7 +293,9 @@ def consensus_counts(positions: object, threshold: float = 2.0) -> tuple[np.ndar
         raise ValueError("positions: expected finite coordinates, received NaN or inf")
     d = np.sqrt(np.mean(np.sum((x[:, None] - x[None]) ** 2, -1), -1))
     n = x.shape[0]
-    counts = (d < threshold).sum(1) - 1
+    close = d < threshold
+    np.fill_diagonal(close, False)  # the other poses only (a pose's RMSD to itself is 0)
+    counts = close.sum(1)
     mean = d.sum(1) / (n - 1)
     return counts.astype(np.int64), mean
 
