@@ -100,9 +100,13 @@ def posebusters_valid(
 ) -> tuple[bool, dict[str, bool]]:
     """Run the PoseBusters "dock" checks (``mol`` checks when ``protein_pdb`` is None); returns
     (all passed, {check: passed}). No reference pose is involved."""
+    from posebusters import PoseBusters
+
+    # a fresh PoseBusters object per call: one kept across calls holds the stream it captured RDKit's log into,
+    # and once that stream is closed (a test's captured stderr) its checks fail (inchi_convertible False)
     pred_h = Chem.AddHs(pred, addCoords=True)
     if protein_pdb is None:
-        df = _busters("mol").bust(pred_h)
+        df = PoseBusters(config="mol").bust(pred_h)
     else:
         # the protein as PoseBusters loads it, parsed once per file content (a copy per call: the checks get
         # their own molecule); a pose loop over one pocket no longer re-reads and re-parses its PDB every time
@@ -110,18 +114,10 @@ def posebusters_valid(
         cond = (
             str(protein_pdb) if protein is None else Chem.Mol(protein)
         )  # unloadable: PoseBusters reports it
-        df = _busters("dock").bust(pred_h, None, cond)
+        df = PoseBusters(config="dock").bust(pred_h, None, cond)
     row = df.iloc[0]
     checks = {str(k): bool(v) for k, v in row.items() if isinstance(v, bool | np.bool_)}
     return all(checks.values()), checks
-
-
-@functools.lru_cache(maxsize=2)
-def _busters(config: str) -> object:
-    """One PoseBusters object per configuration (its YAML is parsed once per process)."""
-    from posebusters import PoseBusters
-
-    return PoseBusters(config=config)
 
 
 def _protein_for_busters(path: str) -> Chem.Mol | None:
@@ -133,9 +129,10 @@ def _protein_for_busters(path: str) -> Chem.Mol | None:
 
 @functools.lru_cache(maxsize=8)
 def _load_protein(digest: str, path: str) -> Chem.Mol | None:
+    from posebusters import PoseBusters
     from posebusters.tools.loading import safe_load_mol
 
-    config = getattr(_busters("dock"), "config", {})
+    config = getattr(PoseBusters(config="dock"), "config", {})
     return safe_load_mol(path=path, **config.get("loading", {}).get("mol_cond", {}))
 
 
