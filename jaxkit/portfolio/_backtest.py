@@ -22,7 +22,7 @@ from jaxtyping import Array, Bool, Float
 
 from jaxkit._typing import ArrayInput
 from jaxkit._validate import check_finite, check_int, check_ndim, check_positive
-from jaxkit.portfolio._labels import check_axis_labels
+from jaxkit.portfolio._labels import check_axis_labels, is_default_index
 
 __all__ = [
     "BacktestResult",
@@ -212,7 +212,7 @@ def _check_frame_labels(prices: Any, target_weights: Any, dates: Any) -> None:
 def _strategy_weights(w: Any, prices: Any, t: int) -> np.ndarray:
     """A strategy's weights: a Series labeled by asset is taken by label (reordered to the columns of a
     DataFrame ``prices``); other labels are refused."""
-    if isinstance(w, pd.Series) and isinstance(prices, pd.DataFrame) and not _default_index(w.index):
+    if isinstance(w, pd.Series) and isinstance(prices, pd.DataFrame) and not is_default_index(w.index):
         if sorted(map(str, w.index)) != sorted(map(str, prices.columns)) or w.index.has_duplicates:
             raise ValueError(
                 f"strategy: returned weights labeled {list(w.index)[:5]} at t={t}, expected one weight per asset "
@@ -220,10 +220,6 @@ def _strategy_weights(w: Any, prices: Any, t: int) -> np.ndarray:
             )
         w = w.reindex(prices.columns)
     return np.asarray(w, dtype=np.float64)
-
-
-def _default_index(index: Any) -> bool:
-    return isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
 
 
 def walk_forward(

@@ -15,6 +15,7 @@ __all__ = [
     "LabeledVector",
     "check_axis_labels",
     "check_labels",
+    "is_default_index",
     "labeled",
     "precision",
 ]
@@ -48,7 +49,7 @@ def check_labels(**named: Any) -> list | None:
     return l0
 
 
-def _is_default(index: Any) -> bool:
+def is_default_index(index: Any) -> bool:
     """A pandas axis nobody labeled: ``RangeIndex(0, k)``."""
     return isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
 
@@ -58,7 +59,7 @@ def check_axis_labels(name: str, axis: Any, expected: Any, what: str, hint: str)
     inputs carry): both labeled and different (other labels, or another order) raises ``ValueError`` naming
     ``name``, so a labeled input is never used by position against labels that disagree. An unlabeled axis
     (``RangeIndex(0, k)``) on either side is positional."""
-    if axis is None or expected is None or _is_default(axis) or _is_default(expected):
+    if axis is None or expected is None or is_default_index(axis) or is_default_index(expected):
         return
     got, want = list(axis), list(expected)
     if got != want:
