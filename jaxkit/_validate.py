@@ -83,6 +83,28 @@ def check_broadcast(**named: Any) -> tuple[int, ...]:
         ) from None
 
 
+def check_dims(**named: tuple[Any, tuple[str, ...]]) -> dict[str, int]:
+    """Shapes against symbolic patterns, e.g. ``check_dims(P=(P, ("k", "n")), Q=(Q, ("k",)))``: every array has its
+    pattern's rank, and a symbol has one size throughout (``ValueError`` naming the first array that disagrees,
+    the pattern and the size fixed by an earlier one). Returns the sizes. Shapes are static, so this also works
+    on traced values."""
+    dims: dict[str, int] = {}
+    source: dict[str, str] = {}
+    for name, (x, pattern) in named.items():
+        shape = tuple(np.shape(x))
+        want = "(" + ", ".join(pattern) + ("," if len(pattern) == 1 else "") + ")"
+        if len(shape) != len(pattern):
+            raise ValueError(f"{name}: expected shape {want}, received {shape}")
+        for d, size in zip(pattern, shape, strict=True):
+            if d in dims and dims[d] != size:
+                raise ValueError(
+                    f"{name}: expected shape {want} with {d} = {dims[d]} (as in {source[d]}), received {shape}"
+                )
+            dims.setdefault(d, int(size))
+            source.setdefault(d, name)
+    return dims
+
+
 def _check_concrete(name: str, value: Any) -> None:
     if np.ndim(value) != 0:
         raise TypeError(f"{name}: expected a number, received an array of shape {np.shape(value)}")
@@ -648,10 +670,14 @@ def align_pairs(a_name: str, a: Any, b_name: str, b: Any) -> tuple[Any, Any]:
     if la is None or lb is None or la == lb:
         return a, b
     if len(set(la)) != len(la) or len(set(lb)) != len(lb) or set(la) != set(lb):
-        only = sorted(map(str, set(la) ^ set(lb)))[:5]
+        unmatched = sorted(map(str, set(la) ^ set(lb)))[:5]
+        duplicated = sorted(
+            {str(x) for x in la if la.count(x) > 1} | {str(x) for x in lb if lb.count(x) > 1}
+        )[:5]
+        detail = f"unmatched {unmatched}" if unmatched else f"duplicated {duplicated}"
         raise ValueError(
             f"{b_name}: expected the labels of {a_name} (paired by label), received labels that do not match one "
-            f"to one ({len(la)} and {len(lb)} labels; duplicated or unmatched, e.g. {only})"
+            f"to one ({len(la)} and {len(lb)} labels; {detail})"
         )
     return a, b.loc[la]
 

@@ -109,6 +109,17 @@ def _check_broadcasts(name: str, x: Array, target_name: str, target: Array) -> N
         )
 
 
+def _check_t_broadcasts(t: ArrayLike, x_name: str, x: Array) -> None:
+    """The coefficients at ``t`` (of ``t``'s shape) multiply ``x``: the shapes must broadcast (NumPy rules)."""
+    try:
+        np.broadcast_shapes(np.shape(t), x.shape)
+    except ValueError:
+        raise ValueError(
+            f"t: expected a shape that broadcasts with {x_name} {x.shape} (a scalar, or e.g. (B, 1, ...) for a "
+            f"batch of B), received {np.shape(t)}"
+        ) from None
+
+
 def marginal_coefs(schedule: Schedule, t: ArrayLike) -> tuple[Array, Array]:
     """``(alpha_t, sigma_t)`` with ``x_t | x_0 ~ N(alpha_t x_0, sigma_t^2 I)`` for a discrete index or a time."""
     t = check_time(schedule, t)
@@ -124,6 +135,7 @@ def q_sample(schedule: Schedule, x0: ArrayLike, t: ArrayLike, noise: ArrayLike) 
     if x0.shape != noise.shape:
         raise ValueError(f"noise: expected the shape of x0 {x0.shape}, received {noise.shape}")
     x0, noise = finite_checked("x0", x0), finite_checked("noise", noise)
+    _check_t_broadcasts(t, "x0", x0)
     a, s = marginal_coefs(schedule, t)
     return a * x0 + s * noise
 
@@ -134,6 +146,7 @@ def conditional_score(schedule: Schedule, x_t: ArrayLike, x0: ArrayLike, t: Arra
     if x0.shape != x_t.shape:
         raise ValueError(f"x0: expected the shape of x_t {x_t.shape}, received {x0.shape}")
     x_t, x0 = finite_checked("x_t", x_t), finite_checked("x0", x0)
+    _check_t_broadcasts(t, "x_t", x_t)
     a, s = marginal_coefs(schedule, t)
     s = _check_sigma_nonzero(s, t)
     return -(x_t - a * x0) / s**2
@@ -155,6 +168,7 @@ def gaussian_marginal_score(
     _check_broadcasts("std", std, "x_t", x_t)
     mean, std = finite_checked("mean", mean), finite_checked("std", std)
     std = error_if_invalid(std, std < 0, "std: expected standard deviations >= 0, received a negative value")
+    _check_t_broadcasts(t, "x_t", x_t)
     a, s = marginal_coefs(schedule, t)
     var = error_if_invalid(
         a**2 * std**2 + s**2,
@@ -168,6 +182,7 @@ def gaussian_marginal_score(
 def eps_to_score(schedule: Schedule, eps: ArrayLike, t: ArrayLike) -> Array:
     """``score = -eps / sigma_t`` (``sigma_t > 0``: not at ``t = 0`` of a VP schedule)."""
     eps = finite_checked("eps", jnp.asarray(eps))
+    _check_t_broadcasts(t, "eps", eps)
     s = marginal_coefs(schedule, t)[1]
     s = _check_sigma_nonzero(s, t)
     return -eps / s
@@ -175,7 +190,9 @@ def eps_to_score(schedule: Schedule, eps: ArrayLike, t: ArrayLike) -> Array:
 
 def score_to_eps(schedule: Schedule, score: ArrayLike, t: ArrayLike) -> Array:
     """``eps = -sigma_t score``."""
-    return -finite_checked("score", jnp.asarray(score)) * marginal_coefs(schedule, t)[1]
+    score = finite_checked("score", jnp.asarray(score))
+    _check_t_broadcasts(t, "score", score)
+    return -score * marginal_coefs(schedule, t)[1]
 
 
 def predict_x0(schedule: Schedule, x_t: ArrayLike, t: ArrayLike, eps: ArrayLike) -> Array:
@@ -184,6 +201,7 @@ def predict_x0(schedule: Schedule, x_t: ArrayLike, t: ArrayLike, eps: ArrayLike)
     if eps.shape != x_t.shape:
         raise ValueError(f"eps: expected the shape of x_t {x_t.shape}, received {eps.shape}")
     x_t, eps = finite_checked("x_t", x_t), finite_checked("eps", eps)
+    _check_t_broadcasts(t, "x_t", x_t)
     a, s = marginal_coefs(schedule, t)
     return (x_t - s * eps) / a
 
@@ -199,6 +217,7 @@ def q_posterior(
     if x0.shape != x_t.shape:
         raise ValueError(f"x_t: expected the shape of x0 {x0.shape}, received {x_t.shape}")
     x0, x_t = finite_checked("x0", x0), finite_checked("x_t", x_t)
+    _check_t_broadcasts(t, "x_t", x_t)
     ab_prev, beta = schedule.alpha_bars_prev[t], schedule.betas[t]
     # 1 - alpha_bar without cancellation: -expm1(sum log1p(-beta)); "1 - alpha_bars[t]" in float32 loses the digits
     # of a small beta (c0 at t = 0 came out 0.99983 instead of 1)

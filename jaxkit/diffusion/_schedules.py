@@ -33,7 +33,15 @@ import numpy as np
 from jaxtyping import Array, ArrayLike, Float
 
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import check_choice, check_finite, check_int, check_positive, check_range, check_size
+from jaxkit._validate import (
+    check_choice,
+    check_finite,
+    check_int,
+    check_positive,
+    check_range,
+    check_size,
+    is_tracer,
+)
 
 __all__ = [
     "AbstractSchedule",
@@ -127,6 +135,15 @@ class DiscreteSchedule(eqx.Module):
                              f"shapes (T,), received {shapes}")  # fmt: skip
         for n in names:
             check_finite(n, getattr(self, n))
+        if any(is_tracer(getattr(self, n)) for n in names):
+            return
+        _check_betas(np.asarray(self.betas, np.float64))
+        for n in ("alphas", "alpha_bars", "alpha_bars_prev"):
+            v = np.asarray(getattr(self, n), np.float64)
+            if np.any(v <= 0) or np.any(v > 1):
+                raise ValueError(f"{n}: expected values in (0, 1], received range [{v.min()}, {v.max()}]")
+        if np.any(np.asarray(self.posterior_variance) < 0):
+            raise ValueError("posterior_variance: expected values >= 0, received a negative value")
 
     @property
     def n_steps(self) -> int:
@@ -239,8 +256,16 @@ class CosineVPSchedule(AbstractSchedule):
     def __check_init__(self) -> None:
         if not (np.isfinite(float(self.s)) and float(self.s) >= 0):
             raise ValueError(f"s: expected a finite offset >= 0, received {self.s!r}")
-        if not 0 < float(self.t_max) <= 1:
-            raise ValueError(f"t_max: expected a value in (0, 1], received {self.t_max!r}")
+        if not 0 < float(self.t_max) < 1:
+            raise ValueError(f"t_max: expected a value in (0, 1), received {self.t_max!r}")
+        # alpha(t_max) ∝ cos(phase): at phase = π/2 it is 0 and log alpha, sigma, beta are NaN/inf; below 1e-4
+        # the float32 phase (rounding 1e-7 near π/2) no longer resolves it
+        edge = math.cos((float(self.t_max) + float(self.s)) / (1 + float(self.s)) * math.pi / 2)
+        if not edge >= 1e-4:
+            raise ValueError(
+                f"t_max: expected cos((t_max + s)/(1 + s)·π/2) >= 1e-4 so that alpha, sigma and beta stay finite "
+                f"at t = t_max, received t_max={self.t_max!r} with s={self.s!r} (cos = {edge:.2g}); lower t_max"
+            )
 
     def _phase(self, t: ArrayLike) -> Array:
         t = jnp.minimum(jnp.asarray(t), self.t_max)

@@ -45,6 +45,7 @@ from jaxkit._validate import (
     check_broadcast,
     check_choice,
     check_finite,
+    check_int,
     check_key,
     check_positive,
     error_if_invalid,
@@ -53,7 +54,7 @@ from jaxkit._validate import (
     output_checked,
 )
 from jaxkit.diffusion import igso3
-from jaxkit.diffusion._euclidean import check_time
+from jaxkit.diffusion._euclidean import _check_sigma_nonzero, check_time
 from jaxkit.diffusion._sampling import check_time_grid
 from jaxkit.diffusion._schedules import AbstractSchedule, VESchedule, VPSchedule
 from jaxkit.geometry import so3 as g
@@ -297,9 +298,9 @@ class SE3Diffusion(eqx.Module):
         R0, x0 = _check_state(R0, x0, "R0", "x0")
         t = check_time(self.trans, t)
         k_r, k_x = jax.random.split(key)
-        sr = self.rot.sigma(t)
+        sr = _check_sigma_nonzero(self.rot.sigma(t), t)  # the exact scores divide by sigma_t
         v = igso3.sample_vector(k_r, jnp.broadcast_to(sr, R0.shape[:-2]), R0.shape[:-2], R0.dtype)
-        a, st = self.trans.alpha(t), self.trans.sigma(t)
+        a, st = self.trans.alpha(t), _check_sigma_nonzero(self.trans.sigma(t), t)
         z = jax.random.normal(k_x, x0.shape, x0.dtype)
         return SE3Marginal(
             R_t=jnp.matmul(R0, g.exp(v)),
@@ -410,6 +411,8 @@ class SE3Diffusion(eqx.Module):
     ) -> tuple[Array, Array]:
         """``R ~ Haar`` (or ``IGSO(3)(sigma_max)`` around I), ``x ~ N(0, sigma(1)^2 I)``."""
         check_choice("rot_prior", rot_prior, ("uniform", "igso3"))
+        check_int("n_bodies", n_bodies, minimum=1)
+        check_key("key", key)
         k_r, k_x = jax.random.split(key)
         if rot_prior == "uniform":
             R = g.random_uniform(k_r, (n_bodies,))

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, ArrayLike, PRNGKeyArray
 
 from jaxkit._validate import (
@@ -60,6 +61,14 @@ def perturb(key: PRNGKeyArray, R0: ArrayLike, sigma: ArrayLike) -> tuple[Array, 
     """
     R0 = g.check_rotation("R0", R0)
     R0 = jnp.asarray(R0)
+    try:
+        ok = np.broadcast_shapes(np.shape(sigma), R0.shape[:-2]) == R0.shape[:-2]
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(
+            f"sigma: expected a shape that broadcasts to R0's batch shape {R0.shape[:-2]}, received {np.shape(sigma)}"
+        )
     v = igso3.sample_vector(key, jnp.broadcast_to(sigma, R0.shape[:-2]), R0.shape[:-2], R0.dtype)
     return jnp.matmul(R0, g.exp(v)), v
 

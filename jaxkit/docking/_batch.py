@@ -120,7 +120,13 @@ def read_ligands(path: str | Path) -> list[LigandRecord]:
     suffix = p.suffix.lower()
     out = []
     if suffix in SDF_SUFFIXES:
-        for i, mol in enumerate(Chem.SDMolSupplier(str(p), removeHs=False)):
+        if p.stat().st_size == 0:
+            raise StructureError(f"ligands: file {p} is empty (0 bytes); expected SDF molecule records")
+        try:
+            supplier = Chem.SDMolSupplier(str(p), removeHs=False)
+        except OSError as e:  # RDKit's "File error: Invalid input file"
+            raise StructureError(f"ligands: file {p} could not be read by RDKit ({e})") from None
+        for i, mol in enumerate(supplier):
             title = mol.GetProp("_Name").strip() if mol is not None and mol.HasProp("_Name") else ""
             name = title or f"ligand_{i + 1}"
             err = "" if mol is not None else f"SDF record {i + 1} could not be read by RDKit"

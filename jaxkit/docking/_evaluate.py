@@ -209,7 +209,9 @@ def write_poses_sdf(
         warnings = list(poses.warnings) if warnings is None else warnings
         poses = poses.poses
     items = list(poses)
-    ranked = bool(items) and all(isinstance(p, RankedPose) for p in items)
+    if not items:
+        raise ValueError("poses: expected at least one pose to write, received none (an empty SDF file)")
+    ranked = all(isinstance(p, RankedPose) for p in items)
     if not ranked and not all(isinstance(p, Chem.Mol) for p in items):
         raise TypeError(
             "poses: expected a DockingResult, a list of RankedPose or a list of RDKit molecules, received "

@@ -62,7 +62,8 @@ def load_ligand(
             raise StructureError(f"{where} holds no molecule record")
         if index is None and n > 1:
             raise StructureError(
-                f"{where} holds {n} molecules; expected one (pass index=0..{n - 1} to pick a record)"
+                f"{where} holds {n} molecules; expected one (read_ligand(path, index=0..{n - 1}) picks a record; "
+                "dock_many docks every record of a multi-record file)"
             )
         i = 0 if index is None else int(index)
         if not 0 <= i < n:

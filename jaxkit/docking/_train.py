@@ -256,6 +256,8 @@ def save_model(
     try:
         return save_checkpoint(path, params, meta, overwrite=overwrite, like=like)
     except ValueError as e:
+        if str(e).startswith("tree:") and "NaN/inf" in str(e):
+            raise ValueError(f"model: {str(e)[6:].strip()}") from None
         if str(e).startswith("tree:"):
             raise ValueError(f"config: does not describe model ({str(e)[6:].strip()})") from None
         raise

@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._validate import check_choice, check_int, check_range, check_size
+from .._validate import check_choice, check_int, check_range, check_size, check_time_order
 from ._paired import align_pairs, time_to_event, wilson_interval
 
 Test = Literal["block_bootstrap", "wilcoxon", "sign", "mcnemar", "time_to_event"]
@@ -78,7 +78,7 @@ def _series(name: str, x: Any) -> np.ndarray:
 
 
 def block_bootstrap(
-    x: Sequence[float] | np.ndarray,
+    x: Sequence[float] | np.ndarray | pd.Series,
     statistic: Callable[..., float | np.ndarray] = np.mean,
     *,
     block: int | None = None,
@@ -105,6 +105,7 @@ def block_bootstrap(
         the percentile interval, the two-sided p-value of "the statistic is 0" by inverting that interval
         ($\\min(1, 2\\min(P^*(s^* \\le 0), P^*(s^* \\ge 0)))$), and the block length used.
     """
+    check_time_order("x", x, "values", "blocks of consecutive values keep the serial dependence")
     arr = _series("x", x)
     n = arr.size
     if block is None:
@@ -124,8 +125,23 @@ def block_bootstrap(
     rng = np.random.default_rng(seed)
     starts = rng.integers(0, n, size=(n_resamples, k))
     idx = (starts[:, :, None] + np.arange(block)[None, None, :]).reshape(n_resamples, k * block)[:, :n] % n
-    boot = np.asarray(statistic(arr[idx], axis=-1), dtype=float)
-    est = float(np.asarray(statistic(arr, axis=-1), dtype=float))
+    try:
+        boot = np.asarray(statistic(arr[idx], axis=-1), dtype=float)
+        est_arr = np.asarray(statistic(arr, axis=-1), dtype=float)
+    except TypeError as e:
+        raise TypeError(
+            f"statistic: expected a callable statistic(x, axis=-1) that reduces the last axis (e.g. np.mean), "
+            f"calling it raised TypeError: {e}"
+        ) from e
+    if boot.shape != (n_resamples,) or est_arr.shape != ():
+        raise ValueError(
+            f"statistic: expected a callable that reduces the last axis (a ({n_resamples}, {n}) array of "
+            f"resamples -> shape ({n_resamples},); the series -> a scalar), received output shapes "
+            f"{boot.shape} and {est_arr.shape}"
+        )
+    est = float(est_arr)
+    if not (np.isfinite(est) and np.isfinite(boot).all()):
+        raise ValueError("statistic: returned NaN/inf on the series or on a resample; expected finite values")
     alpha = 1.0 - level
     lo, hi = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
     p = min(1.0, 2.0 * min(float(np.mean(boot <= 0)), float(np.mean(boot >= 0))))

@@ -264,7 +264,10 @@ def ewma_volatility(log_returns: ArrayInput, *, decay: float = 0.94, floor: floa
     r"""RiskMetrics volatility known at the close of each row (J.P. Morgan/Reuters 1996, daily $\lambda = 0.94$):
     $\sigma_t^2 = \sum_{j\ge0}\lambda^j r_{t-j}^2 / \sum_{j\ge0}\lambda^j$ over the rows up to and
     including $t$ (zero mean; finite-sample normalized), floored at ``floor``. Rows before the first return
-    get the first value. Returns (T, N)."""
+    get the first value. Returns (T, N). A pandas input on a date index out of time order is refused."""
+    check_time_order(
+        "log_returns", log_returns, "rows", "the average runs over rows, so later rows would enter"
+    )
     r = np.asarray(log_returns, dtype=np.float64)
     if r.ndim != 2:
         raise ValueError(f"log_returns: expected a (time, assets) array, received shape {r.shape}")
@@ -299,8 +302,17 @@ def kalman_betas(
         y: (T, N) responses (e.g. standardized stock returns). X: (T, K) regressors shared by all stocks.
     Returns:
         (T, N, K) filtered betas, computed in float64 and returned in JAX's default float dtype (float32 unless
-        ``jax_enable_x64``).
+        ``jax_enable_x64``). Pandas inputs are paired by label: ``y`` and ``X`` on different indexes are refused
+        (align them first, e.g. ``X.reindex(y.index)``), as is a date index out of time order.
     """
+    check_time_order("y", y, "rows", "the filter runs over rows")
+    check_time_order("X", X, "rows", "the filter runs over rows")
+    iy, ix = getattr(y, "index", None), getattr(X, "index", None)
+    if isinstance(iy, pd.Index) and isinstance(ix, pd.Index) and not iy.equals(ix):
+        raise ValueError(
+            "X: expected the same index as y (rows are paired by label), received a different one "
+            f"({len(ix)} rows, first {list(ix[:2])} vs y's {list(iy[:2])}); align them first, e.g. X.reindex(y.index)"
+        )
     y, X = np.asarray(y), np.asarray(X)
     if y.ndim != 2 or X.ndim != 2 or y.shape[0] != X.shape[0]:
         raise ValueError(

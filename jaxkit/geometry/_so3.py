@@ -34,6 +34,7 @@ from jaxkit._typing import ArrayInput, DTypeLike
 from jaxkit._validate import (
     ROTATION_ATOL,
     as_float_array,
+    check_broadcast,
     check_key,
     check_norm,
     check_positive,
@@ -176,6 +177,7 @@ def _rodrigues(x: Array, y: Array, z: Array, a: Array, b: Array, th2: Array) -> 
 
 
 def _uniforms(**named: Any) -> list[Array]:
+    check_broadcast(**named)
     out = []
     for name, u in named.items():
         out.append(range_checked(name, as_float_array(name, u), 0.0, 1.0, what="U(0, 1) variates"))
@@ -196,6 +198,7 @@ def _uniform_axis(u1: Array, u2: Array) -> tuple[Array, Array, Array]:
 
 def rotation_from_uniforms(u1: ArrayInput, u2: ArrayInput, omega: ArrayInput) -> Array:
     """Rotation by ``omega`` about the uniform axis drawn from ``(u1, u2)`` (see :func:`uniform_axis`)."""
+    check_broadcast(u1=u1, u2=u2, omega=omega)
     u1, u2 = _uniforms(u1=u1, u2=u2)
     omega = finite_checked("omega", as_float_array("omega", omega))
     return _rotation_from_uniforms(u1, u2, omega)

@@ -360,7 +360,8 @@ def _prepare(a, b, h0, check_finite: bool = True):
         h0 = as_array(_jax_array(h0), "h0", _FN)
         want = (d,) if squeeze else (bsz, d)
         if tuple(h0.shape) not in {want, (d,)}:
-            raise ValueError(f"{_FN}: h0 must have shape {want} (or ({d},)), received {tuple(h0.shape)}")
+            shapes = f"{want}" if want == (d,) else f"{want} (or ({d},))"
+            raise ValueError(f"{_FN}: h0 must have shape {shapes}, received {tuple(h0.shape)}")
         dtypes.append(h0.dtype)
     if check_finite:
         a, b = finite_checked(a, "a", _FN), finite_checked(b, "b", _FN)

@@ -257,7 +257,8 @@ def fractional_laplacian(
     shape = [u.shape[a] for a in axs]
     ks = np.broadcast_arrays(*wavenumber_grid(shape, lengths, real=True))
     knorm = np.sqrt(sum(k**2 for k in ks))
-    mult = np.where(knorm == 0, 0.0, np.abs(knorm) ** (2 * float(s)))[None].astype(np.complex128)
+    with np.errstate(divide="ignore"):  # s < 0: |0|^(2s) = inf, replaced by 0 (the mean mode) just below
+        mult = np.where(knorm == 0, 0.0, np.abs(knorm) ** (2 * float(s)))[None].astype(np.complex128)
     return _apply_multiplier(u, mult, axs)[0]
 
 

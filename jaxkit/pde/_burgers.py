@@ -85,8 +85,9 @@ def solve(
         ``u(·, t_final)`` on the same grid, in the dtype of ``u0`` as JAX holds it: float64 ``u0`` is computed in
         float32 unless ``jax_enable_x64`` is on (announced by a ``UserWarning``). Batch with ``jax.vmap``.
 
-    Raises ``ValueError`` naming ``n_steps`` when the solution becomes NaN/inf (a step too long for the explicit
-    flux; a run-time check under ``jax.jit``/``vmap``), and warns (``UserWarning``, eager calls) when the result is
+    Raises ``ValueError`` naming ``n_steps`` when the solution becomes NaN/inf or exceeds twice the
+    maximum-principle bound ``max|u0|`` (a step too long for the explicit flux; a run-time check under
+    ``jax.jit``/``vmap``), and warns (``UserWarning``, eager calls) when the result is
     under-resolved: its Fourier coefficients at the dealiasing cutoff above 1e-2 of the largest (a front thinner
     than the grid).
     """
@@ -119,11 +120,15 @@ def solve(
         for c in _etdrk4_coefficients(n, float(nu), float(length), h)
     )
     u = _solve_core(jnp.asarray(u0), coefs, int(n_steps))
-    # the explicit flux is only conditionally stable: a step too long for the data blows up to NaN/inf
+    # the explicit flux is only conditionally stable: a step too long for the data blows up, to NaN/inf or to
+    # finite values beyond the maximum principle max|u(t)| <= max|u0| of viscous Burgers (the factor
+    # _OVERSHOOT leaves room for the Gibbs overshoot of a resolved spectral solution, at most a few per cent)
+    bound = _OVERSHOOT * jnp.max(jnp.abs(jnp.asarray(u0))) + jnp.finfo(dtype).tiny
     u = error_if_invalid(
         u,
-        ~jnp.isfinite(u),
-        f"n_steps: the solution became non-finite (NaN/inf) before t_final={float(t_final):g}: {n_steps} ETDRK4 "
+        ~jnp.isfinite(u) | (jnp.max(jnp.abs(u)) > bound),
+        f"n_steps: the solution became non-finite (NaN/inf) or left the maximum-principle bound "
+        f"max|u| <= max|u0| (by more than {_OVERSHOOT:g}x) before t_final={float(t_final):g}: {n_steps} ETDRK4 "
         f"steps (dt = {h:.3g}) are too long for the explicit nonlinear flux on this data (stable roughly for "
         "dt·max|u|·k_max < 2.8, k_max = 2π/L·n/3); pass a larger n_steps",
     )
@@ -131,6 +136,10 @@ def solve(
         _warn_if_under_resolved(np.asarray(u), float(nu), float(length))
     return u
 
+
+# A blown-up step can stay finite (1e23 after one step of 5 time units); the exact solution obeys
+# max|u(t)| <= max|u0|, and twice that is far beyond any resolved spectral solution's overshoot.
+_OVERSHOOT = 2.0
 
 # Spectral resolution: the Fourier coefficients of a resolved solution decay fast (exponentially for the smooth
 # solutions of viscous Burgers); at the dealiasing cutoff they sit near round-off. A shock thinner than the grid

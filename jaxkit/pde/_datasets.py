@@ -327,6 +327,21 @@ def _read_meta(path: Path) -> dict[str, Any]:
     return stored
 
 
+def _check_cache_entry(folder: Path) -> None:
+    """An existing path where a cache entry goes must be one of this cache's folders (``meta.json`` and the array
+    files only): a user's own file or folder there is refused, never read as a damaged entry and replaced."""
+    if not folder.exists():
+        return
+    ours = {"meta.json", *(f"{k}.npy" for k in _ARRAYS)}
+    extra = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else None
+    if extra is None or set(extra) - ours:
+        what = "a file" if extra is None else f"a folder holding {sorted(set(extra) - ours)[:3]}"
+        raise ValueError(
+            f"cache_dir: {folder} is {what}, not an entry of this dataset cache; it is not replaced: move it "
+            "or choose another cache_dir"
+        )
+
+
 def _load_cache(folder: Path, meta: dict[str, Any]) -> PDEDataset | None:
     """Return the cached dataset, ``None`` if absent; warn and return ``None`` if damaged."""
     meta_path = folder / "meta.json"
@@ -555,11 +570,12 @@ def make_dataset(
     folder = None
     if cache_dir is not None:
         folder = Path(cache_dir) / f"{name}-r{resolution}-s{seed}-{_cache_key(meta)}"
+        _check_cache_entry(folder)
         cached = _load_cache(folder, meta)
         if cached is not None:
             return cached
         if folder.exists():
-            shutil.rmtree(folder)
+            shutil.rmtree(folder)  # a damaged entry of this cache (checked above: nothing else is in it)
     fine_fn = _cached_sampler(spec, params)
 
     def fn(keys):

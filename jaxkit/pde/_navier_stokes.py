@@ -116,8 +116,9 @@ def solve(
         ``(record_steps, n, n)`` vorticity snapshots in the dtype of ``w0`` as JAX holds it (float64 ``w0`` is
         computed in float32 unless ``jax_enable_x64`` is on, with a ``UserWarning``). Batch with ``jax.vmap``.
 
-    Raises ``ValueError`` naming ``dt`` when the vorticity becomes NaN/inf (a step beyond the explicit advection's
-    stability limit; a run-time check under ``jax.jit``/``vmap``).
+    Raises ``ValueError`` naming ``dt`` when the vorticity becomes NaN/inf or exceeds twice the maximum-principle
+    bound ``max|w0| + t_final·max|forcing|`` (a step beyond the explicit advection's stability limit; a run-time
+    check under ``jax.jit``/``vmap``).
     """
     if isinstance(w0, list | tuple):
         w0 = np.asarray(w0, dtype=jnp.result_type(float))
@@ -168,12 +169,17 @@ def solve(
     snaps = _solve_core(
         w0, f_h, ops, jnp.asarray(nu, dtype), jnp.asarray(h, dtype), per_record, int(record_steps), scheme
     )
-    # both schemes treat advection explicitly: a step too long for the flow blows up to NaN/inf
+    # both schemes treat advection explicitly: a step too long for the flow blows up, to NaN/inf or to finite
+    # values beyond the maximum principle of the vorticity equation, max|w(t)| <= max|w0| + t·max|f| (twice that
+    # leaves ample room for a resolved spectral solution's overshoot)
     limit = "dt·max|k·u| < 2.8" if scheme == "ifrk4" else "forward-Euler advection: dt·max|k·u| well below 1"
+    f_max = 0.0 if forcing is None else jnp.max(jnp.abs(jnp.asarray(forcing, dtype)))
+    bound = 2.0 * (jnp.max(jnp.abs(w0)) + float(t_final) * f_max) + jnp.finfo(dtype).tiny
     return error_if_invalid(
         snaps,
-        ~jnp.isfinite(snaps),
-        f"dt: the vorticity became non-finite (NaN/inf) before t_final={float(t_final):g} with scheme={scheme!r} "
+        ~jnp.isfinite(snaps) | (jnp.max(jnp.abs(snaps)) > bound),
+        f"dt: the vorticity became non-finite (NaN/inf) or exceeded twice the maximum-principle bound "
+        f"max|w0| + t_final·max|forcing| before t_final={float(t_final):g} with scheme={scheme!r} "
         f"and time step {h:.3g}: the step is beyond the explicit advection's stability limit ({limit}) for this "
         "flow; pass a smaller dt" + (" or scheme='ifrk4'" if scheme == "cn" else ""),
     )

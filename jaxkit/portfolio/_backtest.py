@@ -21,7 +21,7 @@ import pandas as pd
 from jaxtyping import Array, Bool, Float
 
 from jaxkit._typing import ArrayInput
-from jaxkit._validate import check_finite, check_int, check_ndim, check_positive
+from jaxkit._validate import check_dims, check_finite, check_int, check_ndim, check_positive
 from jaxkit.portfolio._labels import check_axis_labels, is_default_index
 
 __all__ = [
@@ -63,7 +63,12 @@ def simulate(
     rebalance: Bool[Array, " t"],
     cost: float | Float[Array, ""],
 ) -> tuple[Float[Array, " t"], Float[Array, "t n"], Float[Array, " t"]]:
-    """Traceable core: returns ``(net portfolio returns, weights after each close, turnover per day)``."""
+    """Traceable core: returns ``(net portfolio returns, weights after each close, turnover per day)``. Values
+    are not checked; shapes are (known when tracing), naming the argument."""
+    check_dims(
+        asset_returns=(asset_returns, ("t", "n")), targets=(targets, ("t", "n")), rebalance=(rebalance, ("t",)),
+        cost=(cost, ()),
+    )  # fmt: skip
 
     def step(w, inp):
         r, target, reb = inp
@@ -94,6 +99,14 @@ def check_prices(prices: ArrayInput, dates: ArrayInput | None = None, *, name: s
         raise ValueError(
             f"{name}: expected strictly positive prices, found {int(np.sum(arr <= 0))} entries <= 0"
         )
+    if dates is None and isinstance(prices, pd.DataFrame) and isinstance(prices.index, pd.DatetimeIndex):
+        own = prices.index  # a frame's own dates are its time axis: never taken in whatever order they come
+        if not own.is_monotonic_increasing or own.has_duplicates:
+            pos = int(np.argmax(np.diff(own.asi8) <= 0)) + 1
+            raise ValueError(
+                f"{name}: expected a strictly increasing DatetimeIndex (time order), out of order at position "
+                f"{pos} ({own[pos]}); sort it with {name}.sort_index()"
+            )
     if dates is not None:
         d = pd.DatetimeIndex(dates)
         if len(d) != arr.shape[0]:
@@ -185,6 +198,8 @@ def run_backtest(
             f"change by up to a factor {jump:.3g}, and the held weights overflow between rebalances; check the "
             "prices (or run with jax_enable_x64 for float64)"
         )
+    if dates is None and isinstance(prices, pd.DataFrame) and isinstance(prices.index, pd.DatetimeIndex):
+        dates = prices.index  # the frame's own dates (checked increasing above), not positions
     d = np.asarray(pd.DatetimeIndex(dates)) if dates is not None else np.arange(p.shape[0])
     return BacktestResult(d, net, held, idx, w, tau[idx], cost * tau)
 
@@ -239,12 +254,21 @@ def walk_forward(
     p = np.asarray(prices, dtype=np.float64)
     d = np.asarray(pd.DatetimeIndex(dates))
     idx = rebalance_indices(d, freq, start=start)
+    if idx.size == 0:
+        raise ValueError(
+            f"start: no rebalance date (freq={freq!r}) at or after row start={start} of the {len(d)} rows of "
+            f"prices, so the strategy would never be called; pass a start below {len(d)} or a longer history"
+        )
     ws = []
     for t in idx:
         w = _strategy_weights(strategy(p[: t + 1].copy(), d[: t + 1].copy()), prices, int(t))
         if w.shape != (p.shape[1],):
             raise ValueError(
                 f"strategy: expected weights of shape ({p.shape[1]},), received {w.shape} at t={t}"
+            )
+        if not np.all(np.isfinite(w)):
+            raise ValueError(
+                f"strategy: expected finite weights, received {w.tolist()} at t={t} ({pd.Timestamp(d[t]).date()})"
             )
         ws.append(w)
     w = np.stack(ws) if ws else np.zeros((0, p.shape[1]))

@@ -47,6 +47,7 @@ from jaxkit._typing import ArrayInput
 from jaxkit._validate import (
     as_float64_numpy,
     check_covariance,
+    check_dims,
     check_finite,
     check_int,
     check_ndim,
@@ -330,7 +331,11 @@ def precision_black_litterman_core(
 ) -> tuple[Float[Array, " n"], Float[Array, "n n"]]:
     """Unchecked, traceable precision-form posterior (for ``jit``/``vmap`` over dates): NaN/inf in, or a
     covariance that is not positive definite, gives NaN out (docs/contracts.md); the checked public function
-    is :func:`precision_black_litterman`."""
+    is :func:`precision_black_litterman`. Shapes are checked (known when tracing), naming the argument."""
+    check_dims(
+        prior_mean=(prior_mean, ("n",)), prior_cov=(prior_cov, ("n", "n")), view_mean=(view_mean, ("n",)),
+        view_cov=(view_cov, ("n", "n")),
+    )  # fmt: skip
     return _precision_core(prior_mean, prior_cov, view_mean, view_cov)
 
 
@@ -342,5 +347,10 @@ def black_litterman_core(
     omega: Float[Array, "k k"],
     tau: float | Float[Array, ""],
 ) -> tuple[Float[Array, " n"], Float[Array, "n n"]]:
-    """Unchecked, traceable classic posterior with an explicit Ω (for ``jit``/``vmap`` over dates)."""
+    """Unchecked, traceable classic posterior with an explicit Ω (for ``jit``/``vmap`` over dates); values are
+    not checked, shapes are (known when tracing), naming the argument."""
+    check_dims(
+        prior_mean=(prior_mean, ("n",)), prior_cov=(prior_cov, ("n", "n")), P=(P, ("k", "n")), Q=(Q, ("k",)),
+        omega=(omega, ("k", "k")), tau=(tau, ()),
+    )  # fmt: skip
     return _bl_core(prior_mean, prior_cov, P, Q, omega, jnp.asarray(tau, prior_cov.dtype))

@@ -38,6 +38,7 @@ from jaxkit._typing import ArrayInput, DTypeLike
 from jaxkit._validate import (
     as_float64_numpy,
     check_covariance,
+    check_dims,
     check_int,
     check_positive,
     check_positive_definite,
@@ -86,7 +87,12 @@ def stable_weights_core(
 ) -> tuple[Float[Array, " N"], Float[Array, ""]]:
     """Unchecked, traceable STABLE weights (for ``vmap`` over dates); returns ``(weights, guarded)`` where
     ``guarded`` is 1.0 when the minimum-variance fallback was used. NaN/inf in, or a covariance that is not
-    positive definite, gives NaN out (docs/contracts.md); :func:`stable_weights` checks its inputs."""
+    positive definite, gives NaN out (docs/contracts.md); :func:`stable_weights` checks its inputs. Shapes are
+    checked here too (known when tracing), naming the argument."""
+    check_dims(
+        prior_mean=(prior_mean, ("N",)), prior_cov=(prior_cov, ("N", "N")), view_mean=(view_mean, ("N",)),
+        view_cov=(view_cov, ("N", "N")),
+    )  # fmt: skip
     mu, S = precision_black_litterman_core(prior_mean, prior_cov, view_mean, view_cov)
     n = mu.shape[0]
     z = jnp.linalg.solve(S, mu)

@@ -632,7 +632,9 @@ def verify(
             T = max_len  # one shape for every batch: one compilation
             toks = rng.integers(0, V, (len(ls), T)).astype(np.int32)
             half = len(ls) // 2
-            if task.kind == "recognition":  # half the batch: balanced members / non-members of one length
+            if (
+                task.kind == "recognition" and half
+            ):  # half the batch: balanced members / non-members of one length
                 ls[:half] = ls[0]
                 toks[:half, : ls[0]] = task.sample(rng, half, int(ls[0])).tokens
             ref, defined = _reference(task, toks)

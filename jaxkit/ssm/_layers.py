@@ -115,6 +115,8 @@ def diagonal_scan(
     b = _scan_operand("b", b, 2, check_finite)
     if a.shape != b.shape:
         raise ValueError(f"b: expected shape {a.shape} to match a, received {b.shape}")
+    if a.shape[0] == 0:
+        raise ValueError(f"a: expected at least one time step (shape (T, N) with T >= 1), received {a.shape}")
     return _diagonal_scan(a, b, mode=mode, precision=precision)
 
 

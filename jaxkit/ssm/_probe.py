@@ -502,6 +502,8 @@ class TrainedProbe:
                 path, eqx.filter(self.model, eqx.is_array), meta, overwrite=overwrite, like=like
             )
         except ValueError as e:
+            if str(e).startswith("tree:") and "NaN/inf" in str(e):
+                raise ValueError(f"model: {str(e)[6:].strip()}") from None
             if str(e).startswith("tree:"):
                 raise ValueError(
                     f"config: does not describe the probe's model ({str(e)[6:].strip()})"

@@ -122,9 +122,15 @@ def _window_args(stream: ArrayInput, n_windows: int, context: int) -> np.ndarray
 
 
 def fixed_windows(stream: ArrayInput, n_windows: int, context: int) -> tuple[np.ndarray, np.ndarray]:
-    """``n_windows`` evenly spaced, non-random windows (a fixed validation set)."""
+    """``n_windows`` evenly spaced, non-random windows (a fixed validation set); ``n_windows`` must not exceed the
+    ``len(stream) - context`` distinct windows the stream holds (``ValueError`` otherwise, rather than repeats)."""
     s = _window_args(stream, n_windows, context)
     last = len(s) - context - 1
+    if n_windows > last + 1:
+        raise ValueError(
+            f"n_windows: a stream of {len(s)} tokens holds {last + 1} distinct windows of context={context} "
+            f"(plus the next token), received n_windows={n_windows}; pass at most {last + 1} or a longer stream"
+        )
     starts = np.linspace(0, last, n_windows).astype(np.int64)
     idx = starts[:, None] + np.arange(context)[None, :]
     return s[idx], s[idx + 1]

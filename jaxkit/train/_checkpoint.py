@@ -57,6 +57,19 @@ _BLOB_MAGIC = b"JAXKIT-CHECKED/1\n"
 _DIGEST = 32
 _NAME = re.compile(r"^ckpt_(\d{9})$")
 _LEGACY = re.compile(r"^ckpt_(\d{9})\.jkc$")
+_PARTIAL = re.compile(r"^\.ckpt_\d{9}\.(partial|old)$")  # an interrupted write's hidden siblings
+
+
+def _is_checkpoint_folder(p: Path) -> bool:
+    """A folder written by :func:`save_checkpoint`, not merely named like one: it carries a manifest that is a
+    checksummed jaxkit checkpoint manifest (a user's own file that happens to be named ``MANIFEST.jkx`` is not)."""
+    if not (p.is_dir() and (p / MANIFEST).is_file()):
+        return False
+    try:
+        read_checked_bytes(p / MANIFEST, kind="checkpoint-manifest")
+    except (CheckpointError, OSError, ValueError):
+        return False
+    return True
 
 
 class CheckpointError(RuntimeError):
@@ -256,6 +269,7 @@ def save_checkpoint(
     *,
     overwrite: bool = False,
     like: object | None = None,
+    allow_nonfinite: bool = False,
 ) -> Path:
     """Atomically write ``tree`` (a pytree of arrays, PRNG keys included) and ``metadata`` (JSON-able) to the
     checkpoint folder ``path`` (orbax arrays + a checksummed manifest; see the module docstring).
@@ -269,9 +283,14 @@ def save_checkpoint(
 
     ``like``: if given, the structure a later :func:`load_checkpoint` will use; ``tree`` must match it leaf by
     leaf (key paths, shapes, dtypes, PRNG keys), else ``ValueError`` and nothing is written, so a checkpoint
-    that cannot be loaded back is never saved."""
+    that cannot be loaded back is never saved.
+
+    ``allow_nonfinite``: a floating leaf holding NaN/inf is refused (``ValueError`` naming the leaf, nothing
+    written) unless this is ``True``; the values are then stored and loaded back exactly as given."""
     if not isinstance(overwrite, bool):
         raise TypeError(f"overwrite: expected a bool, received {type(overwrite).__name__}")
+    if not isinstance(allow_nonfinite, bool):
+        raise TypeError(f"allow_nonfinite: expected a bool, received {type(allow_nonfinite).__name__}")
     if metadata is not None and not isinstance(metadata, dict):
         raise TypeError(f"metadata: expected a JSON-able dict or None, received {type(metadata).__name__}")
     path = Path(path).resolve()
@@ -303,9 +322,26 @@ def save_checkpoint(
                     f"path: {path} already holds a checkpoint ({_kind(old_kind)}); pass overwrite=True to "
                     "replace it"
                 )
+    if not allow_nonfinite:
+        _check_finite_leaves(tree)
     if like is not None:
         _check_matches(tree, like)
     return _write_checkpoint(path, tree, metadata)
+
+
+def _check_finite_leaves(tree: object) -> None:
+    """``ValueError`` naming the first floating (or complex) leaf of ``tree`` that holds NaN/inf."""
+    for kp, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]:
+        if isinstance(leaf, jax.Array) and jnp.issubdtype(leaf.dtype, jax.dtypes.prng_key):
+            continue
+        if not hasattr(leaf, "dtype") or not np.issubdtype(np.dtype(leaf.dtype), np.inexact):
+            continue
+        bad = int(np.size(leaf) - np.count_nonzero(np.isfinite(np.asarray(leaf))))
+        if bad:
+            raise ValueError(
+                f"tree: leaf {jax.tree_util.keystr(kp) or '(root)'} holds {bad} NaN/inf entries of {np.size(leaf)}; "
+                "a checkpoint of non-finite values is refused (pass allow_nonfinite=True to store them as given)"
+            )
 
 
 def save_model_checkpoint(
@@ -325,6 +361,8 @@ def save_model_checkpoint(
     try:
         return save_checkpoint(path, tree, metadata, overwrite=overwrite, like=like)
     except ValueError as e:
+        if str(e).startswith("tree:") and "NaN/inf" in str(e):
+            raise ValueError(f"{name}: {str(e).removeprefix('tree:').strip()}") from None
         if str(e).startswith("tree:"):
             raise ValueError(
                 f"{name}: its config does not describe its arrays ({str(e).removeprefix('tree:').strip()})"
@@ -642,37 +680,57 @@ class CheckpointManager:
         return sorted(int(m.group(1)) for p in self.directory.iterdir() if (m := pattern.match(p.name)))
 
     def steps(self) -> list[int]:
-        """Steps of the checkpoints on disk (not verified), ascending."""
-        return self._matching(_NAME)
+        """Steps of the checkpoints on disk, ascending: the ``ckpt_<step>`` folders that carry a manifest (their
+        arrays are not verified here; a folder merely named like a checkpoint is not one)."""
+        return [s for s in self._matching(_NAME) if (self.path(s) / MANIFEST).is_file()]
+
+    def _own_steps(self) -> list[int]:
+        """Steps of the folders this class wrote (a checksummed checkpoint manifest): the only ones it deletes."""
+        return [s for s in self._matching(_NAME) if _is_checkpoint_folder(self.path(s))]
 
     def latest(self) -> Path | None:
         s = self.steps()
         return self.path(s[-1]) if s else None
 
     def clear(self) -> list[int]:
-        """Delete every checkpoint (and leftover partial write) in the directory; returns the removed steps."""
-        removed = self.steps()
+        """Delete every checkpoint (and leftover partial write) in the directory; returns the removed steps.
+
+        Only folders that carry a checkpoint manifest are removed: anything else named like a checkpoint (a
+        user's own ``ckpt_000000099/`` folder) is left in place, never deleted."""
+        removed = self._own_steps()
         _barrier("jaxkit_checkpoint_clear_listed")  # every process has listed before process 0 deletes
         if jax.process_index() == 0:
             for s in removed:
                 shutil.rmtree(self.path(s), ignore_errors=True)
             for s in self._matching(_LEGACY):
-                (self.directory / f"ckpt_{s:09d}.jkc").unlink(missing_ok=True)
+                legacy = self.directory / f"ckpt_{s:09d}.jkc"
+                if legacy.is_file():
+                    legacy.unlink(missing_ok=True)
             if self.directory.exists():
-                for p in self.directory.glob(".ckpt_*"):
-                    shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+                for p in self.directory.iterdir():
+                    if _PARTIAL.match(p.name):  # this manager's own interrupted writes only
+                        shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
         _barrier("jaxkit_checkpoint_clear_done")
         return removed
 
     def save(self, step: int, tree: PyTree, metadata: dict | None = None) -> Path:
+        if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 0:
+            raise ValueError(f"step: expected an integer >= 0 (the training step), received {step!r}")
         self._check_folder()  # a file may have appeared there since the manager was made
         meta = dict(metadata or {})
         meta["step"] = int(step)
         p = self.path(step)  # the manager's own numbered folders: a re-saved step replaces itself
         _recover_interrupted(p)
+        if p.exists() and not (_is_checkpoint_folder(p) or (p.is_dir() and not any(p.iterdir()))):
+            raise FileExistsError(
+                f"step: {p} exists and is not a jaxkit checkpoint (no {MANIFEST}); the manager replaces only its "
+                "own checkpoints, never other files or folders: move it, or use another directory"
+            )
         p = _write_checkpoint(p, tree, meta)
         if jax.process_index() == 0:
-            for old in self.steps()[: -self.keep]:
+            for old in self._own_steps()[
+                : -self.keep
+            ]:  # never a user's look-alike folder, nor counted as kept
                 if old != step:
                     shutil.rmtree(self.path(old), ignore_errors=True)
         return p

@@ -116,8 +116,10 @@ def _check_fit_args(
     nonfinite,
 ) -> None:
     """Every check of :func:`fit`'s arguments, before anything is traced."""
-    if isinstance(n_steps, bool) or not isinstance(n_steps, int | np.integer) or n_steps < 0:
-        raise ValueError(f"n_steps: expected an integer >= 0, received {n_steps!r}")
+    if isinstance(n_steps, bool) or not isinstance(n_steps, int | np.integer) or n_steps < 1:
+        raise ValueError(
+            f"n_steps: expected an integer >= 1 (optimizer steps to train for), received {n_steps!r}"
+        )
     for name, value in counts.items():
         _check_count(name, value, 1 if name == "keep_checkpoints" else 0)
     if not isinstance(optimizer, optax.GradientTransformation):
