@@ -405,3 +405,72 @@ def test_an_empty_sdf_is_refused_on_reading_and_never_written(tmp_path):
     with pytest.raises(ValueError, match="^poses: expected at least one pose"):
         dk.write_poses_sdf(tmp_path / "out.sdf", [])
     assert not (tmp_path / "out.sdf").exists()
+
+
+# ---- sixth set (operators helpers, velocity, compare_steps) ------------------------------------------------------
+import jaxkit.operators as ops  # noqa: E402
+
+
+def test_kept_riesz_multipliers_pairs_lengths_with_modes_and_refuses_bad_sizes():
+    for lengths in [(1.0, 2.0, 3.0), (1.0,), (1.0, -2.0)]:
+        with pytest.raises(ValueError, match="^lengths: "):
+            ops.kept_riesz_multipliers((3, 3), 1, lengths)  # were truncated, a (1, 6) shape, a flipped sign
+    for modes in [(0, 3), (-2, 3)]:
+        with pytest.raises(ValueError, match="^modes: "):
+            ops.kept_riesz_multipliers(modes, 1)  # were empty (2, 0, 3) arrays
+    m = ops.kept_riesz_multipliers((3, 3), 1, (1.0, 2.0))
+    assert m.shape == (2, 6, 3)
+    kx, ky = 2 * np.pi * 1 / 1.0, 2 * np.pi * 2 / 2.0  # mode (1, 2) on lengths (1, 2)
+    np.testing.assert_allclose(
+        m[:, 1, 2], [-1j * kx / np.hypot(kx, ky), -1j * ky / np.hypot(kx, ky)], rtol=1e-12
+    )
+
+
+def test_grid_spacing_refuses_negative_lengths_and_empty_grids():
+    with pytest.raises(ValueError, match="^lengths: "):
+        ops.grid_spacing((5,), (-2.0,))  # was -0.5
+    with pytest.raises(ValueError, match="^grid: expected at least 1 point"):
+        ops.grid_spacing((0,), (1.0,), endpoint=False)  # was ZeroDivisionError
+    assert ops.grid_spacing((5, 4), (2.0, 1.0)) == (0.5, 1.0 / 3.0)
+
+
+_SHAPES = """
+import jax.numpy as jnp, jaxkit.operators as ops
+from jaxkit.pde import navier_stokes as ns
+calls = [
+    lambda: ops.pointwise(jnp.ones((4, 8)), jnp.ones((3, 2)), None),
+    lambda: ops.spectral_conv(jnp.ones((3, 16)), jnp.ones((4, 2, 2)), jnp.ones((4, 2, 2))),
+    lambda: ops.spectral_conv(jnp.ones((1, 16)), jnp.ones((3, 1, 1)), jnp.zeros((4, 1, 1))),
+    lambda: ns.velocity(jnp.ones((8, 6))),
+]
+for c in calls:
+    try:
+        c()
+        print("no error")
+    except Exception as e:
+        print(type(e).__name__, str(e).splitlines()[0])
+"""
+
+
+def test_layer_functions_and_velocity_name_mismatched_shapes():
+    # in a fresh interpreter: the suite's runtime type checker (beartype) would refuse these before the library
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _SHAPES], capture_output=True, text=True, timeout=300)
+    lines = out.stdout.splitlines()
+    assert len(lines) == 4, out.stderr[-2000:]
+    for line, want in zip(lines, [
+        r"^ValueError weight: expected shape \(cout, cin\) with cin = 4",
+        r"^ValueError weight_re: expected shape",
+        r"^ValueError weight_im: expected the shape of weight_re",
+        r"^ValueError w: expected a square grid",
+    ], strict=True):  # fmt: skip
+        assert re.match(want, line), line
+    y = ops.pointwise(jnp.ones((2, 5)), jnp.array([[1.0, 2.0]]), jnp.array([0.5]))
+    np.testing.assert_allclose(np.asarray(y), 3.5)
+
+
+def test_compare_steps_names_the_short_method():
+    with pytest.raises(ValueError, match="^per_seed: .* received 2 for 'm' and 3 for 'baseline'"):
+        stab.compare_steps({"baseline": [10, 20, 30], "m": [5, 6]}, 100, n_boot=100)

@@ -48,7 +48,7 @@ from .._validate import (
     finite_checked,
     is_tracer,
 )
-from ._spectral import _irdft_kept, _rdft_kept, riesz_multipliers, riesz_pairs
+from ._spectral import _irdft_kept, _lengths, _rdft_kept, riesz_multipliers, riesz_pairs
 
 __all__ = [
     "InstanceNorm",
@@ -146,13 +146,9 @@ def kept_riesz_multipliers(
 
     ``n_dirs = d`` for ``order=1`` (``-i k_j/|k|``) and ``d(d+1)/2`` for ``order=2`` (``-k_a k_b/|k|²``).
     """
+    modes = _as_modes(modes)
     d = len(modes)
-    if lengths is None:
-        ls = (1.0,) * d
-    elif np.isscalar(lengths):
-        ls = (float(lengths),) * d  # type: ignore[arg-type]
-    else:
-        ls = tuple(float(v) for v in lengths)  # type: ignore[union-attr]
+    ls = _lengths(lengths, d)  # one finite length > 0 per axis (ValueError naming lengths otherwise)
     qs = _kept_q(modes)
     ks = np.meshgrid(*[2 * np.pi * q / length for q, length in zip(qs, ls)], indexing="ij")
     knorm = np.sqrt(sum(k**2 for k in ks))
@@ -214,6 +210,19 @@ def spectral_conv(
     (``ValueError`` naming them; under ``jax.jit``/``vmap`` a run-time error through ``equinox.error_if``); the
     models' own layers skip this check (their inputs are checked once at the model's boundary).
     """
+    if np.shape(weight_im) != np.shape(weight_re):
+        raise ValueError(
+            f"weight_im: expected the shape of weight_re {np.shape(weight_re)}, received {np.shape(weight_im)}"
+        )
+    if (
+        np.ndim(weight_re) < 3
+        or np.ndim(u) != np.ndim(weight_re) - 1
+        or np.shape(weight_re)[-2] != np.shape(u)[0]
+    ):
+        raise ValueError(
+            f"weight_re: expected shape (*kept, cin, cout) with one kept-mode axis per grid axis of u and cin = the "
+            f"channels of u {np.shape(u)}, received {np.shape(weight_re)}"
+        )
     u = finite_checked("u", u)
     weight_re, weight_im = finite_checked("weight_re", weight_re), finite_checked("weight_im", weight_im)
     return _spectral_conv(u, weight_re, weight_im)
@@ -392,6 +401,13 @@ def pointwise(
     for name, v in (("u", u), ("weight", weight), ("bias", bias)):
         if v is not None:
             check_finite(name, v)
+    if np.ndim(u) < 1 or np.ndim(weight) != 2 or np.shape(weight)[1] != np.shape(u)[0]:
+        raise ValueError(
+            f"weight: expected shape (cout, cin) with cin = {np.shape(u)[0] if np.ndim(u) else '?'} (the channels of "
+            f"u {np.shape(u)}), received {np.shape(weight)}"
+        )
+    if bias is not None and np.shape(bias) != (np.shape(weight)[0],):
+        raise ValueError(f"bias: expected shape ({np.shape(weight)[0]},) (cout), received {np.shape(bias)}")
     flat = u.reshape(u.shape[0], -1)  # one contraction axis: XLA:CPU's GEMMs need no copy for the gradients
     y = jax.lax.dot_general(_per_sample(weight, u), flat, (((1,), (0,)), ((), ())))
     if bias is not None:

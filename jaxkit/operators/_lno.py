@@ -59,8 +59,11 @@ def grid_spacing(grid: Sequence[int], lengths: Sequence[float], endpoint: bool =
         raise ValueError(f"lengths: expected {len(grid)} entries (one per axis), received {tuple(lengths)}")
     out = []
     for n, length in zip(grid, lengths):
+        check_positive("lengths", length)
         if endpoint and n < 2:
             raise ValueError(f"grid: a node grid needs at least 2 points per axis, received {tuple(grid)}")
+        if n < 1:
+            raise ValueError(f"grid: expected at least 1 point per axis, received {tuple(grid)}")
         out.append(float(length) / (n - 1 if endpoint else n))
     return tuple(out)
 

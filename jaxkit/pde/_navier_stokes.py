@@ -72,6 +72,9 @@ def _spectral_operators(n: int, dtype, length: float = 1.0):
 def velocity(w: Float[_In, "n n"], *, length: float = 1.0) -> Float[Array, "2 n n"]:
     """Velocity ``(u, v) = (∂_yψ, -∂_xψ)`` with ``-Δψ = w`` (spectral, zero-mean stream function)."""
     check_ndim("w", w, 2)
+    n0, n1 = np.shape(w)
+    if n0 != n1 or n0 % 2 or n0 < 4:
+        raise ValueError(f"w: expected a square grid with an even size >= 4, received shape {(n0, n1)}")
     check_finite("w", w)
     check_positive("length", length)
     w = jnp.asarray(w)

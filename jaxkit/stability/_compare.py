@@ -283,8 +283,8 @@ def speedup_ci(
     check_int("censor", censor, minimum=1)
     if len(base_steps) != len(steps) or len(steps) < 2:
         raise ValueError(
-            f"steps: expected paired per-seed lists of equal length >= 2, received {len(base_steps)} and "
-            f"{len(steps)}"
+            f"base_steps, steps: expected paired per-seed lists of equal length >= 2, received {len(base_steps)} "
+            f"and {len(steps)}"
         )
     # the bootstrap draws all n_boot resamples of the 2n paired values at once (a float64 and an index each)
     check_size(
@@ -345,6 +345,13 @@ def compare_steps(
     if baseline not in per_seed:
         raise ValueError(f"per_seed: expected a {baseline!r} entry, received methods {sorted(per_seed)}")
     check_int("n_steps", n_steps, minimum=1)
+    n_base = len(per_seed[baseline])
+    for m, st in per_seed.items():
+        if len(st) != n_base or (len(per_seed) > 1 and len(st) < 2):  # compared pairwise with the baseline
+            raise ValueError(
+                f"per_seed: expected paired per-seed lists of equal length >= 2 (one entry per seed), received "
+                f"{len(st)} for {m!r} and {n_base} for {baseline!r}"
+            )
     out = {}
     for m, st in per_seed.items():
         row = median_spread(st, n_steps)

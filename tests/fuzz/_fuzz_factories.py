@@ -869,6 +869,16 @@ FACTORIES["jaxkit.train.save_model_checkpoint"] = _model_checkpoint
 FACTORIES["jaxkit.train.global_norm"] = lambda: {"tree": jnp.asarray(_normal(3, 2))}
 
 
+def _discrete_schedule_tables() -> dict[str, Any]:
+    """The five tables of a valid schedule (its values are checked: betas in (0, 1), products in (0, 1])."""
+    s = dm.discrete_schedule("linear", 8)
+    names = ("betas", "alphas", "alpha_bars", "alpha_bars_prev", "posterior_variance")
+    return {n: getattr(s, n) for n in names}
+
+
+FACTORIES["jaxkit.diffusion.DiscreteSchedule"] = _discrete_schedule_tables
+
+
 def _tiny_probe_run() -> dict[str, Any]:
     """One tiny SSM probe: one task, one seed, one learning rate, 5 steps (the signature's default config trains
     the published probe, minutes)."""
