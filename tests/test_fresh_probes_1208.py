@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 
 import equinox as eqx
 import jax
@@ -331,6 +332,10 @@ calls = [
     lambda: pf.simulate(jnp.zeros((5, 2)), jnp.zeros((5, 3)), jnp.ones(5, bool), 0.0),
     lambda: pf.simulate(jnp.zeros((5, 2)), jnp.zeros((5, 2)), jnp.ones(4, bool), 0.0),
 ]
+"""
+
+
+_FIRST_LINES = """
 for c in calls:
     try:
         c()
@@ -340,22 +345,29 @@ for c in calls:
 """
 
 
-def test_portfolio_cores_name_mismatched_shapes():
-    # in a fresh interpreter: the suite's runtime type checker (beartype) would refuse these before the library
+def _assert_first_lines(calls_code: str, wanted: list[str]) -> None:
+    """Run the ``calls`` of ``calls_code`` in a fresh interpreter (the suite's runtime type checker, beartype,
+    would refuse these shapes before the library does) and match each error's first line."""
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-c", _CORES], capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", calls_code + _FIRST_LINES], capture_output=True, text=True, timeout=300
+    )
     lines = out.stdout.splitlines()
-    assert len(lines) == 5, out.stderr[-2000:]
-    for line, want in zip(lines, [
+    assert len(lines) == len(wanted), out.stderr[-2000:]
+    for line, want in zip(lines, wanted, strict=True):
+        assert re.match(want, line), line
+
+
+def test_portfolio_cores_name_mismatched_shapes():
+    _assert_first_lines(_CORES, [
         r"^ValueError Q: expected shape \(k,\) with k = 1",
         r"^ValueError view_mean: expected shape \(n,\) with n = 3",
         r"^ValueError view_cov: expected shape \(N, N\) with N = 3",
         r"^ValueError targets: expected shape \(t, n\) with n = 2",
         r"^ValueError rebalance: expected shape \(t,\) with t = 5",
-    ], strict=True):  # fmt: skip
-        assert re.match(want, line), line
+    ])  # fmt: skip
     net, w, tau = pf.simulate(
         jnp.full((3, 2), 0.01), jnp.full((3, 2), 0.5), jnp.array([True, False, False]), 0.0
     )
@@ -443,30 +455,16 @@ calls = [
     lambda: ops.spectral_conv(jnp.ones((1, 16)), jnp.ones((3, 1, 1)), jnp.zeros((4, 1, 1))),
     lambda: ns.velocity(jnp.ones((8, 6))),
 ]
-for c in calls:
-    try:
-        c()
-        print("no error")
-    except Exception as e:
-        print(type(e).__name__, str(e).splitlines()[0])
 """
 
 
 def test_layer_functions_and_velocity_name_mismatched_shapes():
-    # in a fresh interpreter: the suite's runtime type checker (beartype) would refuse these before the library
-    import subprocess
-    import sys
-
-    out = subprocess.run([sys.executable, "-c", _SHAPES], capture_output=True, text=True, timeout=300)
-    lines = out.stdout.splitlines()
-    assert len(lines) == 4, out.stderr[-2000:]
-    for line, want in zip(lines, [
+    _assert_first_lines(_SHAPES, [
         r"^ValueError weight: expected shape \(cout, cin\) with cin = 4",
         r"^ValueError weight_re: expected shape",
         r"^ValueError weight_im: expected the shape of weight_re",
         r"^ValueError w: expected a square grid",
-    ], strict=True):  # fmt: skip
-        assert re.match(want, line), line
+    ])  # fmt: skip
     y = ops.pointwise(jnp.ones((2, 5)), jnp.array([[1.0, 2.0]]), jnp.array([0.5]))
     np.testing.assert_allclose(np.asarray(y), 3.5)
 
@@ -474,3 +472,83 @@ def test_layer_functions_and_velocity_name_mismatched_shapes():
 def test_compare_steps_names_the_short_method():
     with pytest.raises(ValueError, match="^per_seed: .* received 2 for 'm' and 3 for 'baseline'"):
         stab.compare_steps({"baseline": [10, 20, 30], "m": [5, 6]}, 100, n_boot=100)
+
+
+# ---- seventh set (docking writers, ddim indices, one-atom ligands, macro frame) ----------------------------------
+def test_docking_writers_never_replace_a_users_file(tmp_path):
+    import jaxkit.docking as dk
+    from jaxkit.docking import _rank
+
+    pocket = dk.Pocket(
+        positions=np.random.default_rng(0).normal(size=(3, 3)), elements=np.array(["C", "N", "O"]),
+        residue_ids=np.arange(3), chain_ids=np.array(["A"] * 3), residue_names=np.array(["ALA"] * 3),
+        atom_names=np.array(["CA", "N", "O"]), center=np.zeros(3),
+    )  # fmt: skip
+    mine = tmp_path / "receptor.pdbqt"
+    mine.write_text("my hand-made receptor\n")
+    with pytest.raises(FileExistsError, match="^path: .* exists; pass overwrite=True"):
+        dk.pocket_pdbqt(pocket, mine)  # was replaced without a word
+    assert mine.read_text() == "my hand-made receptor\n"
+    out = dk.pocket_pdbqt(pocket, mine, overwrite=True)
+    assert out.read_text().count("ATOM") == 3
+    # make_scorer's work file is named by its content: a user's pocket.pdbqt in the workdir is not touched
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "pocket.pdbqt").write_text("USER FILE")
+    path = _rank._write_named_by_content(work, "pocket", _rank._pocket_pdbqt_text(pocket))
+    assert (work / "pocket.pdbqt").read_text() == "USER FILE" and path.name.startswith("pocket-")
+    assert (
+        _rank._write_named_by_content(work, "pocket", _rank._pocket_pdbqt_text(pocket)) == path
+    )  # idempotent
+    path.write_text("edited by the user")
+    with pytest.raises(FileExistsError, match="^workdir: .* exists with other content"):
+        _rank._write_named_by_content(work, "pocket", _rank._pocket_pdbqt_text(pocket))
+
+
+def test_prepare_receptor_leaves_a_users_receptor_files_alone(tmp_path, monkeypatch):
+    from jaxkit.docking import _rank
+
+    def fake(protein_pdb, work):
+        (work / "receptor.pdb").write_text("intermediate")
+        (work / "receptor.pdbqt").write_text("PDBQT of " + Path(protein_pdb).read_text())
+        return work / "receptor.pdbqt"
+
+    monkeypatch.setattr(_rank, "_prepare_receptor", fake)
+    pdb = tmp_path / "p.pdb"
+    pdb.write_text(
+        "X" + str(np.random.default_rng().integers(1 << 30))
+    )  # new bytes: not in the process cache
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "receptor.pdbqt").write_text("my hand-edited receptor\n")
+    (proj / "receptor.pdb").write_text("my protein\n")
+    out = _rank.prepare_receptor(pdb, proj)
+    assert out.read_text() == "PDBQT of " + pdb.read_text()
+    assert (proj / "receptor.pdbqt").read_text() == "my hand-edited receptor\n"  # was replaced
+    assert (proj / "receptor.pdb").read_text() == "my protein\n"
+
+
+def test_ddim_timesteps_refuses_indices_beyond_int32():
+    with pytest.raises(ValueError, match="^total_steps: expected at most 2147483647"):
+        dm.ddim_timesteps(2**31 + 10, 3)  # was [-2147483648, 1073741828, 0]
+    np.testing.assert_array_equal(dm.ddim_timesteps(2**31 - 1, 3), [2**31 - 2, 2**30 - 1, 0])
+
+
+def test_fragment_ligand_refuses_a_one_atom_ligand():
+    from rdkit import Chem
+
+    import jaxkit.docking as dk
+
+    with pytest.raises(dk.FragmentationError, match="^mol: expected a ligand of at least 2 heavy atoms"):
+        dk.fragment_ligand(Chem.MolFromSmiles("C"))  # was a split is_valid_cut_set rejects
+    fr = dk.fragment_ligand(Chem.MolFromSmiles("CCO"))
+    assert dk.is_valid_cut_set(fr.mol, fr.cut_bonds)
+
+
+def test_stable_macro_features_names_macro_for_rows_out_of_order():
+    m = pd.DataFrame(
+        {"oil": np.exp(np.random.default_rng(1).normal(size=30))},
+        index=pd.bdate_range("2020-01-01", periods=30)[::-1],
+    )
+    with pytest.raises(ValueError, match="^macro: expected rows in time order"):
+        fc.stable_macro_features(m, norm_window=5)

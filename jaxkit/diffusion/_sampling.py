@@ -92,8 +92,13 @@ def ddim_timesteps(total_steps: int, n_steps: int) -> np.ndarray:
     """Descending, distinct step indices ``T-1 .. 0`` (``n_steps`` of them, evenly spaced)."""
     check_int("total_steps", total_steps, minimum=1)
     check_int("n_steps", n_steps, minimum=1)
+    if total_steps > np.iinfo(np.int32).max:
+        raise ValueError(
+            f"total_steps: expected at most {np.iinfo(np.int32).max} (the indices are int32), received {total_steps}"
+        )
     if n_steps > total_steps:
         raise ValueError(f"n_steps: expected at most the schedule length {total_steps}, received {n_steps}")
+    check_size("n_steps", 12 * n_steps)  # the float64 grid and its int32 copy
     ts = np.round(np.linspace(total_steps - 1, 0, n_steps)).astype(np.int32)
     return ts
 

@@ -281,6 +281,11 @@ def fragment_ligand(
     if choice == "random" and rng is None:
         raise ValueError("rng: choice='random' needs a numpy Generator, received None")
     heavy = heavy_atom_mol(mol)
+    if heavy.GetNumAtoms() < 2:
+        raise FragmentationError(
+            f"mol: expected a ligand of at least 2 heavy atoms (every fragment has >= 2), received "
+            f"{heavy.GetNumAtoms()} ({Chem.MolToSmiles(heavy)})"
+        )
     sets = minimal_cut_sets(heavy)
     if choice == "random":
         cut = sets[int(rng.integers(len(sets)))]

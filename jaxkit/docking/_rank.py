@@ -69,21 +69,36 @@ def workspace(workdir: str | Path | None, prefix: str) -> Iterator[Path]:
 
 def prepare_receptor(protein_pdb: str | Path, workdir: str | Path) -> Path:
     """Receptor PDBQT by meeko's ``mk_prepare_receptor.py`` (standard amino acids; hydrogens added; residues
-    meeko cannot build are deleted, at most 5), written to ``workdir/receptor.pdbqt``. A file whose bytes were
-    prepared before in this process is not prepared again (the earlier PDBQT is written). Raises
-    ``RuntimeError`` naming the file on failure."""
+    meeko cannot build are deleted, at most 5), written to ``workdir/receptor-<sha12>.pdbqt`` (named by its
+    content, so no other file in ``workdir`` is touched; meeko runs in a private temporary folder). A file whose
+    bytes were prepared before in this process is not prepared again. Raises ``RuntimeError`` naming the file on
+    failure, ``FileExistsError`` if a different file already has the output's name."""
     work = Path(workdir)
     work.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256(Path(protein_pdb).read_bytes()).hexdigest()
-    out = work / "receptor.pdbqt"
     if digest in _RECEPTORS:
         _RECEPTORS.move_to_end(digest)
-        out.write_text(_RECEPTORS[digest])
-        return out
-    out = _prepare_receptor(protein_pdb, work)
-    _RECEPTORS[digest] = out.read_text()
-    while len(_RECEPTORS) > _RECEPTORS_KEPT:
-        _RECEPTORS.popitem(last=False)
+        text = _RECEPTORS[digest]
+    else:
+        with tempfile.TemporaryDirectory(prefix="jaxkit_receptor_") as tmp:
+            text = _prepare_receptor(protein_pdb, Path(tmp)).read_text()
+        _RECEPTORS[digest] = text
+        while len(_RECEPTORS) > _RECEPTORS_KEPT:
+            _RECEPTORS.popitem(last=False)
+    return _write_named_by_content(work, "receptor", text)
+
+
+def _write_named_by_content(folder: Path, stem: str, text: str) -> Path:
+    """Write ``text`` to ``folder/<stem>-<sha12>.pdbqt``; an existing file of that name with other bytes (a
+    user's) is refused, never replaced; one with the same bytes is left as it is."""
+    out = folder / f"{stem}-{hashlib.sha256(text.encode()).hexdigest()[:12]}.pdbqt"
+    if out.exists():
+        if out.is_file() and out.read_text() == text:
+            return out
+        raise FileExistsError(
+            f"workdir: {out} exists with other content; it is not replaced: choose another workdir"
+        )
+    out.write_text(text)
     return out
 
 
@@ -123,10 +138,22 @@ def _prepare_receptor(protein_pdb: str | Path, work: Path) -> Path:
     raise RuntimeError(f"receptor preparation for {protein_pdb} failed after deleting residues {deleted}")
 
 
-def pocket_pdbqt(pocket: Pocket, path: str | Path) -> Path:
-    """Write pocket atoms as a rigid PDBQT receptor with AutoDock types C / NA / OA / SA (others as C)."""
+def pocket_pdbqt(pocket: Pocket, path: str | Path, *, overwrite: bool = False) -> Path:
+    """Write pocket atoms as a rigid PDBQT receptor with AutoDock types C / NA / OA / SA (others as C). An
+    existing ``path`` is refused (``FileExistsError``) unless ``overwrite=True`` (a folder always is)."""
+    if not isinstance(overwrite, bool):
+        raise TypeError(f"overwrite: expected a bool, received {type(overwrite).__name__}")
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"path: {path} is a folder; expected the PDBQT file to write")
+    if path.exists() and not overwrite:
+        raise FileExistsError(f"path: {path} exists; pass overwrite=True to replace it, or choose a new file")
     path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(_pocket_pdbqt_text(pocket))
+    return path
+
+
+def _pocket_pdbqt_text(pocket: Pocket) -> str:
     lines = []
     for i, (p, el) in enumerate(zip(pocket.positions, pocket.elements)):
         sym = str(el).capitalize()
@@ -135,8 +162,7 @@ def pocket_pdbqt(pocket: Pocket, path: str | Path) -> Path:
             f"ATOM  {i + 1:5d}  {sym:<3s} PSD P{1 + i // 10:4d}    {p[0]:8.3f}{p[1]:8.3f}{p[2]:8.3f}"
             f"  1.00  0.00    +0.000 {ad:<2s}"
         )
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return "\n".join(lines) + "\n"
 
 
 def _ligand_pdbqt(mol: Chem.Mol) -> str:
@@ -246,7 +272,7 @@ def make_scorer(
         rec = (
             prepare_receptor(protein_pdb, work)
             if protein_pdb is not None
-            else pocket_pdbqt(pocket, work / "pocket.pdbqt")
+            else _write_named_by_content(Path(work), "pocket", _pocket_pdbqt_text(pocket))
         )
         center = np.asarray(pocket.center, dtype=np.float64).reshape(3)
         key = (hashlib.sha256(Path(rec).read_bytes()).hexdigest(), tuple(float(c) for c in center))

@@ -609,6 +609,7 @@ def stable_macro_features(macro: pd.DataFrame, *, norm_window: int = 252) -> pd.
     by a trailing ``norm_window``-row ($\nu$) rolling z-score (:func:`rolling_zscore`, clipped to ±5).
     Columns ``<name>:dlog`` (or ``:diff``) and ``<name>:level``."""
     check_int("norm_window", norm_window, minimum=2)
+    check_time_order("macro", macro, "rows", "differences and trailing z-scores run over rows")
     cols = {}
     for c in macro.columns:
         x = macro[c].astype(np.float64)

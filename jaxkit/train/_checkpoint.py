@@ -61,15 +61,16 @@ _PARTIAL = re.compile(r"^\.ckpt_\d{9}\.(partial|old)$")  # an interrupted write'
 
 
 def _is_checkpoint_folder(p: Path) -> bool:
-    """A folder written by :func:`save_checkpoint`, not merely named like one: it carries a manifest that is a
-    checksummed jaxkit checkpoint manifest (a user's own file that happens to be named ``MANIFEST.jkx`` is not)."""
+    """A folder written by :func:`save_checkpoint` (possibly damaged since), not merely named like one: its
+    manifest starts with the magic bytes of jaxkit's checked files (a user's own file that happens to be named
+    ``MANIFEST.jkx`` does not)."""
     if not (p.is_dir() and (p / MANIFEST).is_file()):
         return False
     try:
-        read_checked_bytes(p / MANIFEST, kind="checkpoint-manifest")
-    except (CheckpointError, OSError, ValueError):
+        with open(p / MANIFEST, "rb") as f:
+            return f.read(len(_BLOB_MAGIC)) == _BLOB_MAGIC
+    except OSError:
         return False
-    return True
 
 
 class CheckpointError(RuntimeError):
@@ -685,7 +686,7 @@ class CheckpointManager:
         return [s for s in self._matching(_NAME) if (self.path(s) / MANIFEST).is_file()]
 
     def _own_steps(self) -> list[int]:
-        """Steps of the folders this class wrote (a checksummed checkpoint manifest): the only ones it deletes."""
+        """Steps of the folders this class wrote (a manifest with jaxkit's magic bytes): the only ones it deletes."""
         return [s for s in self._matching(_NAME) if _is_checkpoint_folder(self.path(s))]
 
     def latest(self) -> Path | None:
