@@ -109,15 +109,17 @@ def test_vina_energy_of_its_own_docked_pose_matches_its_docking_energy(example, 
     """vina_pose_energy and vina_dock prepare the ligand alike: re-scoring Vina's docked pose in the receptor it
     docked into gives the energy Vina reported for it (the pose's hydrogens are re-placed by RDKit); local
     optimization does not raise it beyond Vina's numerical noise."""
-    from jaxkit.docking import vina_dock, vina_pose_energy
+    from jaxkit.docking import prepare_receptor, vina_dock, vina_pose_energy
 
     center = np.asarray(example.pocket.center)
     pose, energy = vina_dock(
         example.protein_path, example.mol, center, exhaustiveness=1, seed=0, workdir=tmp_path
     )
-    placed, optimized = vina_pose_energy(
-        example.protein_path, pose, center, receptor=tmp_path / "receptor.pdbqt"
-    )
+    receptor = prepare_receptor(
+        example.protein_path, tmp_path
+    )  # the file vina_dock docked into (content-named)
+    assert [p.name for p in tmp_path.glob("receptor-*.pdbqt")] == [receptor.name]
+    placed, optimized = vina_pose_energy(example.protein_path, pose, center, receptor=receptor)
     assert abs(placed - energy) < 0.5 and optimized <= placed + 0.05
 
 
