@@ -514,10 +514,9 @@ def test_prepare_receptor_leaves_a_users_receptor_files_alone(tmp_path, monkeypa
         return work / "receptor.pdbqt"
 
     monkeypatch.setattr(_rank, "_prepare_receptor", fake)
+    monkeypatch.setattr(_rank, "_RECEPTORS", type(_rank._RECEPTORS)())  # an empty process cache: meeko "runs"
     pdb = tmp_path / "p.pdb"
-    pdb.write_text(
-        "X" + str(np.random.default_rng().integers(1 << 30))
-    )  # new bytes: not in the process cache
+    pdb.write_text("X")
     proj = tmp_path / "proj"
     proj.mkdir()
     (proj / "receptor.pdbqt").write_text("my hand-edited receptor\n")
